@@ -1,0 +1,25 @@
+# clamber: `make demo` runs the main job on the defaults, `make test` runs the suite.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test lint bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	MPLBACKEND=Agg $(BIN)/clamber demo --out out
+
+test: $(STAMP)
+	MPLBACKEND=Agg $(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check clamber tests benchmarks examples
+
+clean:
+	rm -rf $(VENV) out .pytest_cache

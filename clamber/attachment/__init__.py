@@ -1,0 +1,1 @@
+"""Gripper models shared by the robots: safe force regions and wrench spaces."""

@@ -1,0 +1,105 @@
+"""Safe region of a spined gripper: linear inequalities on the 2D wall contact force.
+
+Convention (used everywhere in clamber's planar jumper): the wall is the plane x = 0,
+the robot lives at x > 0, gravity is -y. ``f = [f_x, f_y]`` is the force the wall
+exerts *on the gripper* in [N]. ``f_x < 0`` is adhesion (the spines pull the gripper
+toward the wall), ``f_x > 0`` is the wall pushing back, ``f_y > 0`` holds the robot up.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from clamber.exceptions import ConfigError
+
+#: Default half-angle of the adhesion sector, measured from the wall (+y) toward
+#: adhesion (-x), in [deg]. The spines hold a pull that leans at most this far off the wall.
+DEFAULT_SECTOR_ANGLE_DEG = 30.0
+#: Default largest wall-tangential load the spines hold, in [N] (about 6x the weight of
+#: a 270 g robot; the paper's hanging-weight trials held up to 2 kg on one gripper).
+DEFAULT_MAX_LOAD_N = 15.0
+
+
+@dataclass(frozen=True)
+class SafeRegion:
+    """Convex polygon ``A f <= b`` of contact forces a gripper holds reliably.
+
+    The first rows with ``b == 0`` form a cone through the origin (the sector);
+    rows with ``b > 0`` cap the load. Impulses are constrained by the cone rows only.
+    """
+
+    A: np.ndarray
+    b: np.ndarray
+    labels: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        A = np.atleast_2d(np.asarray(self.A, dtype=float))
+        b = np.atleast_1d(np.asarray(self.b, dtype=float))
+        if A.ndim != 2 or A.shape[1] != 2:
+            raise ConfigError(f"safe region A must have shape (m, 2), got {A.shape}")
+        if b.shape != (A.shape[0],):
+            raise ConfigError(f"safe region b must have shape ({A.shape[0]},), got {b.shape}")
+        if not (np.all(np.isfinite(A)) and np.all(np.isfinite(b))):
+            raise ConfigError("safe region A and b must be finite")
+        if np.any(b < 0):
+            raise ConfigError(f"safe region b must be >= 0 so that f = 0 is safe, got {b}")
+        object.__setattr__(self, "A", A)
+        object.__setattr__(self, "b", b)
+        labels = tuple(self.labels) or tuple(f"row{i}" for i in range(A.shape[0]))
+        if len(labels) != A.shape[0]:
+            raise ConfigError(f"safe region needs {A.shape[0]} labels, got {len(labels)}")
+        object.__setattr__(self, "labels", labels)
+
+    @classmethod
+    def sector(
+        cls,
+        angle_deg: float = DEFAULT_SECTOR_ANGLE_DEG,
+        max_load_n: float = DEFAULT_MAX_LOAD_N,
+    ) -> SafeRegion:
+        """The paper's two inequalities: adhesion within ``angle_deg`` of the wall, load cap.
+
+        Row 1 (sector): ``-f_x <= tan(angle) f_y``, i.e. ``-f_x - tan(angle) f_y <= 0``.
+        Row 2 (spine strength): ``f_y <= max_load_n``.
+        """
+        if not (0.0 < angle_deg < 90.0) or not math.isfinite(angle_deg):
+            raise ConfigError(f"sector angle_deg={angle_deg!r} must lie in (0, 90) degrees")
+        if not (max_load_n > 0.0) or not math.isfinite(max_load_n):
+            raise ConfigError(f"max_load_n={max_load_n!r} must be a positive finite force in N")
+        t = math.tan(math.radians(angle_deg))
+        return cls(
+            A=np.array([[-1.0, -t], [0.0, 1.0]]),
+            b=np.array([0.0, max_load_n]),
+            labels=("sector", "max_load"),
+        )
+
+    @property
+    def cone(self) -> tuple[np.ndarray, np.ndarray]:
+        """Rows through the origin (``b == 0``): the scale-free part that also bounds impulses."""
+        mask = self.b == 0.0
+        return self.A[mask], self.b[mask]
+
+    def margins(self, f: np.ndarray) -> np.ndarray:
+        """``b - A f`` for each row and each force; negative means outside. Shape (..., m)."""
+        f = np.asarray(f, dtype=float)
+        return self.b - f @ self.A.T
+
+    def violation(self, f: np.ndarray) -> np.ndarray:
+        """Largest amount [N] by which any row is violated, 0 inside. Shape (...)."""
+        return np.maximum(0.0, -self.margins(f).min(axis=-1))
+
+    def contains(self, f: np.ndarray, tol: float = 0.0) -> np.ndarray:
+        """Whether each force lies in the region up to ``tol`` [N]."""
+        return self.violation(f) <= tol
+
+    def to_dict(self) -> dict:
+        return {"A": self.A.tolist(), "b": self.b.tolist(), "labels": list(self.labels)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> SafeRegion:
+        unknown = set(d) - {"A", "b", "labels"}
+        if unknown:
+            raise ConfigError(f"unknown safe region keys {sorted(unknown)}; allowed: A, b, labels")
+        return cls(A=np.asarray(d["A"]), b=np.asarray(d["b"]), labels=tuple(d.get("labels", ())))
