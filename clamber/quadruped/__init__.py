@@ -1,0 +1,1 @@
+"""MARCBot-style quadruped climber: robot model, kinematics, wrench QP and controllers."""
