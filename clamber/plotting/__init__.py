@@ -1,0 +1,1 @@
+"""Figures of clamber results: gripper statics and safe regions, trajectories, runs."""
