@@ -1,0 +1,196 @@
+"""Q-WBC, CLIK and VMC behind one interface, and the SE(3) PD law of the body.
+
+Every controller maps a measured :class:`RobotState` and a :class:`MotionReference` to a
+:class:`JointCommand` for current-based position control: goal positions (inside the joint
+limits), feed-forward torques (inside the torque limits) and per-servo current limits (inside
+each servo's maximum). The current limit is what makes a position-controlled servo regulate
+force: it caps the torque the servo's position loop can apply.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pinocchio as pin
+
+from clamber.attachment.wrench_limits import WrenchLimits
+from clamber.exceptions import ConfigError
+from clamber.quadruped.kinematics import Clik, world_foot_poses
+from clamber.quadruped.model import RobotModel, RobotState
+from clamber.quadruped.qwbc import WrenchQP, WrenchStatus
+from clamber.quadruped.robot import LEG_NAMES, N_JOINTS
+from clamber.quadruped.statics import StaticsEvaluator
+from clamber.quadruped.wbc_problem import QWBCWeights, check_load
+
+
+@dataclass
+class MotionReference:
+    """Desired body motion and leg phases for one control cycle.
+
+    ``body_twist`` and ``body_acceleration`` are ``[v, w]`` in the desired body frame
+    [m/s, rad/s, m/s^2, rad/s^2]. ``load`` maps each leg to its load factor (1 stance,
+    0 swing, in between the pre-swing ramp); legs left out are swinging. ``foot_targets``
+    holds world poses for swing grippers; stance grippers stay where they are.
+    """
+
+    body_pose: pin.SE3
+    body_twist: np.ndarray = field(default_factory=lambda: np.zeros(6))
+    body_acceleration: np.ndarray = field(default_factory=lambda: np.zeros(6))
+    load: dict[str, float] = field(default_factory=lambda: dict.fromkeys(LEG_NAMES, 1.0))
+    foot_targets: dict[str, pin.SE3] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in ("body_twist", "body_acceleration"):
+            a = np.asarray(getattr(self, name), dtype=float)
+            if a.shape != (6,) or not np.all(np.isfinite(a)):
+                raise ConfigError(f"{name} must be 6 finite numbers, got {a}")
+            setattr(self, name, a)
+        if not isinstance(self.body_pose, pin.SE3) or not np.all(
+                np.isfinite(self.body_pose.homogeneous)):
+            raise ConfigError("body_pose must be a finite pinocchio.SE3")
+        self.load_array = check_load(self.load)
+        unknown = set(self.foot_targets) - set(LEG_NAMES)
+        if unknown:
+            raise ConfigError(f"unknown legs {sorted(unknown)}; legs are {', '.join(LEG_NAMES)}")
+
+    @property
+    def stance(self) -> tuple[str, ...]:
+        return tuple(leg for leg, x in zip(LEG_NAMES, self.load_array, strict=True) if x > 0)
+
+
+@dataclass(frozen=True)
+class JointCommand:
+    """Servo commands (20 joints): goal position [rad], feed-forward torque [N m], current
+    limit [A], with the controller's wrench status and the gripper wrenches it planned."""
+
+    position: np.ndarray
+    torque: np.ndarray
+    current_limit: np.ndarray
+    status: WrenchStatus = WrenchStatus.OPTIMAL
+    wrenches: np.ndarray = field(default_factory=lambda: np.zeros(24))
+
+
+@dataclass(frozen=True)
+class BodyPD:
+    """PD law on SE(3): body acceleration [m/s^2, rad/s^2] in {B} from pose and twist errors.
+
+    ``a = a_ref + kp * log6(T^-1 T_ref) + kd * (Ad(T^-1 T_ref) V_ref - V)``, clipped to
+    ``max_linear`` and ``max_angular``.
+    """
+
+    kp: np.ndarray = field(default_factory=lambda: np.array([40.0] * 3 + [40.0] * 3))
+    kd: np.ndarray = field(default_factory=lambda: np.array([12.0] * 3 + [12.0] * 3))
+    max_linear: float = 2.0
+    max_angular: float = 5.0
+
+    def acceleration(self, state: RobotState, ref: MotionReference) -> np.ndarray:
+        err = state.body_pose.actInv(ref.body_pose)
+        twist_ref = err.toActionMatrix() @ ref.body_twist
+        a_ref = err.toActionMatrix() @ ref.body_acceleration
+        a = a_ref + self.kp * pin.log6(err).vector + self.kd * (twist_ref - state.body_twist)
+        a[:3] = np.clip(a[:3], -self.max_linear, self.max_linear)
+        a[3:] = np.clip(a[3:], -self.max_angular, self.max_angular)
+        return a
+
+    def wrench_error(self, state: RobotState, ref: MotionReference) -> tuple[np.ndarray,
+                                                                               np.ndarray]:
+        """Pose error ``log6(T^-1 T_ref)`` and twist error in {B}."""
+        err = state.body_pose.actInv(ref.body_pose)
+        return pin.log6(err).vector, err.toActionMatrix() @ ref.body_twist - state.body_twist
+
+
+class Controller:
+    """Shared plumbing: checks, CLIK goal positions, torque and current mapping."""
+
+    min_attached = 3
+
+    def __init__(self, rm: RobotModel | None = None, clik_gain: float = 0.5,
+                 current_margin: float = 0.1) -> None:
+        self.rm = rm or RobotModel()
+        self.clik = Clik(self.rm, gain=clik_gain)
+        self.current_margin = current_margin
+
+    def _check(self, state: RobotState, ref: MotionReference) -> None:
+        if not isinstance(state, RobotState) or not isinstance(ref, MotionReference):
+            raise ConfigError("step needs a RobotState and a MotionReference")
+        if len(ref.stance) < self.min_attached:
+            raise ConfigError(f"{type(self).__name__} needs at least {self.min_attached} "
+                              f"attached grippers, got {list(ref.stance)}")
+
+    def _positions(self, state: RobotState, ref: MotionReference) -> np.ndarray:
+        feet = world_foot_poses(self.rm, state)
+        targets = {leg: ref.foot_targets.get(leg, feet[leg]) if leg not in ref.stance
+                   else feet[leg] for leg in LEG_NAMES}
+        return self.clik.step(state.joint_positions, ref.body_pose, targets)
+
+    def _command(self, position: np.ndarray, torque: np.ndarray, status: WrenchStatus,
+                 F: np.ndarray) -> JointCommand:
+        rm = self.rm
+        tau = np.clip(np.nan_to_num(torque), -rm.tau_max, rm.tau_max)
+        current = np.abs(tau) * rm.current_per_torque + self.current_margin * rm.current_max
+        return JointCommand(rm.clip_joints(position), tau,
+                            np.clip(current, 0.0, rm.current_max), status, F)
+
+    def step(self, state: RobotState, ref: MotionReference) -> JointCommand:
+        raise NotImplementedError
+
+
+class QWBCController(Controller):
+    """Quasi-whole-body control: SE(3) PD -> ``A F = B`` -> wrench QP -> torques -> currents."""
+
+    def __init__(self, rm: RobotModel | None = None,
+                 limits: list[WrenchLimits] | WrenchLimits | None = None,
+                 weights: QWBCWeights | None = None, pd: BodyPD | None = None,
+                 **kwargs) -> None:
+        super().__init__(rm, **kwargs)
+        if limits is None or isinstance(limits, WrenchLimits):
+            limits = [limits or WrenchLimits.paper_box()] * len(LEG_NAMES)
+        self.qp = WrenchQP(limits, self.rm.tau_max, weights, robot_mass=self.rm.mass)
+        self.statics = StaticsEvaluator(self.rm)
+        self.pd = pd or BodyPD()
+        self.last_solution = None
+
+    def step(self, state: RobotState, ref: MotionReference) -> JointCommand:
+        self._check(state, ref)
+        a = self.pd.acceleration(state, ref)
+        statics = self.statics.evaluate(state.q(), a)
+        sol = self.qp.solve(statics, ref.load_array)
+        self.last_solution = sol
+        tau = statics.torques(sol.F)
+        return self._command(self._positions(state, ref), tau, sol.status, sol.F)
+
+
+class CLIKController(Controller):
+    """Stiff position control through closed-loop IK; no force regulation (full current)."""
+
+    def step(self, state: RobotState, ref: MotionReference) -> JointCommand:
+        self._check(state, ref)
+        rm = self.rm
+        return JointCommand(self._positions(state, ref), np.zeros(N_JOINTS),
+                            rm.current_max.copy(), WrenchStatus.OPTIMAL, np.zeros(24))
+
+
+class VMCController(Controller):
+    """Virtual model control: a spring-damper on the body gives a body wrench, shared by the
+    attached grippers with the minimum-norm pseudo-inverse (no wrench limits), mapped to
+    torques through the leg Jacobian transposes plus gravity compensation."""
+
+    def __init__(self, rm: RobotModel | None = None, stiffness: np.ndarray | None = None,
+                 damping: np.ndarray | None = None, **kwargs) -> None:
+        super().__init__(rm, **kwargs)
+        self.k = np.array([400.0] * 3 + [40.0] * 3) if stiffness is None else stiffness
+        self.d = np.array([60.0] * 3 + [6.0] * 3) if damping is None else damping
+        self.statics = StaticsEvaluator(self.rm)
+        self.pd = BodyPD()
+
+    def step(self, state: RobotState, ref: MotionReference) -> JointCommand:
+        self._check(state, ref)
+        statics = self.statics.evaluate(state.q())
+        e, de = self.pd.wrench_error(state, ref)
+        wrench = statics.B + self.k * e + self.d * de
+        cols = np.repeat(ref.load_array > 0, 6)
+        F = np.zeros(24)
+        F[cols] = np.linalg.pinv(statics.A[:, cols]) @ wrench
+        return self._command(self._positions(state, ref), statics.torques(F),
+                             WrenchStatus.OPTIMAL, F)

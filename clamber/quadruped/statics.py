@@ -1,0 +1,81 @@
+"""Quasi-static Newton-Euler model of the body, ``A F = B``, and the wrench-to-torque map.
+
+The floating-base equation of motion ``M(q) a + h(q, v) = S^T tau + sum_i J_i^T F_i`` split into
+its six base rows and twenty joint rows, with the climbing motion slow enough that velocity
+terms and joint accelerations are dropped (the body acceleration ``a_B`` is kept):
+
+* base rows: ``A F = B`` with ``A = [J_1,B^T ... J_4,B^T]`` (6 x 24) and
+  ``B = M_BB a_B + g_B(q)``; the legs' gravity enters ``g_B`` through the whole-robot model;
+* joint rows: ``tau = M_JB a_B + g_J(q) - sum_i J_i,J^T F_i``.
+
+``F_i = [f, tau]`` is the wrench the rock applies on gripper ``i`` in the gripper frame (the
+frame of its wrench limits), ``J_i`` the gripper's LOCAL frame Jacobian.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from clamber.exceptions import ConfigError
+from clamber.quadruped.model import NV_BASE, RobotModel
+from clamber.quadruped.robot import JOINTS_PER_LEG, N_JOINTS, N_LEGS
+
+N_WRENCH = 6 * N_LEGS
+
+
+@dataclass
+class Statics:
+    """The model at one configuration; arrays are owned by the evaluator and reused."""
+
+    A: np.ndarray
+    B: np.ndarray
+    leg_jacobians: np.ndarray
+    tau_bias: np.ndarray
+
+    def torques(self, F: np.ndarray) -> np.ndarray:
+        """Joint torques (20,) [N m] that hold the body with gripper wrenches ``F`` (24,)."""
+        Fl = np.asarray(F).reshape(N_LEGS, 6)
+        return self.tau_bias - np.einsum("lij,li->lj", self.leg_jacobians, Fl).reshape(-1)
+
+    def torque_map(self) -> np.ndarray:
+        """Block-diagonal (20, 24) matrix ``T`` with ``tau = tau_bias - T F``."""
+        T = np.zeros((N_JOINTS, N_WRENCH))
+        for i in range(N_LEGS):
+            T[i * 5:(i + 1) * 5, i * 6:(i + 1) * 6] = self.leg_jacobians[i].T
+        return T
+
+
+class StaticsEvaluator:
+    """Evaluates :class:`Statics` with Pinocchio, reusing one data object and output arrays."""
+
+    def __init__(self, rm: RobotModel) -> None:
+        self.rm = rm
+        self._out = Statics(np.zeros((6, N_WRENCH)), np.zeros(6),
+                            np.zeros((N_LEGS, 6, JOINTS_PER_LEG)), np.zeros(N_JOINTS))
+
+    def evaluate(self, q: np.ndarray, body_acceleration: np.ndarray | None = None) -> Statics:
+        """The model at configuration ``q`` (27,) and body acceleration (6,) in {B} [m/s^2]."""
+        rm, out = self.rm, self._out
+        model, data = rm.model, rm.data
+        pin.computeJointJacobians(model, data, q)
+        pin.updateFramePlacements(model, data)
+        g = pin.computeGeneralizedGravity(model, data, q)
+        out.B[:] = g[:NV_BASE]
+        out.tau_bias[:] = g[NV_BASE:]
+        for i, fid in enumerate(rm.foot_ids):
+            J = pin.getFrameJacobian(model, data, fid, pin.LOCAL)
+            out.A[:, 6 * i:6 * i + 6] = J[:, :NV_BASE].T
+            c = NV_BASE + JOINTS_PER_LEG * i
+            out.leg_jacobians[i] = J[:, c:c + JOINTS_PER_LEG]
+        if body_acceleration is not None and np.any(body_acceleration):
+            a = np.asarray(body_acceleration, dtype=float)
+            if a.shape != (6,) or not np.all(np.isfinite(a)):
+                raise ConfigError(f"body_acceleration must be 6 finite numbers, got {a}")
+            M = pin.crba(model, data, q)
+            Mbb = np.triu(M[:NV_BASE, :NV_BASE]) + np.triu(M[:NV_BASE, :NV_BASE], 1).T
+            out.B += Mbb @ a
+            out.tau_bias += M[:NV_BASE, NV_BASE:].T @ a
+        return out

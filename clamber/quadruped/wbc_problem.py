@@ -1,0 +1,216 @@
+r"""The Q-WBC attachment-wrench QP as named terms, built into reusable arrays.
+
+Decision variable: ``F`` (24,), the four gripper wrenches ``[f, tau]`` in their gripper frames.
+
+Objective (paper Eq. 1):
+:math:`(AF-B)^T W_1 (AF-B) + F^T W_2 F + (F - F^*_{prev})^T W_3 (F - F^*_{prev})`.
+
+Terms:
+
+* **body dynamics** ``A F = B`` (Eq. 5). *Hard* in the nominal problem: it is Newton-Euler
+  for the body, and any residual is a wrench the servos' compliance takes up uncontrolled.
+  Under the equality the ``W_1`` term is identically zero, so it is left out of the Hessian
+  there: keeping it only makes ``H`` badly scaled (a heavily weighted soft copy of a hard
+  equality is what stops first-order solvers such as OSQP 15-19 N from the optimum) without
+  changing the minimizer. When the equality cannot be met inside the limits the *relaxed*
+  problem drops it and keeps ``W_1`` as a soft term, so ``W_1`` defines "closest feasible".
+* **wrench norm** ``W_2`` per gripper, divided by ``load^2`` so that a gripper being unloaded
+  before it swings costs more (its share moves to the others ahead of time).
+* **smoothing** ``W_3`` toward the previous cycle's wrench.
+* **gripper limits** ``H_i F_i <= load_i h_i`` in the gripper frame: a box becomes simple
+  bounds, any other polytope general rows. Shrinking with ``load`` is the pre-swing ramp.
+* **swing** grippers (load 0): ``F_i = 0``.
+* **joint torques** ``|tau_bias - T F| <= margin * tau_max`` on the stance legs, so the
+  distributed wrench never asks a servo for more than it has.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS, WrenchLimits
+from clamber.exceptions import ConfigError
+from clamber.quadruped.robot import GRAVITY, JOINTS_PER_LEG, LEG_NAMES, N_JOINTS, N_LEGS
+from clamber.quadruped.statics import N_WRENCH, Statics
+
+#: Smallest load factor used to scale a weight or a limit during a ramp (avoids 1/0).
+MIN_LOAD = 0.05
+#: DAQP's infinity.
+INF = 1e30
+
+
+def _positive(name: str, x, n: int = 6) -> np.ndarray:
+    a = np.asarray(x, dtype=float)
+    if a.shape != (n,) or not np.all(np.isfinite(a)) or np.any(a <= 0):
+        raise ConfigError(f"{name} must be {n} positive finite weights, got {a}")
+    return a
+
+
+@dataclass(frozen=True)
+class QWBCWeights:
+    """Diagonal weights of Eq. 1, per wrench axis ``(fx, fy, fz, tx, ty, tz)``.
+
+    ``w1`` weighs the body-wrench residual [1/N^2, 1/(N m)^2] (relaxed problem only);
+    ``w2`` each gripper's wrench, by default ``1/half_width^2`` of the paper's box so all axes
+    count as fractions of their limit; ``w3`` the change from the previous cycle.
+    """
+
+    w1: np.ndarray = field(default_factory=lambda: 1e4 / np.array(
+        [50.0, 50.0, 50.0, 10.0, 10.0, 10.0]) ** 2)
+    w2: np.ndarray = field(default_factory=lambda: 1.0 / PAPER_BOX_HALF_WIDTHS**2)
+    w3: np.ndarray = field(default_factory=lambda: 0.1 / PAPER_BOX_HALF_WIDTHS**2)
+
+    def __post_init__(self) -> None:
+        for name in ("w1", "w2", "w3"):
+            object.__setattr__(self, name, _positive(name, getattr(self, name)))
+
+
+def box_of(limits: WrenchLimits) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(lower, upper)`` if ``limits`` is an axis-aligned box, else None."""
+    H, h = limits.H, limits.h
+    lower, upper = np.full(6, -np.inf), np.full(6, np.inf)
+    for row, b in zip(H, h, strict=True):
+        nz = np.flatnonzero(row)
+        if nz.size != 1:
+            return None
+        k, c = nz[0], row[nz[0]]
+        if c > 0:
+            upper[k] = min(upper[k], b / c)
+        else:
+            lower[k] = max(lower[k], b / c)
+    if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
+        return None
+    return lower, upper
+
+
+def check_load(load) -> np.ndarray:
+    """Load factors (4,) in [0, 1] from an array or a ``{leg: factor}`` mapping."""
+    if isinstance(load, dict):
+        unknown = set(load) - set(LEG_NAMES)
+        if unknown:
+            raise ConfigError(f"unknown legs {sorted(unknown)}; legs are {', '.join(LEG_NAMES)}")
+        load = [load.get(leg, 0.0) for leg in LEG_NAMES]
+    a = np.asarray(load, dtype=float)
+    if a.shape != (N_LEGS,) or not np.all(np.isfinite(a)) or np.any((a < 0) | (a > 1)):
+        raise ConfigError(f"load factors must be 4 numbers in [0, 1], got {a}")
+    return a
+
+
+@dataclass
+class WrenchProblem:
+    """``min 1/2 F^T H F + f^T F`` s.t. ``lb <= F <= ub``, ``lo <= C F <= up``.
+
+    Rows of ``C``: the 6 body-dynamics rows (equalities, only if ``hard``), then the polytope
+    rows of non-box grippers, then the 20 joint-torque rows. The arrays belong to the
+    builder and are overwritten by its next ``build``.
+    """
+
+    H: np.ndarray
+    f: np.ndarray
+    lb: np.ndarray
+    ub: np.ndarray
+    C: np.ndarray
+    lo: np.ndarray
+    up: np.ndarray
+    hard: bool
+    n_eq: int
+    swing: np.ndarray
+    statics: Statics
+
+    def residuals(self, F: np.ndarray) -> dict[str, float]:
+        """Largest violation of each constraint group at ``F``."""
+        CF = self.C @ F
+        return {
+            "bounds": float(max(0.0, np.max(self.lb - F), np.max(F - self.ub))),
+            "rows": float(max(0.0, np.max(self.lo - CF), np.max(CF - self.up))),
+            "dynamics": float(np.abs(self.statics.A @ F - self.statics.B).max()),
+        }
+
+
+class WrenchProblemBuilder:
+    """Builds :class:`WrenchProblem` instances into arrays allocated once.
+
+    ``limits`` are the four grippers' wrench limits (order of ``LEG_NAMES``); their shapes fix
+    the row layout. ``torque_margin`` is the share of each servo's torque limit the QP may use.
+    """
+
+    def __init__(self, limits: list[WrenchLimits], tau_max: np.ndarray,
+                 weights: QWBCWeights | None = None, torque_margin: float = 0.9,
+                 robot_mass: float = 4.8) -> None:
+        if len(limits) != N_LEGS or not all(isinstance(x, WrenchLimits) for x in limits):
+            raise ConfigError(f"need {N_LEGS} WrenchLimits, one per leg ({', '.join(LEG_NAMES)})")
+        if not 0 < torque_margin <= 1:
+            raise ConfigError(f"torque_margin must lie in (0, 1], got {torque_margin}")
+        self.limits, self.weights = list(limits), weights or QWBCWeights()
+        self.tau_max = _positive("tau_max", tau_max, N_JOINTS) * torque_margin
+        self.boxes = [box_of(x) for x in limits]
+        self.poly_rows = [(0 if b is not None else x.H.shape[0])
+                          for b, x in zip(self.boxes, limits, strict=True)]
+        n_poly = sum(self.poly_rows)
+        self.n_rows = {True: 6 + n_poly + N_JOINTS, False: n_poly + N_JOINTS}
+        self._arrays = {hard: self._allocate(hard) for hard in (True, False)}
+        self.robot_weight = robot_mass * GRAVITY
+
+    def _allocate(self, hard: bool) -> dict[str, np.ndarray]:
+        m = self.n_rows[hard]
+        C = np.zeros((m, N_WRENCH))
+        r = 6 if hard else 0
+        for i, x in enumerate(self.limits):
+            if self.boxes[i] is None:
+                C[r:r + x.H.shape[0], 6 * i:6 * i + 6] = x.H
+                r += x.H.shape[0]
+        return {"H": np.zeros((N_WRENCH, N_WRENCH)), "f": np.zeros(N_WRENCH),
+                "lb": np.zeros(N_WRENCH), "ub": np.zeros(N_WRENCH), "C": C,
+                "lo": np.zeros(m), "up": np.zeros(m)}
+
+    def build(self, statics: Statics, load: np.ndarray, F_prev: np.ndarray,
+              hard: bool = True) -> WrenchProblem:
+        """Fill the problem for this cycle; ``load`` (4,) in [0, 1], 0 = swing."""
+        w, a = self.weights, self._arrays[hard]
+        swing = load <= 0.0
+        lam = np.maximum(load, MIN_LOAD)
+        w2 = (w.w2[None, :] / lam[:, None] ** 2).reshape(-1)
+        w3 = np.tile(w.w3, N_LEGS)
+        H, f = a["H"], a["f"]
+        if hard:
+            H[:] = 0.0
+            H.flat[::N_WRENCH + 1] = 2.0 * (w2 + w3)
+            f[:] = -2.0 * w3 * F_prev
+        else:
+            AW = statics.A.T * w.w1
+            H[:] = 2.0 * AW @ statics.A
+            H.flat[::N_WRENCH + 1] += 2.0 * (w2 + w3)
+            f[:] = -2.0 * (AW @ statics.B + w3 * F_prev)
+        lb, ub, C, lo, up = a["lb"], a["ub"], a["C"], a["lo"], a["up"]
+        r = 0
+        if hard:
+            C[:6] = statics.A
+            lo[:6] = statics.B
+            up[:6] = statics.B
+            r = 6
+        for i, x in enumerate(self.limits):
+            s = slice(6 * i, 6 * i + 6)
+            box = self.boxes[i]
+            if swing[i]:
+                lb[s], ub[s] = 0.0, 0.0
+            elif box is not None:
+                lb[s], ub[s] = box[0] * load[i], box[1] * load[i]
+            else:
+                lb[s], ub[s] = -INF, INF
+            if box is None:
+                n = x.H.shape[0]
+                up[r:r + n] = x.h * (1.0 if swing[i] else load[i])
+                lo[r:r + n] = -INF
+                r += n
+        for i in range(N_LEGS):
+            rows = slice(r + JOINTS_PER_LEG * i, r + JOINTS_PER_LEG * (i + 1))
+            C[rows, 6 * i:6 * i + 6] = statics.leg_jacobians[i].T
+            tb = statics.tau_bias[JOINTS_PER_LEG * i:JOINTS_PER_LEG * (i + 1)]
+            tm = self.tau_max[JOINTS_PER_LEG * i:JOINTS_PER_LEG * (i + 1)]
+            if swing[i]:
+                lo[rows], up[rows] = -INF, INF
+            else:
+                lo[rows], up[rows] = tb - tm, tb + tm
+        return WrenchProblem(H, f, lb, ub, C, lo, up, hard, 6 if hard else 0, swing, statics)
