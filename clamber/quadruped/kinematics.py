@@ -33,6 +33,8 @@ def foot_poses(rm: RobotModel, q: np.ndarray) -> list[pin.SE3]:
 
 def foot_jacobians(rm: RobotModel, q: np.ndarray) -> np.ndarray:
     """LOCAL frame Jacobians of the four grippers, shape (4, 6, 26); also updates placements."""
+    if np.shape(q) != (rm.model.nq,):
+        raise ConfigError(f"q must have shape ({rm.model.nq},), got {np.shape(q)}")
     pin.computeJointJacobians(rm.model, rm.data, q)
     pin.updateFramePlacements(rm.model, rm.data)
     return np.stack([pin.getFrameJacobian(rm.model, rm.data, f, pin.LOCAL)
@@ -71,9 +73,10 @@ def leg_ik(rm: RobotModel, leg: str, target: pin.SE3, q_start: np.ndarray,
     ``rotation_weight`` [m/rad]; each step is clipped to the joint limits (a projected
     Gauss-Newton iteration). The other legs keep ``q_start``'s angles.
     """
-    q = rm.clip_joints(np.array(q_start, dtype=float))
-    if q.shape != (N_JOINTS,):
-        raise ConfigError(f"q_start must have shape ({N_JOINTS},), got {q.shape}")
+    q = np.array(q_start, dtype=float)
+    if q.shape != (N_JOINTS,) or not np.all(np.isfinite(q)):
+        raise ConfigError(f"q_start must be {N_JOINTS} finite angles, got shape {q.shape}")
+    q = rm.clip_joints(q)
     s, i = leg_slice(leg), leg_index(leg)
     w = np.array([1.0, 1.0, 1.0, rotation_weight, rotation_weight, rotation_weight])
     e = np.zeros(6)
