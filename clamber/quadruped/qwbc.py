@@ -152,6 +152,7 @@ class WrenchQP:
             its, dt = its + its2, dt + dt2
             if flag not in _OK or not np.all(np.isfinite(x)):
                 status, x, lam = WrenchStatus.FAILED, np.zeros(N_WRENCH), np.zeros_like(lam)
+        x[np.repeat(p.swing, 6)] = 0.0  # exact zeros, not DAQP's 1e-30 round-off
         self.F_prev[:] = x
         self._last_load = load
         return WrenchSolution(status, x.copy(), lam.copy(), p, its, dt)
