@@ -86,3 +86,16 @@ def test_scene_loads_and_steps_without_warnings(tmp_path):
     assert np.all(np.isfinite(d.qpos))
     assert all(d.warning[i].number == 0 for i in range(len(d.warning)))
     pin.buildModelFromUrdf(str(files["urdf"]), pin.JointModelFreeFlyer())
+
+
+def test_committed_models_match_generator():
+    """models/marcbot holds exactly what the description generates (regenerate on change)."""
+    from pathlib import Path
+
+    from clamber.quadruped.description import mjcf_string, scene_string, urdf_string
+
+    d = Path(__file__).resolve().parents[2] / "models" / "marcbot"
+    r = Marcbot()
+    assert (d / "marcbot.urdf").read_text() == urdf_string(r) + "\n"
+    assert (d / "marcbot.xml").read_text() == mjcf_string(r) + "\n"
+    assert (d / "scene.xml").read_text() == scene_string("marcbot.xml") + "\n"
