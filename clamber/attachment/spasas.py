@@ -220,7 +220,7 @@ def knuckle_point(geometry: SpasasGeometry, side: int) -> np.ndarray:
 def pressure_centre(
     geometry: SpasasGeometry, gamma: np.ndarray, side: int, s_c: np.ndarray
 ) -> np.ndarray:
-    """Equivalent pressure centre ``C = K + s_C t - h_C n`` in the OCM plane, shape (..., 2), [m]."""
+    """Pressure centre ``C = K + s_C t - h_C n`` in the OCM plane, shape (..., 2), in [m]."""
     t, n = spine_axes(gamma, side)
     s = np.asarray(s_c, dtype=float)[..., None]
     return knuckle_point(geometry, side) + s * t - geometry.spine_tip_offset * n

@@ -125,13 +125,13 @@ def sample_wrench_space(
 ) -> WrenchSpaceSamples:
     """Search the achievable wrench space for one driving torque and set of knuckle angles.
 
-    Each phalange gets a set of admissible states, the footpad its extreme loads (Eq. 7 and the friction limit hold for
-    every one). Two kinds of gripper wrenches are formed from them:
+    Each phalange gets a set of admissible states (Eq. 7 and the friction limit hold for
+    every one), the footpad its extreme loads. Two kinds of gripper wrenches are formed from them:
 
     * support samples: for a direction ``u`` (in wrench coordinates scaled by
       ``WRENCH_SCALE``) every phalange picks its state maximizing ``u . w_i``; the sum is a
-      boundary point of the Minkowski sum (phalanges and footpad), so these trace the hull (``n_support`` random
-      directions plus the 12 axis and 60 axis-pair directions);
+      boundary point of the Minkowski sum (phalanges and footpad), so these trace the hull
+      (``n_support`` random directions plus the 12 axis and 60 axis-pair directions);
     * random samples: every phalange picks a random state (``n_random`` of them), the
       interior of the space as a naive search sees it.
 
@@ -245,7 +245,7 @@ def fit_polytope(
     hull: WrenchLimits,
     box: WrenchLimits,
     points: np.ndarray | None = None,
-    max_iterations: int = 60,
+    max_iterations: int = 20,
     tol: float = 1e-9,
 ) -> WrenchLimits:
     """Inner polytope with at most 72 facets: inside ``hull``, containing ``box``.
@@ -305,7 +305,7 @@ def _blend_inside(
 ) -> np.ndarray:
     """Offsets ``box + a (offsets - box)`` with the largest ``a`` in [0, 1] inside ``hull``."""
     lo, hi = 0.0, 1.0
-    for _ in range(30):
+    for _ in range(14):
         mid = 0.5 * (lo + hi)
         trial = support_box + mid * (offsets - support_box)
         vertices = polytope_vertices(WrenchLimits(normals, trial))
