@@ -1,0 +1,1 @@
+"""Planar jump-climbing robot: morphology, dynamics, trajectory optimization."""

@@ -1,0 +1,107 @@
+"""Every bound and weight of the jumper trajectory optimization, in one documented place.
+
+Bounds decide the answer: the shortest allowed phase, the torque and speed limits and the
+clearances all bind at the optimum. They are stated as physical quantities (phase
+durations in seconds, not time steps), so refining the grid keeps the same problem.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, fields, replace
+
+from clamber.attachment.safe_region import SafeRegion
+from clamber.exceptions import ConfigError
+
+COLLOCATIONS = ("trapezoidal", "hermite-simpson")
+
+
+@dataclass(frozen=True)
+class OptimizationSettings:
+    """Tuning guide for :func:`clamber.jumper.solve.optimize` (units in brackets)."""
+
+    torque_limit: float = 0.25
+    """|tau| bound per joint [N m]; the paper's robot peaked at 0.25 N m in push-off."""
+    joint_speed_limit: float = 40.0
+    """|d theta/dt| bound per joint [rad/s]."""
+    no_load_speed: float = 0.0
+    """If > 0, enforce the motor line |tau| <= torque_limit (1 - |w| / no_load_speed) [rad/s]."""
+    joint_angle_limit: float = 2.6
+    """|theta_i| bound on the relative joint angles [rad] (about 149 deg)."""
+    phase_duration_min: tuple[float, ...] = (0.090, 0.045, 0.075, 0.045, 0.060)
+    """Shortest duration of each phase [s] (5 ms per coarse interval)."""
+    phase_duration_max: tuple[float, ...] = (0.270, 0.135, 0.225, 0.135, 0.180)
+    """Longest duration of each phase [s] (15 ms per coarse interval: longer steps let the
+    optimizer exploit discretization error)."""
+    foot_radius: float = 0.010
+    """r_foot [m]: a gripper is a disc; attached its centre sits at x = r_foot, free x >= r_foot."""
+    motor_radius: float = 0.015
+    """Inner joints (shoulder, spine, hip) stay this far from the wall [m]."""
+    safe_region_front: SafeRegion = field(default_factory=SafeRegion.sector)
+    safe_region_rear: SafeRegion = field(default_factory=SafeRegion.sector)
+    torque_rate_weight: float = 1e-3
+    """Penalty on torque changes between nodes, sum((dtau / torque_limit)^2) / N, in
+    units of the objective [m/s]; makes the reference trackable (0 turns it off)."""
+    min_height_gain: float = 0.0
+    """Lower bound on the height gained per jump [m]."""
+    collocation: str = "trapezoidal"
+    """'trapezoidal' (the paper's) or 'hermite-simpson' (4th order, adds midpoints)."""
+    max_iterations: int = 1500
+    tolerance: float = 1e-6
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, float | int) and not isinstance(v, bool):
+                if not math.isfinite(v) or v < 0:
+                    raise ConfigError(f"settings.{f.name} = {v!r}: must be finite and >= 0")
+        for name in ("torque_limit", "joint_speed_limit", "joint_angle_limit", "foot_radius",
+                     "tolerance"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"settings.{name} = {getattr(self, name)!r}: must be > 0")
+        if self.collocation not in COLLOCATIONS:
+            raise ConfigError(
+                f"settings.collocation = {self.collocation!r}; allowed: {COLLOCATIONS}"
+            )
+        lo, hi = tuple(self.phase_duration_min), tuple(self.phase_duration_max)
+        if len(lo) != 5 or len(hi) != 5:
+            raise ConfigError("phase_duration_min/max need one entry per phase (5)")
+        for i, (a, b) in enumerate(zip(lo, hi, strict=True), start=1):
+            if not (0 < a < b) or not math.isfinite(b):
+                raise ConfigError(
+                    f"phase {i}: duration bounds [{a}, {b}] s must satisfy 0 < min < max < inf"
+                )
+        object.__setattr__(self, "phase_duration_min", lo)
+        object.__setattr__(self, "phase_duration_max", hi)
+        if self.max_iterations < 1:
+            raise ConfigError(f"settings.max_iterations = {self.max_iterations}: must be >= 1")
+
+    def with_(self, **changes) -> OptimizationSettings:
+        """A copy with some fields changed (validated)."""
+        unknown = set(changes) - {f.name for f in fields(self)}
+        if unknown:
+            raise ConfigError(f"unknown settings {sorted(unknown)}")
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["safe_region_front"] = self.safe_region_front.to_dict()
+        d["safe_region_rear"] = self.safe_region_rear.to_dict()
+        d["phase_duration_min"] = list(self.phase_duration_min)
+        d["phase_duration_max"] = list(self.phase_duration_max)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> OptimizationSettings:
+        allowed = {f.name for f in fields(cls)}
+        unknown = set(d) - allowed
+        if unknown:
+            raise ConfigError(f"unknown settings keys {sorted(unknown)}; allowed: {sorted(allowed)}")
+        d = dict(d)
+        for key in ("safe_region_front", "safe_region_rear"):
+            if key in d and isinstance(d[key], dict):
+                d[key] = SafeRegion.from_dict(d[key])
+        for key in ("phase_duration_min", "phase_duration_max"):
+            if key in d:
+                d[key] = tuple(d[key])
+        return cls(**d)
