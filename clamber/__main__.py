@@ -1,4 +1,4 @@
 from clamber.cli import main
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

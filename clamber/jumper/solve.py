@@ -181,6 +181,8 @@ def interpolate_solution(sol: TrajectorySolution, problem: JumperProblem) -> np.
             if name == pre + "dt":
                 out[name] = np.array([float(v[name]) * n_src / n_dst])
                 continue
+            if "correction" in name:  # projection terms vanish on finer grids: start at 0
+                continue
             if name in v:
                 a, xs, xd = v[name], (m_src if ".mid." in name else s_src), \
                     (m_dst if ".mid." in name else s_dst)
