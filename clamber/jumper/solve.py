@@ -181,9 +181,9 @@ def interpolate_solution(sol: TrajectorySolution, problem: JumperProblem) -> np.
             if name == pre + "dt":
                 out[name] = np.array([float(v[name]) * n_src / n_dst])
                 continue
-            if "correction" in name:  # projection terms vanish on finer grids: start at 0
-                continue
-            if name in v:
+            if "correction" in name:  # defined at nodes 1..N
+                a, xs, xd = v[name], s_src[1:], s_dst[1:]
+            elif name in v:
                 a, xs, xd = v[name], (m_src if ".mid." in name else s_src), \
                     (m_dst if ".mid." in name else s_dst)
             else:  # midpoint blocks from node values (trapezoidal -> Hermite-Simpson)
