@@ -66,7 +66,8 @@ def _optimize(args: argparse.Namespace) -> dict:
     if sol.status.success and not args.no_figures:
         from clamber.plotting.jumper import save_all
 
-        figures = {k: str(v) for k, v in save_all(sol, out, animation=not args.no_animation).items()}
+        paths = save_all(sol, out, animation=not args.no_animation)
+        figures = {k: str(v) for k, v in paths.items()}
     summary = sol.summary()
     summary["total_solve_time_s"] = sum(h["solve_time_s"] for h in sol.history)
     summary["wall_time_s"] = time.perf_counter() - t0

@@ -17,7 +17,7 @@ so one build serves every morphology.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import casadi as ca
 import numpy as np
@@ -120,7 +120,7 @@ class JumperModel:
         return {"front": self.jdot_qd_front, "rear": self.jdot_qd_rear}[name]
 
 
-@lru_cache(maxsize=None)
+@cache
 def jumper_model(base: str = "com") -> JumperModel:
     """Derive and compile the dynamics once per base (cached for the process)."""
     if base not in BASES:

@@ -53,7 +53,8 @@ class DesignBounds:
                 raise ConfigError(f"bounds.{f.name} = {v!r}: must be a positive finite number")
         if self.length_min >= self.length_max:
             raise ConfigError(
-                f"bounds.length_min = {self.length_min} must be below length_max = {self.length_max}"
+                f"bounds.length_min = {self.length_min} must be below "
+                f"length_max = {self.length_max}"
             )
         if 3 * self.inner_mass_min > self.inner_mass_total + _SUM_TOL_KG:
             raise ConfigError(
@@ -182,7 +183,9 @@ class Morphology:
         allowed = {"lengths_m", "masses_kg", "links", "bounds"}
         unknown = set(d) - allowed
         if unknown:
-            raise ConfigError(f"unknown morphology keys {sorted(unknown)}; allowed: {sorted(allowed)}")
+            raise ConfigError(
+                f"unknown morphology keys {sorted(unknown)}; allowed: {sorted(allowed)}"
+            )
         for key in ("lengths_m", "masses_kg"):
             if key not in d:
                 raise ConfigError(f"morphology is missing '{key}'")
@@ -190,12 +193,16 @@ class Morphology:
         allowed_b = {f.name for f in fields(DesignBounds)}
         unknown_b = set(bounds_d) - allowed_b
         if unknown_b:
-            raise ConfigError(f"unknown bounds keys {sorted(unknown_b)}; allowed: {sorted(allowed_b)}")
+            raise ConfigError(
+                f"unknown bounds keys {sorted(unknown_b)}; allowed: {sorted(allowed_b)}"
+            )
         links = d.get("links", {})
         allowed_l = {"mass_kg", "com_m", "inertia_kg_m2"}
         unknown_l = set(links) - allowed_l
         if unknown_l:
-            raise ConfigError(f"unknown links keys {sorted(unknown_l)}; allowed: {sorted(allowed_l)}")
+            raise ConfigError(
+                f"unknown links keys {sorted(unknown_l)}; allowed: {sorted(allowed_l)}"
+            )
         zeros = (0.0,) * 4
         return cls(
             lengths=d["lengths_m"],

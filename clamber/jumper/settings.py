@@ -96,7 +96,9 @@ class OptimizationSettings:
         allowed = {f.name for f in fields(cls)}
         unknown = set(d) - allowed
         if unknown:
-            raise ConfigError(f"unknown settings keys {sorted(unknown)}; allowed: {sorted(allowed)}")
+            raise ConfigError(
+                f"unknown settings keys {sorted(unknown)}; allowed: {sorted(allowed)}"
+            )
         d = dict(d)
         for key in ("safe_region_front", "safe_region_rear"):
             if key in d and isinstance(d[key], dict):
