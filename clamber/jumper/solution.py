@@ -14,6 +14,8 @@ from clamber.jumper.morphology import Morphology
 from clamber.jumper.settings import OptimizationSettings
 
 FORMAT_VERSION = 1
+#: Largest replay drift [m] of any joint or gripper for a solution to count as physical.
+POSITION_DRIFT_TOLERANCE_M = 0.005
 
 
 class SolveStatus(enum.Enum):
@@ -73,6 +75,8 @@ class TrajectorySolution:
     return_status: str
     x: np.ndarray  # raw decision vector (for warm starts on the same grid)
     objective: float = float("nan")
+    tau_mid: np.ndarray | None = None  # (K, 3) Hermite-Simpson midpoint torques after each node
+
     active_bounds: dict[str, object] = field(default_factory=dict)
     accuracy: dict[str, object] = field(default_factory=dict)
     history: list[dict] = field(default_factory=list)
@@ -91,6 +95,12 @@ class TrajectorySolution:
     def speed_bl(self) -> float:
         """Climbing speed in body lengths per second."""
         return self.speed / self.morphology.body_length
+
+    @property
+    def physically_consistent(self) -> bool | None:
+        """Whether replaying the torques keeps every point within 5 mm (None: not checked)."""
+        drift = self.accuracy.get("max_position_drift_m")
+        return None if drift is None else bool(drift < POSITION_DRIFT_TOLERANCE_M)
 
     @property
     def phase_times(self) -> np.ndarray:
@@ -112,6 +122,7 @@ class TrajectorySolution:
             "collocation": self.settings.collocation,
             "phase_durations_s": self.phase_durations.tolist(),
             "max_abs_torque_nm": float(np.nanmax(np.abs(self.tau))),
+            "physically_consistent": self.physically_consistent,
             "active_bounds": self.active_bounds,
             "accuracy": self.accuracy,
         }
@@ -125,6 +136,8 @@ class TrajectorySolution:
                                                   "f_front", "f_rear", "points",
                                                   "phase_durations", "x")}
         arrays.update({f"impulse.{k}": v for k, v in self.impulses.items()})
+        if self.tau_mid is not None:
+            arrays["tau_mid"] = self.tau_mid
         np.savez_compressed(path, **arrays)
         meta = {
             "format_version": FORMAT_VERSION,
@@ -186,6 +199,7 @@ class TrajectorySolution:
             active_bounds=meta.get("active_bounds", {}),
             accuracy=meta.get("accuracy", {}),
             history=meta.get("history", []),
+            tau_mid=arr.get("tau_mid"),
             **{k: arr[k] for k in ("t", "phase", "q", "q_rear", "qd", "qdd", "tau", "f_front",
                                    "f_rear", "points", "phase_durations", "x")},
         )

@@ -145,6 +145,10 @@ def read_solution(problem: JumperProblem, x: np.ndarray, morph: Morphology,
         nan = np.full((N + 1, 2), np.nan)
         FF.append(v.get(pre + "f_front", nan))
         FR.append(v.get(pre + "f_rear", nan))
+    tau_mid = None
+    if "p1.mid.tau" in v:  # one midpoint after each node; NaN after a phase's last node
+        tau_mid = np.vstack([np.vstack([v[f"p{p.index}.mid.tau"], np.full((1, 3), np.nan)])
+                             for p in PHASES])
     q = np.vstack(Q)
     qd = np.vstack(QD)
     to_rear = rear_map = com.to_rear_foot.map(q.shape[0])
@@ -162,6 +166,7 @@ def read_solution(problem: JumperProblem, x: np.ndarray, morph: Morphology,
         phase_durations=np.array(durations), height=float(v["height"]),
         front_anchor=float(v["front_anchor"]), iterations=0, solve_time_s=0.0,
         build_time_s=problem.build_time_s, return_status="", x=np.asarray(x, float),
+        tau_mid=tau_mid,
     )
 
 

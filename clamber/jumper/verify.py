@@ -35,6 +35,20 @@ def constrained_acceleration(q, qd, tau, params, contacts, model=None):
     return sol[:n], forces
 
 
+def _torque(time: float, t: np.ndarray, nodes: np.ndarray, mid: np.ndarray | None) -> np.ndarray:
+    """Torque between nodes as each collocation rule assumes it.
+
+    Trapezoidal: linear between nodes. Hermite-Simpson: the quadratic through the two
+    nodes and the midpoint of the interval.
+    """
+    if mid is None:
+        return np.array([np.interp(time, t, nodes[:, j]) for j in range(nodes.shape[1])])
+    k = int(np.clip(np.searchsorted(t, time, side="right") - 1, 0, len(t) - 2))
+    s = (time - t[k]) / (t[k + 1] - t[k])
+    return (2 * (s - 0.5) * (s - 1) * nodes[k] - 4 * s * (s - 1) * mid[k]
+            + 2 * s * (s - 0.5) * nodes[k + 1])
+
+
 def phase_drift(sol: TrajectorySolution, rtol: float = 1e-10, atol: float = 1e-12) -> dict:
     """Integrate every phase; report end-of-phase drift and the worst per-node drift."""
     m = jumper_model("com")
@@ -47,8 +61,10 @@ def phase_drift(sol: TrajectorySolution, rtol: float = 1e-10, atol: float = 1e-1
         tau_nodes = sol.tau[idx]
         x0 = np.r_[sol.q[idx[0]], sol.qd[idx[0]]]
 
-        def rhs(time, x, t=t, tau_nodes=tau_nodes, contacts=p.contacts):
-            tau = np.array([np.interp(time, t, tau_nodes[:, j]) for j in range(3)])
+        tau_mid = None if sol.tau_mid is None else sol.tau_mid[idx]
+
+        def rhs(time, x, t=t, tau_nodes=tau_nodes, tau_mid=tau_mid, contacts=p.contacts):
+            tau = _torque(time, t, tau_nodes, tau_mid)
             qdd, _ = constrained_acceleration(x[:6], x[6:], tau, params, contacts, m)
             return np.r_[x[6:], qdd]
 
