@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 import time
 from pathlib import Path
 
 from clamber.exceptions import ClamberError
+
+#: Modules that add subcommands under `clamber jumper`; each defines register(subparsers).
+JUMPER_COMMAND_MODULES: tuple[str, ...] = ()
+#: Steps of `clamber demo` after the single optimization: "module:function", each called
+#: as function(out_dir: Path, summary: dict, as_json: bool) -> dict merged into the summary.
+DEMO_STEPS: tuple[str, ...] = ()
 
 EXAMPLES_MAIN = """examples:
   clamber jumper optimize                       # nominal robot, coarse then fine
@@ -88,8 +95,12 @@ def _demo(args: argparse.Namespace) -> dict:
     args.no_animation = False
     args.out = str(Path(args.out) / "jumper")
     summary = _optimize(args)
+    root = Path(args.out).parent
+    for step in DEMO_STEPS:
+        module, func = step.split(":")
+        summary.update(getattr(importlib.import_module(module), func)(root, summary, args.json))
     if not args.json:
-        print(f"\nresults written under {args.out}/ (solution, figures, climb.gif)")
+        print(f"\nresults written under {root}/ (solution, figures, climb.gif)")
     return summary
 
 
@@ -131,6 +142,8 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--no-animation", action="store_true", help="skip the GIF only")
     opt.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
     opt.set_defaults(func=_optimize)
+    for module in JUMPER_COMMAND_MODULES:
+        importlib.import_module(module).register(jsub)
     return parser
 
 
