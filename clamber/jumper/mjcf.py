@@ -1,0 +1,255 @@
+"""MJCF and URDF models of the planar jump-climber, generated from any morphology.
+
+The kinematic tree mirrors :func:`clamber.jumper.model.jumper_model` ``("rear_foot")``:
+the base body is link 4 with its frame at the rear gripper (mass 5); three planar base
+joints (slide ``x5``, slide ``y5``, hinge ``phi5`` about z) make ``qpos`` equal to the
+clamber coordinates ``[x5, y5, phi5, th4, th3, th2]``. Each following body is one link,
+its frame at the link's rear end, hinged about z (hip, spine, shoulder).
+
+Lumping (exact for the planar dynamics): every point mass sits on a joint axis, so it is
+assigned to the body of the link behind it (m5 and m4 to link 4, m3 to link 3, m2 to
+link 2, m1 to link 1). A body's inertial is the combination of its point masses and its
+CAD link body (``link_mass``, ``link_com``, ``link_inertia``). Out-of-plane inertias are
+set so the triangle inequality holds; they never enter the planar dynamics.
+
+The world is the x-y plane with gravity along -y and the wall at x = 0 (robot at x > 0),
+as in the rest of clamber. Gripper hooks are MuJoCo ``connect`` equality constraints
+(pins), inactive by default and toggled by the simulator.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from clamber.exceptions import ConfigError
+from clamber.jumper.model import GRAVITY
+from clamber.jumper.morphology import N_PARAMETERS, Morphology
+
+#: MJCF joint names in qpos order (equal to the rear-foot coordinates of clamber's model).
+JOINTS = ("x5", "y5", "phi5", "hip", "spine", "shoulder")
+#: Actuated joints, in the order of clamber's torque vector (th4, th3, th2).
+ACTUATED = ("hip", "spine", "shoulder")
+#: Body names from the base outward.
+BODIES = ("link4", "link3", "link2", "link1")
+GRIPPERS = ("front", "rear")
+#: Physics step of generated models [s]; the simulator's 1 kHz loop takes two steps.
+DEFAULT_TIMESTEP = 0.0005
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Collision geometry and physics options of a generated model (units in brackets)."""
+
+    foot_radius: float = 0.010
+    """Gripper disc radius [m]: a hooked gripper's centre sits this far from the wall."""
+    motor_radius: float = 0.015
+    """Collision radius of the inner joints' motors [m]."""
+    armature: float = 0.0
+    """Reflected rotor inertia added to each actuated joint [kg m^2] (0: clamber's model)."""
+    timestep: float = DEFAULT_TIMESTEP
+    """Physics step [s]."""
+    wall_friction: float = 0.3
+    """Coulomb friction of a free gripper or motor touching the wall [-]."""
+
+    def __post_init__(self) -> None:
+        for name in ("foot_radius", "motor_radius", "timestep"):
+            v = getattr(self, name)
+            if not (np.isfinite(v) and v > 0):
+                raise ConfigError(f"geometry.{name} = {v!r}: must be a positive finite number")
+        for name in ("armature", "wall_friction"):
+            v = getattr(self, name)
+            if not (np.isfinite(v) and v >= 0):
+                raise ConfigError(f"geometry.{name} = {v!r}: must be finite and >= 0")
+
+
+@dataclass(frozen=True)
+class _Body:
+    mass: float  # [kg]
+    com: float  # [m] along the link from the body frame
+    izz: float  # [kg m^2] about the centre of mass
+
+
+def parameter_vector(morphology: Morphology | np.ndarray) -> np.ndarray:
+    """The parameter vector (``PARAMETER_NAMES`` order) of a morphology or a raw vector.
+
+    Raw vectors let the robustness study perturb masses and lengths beyond the design
+    bounds a :class:`Morphology` enforces.
+    """
+    if isinstance(morphology, Morphology):
+        return morphology.parameters()
+    p = np.asarray(morphology, dtype=float)
+    if p.shape != (N_PARAMETERS,) or not np.all(np.isfinite(p)):
+        raise ConfigError(f"parameter vector must be {N_PARAMETERS} finite numbers, got {p.shape}")
+    if np.any(p[:9] <= 0):
+        raise ConfigError("link lengths and point masses must be positive")
+    return p
+
+
+def _bodies(p: np.ndarray) -> list[_Body]:
+    """Lumped inertial of link 4, 3, 2, 1 bodies (base outward)."""
+    L, m, lm, lc, lI = p[0:4], p[4:9], p[9:13], p[13:17], p[17:21]
+    out = []
+    for i in (3, 2, 1, 0):  # link index (0-based L1..L4), base outward
+        parts = [(m[i], L[i]), (lm[i], lc[i])]  # mass i at the link's front end
+        if i == 3:
+            parts.append((m[4], 0.0))  # rear gripper at the base frame
+        mass = sum(pm for pm, _ in parts)
+        com = sum(pm * x for pm, x in parts) / mass
+        izz = lI[i] + sum(pm * (x - com) ** 2 for pm, x in parts)
+        out.append(_Body(mass, com, izz))
+    return out
+
+
+def _f(x: float) -> str:
+    return f"{x:.12g}"
+
+
+def robot_xml(morphology: Morphology | np.ndarray, geometry: Geometry | None = None) -> str:
+    """The robot alone as an MJCF document (a model file for ``scene.xml`` to include)."""
+    return _mujoco_doc("jumper", _robot_sections(parameter_vector(morphology),
+                                                 geometry or Geometry()))
+
+
+def _robot_sections(p: np.ndarray, g: Geometry) -> dict[str, str]:
+    L = p[0:4]
+    bodies = _bodies(p)
+    lengths = (L[3], L[2], L[1], L[0])  # link 4, 3, 2, 1
+    hinge = ("hip", "spine", "shoulder")
+    xml = []
+    indent = "    "
+    for k, (name, body, length) in enumerate(zip(BODIES, bodies, lengths, strict=True)):
+        pad = indent * (k + 2)
+        pos = "0 0 0" if k == 0 else f"{_f(lengths[k - 1])} 0 0"
+        xml.append(f'{pad}<body name="{name}" pos="{pos}">')
+        if k == 0:
+            xml.append(f'{pad}  <joint name="x5" type="slide" axis="1 0 0"/>')
+            xml.append(f'{pad}  <joint name="y5" type="slide" axis="0 1 0"/>')
+            xml.append(f'{pad}  <joint name="phi5" type="hinge" axis="0 0 1"/>')
+        else:
+            xml.append(f'{pad}  <joint name="{hinge[k - 1]}" type="hinge" axis="0 0 1" '
+                       f'armature="{_f(g.armature)}"/>')
+        izz = max(body.izz, 1e-12)
+        xml.append(f'{pad}  <inertial pos="{_f(body.com)} 0 0" mass="{_f(body.mass)}" '
+                   f'diaginertia="{_f(1e-3 * izz)} {_f(izz)} {_f(izz)}"/>')
+        xml.append(f'{pad}  <geom name="{name}_bar" type="capsule" fromto="0 0 0 '
+                   f'{_f(length)} 0 0" size="0.003" contype="0" conaffinity="0" '
+                   f'rgba="0.3 0.3 0.35 1"/>')
+        if k == 0:
+            xml.append(f'{pad}  <geom name="rear_foot" type="sphere" size="{_f(g.foot_radius)}" '
+                       f'contype="1" conaffinity="0" friction="{_f(g.wall_friction)} 0 0" '
+                       f'rgba="0.8 0.2 0.2 1"/>')
+            xml.append(f'{pad}  <site name="rear_gripper" size="0.002"/>')
+        else:
+            xml.append(f'{pad}  <geom name="{hinge[k - 1]}_motor" type="sphere" '
+                       f'size="{_f(g.motor_radius)}" contype="1" conaffinity="0" '
+                       f'friction="{_f(g.wall_friction)} 0 0" rgba="0.2 0.4 0.8 0.6"/>')
+        if k == 3:
+            xml.append(f'{pad}  <geom name="front_foot" type="sphere" pos="{_f(length)} 0 0" '
+                       f'size="{_f(g.foot_radius)}" contype="1" conaffinity="0" '
+                       f'friction="{_f(g.wall_friction)} 0 0" rgba="0.8 0.2 0.2 1"/>')
+            xml.append(f'{pad}  <site name="front_gripper" pos="{_f(length)} 0 0" '
+                       f'size="0.002"/>')
+    for k in range(len(BODIES) - 1, -1, -1):
+        xml.append(f"{indent * (k + 2)}</body>")
+    actuators = "\n".join(f'    <motor name="{j}" joint="{j}" gear="1"/>' for j in ACTUATED)
+    equality = (f'    <connect name="front_hook" body1="link1" anchor="{_f(L[0])} 0 0" '
+                f'active="false" solref="0.004 1"/>\n'
+                f'    <connect name="rear_hook" body1="link4" anchor="0 0 0" '
+                f'active="false" solref="0.004 1"/>')
+    return {
+        "compiler": '<compiler angle="radian" inertiafromgeom="false"/>',
+        "option": (f'<option timestep="{_f(g.timestep)}" gravity="0 {_f(-GRAVITY)} 0" '
+                   f'integrator="implicitfast"/>'),
+        "worldbody": "\n".join(xml),
+        "actuator": actuators,
+        "equality": equality,
+    }
+
+
+def _wall_xml() -> str:
+    return ('    <light pos="0.3 0 1" dir="0 0 -1"/>\n'
+            '    <geom name="wall" type="box" pos="-0.01 0 0" size="0.01 5 0.06" '
+            'contype="0" conaffinity="1" rgba="0.75 0.7 0.6 1"/>')
+
+
+def _mujoco_doc(model: str, s: dict[str, str], extra_world: str = "") -> str:
+    world = s["worldbody"] + ("\n" + extra_world if extra_world else "")
+    return (f'<mujoco model="{model}">\n  {s["compiler"]}\n  {s["option"]}\n'
+            f"  <worldbody>\n{world}\n  </worldbody>\n"
+            f"  <actuator>\n{s['actuator']}\n  </actuator>\n"
+            f"  <equality>\n{s['equality']}\n  </equality>\n</mujoco>\n")
+
+
+def scene_xml(model_file: str = "jumper.xml") -> str:
+    """A scene that includes the robot file and adds the world: the vertical wall."""
+    return (f'<mujoco model="jumper scene">\n  <include file="{model_file}"/>\n'
+            f"  <worldbody>\n{_wall_xml()}\n  </worldbody>\n</mujoco>\n")
+
+
+def scene_string(morphology: Morphology | np.ndarray, geometry: Geometry | None = None) -> str:
+    """Robot and wall in one MJCF document (what the simulator compiles, no files)."""
+    return _mujoco_doc("jumper scene", _robot_sections(parameter_vector(morphology),
+                                                       geometry or Geometry()), _wall_xml())
+
+
+def urdf(morphology: Morphology | np.ndarray, name: str = "jumper") -> str:
+    """URDF of the same tree: massless carriers for the planar base (x, y, yaw), then links.
+
+    URDF has no planar joint, so the base is two prismatic joints and one revolute joint
+    through zero-mass intermediate links; joint order equals :data:`JOINTS`. Revolute
+    joints carry a +-2 pi limit only because URDF requires one.
+    """
+    p = parameter_vector(morphology)
+    L = p[0:4]
+    bodies = _bodies(p)
+    lengths = (L[3], L[2], L[1], L[0])
+    out = [f'<?xml version="1.0"?>\n<robot name="{name}">', '  <link name="world"/>']
+    carriers = ("base_x", "base_y")
+    for c in carriers:
+        out.append(f'  <link name="{c}"><inertial><mass value="0"/><inertia ixx="0" ixy="0" '
+                   f'ixz="0" iyy="0" iyz="0" izz="0"/></inertial></link>')
+    for body, nm in zip(bodies, BODIES, strict=True):
+        izz = max(body.izz, 1e-12)
+        out.append(
+            f'  <link name="{nm}"><inertial><origin xyz="{_f(body.com)} 0 0"/>'
+            f'<mass value="{_f(body.mass)}"/><inertia ixx="{_f(1e-3 * izz)}" ixy="0" ixz="0" '
+            f'iyy="{_f(izz)}" iyz="0" izz="{_f(izz)}"/></inertial></link>')
+    out.append('  <link name="front_gripper"/>')
+    chain = [("x5", "prismatic", "world", "base_x", "0 0 0", "1 0 0"),
+             ("y5", "prismatic", "base_x", "base_y", "0 0 0", "0 1 0"),
+             ("phi5", "revolute", "base_y", "link4", "0 0 0", "0 0 1")]
+    for k, j in enumerate(ACTUATED):
+        chain.append((j, "revolute", BODIES[k], BODIES[k + 1], f"{_f(lengths[k])} 0 0",
+                      "0 0 1"))
+    for jn, kind, parent, child, xyz, axis in chain:
+        span = 10.0 if kind == "prismatic" else 2 * np.pi
+        limit = f'<limit lower="{_f(-span)}" upper="{_f(span)}" effort="100" velocity="100"/>'
+        out.append(f'  <joint name="{jn}" type="{kind}"><parent link="{parent}"/>'
+                   f'<child link="{child}"/><origin xyz="{xyz}"/><axis xyz="{axis}"/>'
+                   f"{limit}</joint>")
+    out.append(f'  <joint name="front_gripper_fixed" type="fixed"><parent link="link1"/>'
+               f'<child link="front_gripper"/><origin xyz="{_f(lengths[3])} 0 0"/></joint>')
+    out.append("</robot>\n")
+    return "\n".join(out)
+
+
+def write_model(morphology: Morphology, out_dir: str | Path,
+                geometry: Geometry | None = None) -> dict[str, Path]:
+    """Write ``jumper.xml``, ``scene.xml`` and ``jumper.urdf`` into ``out_dir``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"mjcf": out / "jumper.xml", "scene": out / "scene.xml", "urdf": out / "jumper.urdf"}
+    paths["mjcf"].write_text(robot_xml(morphology, geometry))
+    paths["scene"].write_text(scene_xml(paths["mjcf"].name))
+    paths["urdf"].write_text(urdf(morphology))
+    return paths
+
+
+def load_scene(morphology: Morphology | np.ndarray, geometry: Geometry | None = None):
+    """Compile the scene (robot + wall) into a ``mujoco.MjModel``."""
+    import mujoco
+
+    return mujoco.MjModel.from_xml_string(scene_string(morphology, geometry))
