@@ -1,0 +1,132 @@
+"""Dask distributed evaluation: a local cluster on loopback, or a running scheduler.
+
+Workers are single-threaded processes that live for the whole run, so everything a task
+builds once per process (the CasADi/IPOPT solvers of :func:`clamber.jumper.solve.problem_for`)
+is reused for every later candidate that worker evaluates.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import dask
+from distributed import Client, KilledWorker, LocalCluster, as_completed
+
+from clamber.exceptions import ConfigError
+from clamber.parallel.base import DEFAULT_MAX_RETRIES, Evaluator, Outcome, check_retries
+
+#: Loopback: nothing is reachable from outside this machine unless an address is given.
+LOCAL_HOST = "127.0.0.1"
+CONNECT_TIMEOUT_S = 20.0
+
+
+def available_cores() -> int:
+    """CPU cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+class DaskEvaluator(Evaluator):
+    """Evaluates tasks on Dask workers.
+
+    Parameters
+    ----------
+    n_workers:
+        Worker processes of the local cluster (default: one per core). Ignored with
+        ``address``.
+    address:
+        A running scheduler, e.g. ``tcp://10.0.0.5:8786`` (its workers should run one
+        thread each). Without it a :class:`distributed.LocalCluster` is started whose
+        scheduler and workers listen on 127.0.0.1 only.
+    max_retries:
+        How often a task whose worker died is resubmitted before its outcome is a loss.
+        The local scheduler's own retry budget (``allowed-failures``) is set to zero so
+        that this count is exact; a remote scheduler applies its own on top.
+    dashboard:
+        Serve the Dask dashboard (local cluster only) on ``127.0.0.1`` at a free port.
+    """
+
+    def __init__(self, n_workers: int | None = None, address: str | None = None,
+                 max_retries: int = DEFAULT_MAX_RETRIES, dashboard: bool = False) -> None:
+        self.max_retries = check_retries(max_retries)
+        self._cluster: LocalCluster | None = None
+        t0 = time.perf_counter()
+        if address is not None:
+            if not isinstance(address, str) or "://" not in address and ":" not in address:
+                raise ConfigError(
+                    f"cluster address {address!r}: expected a scheduler address like "
+                    "tcp://host:8786"
+                )
+            try:
+                self.client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+            except (OSError, TimeoutError) as e:
+                raise ConfigError(f"cannot reach the Dask scheduler at {address!r}: {e}") from None
+        else:
+            n = available_cores() if n_workers is None else n_workers
+            if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+                raise ConfigError(f"n_workers = {n_workers!r}: must be an integer >= 1")
+            with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+                self._cluster = LocalCluster(
+                    n_workers=n, threads_per_worker=1, processes=True, host=LOCAL_HOST,
+                    dashboard_address=f"{LOCAL_HOST}:0" if dashboard else None,
+                    silence_logs=logging.CRITICAL,
+                )
+            self.client = Client(self._cluster, set_as_default=False)
+            self.client.wait_for_workers(n, timeout=60)
+        self.start_time_s = time.perf_counter() - t0
+        self.address = self.client.scheduler.address
+
+    @property
+    def n_workers(self) -> int:
+        return sum(self.client.nthreads().values())
+
+    def describe(self) -> dict[str, Any]:
+        return {"backend": "dask", "workers": self.n_workers,
+                "scheduler": "local" if self._cluster is not None else self.address,
+                "start_time_s": self.start_time_s}
+
+    def imap_unordered(self, fn: Callable[[Any], Any],
+                       tasks: Sequence[Any]) -> Iterator[tuple[int, Outcome]]:
+        if not tasks:
+            return
+        batch = uuid.uuid4().hex[:8]
+        attempts = [1] * len(tasks)
+        index_of: dict[str, int] = {}
+        submitted = []
+        for i, task in enumerate(tasks):
+            f = self.client.submit(fn, task, key=f"{batch}-{i}-1", pure=False)
+            index_of[f.key] = i
+            submitted.append(f)
+        pending = as_completed(submitted, loop=self.client.loop)
+        for future in pending:
+            i = index_of.pop(future.key)
+            if future.status == "finished":
+                yield i, Outcome(value=future.result(), ok=True, attempts=attempts[i])
+                continue
+            error = future.exception()
+            if not isinstance(error, KilledWorker):
+                future.result()  # re-raise the task's own exception with its traceback
+            if attempts[i] > self.max_retries:
+                yield i, Outcome(value=None, ok=False, attempts=attempts[i],
+                                 error=f"worker died {attempts[i]} times: {error}")
+                continue
+            attempts[i] += 1
+            retry = self.client.submit(fn, tasks[i], key=f"{batch}-{i}-{attempts[i]}",
+                                       pure=False)
+            index_of[retry.key] = i
+            pending.add(retry)
+
+    def close(self) -> None:
+        client, cluster = getattr(self, "client", None), self._cluster
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
+        self._cluster = None

@@ -1,0 +1,1 @@
+"""Morphology search for the jump-climber: CMA-ES co-design and Sobol sweeps (ask/tell)."""

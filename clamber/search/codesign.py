@@ -1,0 +1,285 @@
+"""CMA-ES co-design of the jump-climber's morphology (the paper's Stage 2), ask/tell.
+
+Each generation: ask pycma for ``popsize`` candidates in the coordinates of
+:mod:`clamber.search.space`, score each by the speed of its optimized jump
+(:mod:`clamber.search.fitness`) on an :class:`~clamber.parallel.Evaluator`, record every
+result as it finishes (:mod:`clamber.storage`), tell pycma the negated speeds, snapshot
+its state. Warm starts come from the best trajectory of earlier generations only, so a
+generation's results do not depend on which worker finishes first.
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import cma
+import numpy as np
+
+from clamber.exceptions import ConfigError, FileFormatError
+from clamber.jumper.morphology import DesignBounds, Morphology
+from clamber.jumper.solution import TrajectorySolution
+from clamber.parallel.base import Evaluator, Outcome
+from clamber.parallel.serial import SerialEvaluator
+from clamber.search.fitness import CandidateResult, CandidateTask, FitnessConfig, evaluate_candidate
+from clamber.search.space import DesignSpace, paper_findings
+from clamber.storage.runs import RunStore, TrialRecord, TrialState, best_trial
+
+KIND = "codesign"
+FitnessFunction = Callable[[CandidateTask], CandidateResult]
+#: Called after every finished evaluation with a progress dict (see :func:`run_codesign`).
+ProgressCallback = Callable[[dict[str, Any]], None]
+
+
+class SeededNormal:
+    """Standard normal samples from a private, seeded generator (pycma's ``randn``).
+
+    pycma draws from NumPy's global generator by default; a private one makes a run
+    reproducible whatever else the process does, and it is pickled with the strategy.
+    """
+
+    def __init__(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def __call__(self, *shape: int) -> np.ndarray:
+        return self.rng.standard_normal(shape)
+
+
+@dataclass(frozen=True)
+class CodesignConfig:
+    """A co-design run (the paper's defaults: 9 candidates, 50 generations)."""
+
+    generations: int = 50
+    popsize: int = 9
+    sigma0: float = 0.5
+    """Initial CMA-ES step size in the unitless coordinates of :mod:`clamber.search.space`
+    (0.5 is about 20 mm of link length or 15 g of inner mass near the initial design)."""
+    seed: int = 0
+    fitness: FitnessConfig = field(default_factory=FitnessConfig)
+    bounds: DesignBounds = field(default_factory=DesignBounds)
+
+    def __post_init__(self) -> None:
+        for name, low in (("generations", 1), ("popsize", 2)):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < low:
+                raise ConfigError(f"{name} = {v!r}: must be an integer >= {low}")
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
+            raise ConfigError(f"seed = {self.seed!r}: must be an integer >= 0")
+        if not (isinstance(self.sigma0, int | float) and math.isfinite(self.sigma0)
+                and self.sigma0 > 0):
+            raise ConfigError(f"sigma0 = {self.sigma0!r}: must be a positive finite number")
+
+    def to_dict(self) -> dict[str, Any]:
+        """What decides the results (the run store refuses to resume with another)."""
+        return {"generations": self.generations, "popsize": self.popsize,
+                "sigma0": self.sigma0, "seed": self.seed, "fitness": self.fitness.to_dict(),
+                "bounds": Morphology.nominal(self.bounds).to_dict()["bounds"],
+                "cma_version": cma.__version__}
+
+
+@dataclass
+class CodesignResult:
+    """The outcome of a (possibly resumed) co-design run."""
+
+    run_dir: Path
+    config: CodesignConfig
+    trials: list[TrialRecord]
+    generation_summaries: list[dict[str, Any]]
+    best: TrialRecord | None
+    best_morphology: Morphology | None
+    best_solution_path: Path | None
+    wall_time_s: float
+    evaluator: dict[str, Any]
+
+    @property
+    def evaluations(self) -> int:
+        return len(self.trials)
+
+    @property
+    def failed_evaluations(self) -> int:
+        return sum(t.state is not TrialState.COMPLETE for t in self.trials)
+
+    @property
+    def best_speed(self) -> float:
+        """[m/s] (NaN when nothing converged)."""
+        return self.best.fitness if self.best is not None else math.nan
+
+    def summary(self) -> dict[str, Any]:
+        """The run's figures, JSON-ready; ``findings`` checks the paper's three."""
+        m = self.best_morphology
+        return {
+            "best_speed_mps": self.best_speed,
+            "best_speed_bl_per_s": self.best_speed / m.body_length if m else math.nan,
+            "best_morphology": m.to_dict() if m else None,
+            "best_design": _design_mm_g(m) if m else None,
+            "findings": paper_findings(m) if m else None,
+            "generations": len(self.generation_summaries),
+            "evaluations": self.evaluations,
+            "failed_evaluations": self.failed_evaluations,
+            "wall_time_s": self.wall_time_s,
+            "core_minutes_per_evaluation": (sum(t.wall_time_s for t in self.trials) / 60
+                                            / max(self.evaluations, 1)),
+            "run_dir": str(self.run_dir),
+            "best_solution": str(self.best_solution_path) if self.best_solution_path else None,
+            "evaluator": self.evaluator,
+        }
+
+
+def _design_mm_g(m: Morphology) -> dict[str, float]:
+    names = ("L1_mm", "L2_mm", "L3_mm", "L4_mm", "m2_g", "m3_g", "m4_g")
+    return dict(zip(names, DesignSpace(m.bounds).design_vector(m).tolist(), strict=True))
+
+
+def make_strategy(config: CodesignConfig) -> cma.CMAEvolutionStrategy:
+    """pycma's strategy at the initial design, sampling from its own seeded generator."""
+    space = DesignSpace(config.bounds)
+    options = {
+        "popsize": config.popsize, "randn": SeededNormal(config.seed), "seed": math.nan,
+        "verbose": -9, "verb_log": 0, "verb_disp": 0, "maxiter": math.inf,
+        "tolfun": 0, "tolx": 0, "tolflatfitness": math.inf, "tolstagnation": math.inf,
+    }
+    return cma.CMAEvolutionStrategy(space.initial_mean(), config.sigma0, options)
+
+
+def run_codesign(
+    config: CodesignConfig,
+    run_dir: str | Path,
+    evaluator: Evaluator | None = None,
+    resume: bool = False,
+    fitness_fn: FitnessFunction = evaluate_candidate,
+    progress: ProgressCallback | None = None,
+    stop_after: int | None = None,
+) -> CodesignResult:
+    """Run (or resume) a co-design in ``run_dir``.
+
+    ``progress`` is called after each finished evaluation with ``generation``,
+    ``evaluations_done``, ``evaluations_total``, ``best_speed_mps`` and
+    ``evaluations_this_session``. ``stop_after`` ends the session after that many new
+    evaluations (a controlled interruption; the record is left resumable).
+    """
+    t0 = time.perf_counter()
+    run_dir = Path(run_dir)
+    evaluator = evaluator or SerialEvaluator()
+    space = DesignSpace(config.bounds)
+    cfg = config.to_dict()
+    store = RunStore.open(run_dir, KIND, cfg) if resume else RunStore.create(run_dir, KIND, cfg)
+    (run_dir / "trajectories").mkdir(exist_ok=True)
+    try:
+        snapshot = store.latest_state()
+        if snapshot is None:
+            es, start = make_strategy(config), 0
+        else:
+            es, start = _unpickle_strategy(snapshot[1], store), snapshot[0] + 1
+        new, done = 0, len(store.trials())
+        total = config.generations * config.popsize
+        for g in range(start, config.generations):
+            Z = np.array(es.ask())
+            recorded = {t.index: t for t in store.trials(g)}
+            for t in recorded.values():
+                if not np.array_equal(np.array(t.params), Z[t.index]):
+                    raise FileFormatError(
+                        f"{run_dir}: recorded trial {g}/{t.index} does not match the "
+                        "candidate the restored optimizer asks for; the record is corrupt"
+                    )
+            guess = _best_solution(store, run_dir)
+            todo = [i for i in range(config.popsize) if i not in recorded]
+            tasks = [CandidateTask(g, i, tuple(Z[i].tolist()), space.decode(Z[i]),
+                                   config.fitness, guess) for i in todo]
+            for k, outcome in evaluator.imap_unordered(fitness_fn, tasks):
+                trial = _record(tasks[k], outcome, config.fitness, run_dir)
+                store.append(trial)
+                recorded[trial.index] = trial
+                new += 1
+                done += 1
+                if progress is not None:
+                    progress({"generation": g, "evaluations_done": done,
+                              "evaluations_total": total, "evaluations_this_session": new,
+                              "best_speed_mps": _best_speed(store)})
+                if stop_after is not None and new >= stop_after:
+                    return _result(config, store, run_dir, t0, evaluator)
+            gen = [recorded[i] for i in range(config.popsize)]
+            es.tell(list(Z), [-t.fitness for t in gen])
+            store.save_state(g, pickle.dumps(es), _generation_summary(g, gen, es, space, store))
+        return _result(config, store, run_dir, t0, evaluator)
+    finally:
+        store.close()
+
+
+def _unpickle_strategy(blob: bytes, store: RunStore) -> cma.CMAEvolutionStrategy:
+    try:
+        return pickle.loads(blob)
+    except Exception as e:  # noqa: BLE001 - any unreadable snapshot is a format error
+        raise FileFormatError(
+            f"{store.run_dir}: the optimizer snapshot cannot be read ({e})"
+        ) from None
+
+
+def _record(task: CandidateTask, outcome: Outcome, fitness: FitnessConfig,
+            run_dir: Path) -> TrialRecord:
+    """A frozen trial from a finished task; saves its trajectory next to the store."""
+    common = dict(generation=task.generation, index=task.index, params=task.params,
+                  lengths=task.morphology.lengths, masses=task.morphology.masses,
+                  attempts=outcome.attempts)
+    if not outcome.ok:
+        return TrialRecord(state=TrialState.LOST, fitness=fitness.failure_speed,
+                           speed_mps=math.nan, status="worker_lost", solve_time_s=math.nan,
+                           wall_time_s=math.nan, error=outcome.error, **common)
+    r: CandidateResult = outcome.value
+    path = ""
+    if r.success and r.solution is not None:
+        rel = Path("trajectories") / f"g{task.generation:03d}_c{task.index:02d}"
+        r.solution.save(run_dir / rel)
+        path = str(rel.with_suffix(".npz"))
+    return TrialRecord(
+        state=TrialState.COMPLETE if r.success else TrialState.FAIL,
+        fitness=r.speed_mps if r.success else fitness.failure_speed, speed_mps=r.speed_mps,
+        status=r.status, solve_time_s=r.solve_time_s, wall_time_s=r.wall_time_s,
+        guess=r.guess, trajectory=path, error=r.error,
+        info={**r.info, "refined": r.refined}, **common)
+
+
+def _best_solution(store: RunStore, run_dir: Path) -> TrajectorySolution | None:
+    """The stored trajectory of the best trial so far (read from disk on every backend,
+    so a resumed run warm-starts from exactly the same numbers)."""
+    best = best_trial(t for t in store.trials() if t.trajectory)
+    if best is None:
+        return None
+    return TrajectorySolution.load(run_dir / best.trajectory)
+
+
+def _best_speed(store: RunStore) -> float:
+    best = best_trial(store.trials())
+    return best.fitness if best else math.nan
+
+
+def _generation_summary(g: int, gen: list[TrialRecord], es: cma.CMAEvolutionStrategy,
+                        space: DesignSpace, store: RunStore) -> dict[str, Any]:
+    speeds = [t.fitness for t in gen]
+    mean = space.decode(np.asarray(es.mean))
+    return {"generation": g, "best_speed_mps": max(speeds),
+            "median_speed_mps": statistics.median(speeds),
+            "best_so_far_mps": _best_speed(store),
+            "failed": sum(t.state is not TrialState.COMPLETE for t in gen),
+            "sigma": float(es.sigma), "mean_design": space.design_vector(mean).tolist()}
+
+
+def _result(config: CodesignConfig, store: RunStore, run_dir: Path, t0: float,
+            evaluator: Evaluator) -> CodesignResult:
+    trials = store.trials()
+    best = best_trial(trials)
+    morph = path = None
+    if best is not None:
+        morph = Morphology.from_design_vector(best.lengths[:4], best.masses[1:4], config.bounds)
+        morph.save(run_dir / "best_morphology.toml")
+        if best.trajectory:
+            path = run_dir / best.trajectory
+    return CodesignResult(run_dir=run_dir, config=config, trials=trials,
+                          generation_summaries=store.generation_summaries(), best=best,
+                          best_morphology=morph, best_solution_path=path,
+                          wall_time_s=time.perf_counter() - t0, evaluator=evaluator.describe())

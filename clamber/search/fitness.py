@@ -1,0 +1,138 @@
+"""The fitness of a candidate morphology: the climbing speed of its optimized jump.
+
+:func:`evaluate_candidate` is what runs on a worker. It is a pure function of its
+:class:`CandidateTask`, so every backend and worker count returns the same result, and
+it never raises for a solver failure: that is a result with a status, penalized by the
+search and recorded.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from clamber.exceptions import ConfigError
+from clamber.jumper.morphology import Morphology
+from clamber.jumper.schedule import resolve_nodes
+from clamber.jumper.settings import OptimizationSettings
+from clamber.jumper.solution import TrajectorySolution
+
+#: The designed bounding motion of :mod:`clamber.jumper.guess`: the seed trajectory used
+#: when no better warm start exists, and the fallback when a warm start fails.
+SEED_GUESS = "deterministic"
+
+
+@dataclass(frozen=True)
+class FitnessConfig:
+    """How a candidate is scored (units in brackets).
+
+    The procedure is the trajectory optimizer's own: a solve on the ``resolution`` grid,
+    warm-started from the task's guess (else the seed trajectory), retried once from the
+    seed trajectory if the warm start fails; then, if ``refine`` names a grid,
+    refinement onto it. If the refinement fails the converged coarse speed is kept (the
+    record says ``refined: false``). A candidate whose solve fails scores
+    ``failure_speed``.
+    """
+
+    settings: OptimizationSettings = field(default_factory=OptimizationSettings)
+    resolution: str | tuple[int, ...] = "coarse"
+    """Grid of the first solve: 'coarse', 'fine' or 5 node counts."""
+    refine: str | tuple[int, ...] | None = "fine"
+    """Grid to refine onto, or None to score the first solve."""
+    failure_speed: float = 0.0
+    """Fitness of a failed evaluation [m/s]: no climbing. Converged jumps climb, so they
+    rank above it; failures are told to the optimizer, never dropped."""
+
+    def __post_init__(self) -> None:
+        resolve_nodes(self.resolution)
+        if self.refine is not None:
+            resolve_nodes(self.refine)
+        if not math.isfinite(self.failure_speed):
+            raise ConfigError(f"failure_speed = {self.failure_speed!r}: must be finite")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "settings": self.settings.to_dict(),
+            "resolution": self.resolution if isinstance(self.resolution, str)
+            else list(self.resolution),
+            "refine": self.refine if self.refine is None or isinstance(self.refine, str)
+            else list(self.refine),
+            "failure_speed": self.failure_speed,
+        }
+
+
+@dataclass(frozen=True)
+class CandidateTask:
+    """Everything a worker needs to score one candidate (picklable, self-contained)."""
+
+    generation: int
+    index: int
+    params: tuple[float, ...]
+    """Optimizer coordinates of the candidate (recorded, not used by the solve)."""
+    morphology: Morphology
+    fitness: FitnessConfig
+    guess: TrajectorySolution | None = None
+    """Warm start: the best solution so far (any morphology, any grid), or None."""
+
+
+@dataclass(frozen=True)
+class CandidateResult:
+    """A candidate's score. ``speed_mps`` is NaN and ``solution`` None when it failed."""
+
+    success: bool
+    status: str
+    speed_mps: float
+    solve_time_s: float
+    wall_time_s: float
+    guess: str = ""
+    """Which start converged: 'warm', 'seed' (or the last one tried, on failure)."""
+    refined: bool = False
+    error: str = ""
+    solution: TrajectorySolution | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def evaluate_candidate(task: CandidateTask) -> CandidateResult:
+    """Optimize the candidate's jump and return its climbing speed (never raises)."""
+    from clamber.jumper.solve import refine, solve
+
+    cfg = task.fitness
+    t0 = time.perf_counter()
+    starts: list[tuple[str, Any]] = [("warm", task.guess)] if task.guess is not None else []
+    starts.append(("seed", SEED_GUESS))
+    history: list[dict] = []
+    label, sol = "", None
+    try:
+        for start, guess in starts:
+            label = start
+            sol = solve(task.morphology, cfg.settings, cfg.resolution, guess)
+            history += sol.history
+            if sol.status.success:
+                break
+        refined = False
+        if sol is not None and sol.status.success and cfg.refine is not None:
+            fine = refine(sol, cfg.refine, cfg.settings)
+            history += fine.history
+            if fine.status.success:
+                sol, refined = fine, True
+        assert sol is not None
+        sol.history = history
+        ok = sol.status.success
+        return CandidateResult(
+            success=ok, status=sol.status.value, speed_mps=sol.speed if ok else math.nan,
+            solve_time_s=sum(h["solve_time_s"] for h in history),
+            wall_time_s=time.perf_counter() - t0, guess=label, refined=refined,
+            solution=sol if ok else None,
+            info={"iterations": sum(h["iterations"] for h in history),
+                  "nodes": list(sol.nodes)},
+        )
+    except Exception as e:  # noqa: BLE001 - a crashing solve is a recorded failure
+        return CandidateResult(
+            success=False, status="failed", speed_mps=math.nan,
+            solve_time_s=sum(h["solve_time_s"] for h in history),
+            wall_time_s=time.perf_counter() - t0, guess=label,
+            error=f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=3)}",
+        )

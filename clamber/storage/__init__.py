@@ -1,0 +1,5 @@
+"""Run records: an append-only SQLite store per run directory, replayed to resume."""
+
+from clamber.storage.runs import FORMAT_VERSION, RunStore, TrialRecord, TrialState, best_trial
+
+__all__ = ["FORMAT_VERSION", "RunStore", "TrialRecord", "TrialState", "best_trial"]

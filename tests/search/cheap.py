@@ -1,0 +1,43 @@
+"""A cheap, deterministic stand-in for the trajectory optimization, for driver tests.
+
+It scores a morphology by a smooth analytic speed that rewards the paper's three trends
+(spine mass, short distal links, longer front links) and declares a failed solve when
+the second link is short, so that failures and penalties happen in every run.
+"""
+
+import math
+import os
+import signal
+import time
+from pathlib import Path
+
+from clamber.search.fitness import CandidateResult, CandidateTask
+
+#: When set, the worker evaluating candidate (0, 1) kills its own process once, the first
+#: time, and leaves this file behind as the mark that it did.
+KILL_MARKER_ENV = "CLAMBER_TEST_KILL_MARKER"
+#: Seconds each evaluation sleeps, so that an outside kill can land mid-run.
+DELAY_ENV = "CLAMBER_TEST_DELAY"
+
+
+def analytic_speed(task: CandidateTask) -> float:
+    L1, L2, L3, L4 = task.morphology.lengths
+    _, m2, m3, m4, _ = task.morphology.masses
+    return (0.4 + 2.0 * (m3 - 0.5 * (m2 + m4)) - 1.5 * (L1 + L4 - 0.08)
+            + 1.0 * ((L1 + L2) - (L3 + L4)) - 20.0 * (L2 - 0.09) ** 2)
+
+
+def cheap_fitness(task: CandidateTask) -> CandidateResult:
+    marker = os.environ.get(KILL_MARKER_ENV)
+    if marker and (task.generation, task.index) == (0, 1) and not Path(marker).exists():
+        Path(marker).write_text(str(os.getpid()))
+        os.kill(os.getpid(), signal.SIGKILL)
+    delay = float(os.environ.get(DELAY_ENV, "0"))
+    if delay:
+        time.sleep(delay)
+    if task.morphology.lengths[1] < 0.06:
+        return CandidateResult(success=False, status="infeasible", speed_mps=math.nan,
+                               solve_time_s=0.001, wall_time_s=0.001, guess="seed")
+    return CandidateResult(success=True, status="converged", speed_mps=analytic_speed(task),
+                           solve_time_s=0.001, wall_time_s=0.001,
+                           guess="warm" if task.guess is not None else "seed")
