@@ -1,0 +1,1 @@
+"""Physics simulation of the jump-climber: motors, grippers, playback, robustness, hand-off."""

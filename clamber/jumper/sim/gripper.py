@@ -1,0 +1,144 @@
+"""Spined gripper on the wall: capture window, pin while hooked, release, tear-off.
+
+The model is a small state machine per gripper, independent of the physics engine:
+
+* ``HOOKED``: pinned to the wall (a MuJoCo ``connect`` constraint in the simulator).
+  It leaves this state when the release is commanded (-> ``FREE``) or when its wall
+  force stays outside the safe region by more than ``tear_margin`` for ``tear_time``
+  (-> ``TORN``, the spines ripped out; a torn gripper re-arms like a released one).
+* ``FREE``: not touching or sliding. Armed by the schedule (the catch is expected), a
+  free gripper hooks the first time it enters the :class:`CaptureWindow`.
+
+The capture window is what spines need to engage (approximation: all-or-nothing):
+the gripper centre within ``distance`` of its attached position (``x = foot_radius``),
+its speed at most ``max_speed``, the approach speed into the wall at most
+``max_normal_speed`` (faster impacts bounce), and the distal link (joint -> gripper)
+within ``max_angle_deg`` of the inward wall normal (-x), so the spines face the wall.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+
+from clamber.attachment.safe_region import SafeRegion
+from clamber.exceptions import ConfigError
+
+
+class GripperState(enum.Enum):
+    """Where a gripper stands."""
+
+    HOOKED = "hooked"
+    FREE = "free"
+    TORN = "torn"
+
+
+@dataclass(frozen=True)
+class CaptureWindow:
+    """When a free, armed gripper hooks on (units in brackets)."""
+
+    distance: float = 0.004
+    """Largest gap between the gripper disc and the wall [m]."""
+    max_speed: float = 3.0
+    """Largest gripper speed [m/s]: faster spines skid over the asperities."""
+    max_normal_speed: float = 1.5
+    """Largest approach speed into the wall [m/s]: faster impacts bounce off."""
+    max_angle_deg: float = 80.0
+    """Largest angle between the distal link and the inward wall normal [deg]."""
+    tear_margin: float = 2.0
+    """Safe-region violation [N] beyond which the spines start to rip out."""
+    tear_time: float = 0.005
+    """How long the violation must last to tear the gripper off [s] (impact spikes pass)."""
+
+    def __post_init__(self) -> None:
+        for name in ("distance", "max_speed", "max_normal_speed", "max_angle_deg",
+                     "tear_margin", "tear_time"):
+            v = getattr(self, name)
+            if not (math.isfinite(v) and v >= 0):
+                raise ConfigError(f"capture.{name} = {v!r}: must be finite and >= 0")
+        if self.max_angle_deg > 180:
+            raise ConfigError(f"capture.max_angle_deg = {self.max_angle_deg}: must be <= 180")
+
+    def accepts(self, gap: float, vx: float, vy: float, link_dx: float, link_dy: float) -> bool:
+        """Whether a gripper hooks.
+
+        ``gap`` [m] between disc and wall, velocity ``(vx, vy)`` [m/s], and the distal
+        link vector ``(link_dx, link_dy)`` from the adjacent joint to the gripper [m].
+        """
+        if gap > self.distance:
+            return False
+        if vx * vx + vy * vy > self.max_speed * self.max_speed:
+            return False
+        if -vx > self.max_normal_speed:
+            return False
+        norm = math.hypot(link_dx, link_dy)
+        if norm == 0.0:
+            return False
+        cos_angle = -link_dx / norm
+        return cos_angle >= math.cos(math.radians(self.max_angle_deg))
+
+
+class Gripper:
+    """State machine of one gripper; the simulator feeds it measurements each tick."""
+
+    def __init__(self, name: str, region: SafeRegion, window: CaptureWindow, dt: float,
+                 hooked: bool) -> None:
+        self.name = name
+        self.window = window
+        self._rows = [(float(a[0]), float(a[1]), float(b)) for a, b in zip(region.A, region.b,
+                                                                             strict=True)]
+        self._tear_ticks = max(1, round(window.tear_time / dt))
+        self._over = 0
+        self.state = GripperState.HOOKED if hooked else GripperState.FREE
+        self.armed = False
+
+    @property
+    def hooked(self) -> bool:
+        return self.state is GripperState.HOOKED
+
+    def violation(self, fx: float, fy: float) -> float:
+        """Largest safe-region row violation [N] of the wall force ``(fx, fy)`` on the gripper."""
+        worst = 0.0
+        for ax, ay, b in self._rows:
+            v = ax * fx + ay * fy - b
+            if v > worst:
+                worst = v
+        return worst
+
+    def release(self) -> None:
+        """Commanded opening: the gripper lets go."""
+        if self.state is GripperState.HOOKED:
+            self.state = GripperState.FREE
+        self.armed = False
+        self._over = 0
+
+    def arm(self) -> None:
+        """The schedule expects a catch: the next entry into the window hooks."""
+        self.armed = True
+
+    def try_capture(self, gap: float, vx: float, vy: float, link_dx: float,
+                    link_dy: float) -> bool:
+        """Hook if armed, free and inside the window; returns whether it hooked now."""
+        if self.state is GripperState.HOOKED or not self.armed:
+            return False
+        if self.window.accepts(gap, vx, vy, link_dx, link_dy):
+            self.state = GripperState.HOOKED
+            self.armed = False
+            self._over = 0
+            return True
+        return False
+
+    def check_force(self, fx: float, fy: float) -> bool:
+        """Feed the hooked gripper's wall force [N]; returns True when it tears off now."""
+        if self.state is not GripperState.HOOKED:
+            return False
+        if self.violation(fx, fy) > self.window.tear_margin:
+            self._over += 1
+            if self._over >= self._tear_ticks:
+                self.state = GripperState.TORN
+                self._over = 0
+                return True
+        else:
+            self._over = 0
+        return False
