@@ -5,7 +5,7 @@ The model is a small state machine per gripper, independent of the physics engin
 * ``HOOKED``: pinned to the wall (a MuJoCo ``connect`` constraint in the simulator).
   It leaves this state when the release is commanded (-> ``FREE``) or when its wall
   force stays outside the safe region by more than ``tear_margin`` for ``tear_time``
-  (-> ``TORN``, the spines ripped out; a torn gripper re-arms like a released one).
+  (-> ``TORN``, the spines ripped out; the schedule may arm it again like a free one).
 * ``FREE``: not touching or sliding. Armed by the schedule (the catch is expected), a
   free gripper hooks the first time it enters the :class:`CaptureWindow`.
 
@@ -38,7 +38,7 @@ class GripperState(enum.Enum):
 class CaptureWindow:
     """When a free, armed gripper hooks on (units in brackets)."""
 
-    distance: float = 0.004
+    distance: float = 0.001
     """Largest gap between the gripper disc and the wall [m]."""
     max_speed: float = 3.0
     """Largest gripper speed [m/s]: faster spines skid over the asperities."""
@@ -91,11 +91,8 @@ class Gripper:
         self._tear_ticks = max(1, round(window.tear_time / dt))
         self._over = 0
         self.state = GripperState.HOOKED if hooked else GripperState.FREE
+        self.hooked = hooked  # mirrors state is HOOKED (a plain attribute: read every tick)
         self.armed = False
-
-    @property
-    def hooked(self) -> bool:
-        return self.state is GripperState.HOOKED
 
     def violation(self, fx: float, fy: float) -> float:
         """Largest safe-region row violation [N] of the wall force ``(fx, fy)`` on the gripper."""
@@ -110,6 +107,7 @@ class Gripper:
         """Commanded opening: the gripper lets go."""
         if self.state is GripperState.HOOKED:
             self.state = GripperState.FREE
+            self.hooked = False
         self.armed = False
         self._over = 0
 
@@ -124,6 +122,7 @@ class Gripper:
             return False
         if self.window.accepts(gap, vx, vy, link_dx, link_dy):
             self.state = GripperState.HOOKED
+            self.hooked = True
             self.armed = False
             self._over = 0
             return True
@@ -137,6 +136,7 @@ class Gripper:
             self._over += 1
             if self._over >= self._tear_ticks:
                 self.state = GripperState.TORN
+                self.hooked = False
                 self._over = 0
                 return True
         else:

@@ -3,11 +3,11 @@
 Timing as on the robot: the main board streams the joint reference and voltage
 feed-forward at 500 Hz (each packet may arrive late by up to ``jitter``); each joint's
 ESC runs its PD law at 1 kHz on the newest packet; the motors (DC model with back-EMF
-and supply limit) turn the voltage into torque, held constant for the two 0.5 ms
-physics steps of each ESC period. Gripper releases travel with the reference packets;
-catches are armed ``arm_lead`` before the optimized catch and missed if the gripper
-has not hooked ``catch_timeout`` after it. Jumps follow each other with the same
-reference, shifted by one period; nothing is fed back.
+and supply limit) turn the voltage into torque, held constant over the ESC period
+(one 1 ms physics step by default; ``physics_substeps`` refines it). Gripper releases
+travel with the reference packets; catches are armed ``arm_lead`` before the optimized
+catch and missed if the gripper has not hooked ``catch_timeout`` after it. Jumps follow
+each other with the same reference, shifted by one period; nothing is fed back.
 
 Outcomes per jump (:class:`JumpRecord`): the front catch, the rear catch, whether the
 robot is *ready* at the end of the jump (both grippers hooked, nothing torn, the
@@ -18,6 +18,7 @@ reference is reachable), the height gained and the tracking error.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 
 import mujoco
@@ -27,7 +28,7 @@ from clamber.exceptions import ConfigError
 from clamber.jumper.mjcf import Geometry, load_scene
 from clamber.jumper.model import jumper_model
 from clamber.jumper.sim.gripper import CaptureWindow, Gripper
-from clamber.jumper.sim.motor import ESC_RATE_HZ, EscGains, MotorParameters, pd_voltage
+from clamber.jumper.sim.motor import ESC_RATE_HZ, EscGains, MotorParameters
 from clamber.jumper.sim.reference import Reference, build_reference, optimized_angles
 from clamber.jumper.solution import TrajectorySolution
 
@@ -60,8 +61,9 @@ class SimulationConfig:
     """Ready: every joint within this of the optimized start angle [rad]."""
     settle_time: float = 0.1
     """Extra time simulated after the last jump, holding the last reference [s]."""
-    physics_substeps: int = 2
-    """Physics steps per 1 kHz ESC period (step = 1 ms / substeps)."""
+    physics_substeps: int = 1
+    """Physics steps per 1 kHz ESC period (step = 1 ms / substeps); 2 halves the step at
+    half the speed and moves catch times by a few ms."""
 
     def __post_init__(self) -> None:
         for name in ("arm_lead", "catch_timeout", "ready_distance_tol", "ready_angle_tol",
@@ -163,209 +165,215 @@ def _reference_index(n_ticks: int, n_samples: int, rate_hz: float, delay: float,
     return np.searchsorted(arrival, ticks + 1e-12, side="right") - 1
 
 
+def initial_state(sol: TrajectorySolution) -> tuple[np.ndarray, np.ndarray, float]:
+    """Optimized start in rear-foot coordinates (q, qd) and the gripper separation [m]."""
+    p = sol.morphology.parameters()
+    q0, qd0 = (np.array(v).ravel() for v in jumper_model("com").to_rear_foot(
+        sol.q[0], sol.qd[0], p))
+    points0 = np.array(jumper_model("rear_foot").points(q0, p))
+    return q0, qd0, float(np.linalg.norm(points0[:, 0] - points0[:, 4]))
+
+
 def simulate(sol: TrajectorySolution, jumps: int = 1, config: SimulationConfig | None = None,
              realization: Realization | None = None, record: bool = True) -> SimulationResult:
-    """Play ``jumps`` consecutive jumps of ``sol`` open-loop; stop early after a fall."""
-    import time
+    """Play ``jumps`` consecutive jumps of ``sol`` open-loop; stop after a failed landing.
 
+    ``record=False`` skips the 1 kHz log (robustness trials need only the records).
+    """
     if jumps < 1:
         raise ConfigError(f"jumps = {jumps}: must be at least 1")
     cfg = config or SimulationConfig()
     real = realization or Realization.nominal(sol, cfg)
+    t0 = time.perf_counter()
     ref = build_reference(sol, cfg.motor)
     geometry = Geometry(foot_radius=sol.settings.foot_radius,
                         motor_radius=sol.settings.motor_radius,
                         timestep=1.0 / ESC_RATE_HZ / cfg.physics_substeps)
     m = load_scene(real.parameters, geometry)
     d = mujoco.MjData(m)
-    t0 = time.perf_counter()
 
     # ---- initial state: the optimized start, both grippers hooked where they are ------
-    mr = jumper_model("rear_foot")
-    q0, qd0 = (np.array(v).ravel() for v in jumper_model("com").to_rear_foot(
-        sol.q[0], sol.qd[0], sol.morphology.parameters()))
+    q0, qd0, separation0 = initial_state(sol)
     d.qpos[:] = q0 + real.q0_offset
     d.qvel[:] = qd0 + real.qd0_offset
     mujoco.mj_forward(m, d)
-    site = {"front": m.site("front_gripper").id, "rear": m.site("rear_gripper").id}
-    joint_body = {"front": m.body("link1").id, "rear": m.body("link3").id}
-    foot_geom = {"front": m.geom("front_foot").id, "rear": m.geom("rear_foot").id}
-    eq = {"front": m.equality("front_hook").id, "rear": m.equality("rear_hook").id}
+    names = ("front", "rear")
+    site = [m.site(f"{g}_gripper").id for g in names]
+    joint_body = [m.body("link1").id, m.body("link3").id]  # joint next to each gripper
+    foot_geom = [m.geom(f"{g}_foot").id for g in names]
+    eq = [m.equality(f"{g}_hook").id for g in names]
     r_foot = geometry.foot_radius
     dt = 1.0 / ESC_RATE_HZ
-    grip = {g: Gripper(g, sol.settings.safe_region_front if g == "front"
-                       else sol.settings.safe_region_rear, cfg.capture, dt, hooked=True)
-            for g in ("front", "rear")}
+    regions = (sol.settings.safe_region_front, sol.settings.safe_region_rear)
+    grip = [Gripper(g, regions[i], cfg.capture, dt, hooked=True) for i, g in enumerate(names)]
+    site_xpos, xpos, eq_active = d.site_xpos, d.xpos, d.eq_active
 
-    def hook(g: str, at_wall: bool) -> None:
-        pos = d.site_xpos[site[g]]
-        m.eq_data[eq[g], 3:6] = (r_foot if at_wall else pos[0], pos[1], 0.0)
-        d.eq_active[eq[g]] = 1
-        m.geom_contype[foot_geom[g]] = 0  # a hooked gripper's wall force is the pin's alone
+    def hook(i: int, at_wall: bool) -> None:
+        pos = site_xpos[site[i]]
+        m.eq_data[eq[i], 3:6] = (r_foot if at_wall else pos[0], pos[1], 0.0)
+        eq_active[eq[i]] = 1
+        m.geom_contype[foot_geom[i]] = 0  # a hooked gripper's wall force is the pin's alone
 
-    def unhook(g: str) -> None:
-        d.eq_active[eq[g]] = 0
-        m.geom_contype[foot_geom[g]] = 1
+    def unhook(i: int) -> None:
+        eq_active[eq[i]] = 0
+        m.geom_contype[foot_geom[i]] = 1
 
-    for g in grip:
-        hook(g, at_wall=False)
-    y_rear_start = float(d.site_xpos[site["rear"], 1])
-    points0 = np.array(mr.points(q0, sol.morphology.parameters()))
-    separation0 = float(np.linalg.norm(points0[:, 0] - points0[:, 4]))  # optimized stance [m]
+    for i in range(2):
+        hook(i, at_wall=False)
+    y_rear_start = float(site_xpos[site[1], 1])
 
-    # ---- schedules ---------------------------------------------------------------------
+    # ---- the reference stream and the gripper schedule ---------------------------------
     T = ref.period
     pt = ref.phase_times
-    n_jump_ticks = [round(k * T * ESC_RATE_HZ) for k in range(jumps + 1)]
-    n_ticks = n_jump_ticks[-1] + (round(cfg.settle_time * ESC_RATE_HZ) if record else 0)
-    # The reference stream: `jumps` copies of one jump, then the first sample held.
+    ticks_per_jump = [round(k * T * ESC_RATE_HZ) for k in range(jumps + 1)]
+    n_ticks = ticks_per_jump[-1] + (round(cfg.settle_time * ESC_RATE_HZ) if record else 0)
+    # `jumps` copies of one jump, then the first sample held (the next stance).
     stream_theta = np.vstack([np.tile(ref.theta, (jumps, 1)), ref.theta[:1]])
     stream_volt = np.vstack([np.tile(ref.voltage, (jumps, 1)), ref.voltage[:1]])
     # The ESC differentiates consecutive packets for the speed reference of its D term.
     stream_omega = np.vstack([np.zeros((1, 3)), np.diff(stream_theta, axis=0) * ref.rate_hz])
     stream_t = np.r_[(np.arange(jumps)[:, None] * T + ref.t[None, :]).ravel(), jumps * T]
-    idx = _reference_index(n_ticks, len(stream_t), ref.rate_hz, real.start_delay,
-                           real.jitter, real.seed)
-    # Gripper commands ride on the reference packets: (time of packet, gripper, action).
-    commands = []
-    for k in range(jumps):
-        base = k * T
-        commands += [(base + pt[1], "front", "release"), (base + pt[2], "rear", "release"),
-                     (base + pt[3] - cfg.arm_lead, "front", "arm"),
-                     (base + pt[4] - cfg.arm_lead, "rear", "arm")]
-    commands.sort()
-    deadlines = {(k, g): k * T + pt[3 if g == "front" else 4] + cfg.catch_timeout
-                 for k in range(jumps) for g in ("front", "rear")}
+    packet = _reference_index(n_ticks, len(stream_t), ref.rate_hz, real.start_delay,
+                              real.jitter, real.seed).tolist()
+    packets = np.hstack([stream_theta, stream_omega, stream_volt]).tolist()
+    packets.append([0.0] * 6 + [0.0] * 3)  # index -1: nothing received yet, zero voltage
+    packet_t = stream_t.tolist() + [-1.0]
+    # Gripper commands ride on the packets: (packet time, gripper, action).
+    commands = sorted(
+        (k * T + tc, gi, action) for k in range(jumps)
+        for tc, gi, action in ((pt[1], 0, "release"), (pt[2], 1, "release"),
+                               (pt[3] - cfg.arm_lead, 0, "arm"),
+                               (pt[4] - cfg.arm_lead, 1, "arm")))
+    commands.append((math.inf, -1, ""))
+    # Checkpoints on simulated time: catch deadlines (index 0, 1) per jump.
+    deadline = [[k * T + pt[3] + cfg.catch_timeout, k * T + pt[4] + cfg.catch_timeout]
+                for k in range(jumps)]
 
+    qlog = np.empty((n_ticks, 6))
     log = np.full((n_ticks, len(LOG_COLUMNS)), np.nan) if record else None
     events: list[tuple[float, str, str]] = []
     records: list[JumpRecord] = []
-    caught = {"front": False, "rear": False}
+    caught = [False, False]
     tears = 0
-    err_sq, err_max, err_n = 0.0, 0.0, 0
-    theta_opt = optimized_angles(sol, (np.arange(n_ticks) % max(1, round(T * ESC_RATE_HZ)))
-                                 / ESC_RATE_HZ)
+    theta_opt = optimized_angles(sol, (np.arange(n_ticks) % ticks_per_jump[1]) / ESC_RATE_HZ)
     qpos, qvel, ctrl = d.qpos, d.qvel, d.ctrl
-    gains = real.gains
-    motors = real.motors
-    supply = [mo.supply_voltage for mo in motors]
-    gain_a = [mo.gain for mo in motors]
-    damp_c = [mo.damping for mo in motors]
-    prev_pos = {g: d.site_xpos[site[g], :2].copy() for g in grip}
+    kp0, kp1, kp2 = (g.kp for g in real.gains)
+    kd0, kd1, kd2 = (g.kd for g in real.gains)
+    vs0, vs1, vs2 = (mo.supply_voltage for mo in real.motors)
+    a0, a1, a2 = (mo.gain for mo in real.motors)
+    c0, c1, c2 = (mo.damping for mo in real.motors)
+    prev = [None, None]  # previous gripper position while armed (velocity by difference)
     nsub = cfg.physics_substeps
     cmd_i = 0
     jump_k = 0
     fell = False
-    volts = [0.0, 0.0, 0.0]
+    last_k = -2
+    pk = packets[-1]
+    j_start = 0
 
     for j in range(n_ticks):
         t = j * dt
-        k = idx[j]
-        t_pkt = stream_t[k] if k >= 0 else -1.0
-        while cmd_i < len(commands) and commands[cmd_i][0] <= t_pkt + 1e-9:
-            _, g, action = commands[cmd_i]
-            cmd_i += 1
-            if action == "release":
-                if grip[g].hooked:
-                    unhook(g)
-                    events.append((t, g, "release"))
-                grip[g].release()
-            else:
-                grip[g].arm()
+        k = packet[j]
+        if k != last_k:  # a new packet: reference, feed-forward, gripper commands
+            last_k = k
+            pk = packets[k]
+            while commands[cmd_i][0] <= packet_t[k] + 1e-9:
+                _, gi, action = commands[cmd_i]
+                cmd_i += 1
+                if action == "release":
+                    if grip[gi].hooked:
+                        unhook(gi)
+                        events.append((t, names[gi], "release"))
+                    grip[gi].release()
+                else:
+                    grip[gi].arm()
+                    prev[gi] = None
         # ---- ESC: PD + feed-forward at 1 kHz, DC motor torque held for nsub steps ------
         s = qpos.tolist()
         w = qvel.tolist()
-        kk = max(k, 0)
-        th_ref = stream_theta[kk]
-        w_ref = stream_omega[kk]
-        v_ff = stream_volt[kk] if k >= 0 else (0.0, 0.0, 0.0)
-        for i in range(3):
-            v = pd_voltage(gains[i], th_ref[i], s[3 + i], w_ref[i], w[3 + i], v_ff[i],
-                           supply[i])
-            volts[i] = v
-            ctrl[i] = gain_a[i] * v - damp_c[i] * w[3 + i]
+        qlog[j] = s
+        # motor.pd_voltage and MotorParameters.torque, unrolled over the three joints
+        v0 = kp0 * (pk[0] - s[3]) + kd0 * (pk[3] - w[3]) + pk[6]
+        v1 = kp1 * (pk[1] - s[4]) + kd1 * (pk[4] - w[4]) + pk[7]
+        v2 = kp2 * (pk[2] - s[5]) + kd2 * (pk[5] - w[5]) + pk[8]
+        v0 = vs0 if v0 > vs0 else (-vs0 if v0 < -vs0 else v0)
+        v1 = vs1 if v1 > vs1 else (-vs1 if v1 < -vs1 else v1)
+        v2 = vs2 if v2 > vs2 else (-vs2 if v2 < -vs2 else v2)
+        tau = [a0 * v0 - c0 * w[3], a1 * v1 - c1 * w[4], a2 * v2 - c2 * w[5]]
+        ctrl[:] = tau
         if record:
             row = log[j]
             row[0] = t
             row[1:7] = s
             row[7:13] = w
-            row[13:16] = volts
-            row[16:19] = ctrl
-            row[25:28] = th_ref
+            row[13:16] = (v0, v1, v2)
+            row[16:19] = tau
+            row[25:28] = pk[0:3]
         mujoco.mj_step(m, d, nsub)
 
-        # ---- grippers ------------------------------------------------------------------
-        row_eq = 0
-        efc = d.efc_force  # resized by every step: fetch anew
-        for g in ("front", "rear"):
-            gr = grip[g]
-            pos = d.site_xpos[site[g]]
-            px, py = float(pos[0]), float(pos[1])
-            if gr.hooked and d.eq_active[eq[g]]:
-                fx, fy = float(efc[row_eq]), float(efc[row_eq + 1])
-                row_eq += 3
-                if record:
-                    log[j, 19 if g == "front" else 21] = fx
-                    log[j, 20 if g == "front" else 22] = fy
-                if gr.check_force(fx, fy):
-                    unhook(g)
-                    tears += 1
-                    events.append((t + dt, g, "tear"))
-            elif gr.armed:
-                jp = d.xpos[joint_body[g]]
-                if gr.try_capture(px - r_foot, (px - prev_pos[g][0]) / dt,
-                                  (py - prev_pos[g][1]) / dt, px - float(jp[0]),
-                                  py - float(jp[1])):
-                    hook(g, at_wall=True)
-                    caught[g] = True
-                    events.append((t + dt, g, "hook"))
-            prev_pos[g][0], prev_pos[g][1] = px, py
+        # ---- grippers: tear-off of hooked ones, capture of armed ones -------------------
+        if grip[0].hooked or grip[1].hooked:
+            efc = d.efc_force.tolist()  # equality rows first, in equality order
+            row_eq = 0
+            for gi in (0, 1):
+                if grip[gi].hooked:
+                    fx, fy = efc[row_eq], efc[row_eq + 1]
+                    row_eq += 3
+                    if record:
+                        log[j, 19 + 2 * gi] = fx
+                        log[j, 20 + 2 * gi] = fy
+                    if grip[gi].check_force(fx, fy):
+                        unhook(gi)
+                        tears += 1
+                        events.append((t + dt, names[gi], "tear"))
+        for gi in (0, 1):
+            gr = grip[gi]
+            if gr.armed and not gr.hooked:
+                px, py = site_xpos[site[gi], 0:2].tolist()
+                if prev[gi] is not None:
+                    jx, jy = xpos[joint_body[gi], 0:2].tolist()
+                    if gr.try_capture(px - r_foot, (px - prev[gi][0]) / dt,
+                                      (py - prev[gi][1]) / dt, px - jx, py - jy):
+                        hook(gi, at_wall=True)
+                        caught[gi] = True
+                        events.append((t + dt, names[gi], "hook"))
+                prev[gi] = (px, py)
         if record:
-            log[j, 23] = float(grip["front"].hooked)
-            log[j, 24] = float(grip["rear"].hooked)
-        # ---- tracking error against the optimized motion ------------------------------
+            log[j, 23] = grip[0].hooked
+            log[j, 24] = grip[1].hooked
+        # ---- missed catches; a fall once nothing holds after the front catch window -----
         if jump_k < jumps:
-            for i in range(3):
-                e = abs(s[3 + i] - theta_opt[j, i])
-                err_sq += e * e
-                err_max = max(err_max, e)
-            err_n += 3
-        # ---- missed catches and falls --------------------------------------------------
-        for g in ("front", "rear"):
-            key = (jump_k, g)
-            if key in deadlines and t >= deadlines[key] and grip[g].armed:
-                grip[g].armed = False
-                events.append((t, g, "miss"))
-                del deadlines[key]
-        if not (grip["front"].hooked or grip["rear"].hooked or grip["front"].armed
-                or grip["rear"].armed) and t > jump_k * T + pt[2] + cfg.arm_lead:
-            fell = True
+            for gi in (0, 1):
+                if t >= deadline[jump_k][gi] and grip[gi].armed:
+                    grip[gi].armed = False
+                    events.append((t, names[gi], "miss"))
+            if t >= deadline[jump_k][0] and not (grip[0].hooked or grip[1].hooked):
+                fell = True
         # ---- end of a jump: its record -------------------------------------------------
-        if jump_k < jumps and (j + 1 == n_jump_ticks[jump_k + 1] or fell):
-            both = grip["front"].hooked and grip["rear"].hooked
-            p = d.site_xpos
-            sep = float(math.hypot(p[site["front"], 0] - p[site["rear"], 0],
-                                   p[site["front"], 1] - p[site["rear"], 1]))
-            ang_err = float(np.max(np.abs(np.array(qpos[3:6]) - ref.theta[0])))
-            y_rear = float(p[site["rear"], 1])
-            ready = (both and not fell and caught["front"] and caught["rear"] and
-                     tears == 0 and abs(sep - separation0) <= cfg.ready_distance_tol
+        if jump_k < jumps and (j + 1 == ticks_per_jump[jump_k + 1] or fell):
+            p = site_xpos
+            sep = math.hypot(p[site[0], 0] - p[site[1], 0], p[site[0], 1] - p[site[1], 1])
+            ang_err = float(np.max(np.abs(qpos[3:6] - ref.theta[0])))
+            y_rear = float(p[site[1], 1])
+            err = np.abs(qlog[j_start: j + 1, 3:6] - theta_opt[j_start: j + 1])
+            ready = (grip[0].hooked and grip[1].hooked and not fell and all(caught)
+                     and tears == 0 and abs(sep - separation0) <= cfg.ready_distance_tol
                      and ang_err <= cfg.ready_angle_tol)
             records.append(JumpRecord(
-                index=jump_k, front_catch=caught["front"], rear_catch=caught["rear"],
-                ready=bool(ready),
-                height_gain=y_rear - y_rear_start if caught["rear"] else float("nan"),
-                tracking_rms=math.sqrt(err_sq / max(err_n, 1)), tracking_max=err_max,
+                index=jump_k, front_catch=caught[0], rear_catch=caught[1], ready=bool(ready),
+                height_gain=y_rear - y_rear_start if caught[1] else float("nan"),
+                tracking_rms=float(np.sqrt(np.mean(err**2))), tracking_max=float(err.max()),
                 tear_offs=tears, fell=fell))
             y_rear_start = y_rear
-            caught = {"front": False, "rear": False}
-            tears, err_sq, err_max, err_n = 0, 0.0, 0.0, 0
+            caught = [False, False]
+            tears = 0
+            j_start = j + 1
             jump_k += 1
             if not ready:
-                if log is not None:
-                    log = log[: j + 1]
                 break
-    duration = (len(log) if log is not None else j + 1) * dt
-    return SimulationResult(jumps=records, events=events, duration=duration,
+    n_done = j + 1
+    if log is not None and not records[-1].ready:
+        log = log[:n_done]
+    return SimulationResult(jumps=records, events=events, duration=n_done * dt,
                             wall_time=time.perf_counter() - t0, log=log,
                             parameters=np.asarray(real.parameters, float), reference=ref)
