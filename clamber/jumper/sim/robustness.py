@@ -36,7 +36,10 @@ class Tolerances:
     motor_rel: float = 0.1
     """Each motor's k_t (= k_e) and R scaled independently by 1 + U(-a, a) [-]."""
     initial_angle: float = 0.02
-    """Joint angles and base angle offset by U(-a, a) at the start [rad]."""
+    """Joint angles and base angle offset by U(-a, a) at the start, then the stance is
+    closed again with the front gripper on the wall [rad]."""
+    stance_offset: float = 0.002
+    """Front gripper hooked U(-a, a) above its optimized height at the start [m]."""
     initial_speed: float = 0.2
     """Joint speeds offset by U(-a, a) at the start [rad/s]."""
     start_delay: float = 0.002
@@ -75,6 +78,7 @@ def sample_realization(sol: TrajectorySolution, config: SimulationConfig, tol: T
     qd0 = np.zeros(6)
     qd0[3:6] = u(tol.initial_speed, 3)
     return Realization(parameters=p, motors=motors, gains=gains, q0_offset=q0, qd0_offset=qd0,
+                       front_offset=float(rng.uniform(-tol.stance_offset, tol.stance_offset)),
                        start_delay=float(rng.uniform(0, tol.start_delay)), jitter=tol.jitter,
                        seed=int(rng.integers(2**31)))
 

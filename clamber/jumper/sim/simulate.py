@@ -82,7 +82,9 @@ class Realization:
     ``parameters`` is the morphology vector (``PARAMETER_NAMES`` order; may leave the
     design bounds), ``motors`` and ``gains`` are per joint (hip, spine, shoulder),
     ``q0_offset``/``qd0_offset`` are added to the optimized initial state (rear-foot
-    coordinates, [m], [rad], [m/s], [rad/s]); reference packets arrive
+    coordinates, [m], [rad], [m/s], [rad/s]), after which the chain is closed again with
+    the front gripper on the wall, ``front_offset`` [m] above its optimized height (the
+    robot starts hooked, whatever its tolerances); reference packets arrive
     ``start_delay`` [s] late plus a uniform ``[0, jitter]`` [s] each (seeded by ``seed``).
     """
 
@@ -91,6 +93,7 @@ class Realization:
     gains: tuple[EscGains, EscGains, EscGains]
     q0_offset: np.ndarray = field(default_factory=lambda: np.zeros(6))
     qd0_offset: np.ndarray = field(default_factory=lambda: np.zeros(6))
+    front_offset: float = 0.0
     start_delay: float = 0.0
     jitter: float = 0.0
     seed: int = 0
@@ -174,6 +177,23 @@ def initial_state(sol: TrajectorySolution) -> tuple[np.ndarray, np.ndarray, floa
     return q0, qd0, float(np.linalg.norm(points0[:, 0] - points0[:, 4]))
 
 
+def close_stance(q: np.ndarray, parameters: np.ndarray, front: np.ndarray,
+                 iterations: int = 8) -> np.ndarray:
+    """Nearest ``q`` (rear-foot base, rear gripper fixed) with the front gripper at ``front``.
+
+    Gauss-Newton with minimum-norm steps on the four angles [rad]; ``front`` in [m].
+    """
+    m = jumper_model("rear_foot")
+    q = np.array(q, float)
+    for _ in range(iterations):
+        err = np.asarray(front) - np.array(m.points(q, parameters))[:, 0]
+        if np.abs(err).max() < 1e-10:
+            break
+        J = np.array(m.jacobian_front(q, parameters))[:, 2:6]
+        q[2:6] += np.linalg.lstsq(J, err, rcond=None)[0]
+    return q
+
+
 def simulate(sol: TrajectorySolution, jumps: int = 1, config: SimulationConfig | None = None,
              realization: Realization | None = None, record: bool = True) -> SimulationResult:
     """Play ``jumps`` consecutive jumps of ``sol`` open-loop; stop after a failed landing.
@@ -194,7 +214,9 @@ def simulate(sol: TrajectorySolution, jumps: int = 1, config: SimulationConfig |
 
     # ---- initial state: the optimized start, both grippers hooked where they are ------
     q0, qd0, separation0 = initial_state(sol)
-    d.qpos[:] = q0 + real.q0_offset
+    front0 = np.array(jumper_model("rear_foot").points(q0, sol.morphology.parameters()))[:, 0]
+    d.qpos[:] = close_stance(q0 + real.q0_offset, np.asarray(real.parameters, float),
+                             front0 + (0.0, real.front_offset))
     d.qvel[:] = qd0 + real.qd0_offset
     mujoco.mj_forward(m, d)
     names = ("front", "rear")
