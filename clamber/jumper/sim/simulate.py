@@ -204,6 +204,7 @@ def simulate(sol: TrajectorySolution, jumps: int = 1, config: SimulationConfig |
         raise ConfigError(f"jumps = {jumps}: must be at least 1")
     cfg = config or SimulationConfig()
     real = realization or Realization.nominal(sol, cfg)
+    q0, qd0, separation0 = initial_state(sol)  # builds the CasADi model once per process
     t0 = time.perf_counter()
     ref = build_reference(sol, cfg.motor)
     geometry = Geometry(foot_radius=sol.settings.foot_radius,
@@ -213,7 +214,6 @@ def simulate(sol: TrajectorySolution, jumps: int = 1, config: SimulationConfig |
     d = mujoco.MjData(m)
 
     # ---- initial state: the optimized start, both grippers hooked where they are ------
-    q0, qd0, separation0 = initial_state(sol)
     front0 = np.array(jumper_model("rear_foot").points(q0, sol.morphology.parameters()))[:, 0]
     d.qpos[:] = close_stance(q0 + real.q0_offset, np.asarray(real.parameters, float),
                              front0 + (0.0, real.front_offset))

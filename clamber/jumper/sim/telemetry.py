@@ -7,13 +7,17 @@ the ESC voltages ``v_hip_V, v_spine_V, v_shoulder_V`` (mean over the logging int
 and the gripper states ``front_hooked, rear_hooked`` (0/1). An optional force-plate
 CSV ``t_s, fx_N, fy_N`` gives the wall force on the front gripper.
 
-Method. Speeds and accelerations are central differences of the logged angles. Inverse
+Method. Voltages and forces in a row are means over the interval ending at its time, so
+the analysis works on intervals: mean speeds are angle steps over time steps, angles
+and accelerations are taken at interval midpoints (differences of mean speeds). Inverse
 dynamics (rear-foot base) gives joint torques wherever the contact forces are known:
 with at most one gripper hooked they follow from the base rows of the equations of
 motion; with both hooked the force plate supplies the front force. Samples within two
 log periods of a hook or release are dropped (impacts). The motor model
 ``tau = a V - c omega`` (a = k_t / R, c = k_t k_e / R + b) is fitted per joint by least
-squares to those torques; torques everywhere, and the work, use the fitted model.
+squares to those torques, rejecting outliers (unmodelled wall contacts, impacts);
+torques everywhere use the fitted model, and the work of an interval is its mean torque
+times its angle step (positive work sums the positive ones).
 """
 
 from __future__ import annotations
@@ -131,6 +135,24 @@ def _guard(hooked: np.ndarray) -> np.ndarray:
     return ~bad
 
 
+def _robust_fit(A: np.ndarray, y: np.ndarray, rounds: int = 4) -> tuple[float, float, np.ndarray]:
+    """Least squares with outliers (unmodelled wall contacts, impacts) rejected.
+
+    Each round drops samples whose residual exceeds 3 robust standard deviations
+    (1.4826 x median absolute residual). Returns (a, c, residuals of the kept samples).
+    """
+    keep = np.ones(len(y), bool)
+    for _ in range(rounds):
+        x, *_ = np.linalg.lstsq(A[keep], y[keep], rcond=None)
+        r = A @ x - y
+        sigma = 1.4826 * np.median(np.abs(r[keep]))
+        new = np.abs(r) <= 3 * max(sigma, 1e-9)
+        if new.sum() < MIN_SAMPLES or (new == keep).all():
+            break
+        keep = new
+    return float(x[0]), float(x[1]), r[keep]
+
+
 def jump_bounds(t: np.ndarray, rear_hooked: np.ndarray) -> list[tuple[float, float]]:
     """Jumps as observed in a log: from the start (or a rear re-hook) to the next re-hook [s]."""
     h = np.asarray(rear_hooked) > 0.5
@@ -144,18 +166,26 @@ def analyze(log: dict[str, np.ndarray], morphology: Morphology,
             safe_front: SafeRegion | None = None,
             safe_rear: SafeRegion | None = None) -> TelemetryAnalysis:
     """Fit, torques, work and safe-region statistics of a parsed log (see module doc)."""
-    t = log["t_s"]
-    q = np.column_stack([log[c] for c in LOG_COLUMNS[1:7]])
-    volt = np.column_stack([log[c] for c in LOG_COLUMNS[7:10]])
-    hooked = np.column_stack([log["front_hooked"] > 0.5, log["rear_hooked"] > 0.5])
-    qd = np.gradient(q, t, axis=0)
+    # Interval view: row i's voltage (and force) is the mean over (t[i-1], t[i]], so every
+    # quantity is taken at interval midpoints; speeds are exact interval means.
+    t_s = log["t_s"]
+    q_s = np.column_stack([log[c] for c in LOG_COLUMNS[1:7]])
+    dt = np.diff(t_s)
+    t = 0.5 * (t_s[1:] + t_s[:-1])
+    q = 0.5 * (q_s[1:] + q_s[:-1])
+    qd = np.diff(q_s, axis=0) / dt[:, None]
     qdd = np.gradient(qd, t, axis=0)
+    volt = np.column_stack([log[c][1:] for c in LOG_COLUMNS[7:10]])
+    hs = np.column_stack([log["front_hooked"] > 0.5, log["rear_hooked"] > 0.5])
+    hooked = hs[1:] & hs[:-1]
+    steady = (hs[1:] == hs[:-1]).all(axis=1)
     m = jumper_model("rear_foot")
     p = morphology.parameters()
     n = len(t)
     plate = None
     if forces is not None:
-        plate = np.column_stack([np.interp(t, forces["t_s"], forces[c]) for c in ("fx_N", "fy_N")])
+        plate = np.column_stack([np.interp(t_s, forces["t_s"], forces[c])[1:]
+                                 for c in ("fx_N", "fy_N")])
 
     tau_id = np.full((n, 3), np.nan)
     f_front = np.full((n, 2), np.nan)
@@ -175,7 +205,7 @@ def analyze(log: dict[str, np.ndarray], morphology: Morphology,
             f_rear[k] = tot[0:2] - (f1 if front else 0.0)
         tau_id[k] = tot[3:6] - (J1.T @ f1)[3:6]
 
-    usable = _guard(hooked) & np.all(np.isfinite(tau_id), axis=1)
+    usable = _guard(hooked) & steady & np.all(np.isfinite(tau_id), axis=1)
     fits = []
     torque = np.empty((n, 3))
     for j, name in enumerate(JOINT_NAMES):
@@ -184,25 +214,24 @@ def analyze(log: dict[str, np.ndarray], morphology: Morphology,
         if usable.sum() < MIN_SAMPLES:
             raise ConfigError(f"only {usable.sum()} samples with known torque: cannot fit the "
                               "motor model (give force-plate data for double stance)")
-        (a, c), *_ = np.linalg.lstsq(A, tau_id[usable, j], rcond=None)
+        a, c, res = _robust_fit(A, tau_id[usable, j])
         torque[:, j] = a * volt[:, j] - c * w
-        res = torque[usable, j] - tau_id[usable, j]
         fits.append(MotorFit(name, float(a), float(c), float(np.sqrt(np.mean(res**2))),
                              int(usable.sum())))
 
-    bounds = jump_bounds(t, hooked[:, 1])
-    power = torque * qd[:, 3:6]
+    bounds = jump_bounds(t_s, hs[:, 1])
+    work = torque * np.diff(q_s[:, 3:6], axis=0)  # interval mean torque x angle step [J]
     wp = np.zeros((len(bounds), 3))
     wn = np.zeros((len(bounds), 3))
     for i, (a0, b0) in enumerate(bounds):
         sel = (t >= a0) & (t <= b0)
-        wp[i] = np.trapezoid(np.maximum(power[sel], 0.0), t[sel], axis=0)
-        wn[i] = np.trapezoid(power[sel], t[sel], axis=0)
+        wp[i] = np.maximum(work[sel], 0.0).sum(axis=0)
+        wn[i] = work[sel].sum(axis=0)
 
     outside = {}
     for name, f, region, col in (("front", f_front, safe_front, 0), ("rear", f_rear, safe_rear, 1)):
         region = region or SafeRegion.sector()
-        known = hooked[:, col] & np.all(np.isfinite(f), axis=1) & _guard(hooked)
+        known = hooked[:, col] & np.all(np.isfinite(f), axis=1) & _guard(hooked) & steady
         outside[name] = (float(np.mean(region.violation(f[known]) > 0)) if known.any()
                          else float("nan"))
     return TelemetryAnalysis(t=t, q=q, qd=qd, voltage=volt, torque_id=tau_id, torque=torque,
@@ -232,10 +261,13 @@ def write_log(result, path: str | Path, forces_path: str | Path | None = None,
     ticks = ticks[ticks < len(tt)]
 
     def interval_mean(name: str) -> np.ndarray:
+        # Tick k's voltage acts from state k to k + 1: the interval ending at tick i
+        # averages ticks [previous, i).
         x = np.nan_to_num(result.column(name))
         c = np.r_[0.0, np.cumsum(x)]
-        lo = np.r_[0, ticks[:-1] + 1]
-        return (c[ticks + 1] - c[lo]) / (ticks + 1 - lo)
+        lo = np.r_[0, ticks[:-1]]
+        hi = np.maximum(ticks, lo + 1)
+        return (c[hi] - c[lo]) / (hi - lo)
 
     cols = {"t_s": tt[ticks]}
     for src, dst in zip(("x5", "y5", "phi5", "hip", "spine", "shoulder"), LOG_COLUMNS[1:7],

@@ -1,0 +1,162 @@
+"""Figures of simulated climbs and telemetry: tracking, forces vs safe region, Fig.-8 style, GIF."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.animation import FuncAnimation, PillowWriter  # noqa: E402
+
+from clamber.jumper.model import JOINT_NAMES, jumper_model  # noqa: E402
+from clamber.jumper.sim.reference import optimized_angles, unique_nodes  # noqa: E402
+from clamber.jumper.sim.simulate import SimulationResult  # noqa: E402
+from clamber.jumper.sim.telemetry import TelemetryAnalysis  # noqa: E402
+from clamber.jumper.solution import TrajectorySolution  # noqa: E402
+from clamber.plotting.gripper import region_polygon  # noqa: E402
+
+
+def _hook_spans(ax, t: np.ndarray, hooked: np.ndarray, color: str, label: str) -> None:
+    on = np.r_[False, hooked > 0.5, False]
+    starts = np.flatnonzero(~on[:-1] & on[1:])
+    ends = np.flatnonzero(on[:-1] & ~on[1:]) - 1
+    for i, (a, b) in enumerate(zip(starts, ends, strict=True)):
+        ax.axvspan(t[a], t[min(b, len(t) - 1)], color=color, alpha=0.15, lw=0,
+                   label=label if i == 0 else None)
+
+
+def plot_tracking(result: SimulationResult, sol: TrajectorySolution):
+    """Simulated joint angles over the optimized ones, one panel per joint [deg]."""
+    t = result.column("t")
+    T = result.reference.period
+    opt = optimized_angles(sol, t % T)
+    fig, axes = plt.subplots(3, 1, sharex=True, figsize=(7, 6))
+    for j, (ax, name) in enumerate(zip(axes, JOINT_NAMES, strict=True)):
+        ax.plot(t, np.degrees(opt[:, j]), "k--", lw=1, label="optimized")
+        ax.plot(t, np.degrees(result.column(name)), "C0", lw=1.2, label="simulated")
+        ax.set_ylabel(f"{name} [deg]")
+        _hook_spans(ax, t, result.column("front_hooked"), "C2", "front hooked")
+    axes[0].legend(fontsize=7, loc="upper right", ncols=3)
+    axes[-1].set_xlabel("t [s]")
+    fig.suptitle("open-loop playback: joint angles")
+    fig.tight_layout()
+    return fig
+
+
+def plot_forces(result: SimulationResult, sol: TrajectorySolution):
+    """Wall forces on each gripper while hooked, simulated and optimized, over the safe region."""
+    fig, axes = plt.subplots(1, 2, figsize=(8, 4))
+    regions = (sol.settings.safe_region_front, sol.settings.safe_region_rear)
+    opt = (sol.f_front, sol.f_rear)
+    for ax, g, region, f_opt in zip(axes, ("front", "rear"), regions, opt, strict=True):
+        fx, fy = result.column(f"fx_{g}"), result.column(f"fy_{g}")
+        ok = np.isfinite(fx)
+        lim = max(8.0, float(np.nanmax(np.abs(np.r_[fx[ok], fy[ok], np.nan_to_num(f_opt).ravel()]),
+                                       initial=0.0)) * 1.1)
+        poly = region_polygon(region, (-lim, lim), (-lim, lim))
+        if len(poly):
+            ax.fill(poly[:, 0], poly[:, 1], color="C2", alpha=0.2, label="safe region")
+        ax.plot(fx[ok], fy[ok], ".", ms=2, c="C0", label="simulated")
+        ax.plot(f_opt[:, 0], f_opt[:, 1], "k.", ms=4, label="optimized")
+        ax.set_xlim(-lim, lim)
+        ax.set_ylim(-lim, lim)
+        ax.set_aspect("equal")
+        ax.set_title(f"{g} gripper")
+        ax.set_xlabel("f_x [N] (wall on gripper)")
+    axes[0].set_ylabel("f_y [N]")
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def plot_telemetry(analysis: TelemetryAnalysis):
+    """The paper's Fig. 8 layout: angles, torques, power and gripper forces against time."""
+    t = analysis.t
+    fig, axes = plt.subplots(4, 1, sharex=True, figsize=(7, 8))
+    for j, name in enumerate(JOINT_NAMES):
+        axes[0].plot(t, np.degrees(analysis.q[:, 3 + j]), label=name)
+        axes[1].plot(t, analysis.torque[:, j], c=f"C{j}", label=f"{name} (motor fit)")
+        axes[1].plot(t, analysis.torque_id[:, j], ".", ms=2, c=f"C{j}")
+        axes[2].plot(t, analysis.torque[:, j] * analysis.qd[:, 3 + j], c=f"C{j}")
+    for g, f, ls in (("front", analysis.f_front, "-"), ("rear", analysis.f_rear, "--")):
+        axes[3].plot(t, f[:, 0], ls, c="C3", label=f"{g} f_x")
+        axes[3].plot(t, f[:, 1], ls, c="C4", label=f"{g} f_y")
+    axes[0].set_ylabel("angle [deg]")
+    axes[1].set_ylabel("torque [N m]")
+    axes[2].set_ylabel("power [W]")
+    axes[3].set_ylabel("wall force [N]")
+    axes[3].set_xlabel("t [s]")
+    axes[0].legend(fontsize=7, ncols=3)
+    axes[1].legend(fontsize=7, ncols=3)
+    axes[3].legend(fontsize=7, ncols=4)
+    for ax in axes:
+        _hook_spans(ax, t, analysis.hooked[:, 0].astype(float), "C2", None)
+    fig.tight_layout()
+    return fig
+
+
+def animate_simulation(result: SimulationResult, sol: TrajectorySolution, path: str | Path,
+                       fps: float = 25.0, slowdown: float = 4.0) -> Path:
+    """Stick-figure GIF of the simulated climb (drawn from simulated positions).
+
+    The optimized motion of the current jump is shown faintly for comparison.
+    """
+    path = Path(path)
+    m = jumper_model("rear_foot")
+    t = result.column("t")
+    step = max(1, round(1000.0 / (fps * slowdown)))
+    idx = np.arange(0, len(t), step)
+    q = np.column_stack([result.column(c) for c in ("x5", "y5", "phi5", "hip", "spine",
+                                                    "shoulder")])[idx]
+    P = np.array(m.points.map(len(idx))(q.T, result.parameters)).reshape(2, len(idx), 5)
+    P = P.transpose(1, 0, 2)
+    keep = unique_nodes(sol)
+    T = result.reference.period
+    fig, ax = plt.subplots(figsize=(3.5, 6))
+    ymin, ymax = P[:, 1].min() - 0.04, P[:, 1].max() + 0.04
+    ax.fill_betweenx([ymin, ymax], -0.03, 0.0, color="#bbbbbb")
+    (ghost,) = ax.plot([], [], "-", c="0.6", lw=1)
+    (line,) = ax.plot([], [], "-o", c="C0", lw=2, ms=4)
+    text = ax.text(0.02, 0.98, "", transform=ax.transAxes, va="top", fontsize=8)
+    ax.set_xlim(-0.03, max(0.25, P[:, 0].max() + 0.03))
+    ax.set_ylim(ymin, ymax)
+    ax.set_aspect("equal")
+    ax.set_xlabel("x [m]")
+    ax.set_ylabel("y [m]")
+    front = result.column("front_hooked")[idx]
+    rear = result.column("rear_hooked")[idx]
+
+    def draw(i):
+        line.set_data(P[i, 0], P[i, 1])
+        jump = int(t[idx[i]] // T)
+        tt = t[idx[i]] - jump * T
+        g = np.array([[np.interp(tt, sol.t[keep], sol.points[keep, a, b]) for b in range(5)]
+                      for a in range(2)])
+        ghost.set_data(g[0], g[1] + jump * sol.height)
+        text.set_text(f"t = {t[idx[i]]:.3f} s  front {'on' if front[i] else 'off'}  "
+                      f"rear {'on' if rear[i] else 'off'}")
+        return line, ghost, text
+
+    anim = FuncAnimation(fig, draw, frames=len(idx), blit=True)
+    anim.save(path, writer=PillowWriter(fps=fps))
+    plt.close(fig)
+    return path
+
+
+def save_simulation_figures(result: SimulationResult, sol: TrajectorySolution, out: str | Path,
+                            animation: bool = True) -> dict[str, Path]:
+    """Write tracking and force figures (and the GIF) into ``out``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    for name, fn in (("sim_tracking", plot_tracking), ("sim_forces", plot_forces)):
+        fig = fn(result, sol)
+        paths[name] = out / f"{name}.png"
+        fig.savefig(paths[name], dpi=120)
+        plt.close(fig)
+    if animation:
+        paths["sim_animation"] = animate_simulation(result, sol, out / "sim_climb.gif")
+    return paths
