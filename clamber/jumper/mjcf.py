@@ -156,9 +156,9 @@ def _robot_sections(p: np.ndarray, g: Geometry) -> dict[str, str]:
         xml.append(f"{indent * (k + 2)}</body>")
     actuators = "\n".join(f'    <motor name="{j}" joint="{j}" gear="1"/>' for j in ACTUATED)
     equality = (f'    <connect name="front_hook" body1="link1" anchor="{_f(L[0])} 0 0" '
-                f'active="false" solref="0.004 1"/>\n'
+                f'active="false" solref="0.002 1" solimp="0.998 0.999 0.001"/>\n'
                 f'    <connect name="rear_hook" body1="link4" anchor="0 0 0" '
-                f'active="false" solref="0.004 1"/>')
+                f'active="false" solref="0.002 1" solimp="0.998 0.999 0.001"/>')
     return {
         "compiler": '<compiler angle="radian" inertiafromgeom="false"/>',
         "option": (f'<option timestep="{_f(g.timestep)}" gravity="0 {_f(-GRAVITY)} 0" '
