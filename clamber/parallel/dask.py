@@ -75,7 +75,9 @@ class DaskEvaluator(Evaluator):
             with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
                 self._cluster = LocalCluster(
                     n_workers=n, threads_per_worker=1, processes=True, host=LOCAL_HOST,
-                    dashboard_address=f"{LOCAL_HOST}:0" if dashboard else None,
+                    dashboard_address=f"{LOCAL_HOST}:0",  # the HTTP server, dashboard or not
+                    worker_dashboard_address=f"{LOCAL_HOST}:0",
+                    scheduler_kwargs={"dashboard": dashboard},
                     silence_logs=logging.CRITICAL,
                 )
             self.client = Client(self._cluster, set_as_default=False)

@@ -74,7 +74,10 @@ class DesignSpace:
         p = e / e.sum()
         free = b.inner_mass_total - 3 * b.inner_mass_min
         m = b.inner_mass_min + free * p
-        m[np.argmax(m)] += b.inner_mass_total - m.sum()  # the sum exact to the last bit
+        k = int(np.argmax(m))
+        fixed = m[k] + (b.inner_mass_total - m.sum())  # the sum exact to the last bit
+        if fixed >= b.inner_mass_min:
+            m[k] = fixed
         return m
 
     def decode(self, z: np.ndarray) -> Morphology:

@@ -140,9 +140,7 @@ class RunStore:
         return cls(run_dir, db)
 
     @classmethod
-    def open(cls, run_dir: str | Path, kind: str, config: dict[str, Any]) -> RunStore:
-        """An existing record, checked against the expected kind and configuration."""
-        run_dir = Path(run_dir)
+    def _connect(cls, run_dir: Path, kind: str) -> tuple[sqlite3.Connection, dict[str, str]]:
         path = run_dir / STORE_NAME
         if not path.exists():
             raise ConfigError(f"{run_dir} holds no run record ({STORE_NAME}) to resume")
@@ -151,18 +149,36 @@ class RunStore:
             meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
             db.execute("SELECT count(*) FROM trials").fetchone()
             db.execute("SELECT count(*) FROM optimizer_state").fetchone()
-        except sqlite3.DatabaseError as e:
+            json.loads(meta["config"])
+        except (sqlite3.DatabaseError, KeyError, json.JSONDecodeError) as e:
             raise FileFormatError(f"{path} is not a readable clamber run record ({e})") from None
         if meta.get("format_version") != str(FORMAT_VERSION):
+            db.close()
             raise FileFormatError(
                 f"{path} has format version {meta.get('format_version')!r}; this clamber "
                 f"reads version {FORMAT_VERSION}"
             )
         if meta.get("kind") != kind:
+            db.close()
             raise ConfigError(f"{run_dir} holds a {meta.get('kind')!r} run, not a {kind!r} run")
+        return db, meta
+
+    @classmethod
+    def read_config(cls, run_dir: str | Path, kind: str) -> dict[str, Any]:
+        """The configuration a stored run of ``kind`` was started with."""
+        db, meta = cls._connect(Path(run_dir), kind)
+        db.close()
+        return json.loads(meta["config"])
+
+    @classmethod
+    def open(cls, run_dir: str | Path, kind: str, config: dict[str, Any]) -> RunStore:
+        """An existing record, checked against the expected kind and configuration."""
+        run_dir = Path(run_dir)
+        db, meta = cls._connect(run_dir, kind)
         stored = json.loads(meta["config"])
         expected = json.loads(canonical(config))
         if stored != expected:
+            db.close()
             keys = sorted(k for k in set(stored) | set(expected)
                           if stored.get(k) != expected.get(k))
             details = "; ".join(f"{k}: run has {stored.get(k)!r}, asked {expected.get(k)!r}"

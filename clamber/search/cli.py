@@ -1,0 +1,220 @@
+"""`clamber jumper codesign` and `clamber jumper sweep`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from clamber.exceptions import ConfigError
+
+EXAMPLES_CODESIGN = """examples:
+  clamber jumper codesign                          # paper's run: 50 x 9, one worker per core
+  clamber jumper codesign --generations 3 --popsize 4 --fitness coarse --out runs/quick
+  clamber jumper codesign --resume runs/quick      # continue a killed run, same result
+  clamber jumper codesign --workers 0              # in-process, for debugging
+  clamber jumper codesign --cluster tcp://10.0.0.5:8786 --json
+"""
+EXAMPLES_SWEEP = """examples:
+  clamber jumper sweep --samples 256 --out runs/sweep
+  clamber jumper sweep --samples 32 --workers 2 --json
+  clamber jumper sweep --resume runs/sweep
+"""
+FITNESS_CHOICES = {"coarse": None, "fine": "fine"}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add `codesign` and `sweep` under `clamber jumper`."""
+    fmt = argparse.RawDescriptionHelpFormatter
+    cd = subparsers.add_parser(
+        "codesign", help="CMA-ES search of link lengths and inner masses",
+        description="Co-design (the paper's Stage 2): CMA-ES over the four link lengths and "
+        "three inner masses, each candidate scored by the climbing speed of its optimized "
+        "jump. Every evaluation is recorded as it finishes; a killed run resumes.",
+        epilog=EXAMPLES_CODESIGN, formatter_class=fmt)
+    cd.add_argument("--generations", type=int, help="generations (default 50)")
+    cd.add_argument("--popsize", type=int, help="candidates per generation (default 9)")
+    cd.add_argument("--sigma0", type=float, help="initial step size (default 0.5)")
+    cd.add_argument("--seed", type=int, help="seed of the CMA-ES sampler (default 0)")
+    cd.add_argument("--fitness", choices=sorted(FITNESS_CHOICES),
+                    help="coarse solve only, or coarse then fine refinement (default fine)")
+    cd.add_argument("--torque-limit", type=float, help="joint torque bound [N m] (0.25)")
+    _add_execution_options(cd)
+    cd.add_argument("--out", default="out/codesign", help="new run directory "
+                    "(default: out/codesign)")
+    cd.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR")
+    cd.set_defaults(func=codesign_command)
+
+    sw = subparsers.add_parser(
+        "sweep", help="Sobol sweep of the design space (coarse)",
+        description="Morphologies from a scrambled Sobol sequence over the feasible design "
+        "space, each optimized at coarse resolution from one seed trajectory (the paper's "
+        "Fig. 7). Writes sweep.csv, figures and report.html.",
+        epilog=EXAMPLES_SWEEP, formatter_class=fmt)
+    sw.add_argument("--samples", type=int, help="number of designs (default 256)")
+    sw.add_argument("--seed", type=int, help="Sobol scrambling seed (default 0)")
+    _add_execution_options(sw)
+    sw.add_argument("--out", default="out/sweep", help="new output directory "
+                    "(default: out/sweep)")
+    sw.add_argument("--resume", metavar="DIR", help="continue the sweep in DIR")
+    sw.set_defaults(func=sweep_command)
+
+
+def _add_execution_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--workers", type=int, help="local Dask worker processes (default: one "
+                   "per core; 0 = in-process, no multiprocessing)")
+    p.add_argument("--cluster", metavar="ADDRESS",
+                   help="Dask scheduler to use instead of a local cluster (tcp://host:port)")
+    p.add_argument("--max-retries", type=int, default=2,
+                   help="resubmissions of a candidate whose worker died (default 2)")
+    p.add_argument("--no-figures", action="store_true", help="skip figures and report")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
+
+
+def _stored_config(run_dir: str | Path, kind: str) -> dict[str, Any]:
+    from clamber.storage.runs import RunStore
+
+    return RunStore.read_config(run_dir, kind)
+
+
+def _fitness_from_dict(d: dict[str, Any]):
+    from clamber.jumper.settings import OptimizationSettings
+    from clamber.search.fitness import FitnessConfig
+
+    def nodes(v):
+        return v if v is None or isinstance(v, str) else tuple(v)
+
+    return FitnessConfig(settings=OptimizationSettings.from_dict(d["settings"]),
+                         resolution=nodes(d["resolution"]), refine=nodes(d["refine"]),
+                         failure_speed=d["failure_speed"])
+
+
+def codesign_config(args: argparse.Namespace):
+    """The run configuration from options; on resume, unset options come from the run."""
+    from clamber.search.codesign import CodesignConfig
+    from clamber.search.fitness import FitnessConfig
+
+    base = CodesignConfig()
+    if args.resume:
+        stored = _stored_config(args.resume, "codesign")
+        base = CodesignConfig(generations=stored["generations"], popsize=stored["popsize"],
+                              sigma0=stored["sigma0"], seed=stored["seed"],
+                              fitness=_fitness_from_dict(stored["fitness"]))
+    fitness = base.fitness
+    if args.fitness is not None or args.torque_limit is not None:
+        settings = fitness.settings
+        if args.torque_limit is not None:
+            settings = settings.with_(torque_limit=args.torque_limit)
+        refine = fitness.refine if args.fitness is None else FITNESS_CHOICES[args.fitness]
+        fitness = FitnessConfig(settings=settings, resolution=fitness.resolution,
+                                refine=refine, failure_speed=fitness.failure_speed)
+
+    def pick(name):
+        v = getattr(args, name)
+        return getattr(base, name) if v is None else v
+
+    return CodesignConfig(generations=pick("generations"), popsize=pick("popsize"),
+                          sigma0=pick("sigma0"), seed=pick("seed"), fitness=fitness)
+
+
+class ProgressBar:
+    """tqdm bar: generation, best speed, evaluations per minute and time left."""
+
+    def __init__(self, total: int, generations: int, enabled: bool) -> None:
+        from tqdm import tqdm
+
+        self.generations = generations
+        self.t0 = time.perf_counter()
+        self.bar = tqdm(total=total, file=sys.stderr, disable=not enabled, unit="eval",
+                        bar_format="{desc} {bar} {n_fmt}/{total_fmt} {postfix}")
+        self.bar.set_description_str("starting workers")
+
+    def __call__(self, p: dict[str, Any]) -> None:
+        elapsed = time.perf_counter() - self.t0
+        rate = p["evaluations_this_session"] / elapsed * 60 if elapsed > 0 else 0.0
+        left = (p["evaluations_total"] - p["evaluations_done"]) / rate if rate > 0 else 0.0
+        self.bar.n = p["evaluations_done"]
+        self.bar.set_description_str(f"generation {p['generation'] + 1}/{self.generations}")
+        best = p.get("best_speed_mps", float("nan"))
+        self.bar.set_postfix_str(f"best {best:.3f} m/s | {rate:.1f} evals/min | "
+                                 f"{left:.1f} min left")
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _evaluator(args: argparse.Namespace):
+    from clamber.parallel.base import make_evaluator
+    from clamber.parallel.dask import available_cores
+
+    workers = available_cores() if args.workers is None else args.workers
+    return make_evaluator(workers, args.cluster, args.max_retries)
+
+
+def codesign_command(args: argparse.Namespace) -> dict[str, Any]:
+    """Run or resume a co-design; returns the JSON summary."""
+    from clamber.search.codesign import run_codesign
+    from clamber.search.report import write_codesign_outputs
+
+    config = codesign_config(args)
+    run_dir = Path(args.resume or args.out)
+    if not args.resume:
+        from clamber.storage.runs import RunStore
+
+        if RunStore.exists(run_dir):
+            raise ConfigError(f"{run_dir} already holds a run; use --resume {run_dir} to "
+                              "continue it or --out for a new one")
+    t0 = time.perf_counter()
+    bar = ProgressBar(config.generations * config.popsize, config.generations,
+                      enabled=not (args.json or args.no_progress))
+    try:
+        with _evaluator(args) as evaluator:
+            result = run_codesign(config, run_dir, evaluator, resume=bool(args.resume),
+                                  progress=bar)
+    finally:
+        bar.close()
+    summary = write_codesign_outputs(result, figures=not args.no_figures)
+    summary["wall_time_s"] = time.perf_counter() - t0
+    return _ordered(summary, ("best_speed_mps", "best_morphology", "generations",
+                              "evaluations", "failed_evaluations", "wall_time_s", "run_dir"))
+
+
+def sweep_command(args: argparse.Namespace) -> dict[str, Any]:
+    """Run or resume a Sobol sweep; returns the JSON summary."""
+    from clamber.search.report import write_sweep_outputs
+    from clamber.search.sweep import SweepConfig, run_sweep
+
+    if args.resume:
+        stored = _stored_config(args.resume, "sweep")
+        base = SweepConfig(samples=stored["samples"], seed=stored["seed"],
+                           fitness=_fitness_from_dict(stored["fitness"]))
+    else:
+        base = SweepConfig()
+    config = SweepConfig(samples=base.samples if args.samples is None else args.samples,
+                         seed=base.seed if args.seed is None else args.seed,
+                         fitness=base.fitness)
+    out = Path(args.resume or args.out)
+    t0 = time.perf_counter()
+    bar = ProgressBar(config.samples, 1, enabled=not (args.json or args.no_progress))
+    done = [0]
+
+    def progress(p: dict[str, Any]) -> None:
+        done[0] += 1
+        bar({**p, "evaluations_this_session": done[0], "best_speed_mps": float("nan")})
+
+    try:
+        with _evaluator(args) as evaluator:
+            result = run_sweep(config, out, evaluator, resume=bool(args.resume),
+                               progress=progress)
+    finally:
+        bar.close()
+    summary = write_sweep_outputs(result, figures=not args.no_figures)
+    summary["wall_time_s"] = time.perf_counter() - t0
+    return summary
+
+
+def _ordered(d: dict[str, Any], first: tuple[str, ...]) -> dict[str, Any]:
+    return {**{k: d[k] for k in first}, **{k: v for k, v in d.items() if k not in first}}

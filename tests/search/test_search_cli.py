@@ -1,0 +1,48 @@
+"""`clamber jumper codesign` and `sweep`: help, clear errors, JSON summaries."""
+
+import json
+
+import pytest
+
+from clamber.cli import build_parser, main
+
+
+@pytest.mark.parametrize("cmd", ["codesign", "sweep"])
+def test_help_has_examples(cmd, capsys):
+    """Both commands document themselves with examples."""
+    with pytest.raises(SystemExit) as e:
+        build_parser().parse_args(["jumper", cmd, "--help"])
+    assert e.value.code == 0
+    assert "examples:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["codesign", "--popsize", "1", "--workers", "0"], "popsize"),
+    (["codesign", "--generations", "0", "--workers", "0"], "generations"),
+    (["codesign", "--workers", "-1"], "workers"),
+    (["sweep", "--samples", "0", "--workers", "0"], "samples"),
+    (["codesign", "--resume", "no/such/run", "--workers", "0"], "no run record"),
+])
+def test_bad_options_exit_2_with_the_option_named(argv, match, capsys, tmp_path):
+    """Invalid options are ConfigErrors: exit code 2, message names the option."""
+    assert main(["jumper", *argv, "--out", str(tmp_path / "o")]) == 2
+    assert match in capsys.readouterr().err
+
+
+def test_sweep_json_on_a_cheap_fitness(tmp_path, capsys, monkeypatch):
+    """`sweep --json` ends with one JSON summary; the CSV has one row per sample."""
+    import cheap
+
+    from clamber.search import sweep
+
+    monkeypatch.setattr(sweep, "evaluate_candidate", cheap.cheap_fitness)
+    monkeypatch.setattr(sweep.run_sweep, "__defaults__",
+                        (None, False, cheap.cheap_fitness, None))
+    out = tmp_path / "sw"
+    assert main(["jumper", "sweep", "--samples", "16", "--workers", "0", "--out", str(out),
+                 "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["samples"] == 16 and 0 < summary["convergence_rate"] < 1
+    rows = (out / "sweep.csv").read_text().strip().splitlines()
+    assert len(rows) == 17 and rows[0].startswith("sample,L1_mm")
+    assert (out / "report.html").exists() and (out / "figures" / "sweep_trends.png").exists()
