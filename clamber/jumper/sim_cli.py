@@ -17,6 +17,7 @@ EXAMPLES_ROBUSTNESS = """examples:
   clamber jumper robustness out/jumper/solution.npz --trials 30
   clamber jumper robustness sol.npz --trials 200 --workers 2 --seed 1 --json
   clamber jumper robustness sol.npz --trials 100 --mass-tol 0.1 --jitter 0.002
+  clamber jumper robustness aimed.npz --trials 200 --foot-radius 0.010  # robot's real radius
 """
 EXAMPLES_EXPORT = """examples:
   clamber jumper export out/jumper/solution.npz --out out/export
@@ -43,7 +44,7 @@ def _config(args: argparse.Namespace):
     from clamber.jumper.sim.simulate import SimulationConfig
 
     motor = MotorParameters(supply_voltage=args.supply_voltage)
-    return SimulationConfig(motor=motor)
+    return SimulationConfig(motor=motor, foot_radius=getattr(args, "foot_radius", None))
 
 
 def _simulate(args: argparse.Namespace) -> dict:
@@ -197,6 +198,9 @@ def register(subparsers) -> None:
     for p in (sim, rob, exp):
         p.add_argument("--supply-voltage", type=float, default=12.0,
                        help="motor supply voltage [V] (default 12)")
+    for p in (sim, rob):
+        p.add_argument("--foot-radius", type=float,
+                       help="the robot's gripper radius [m] (default: the optimization's)")
 
 
 def demo_step(out_dir: Path, summary: dict, as_json: bool) -> dict:

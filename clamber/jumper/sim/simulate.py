@@ -62,6 +62,9 @@ class SimulationConfig:
     settle_time: float = 0.1
     """Extra time simulated after the last jump, holding the last reference [s]."""
     physics_substeps: int = 1
+    foot_radius: float | None = None
+    """The robot's gripper radius [m]; None takes the optimization's. Optimizing with a
+    smaller radius than the robot's aims the catches into the wall (a catch margin)."""
     """Physics steps per 1 kHz ESC period (step = 1 ms / substeps); 2 halves the step at
     half the speed and moves catch times by a few ms."""
 
@@ -207,7 +210,7 @@ def simulate(sol: TrajectorySolution, jumps: int = 1, config: SimulationConfig |
     q0, qd0, separation0 = initial_state(sol)  # builds the CasADi model once per process
     t0 = time.perf_counter()
     ref = build_reference(sol, cfg.motor)
-    geometry = Geometry(foot_radius=sol.settings.foot_radius,
+    geometry = Geometry(foot_radius=cfg.foot_radius or sol.settings.foot_radius,
                         motor_radius=sol.settings.motor_radius,
                         timestep=1.0 / ESC_RATE_HZ / cfg.physics_substeps)
     m = load_scene(real.parameters, geometry)

@@ -1,0 +1,52 @@
+"""Simulation speed (one core) and a 200-trial robustness study (2 processes).
+
+Usage: python benchmarks/bench_sim.py [--quick]. Prints a table, then one JSON line.
+Targets: playback >= 50x real time (median of repeats); 200 trials < 120 s on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+from clamber.jumper.morphology import Morphology
+from clamber.jumper.sim.robustness import robustness
+from clamber.jumper.sim.simulate import simulate
+from clamber.jumper.solve import solve
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--quick", action="store_true", help="fewer repeats and 40 trials")
+    args = ap.parse_args()
+    sol = solve(Morphology.nominal(), resolution="coarse")
+    simulate(sol, jumps=1)  # builds the CasADi model once
+    repeats = 5 if args.quick else 20
+    factors, factors_rec = [], []
+    for _ in range(repeats):
+        factors.append(simulate(sol, jumps=3, record=False).realtime_factor)
+        factors_rec.append(simulate(sol, jumps=3, record=True).realtime_factor)
+    trials = 40 if args.quick else 200
+    t0 = time.perf_counter()
+    rob = robustness(sol, trials, workers=2)
+    wall = time.perf_counter() - t0
+    out = {
+        "realtime_factor_median": statistics.median(factors),
+        "realtime_factor_recorded_median": statistics.median(factors_rec),
+        "realtime_target": 50.0,
+        "robustness_trials": trials,
+        "robustness_wall_s": wall,
+        "robustness_wall_s_per_200": wall * 200 / trials,
+        "robustness_target_s": 120.0,
+        "catch_rate": rob.catch.rate,
+        "landing_rate": rob.landing.rate,
+    }
+    for k, v in out.items():
+        print(f"{k:<34} {v:.4g}" if isinstance(v, float) else f"{k:<34} {v}")
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
