@@ -82,8 +82,18 @@ PAPER_DRIVING_TORQUE = 1.75
 class SpasasGeometry:
     """Geometry and contact parameters of one SPASAS gripper (both OCMs identical).
 
-    The defaults are plausible values for a 0.4 kg gripper with 56 one-millimetre spines per
-    phalange; with them the fitted box at 1.75 N m lands close to the paper's.
+    The paper gives no dimensions; the defaults are plausible values for a 0.4 kg gripper
+    with 56 one-millimetre spines per phalange: knuckles 28 mm off the axis and 30 mm high,
+    a 20 mm spine array starting 35 mm from the knuckle with tips 30 mm off the phalange
+    axis, ``mu = 0.6`` for steel tips on basalt asperities, 85 N per phalange (about 1.5 N
+    per spine, since not all spines engage) and a footpad bearing up to 100 N. The spine
+    strength, friction and footpad load were picked within those ranges so that, at
+    1.75 N m and 15 deg knuckles, the achievable set covers the paper's box with margin
+    (the largest box of the paper's shape inside it is 1.17 times the paper's) and the
+    largest-volume box comes out at about fx, fy +-43 N, fz +-52 N, tx, ty +-0.39 N m,
+    tz +-1.55 N m (paper: 35, 35, 62 N, 0.25, 0.25, 1.4 N m). The largest-volume box
+    trades the axes against each other, so its shape, not only its size, differs from the
+    paper's hand-selected box.
 
     Attributes:
         knuckle_offset: ``d1``, distance of each knuckle from the gripper axis along the OCM,
@@ -105,9 +115,9 @@ class SpasasGeometry:
     spine_array_start: float = 0.035
     spine_array_end: float = 0.055
     spine_tip_offset: float = 0.030
-    friction_coefficient: float = 0.5
-    max_tangential_force: float = 70.0
-    footpad_max_load: float = 60.0
+    friction_coefficient: float = 0.6
+    max_tangential_force: float = 85.0
+    footpad_max_load: float = 100.0
     footpad_friction: float = 0.6
 
     def __post_init__(self) -> None:

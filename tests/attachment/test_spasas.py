@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 from scipy.optimize import linprog
+from scipy.spatial import ConvexHull
 
 from clamber.attachment.spasas import (
     PHALANGES,
@@ -21,11 +22,18 @@ from clamber.attachment.spasas import (
     pressure_centre,
     spine_axes,
 )
+from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS, WrenchLimits
 from clamber.attachment.wrench_space import (
+    BOX_SIGNS,
+    WRENCH_SCALE,
+    box_volume,
+    contact_wrench_sets,
+    direction_set,
+    fit_box,
     fit_wrench_space,
-    gauge,
     polytope_vertices,
     sample_wrench_space,
+    wrench_gauge,
 )
 from clamber.exceptions import ConfigError
 
@@ -123,12 +131,16 @@ def test_wrench_samples_are_sums_of_admissible_phalange_loads(fit):
     assert np.all(np.hypot(pad[:, 0], pad[:, 1]) <= GEOMETRY.footpad_friction * pad[:, 2] + 1e-9)
 
 
-def test_box_vertices_are_achievable_by_phalange_loads(fit):
-    """Every box vertex is a convex combination, per contact, of admissible states (LP)."""
-    rng = np.random.default_rng(4)
-    states = admissible_phalange_loads(GEOMETRY, TAU, n_interior=200, rng=rng)
+def achievable(points, knuckle_angles):
+    """Whether each wrench is a sum over contacts of convex combinations of admissible states.
+
+    Independent of the fit's machinery: the full, unpruned state grid plus random interior
+    states, and the primal membership LP (the fit uses the dual).
+    """
+    states = admissible_phalange_loads(GEOMETRY, TAU, n_interior=200,
+                                       rng=np.random.default_rng(4))
     sets = [phalange_wrench(GEOMETRY, ocm, side, g, states)
-            for (ocm, side), g in zip(PHALANGES, fit.samples.knuckle_angles, strict=True)]
+            for (ocm, side), g in zip(PHALANGES, knuckle_angles, strict=True)]
     sets.append(footpad_wrenches(GEOMETRY))
     sizes = [s.shape[0] for s in sets]
     a_eq = np.zeros((6 + len(sets), sum(sizes)))
@@ -137,32 +149,75 @@ def test_box_vertices_are_achievable_by_phalange_loads(fit):
     for k, size in enumerate(sizes):
         a_eq[6 + k, start:start + size] = 1.0
         start += size
-    half = fit.box.h[:6]
-    signs = np.array(np.meshgrid(*[[-1.0, 1.0]] * 6)).reshape(6, -1).T
-    for sign in signs:
-        result = linprog(np.zeros(a_eq.shape[1]), A_eq=a_eq,
-                         b_eq=np.concatenate([sign * half, np.ones(len(sets))]),
-                         bounds=(0, None), method="highs")
-        assert result.status == 0, f"box vertex {sign * half} not achievable"
+    result = []
+    for point in points:
+        lp = linprog(np.zeros(a_eq.shape[1]), A_eq=a_eq,
+                     b_eq=np.concatenate([point, np.ones(len(sets))]),
+                     bounds=(0, None), method="highs")
+        result.append(lp.status == 0)
+    return np.array(result)
 
 
-def test_box_inside_hull_and_polytope_between(fit):
-    """Box vertices lie in the sampled hull; the polytope contains the box and is in the hull."""
-    half = fit.box.h[:6]
-    signs = np.array(np.meshgrid(*[[-1.0, 1.0]] * 6)).reshape(6, -1).T
-    box_vertices = signs * half
-    assert np.max(gauge(fit.hull, box_vertices)) <= 1.0 + 1e-9
+def test_box_vertices_are_achievable_by_phalange_loads(fit):
+    """Every box vertex is a convex combination, per contact, of admissible states (LP)."""
+    vertices = BOX_SIGNS * fit.box.h[:6]
+    assert np.all(achievable(vertices, fit.samples.knuckle_angles))
+
+
+def test_box_is_largest_volume_in_its_neighbourhood(fit):
+    """Tight fit: growing the box by 1% along any axis pushes a vertex out of W."""
+    assert np.all(fit.box.h[:6] > 0)
+    np.testing.assert_allclose(fit.box.h[:6], fit.box.h[6:])
+    for axis in range(6):
+        grown = fit.box.h[:6].copy()
+        grown[axis] *= 1.01
+        assert np.max(wrench_gauge(fit.sets, BOX_SIGNS * grown)) > 1.0 + 1e-7, axis
+
+
+def test_polytope_contains_box_and_lies_in_the_achievable_set(fit):
+    """The polytope's H-representation contains the box; its vertices are achievable."""
+    box_vertices = BOX_SIGNS * fit.box.h[:6]
     assert np.all(fit.polytope.contains(box_vertices, tol=1e-9))
-    assert np.max(gauge(fit.hull, polytope_vertices(fit.polytope))) <= 1.0 + 1e-6
-    assert fit.polytope.H.shape[0] <= 72
-    assert np.all(half > 0)
-
-
-@pytest.mark.xfail(strict=True, reason="the offset-shrinking loop falls back to the box")
-def test_polytope_is_larger_than_box(fit):
-    """The polytope has vertices strictly outside the box: it is a tighter fit."""
+    assert np.all(fit.polytope.contains(fit.polytope_points, tol=1e-9))
     vertices = polytope_vertices(fit.polytope)
-    assert np.any(~fit.box.contains(vertices, tol=1e-6))
+    assert 64 < vertices.shape[0] <= fit.polytope_points.shape[0]
+    assert np.max(wrench_gauge(fit.sets, vertices)) <= 1.0 + 1e-6
+    assert np.all(achievable(vertices, fit.samples.knuckle_angles))
+    assert 12 < fit.polytope.H.shape[0] <= 150
+
+
+def test_polytope_is_larger_than_box(fit):
+    """The polytope has vertices strictly outside the box and a larger volume."""
+    vertices = polytope_vertices(fit.polytope)
+    assert np.any(~fit.box.contains(vertices, tol=1e-3))
+    volume = ConvexHull(vertices / WRENCH_SCALE).volume
+    np.testing.assert_allclose(volume / box_volume(fit.box), fit.volume_ratio, rtol=1e-6)
+    assert fit.volume_ratio > 1.5
+
+
+def test_gauge_matches_support_function():
+    """Support points of W lie on its boundary (gauge 1); scaled copies have scaled gauges."""
+    sets = contact_wrench_sets(GEOMETRY, TAU)
+    directions = direction_set(5, np.random.default_rng(5))[-5:] / WRENCH_SCALE
+    values, points = sets.support(directions)
+    np.testing.assert_allclose(np.sum(directions * points, axis=1), values, rtol=1e-12)
+    np.testing.assert_allclose(wrench_gauge(sets, points), 1.0, rtol=1e-6)
+    np.testing.assert_allclose(wrench_gauge(sets, 0.4 * points), 0.4, rtol=1e-6)
+    beyond = 1.05 * points[0]
+    assert wrench_gauge(sets, beyond[None, :])[0] > 1.04
+
+
+def test_paper_shaped_box_and_coverage_of_the_paper_box():
+    """A box of the paper's shape scales the paper's half-widths and is tight in W."""
+    sets = contact_wrench_sets(GEOMETRY, TAU)
+    box, vertices = fit_box(sets, shape=PAPER_BOX_HALF_WIDTHS)
+    ratio = box.h[:6] / PAPER_BOX_HALF_WIDTHS
+    np.testing.assert_allclose(ratio, ratio[0], rtol=1e-9)
+    gauges = wrench_gauge(sets, vertices)
+    assert np.max(gauges) <= 1.0 + 1e-9
+    assert np.max(gauges) > 1.0 - 1e-5
+    paper = BOX_SIGNS * WrenchLimits.paper_box().h[:6]
+    assert (np.max(wrench_gauge(sets, paper)) <= 1.0) == (ratio[0] >= 1.0)
 
 
 def test_wrench_space_is_homogeneous_in_driving_torque_without_strength_cap():
@@ -203,3 +258,7 @@ def test_bad_knuckle_angles_and_torque_raise():
         sample_wrench_space(GEOMETRY, TAU, knuckle_angles=(2.0, 0.2))
     with pytest.raises(ConfigError):
         sample_wrench_space(GEOMETRY, -1.0)
+    with pytest.raises(ConfigError, match="margin"):
+        fit_wrench_space(GEOMETRY, TAU, margin=1.0)
+    with pytest.raises(ConfigError, match="shape"):
+        fit_box(contact_wrench_sets(GEOMETRY, TAU), shape=np.array([1.0, 1.0, -1.0, 1, 1, 1]))
