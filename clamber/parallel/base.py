@@ -60,6 +60,11 @@ class Evaluator(abc.ABC):
             out[i] = outcome
         return out  # type: ignore[return-value]
 
+    def warm_up(self, fn: Callable[[Any], Any], task: Any) -> None:
+        """Run ``fn(task)`` once in every worker process, so that what it builds once per
+        process (solvers) is ready before timing or a run starts."""
+        fn(task)
+
     def describe(self) -> dict[str, Any]:
         """Backend name and size, for run summaries."""
         return {"backend": type(self).__name__, "workers": self.n_workers}

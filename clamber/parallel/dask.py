@@ -94,6 +94,9 @@ class DaskEvaluator(Evaluator):
                 "scheduler": "local" if self._cluster is not None else self.address,
                 "start_time_s": self.start_time_s}
 
+    def warm_up(self, fn: Callable[[Any], Any], task: Any) -> None:
+        self.client.run(fn, task)
+
     def imap_unordered(self, fn: Callable[[Any], Any],
                        tasks: Sequence[Any]) -> Iterator[tuple[int, Outcome]]:
         if not tasks:
