@@ -14,9 +14,9 @@ from clamber.jumper.sim.simulate import SimulationConfig, simulate
 from clamber.jumper.sim.telemetry import LOG_COLUMNS, load_and_analyze, true_work, write_log
 
 #: A forgiving gripper, so that the coarse jump's log holds one whole jump.
-FORGIVING = SimulationConfig(capture=CaptureWindow(distance=0.004, tear_margin=100.0,
-                                                   max_speed=5.0, max_normal_speed=5.0,
-                                                   max_angle_deg=120.0))
+FORGIVING = SimulationConfig(capture=CaptureWindow(distance=0.01, tear_margin=100.0,
+                                                   max_speed=10.0, max_normal_speed=10.0,
+                                                   max_angle_deg=180.0), catch_timeout=0.1)
 
 
 def test_pin_forces_read_from_the_constraints_carry_the_weight_at_rest():
