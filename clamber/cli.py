@@ -137,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--torque-limit", type=float, help="joint torque bound [N m] (0.25)")
     opt.add_argument("--collocation", choices=("trapezoidal", "hermite-simpson"))
     opt.add_argument("--torque-rate-weight", type=float,
-                     help="penalty on torque changes between nodes (1e-3; 0 = off)")
+                     help="penalty on torque changes between nodes (1e-2; 0 = off)")
     opt.add_argument("--out", default="out/jumper", help="output folder (default: out/jumper)")
     opt.add_argument("--no-figures", action="store_true", help="skip figures and animation")
     opt.add_argument("--no-animation", action="store_true", help="skip the GIF only")

@@ -106,17 +106,39 @@ def deterministic_guess(layout: Layout, nodes: tuple[int, ...], morph: Morpholog
         qdd = np.gradient(qd, dt, axis=0)
         pre = f"p{i}."
         values.update({pre + "q": q, pre + "qd": qd, pre + "qdd": qdd, pre + "dt": [dt]})
-        weight = 9.81 * morph.total_mass
+        tau, forces = _efforts(q, qd, qdd, p.contacts, params, settings.torque_limit)
+        values[pre + "tau"] = tau
         for c in p.contacts:
-            share = weight / len(p.contacts)
-            values[pre + f"f_{c}"] = np.tile([-0.2 * share, share], (N + 1, 1))
+            values[pre + f"f_{c}"] = forces[c]
         if pre + "mid.qdd" in layout:
+            values[pre + "mid.tau"] = 0.5 * (tau[1:] + tau[:-1])
             values[pre + "mid.qdd"] = 0.5 * (qdd[1:] + qdd[:-1])
             for c in p.contacts:
                 values[pre + f"mid.f_{c}"] = values[pre + f"f_{c}"][1:]
     values["height"] = [H]
     values["front_anchor"] = [s0]
     return layout.pack(values)
+
+
+def _efforts(q, qd, qdd, contacts, params, torque_limit):
+    """Torques and contact forces that best explain the guessed motion (least squares).
+
+    Starting the NLP from dynamically consistent efforts removes most of the initial
+    dynamics residual, which saves IPOPT many restoration-like iterations.
+    """
+    m = jumper_model("com")
+    n = q.shape[0]
+    tau = np.zeros((n, 3))
+    forces = {c: np.zeros((n, 2)) for c in contacts}
+    for k in range(n):
+        rhs = np.array(m.inverse_dynamics(q[k], qd[k], qdd[k], params)).ravel()
+        cols = [m.B] + [np.array(m.contact_jacobian(c)(q[k], params)).T for c in contacts]
+        A = np.hstack(cols)
+        sol = np.linalg.lstsq(A, rhs, rcond=None)[0]
+        tau[k] = np.clip(sol[:3], -torque_limit, torque_limit)
+        for i, c in enumerate(contacts):
+            forces[c][k] = sol[3 + 2 * i: 5 + 2 * i]
+    return tau, forces
 
 
 def _com_of(angles: np.ndarray, p5: np.ndarray, params: np.ndarray) -> np.ndarray:

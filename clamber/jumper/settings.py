@@ -39,9 +39,10 @@ class OptimizationSettings:
     """Inner joints (shoulder, spine, hip) stay this far from the wall [m]."""
     safe_region_front: SafeRegion = field(default_factory=SafeRegion.sector)
     safe_region_rear: SafeRegion = field(default_factory=SafeRegion.sector)
-    torque_rate_weight: float = 1e-3
+    torque_rate_weight: float = 1e-2
     """Penalty on torque changes between nodes, sum((dtau / torque_limit)^2) / N, in
-    units of the objective [m/s]; makes the reference trackable (0 turns it off)."""
+    units of the objective [m/s]; makes the reference trackable and the optimum smooth
+    enough to interpolate onto a finer grid (0 turns it off)."""
     min_height_gain: float = 0.0
     """Lower bound on the height gained per jump [m]."""
     collocation: str = "trapezoidal"

@@ -91,16 +91,17 @@ def optimize(
 # ---------------------------------------------------------------------------------------------
 def _run(problem: JumperProblem, morph: Morphology, settings: OptimizationSettings,
          x0: np.ndarray, warm: bool) -> TrajectorySolution:
-    solver = problem.solver(warm)
+    solver = problem.solver(warm, settings.max_iterations)
     params = problem.parameter_vector(morph.parameters(), settings)
     lbx, ubx = problem.variable_bounds(settings)
     lbg, ubg = problem.constraint_bounds(settings)
     x0 = np.clip(x0, lbx, ubx)
     t0 = time.perf_counter()
     try:
-        res = solver(x0=x0, p=params, lbx=lbx, ubx=ubx, lbg=lbg, ubg=ubg)
+        sc = problem.scale
+        res = solver(x0=x0 / sc, p=params, lbx=lbx / sc, ubx=ubx / sc, lbg=lbg, ubg=ubg)
         stats = solver.stats()
-        x = np.array(res["x"]).ravel()
+        x = np.array(res["x"]).ravel() * sc
         status = SolveStatus.from_ipopt(stats.get("return_status", ""))
         return_status = stats.get("return_status", "")
         iterations = int(stats.get("iter_count", 0))

@@ -10,7 +10,7 @@ from clamber.search.report import write_codesign_outputs
 from clamber.storage.runs import TrialState
 
 #: Tiny grids keep each IPOPT solve well under a second; the structure is the real one.
-TINY = FitnessConfig(settings=OptimizationSettings(max_iterations=150),
+TINY = FitnessConfig(settings=OptimizationSettings(max_iterations=400),
                      resolution=(6, 3, 5, 3, 4), refine=(7, 4, 6, 4, 5))
 CONFIG = CodesignConfig(generations=2, popsize=2, sigma0=0.3, seed=2, fitness=TINY)
 
