@@ -48,7 +48,9 @@ class OptimizationSettings:
     collocation: str = "trapezoidal"
     """'trapezoidal' (the paper's) or 'hermite-simpson' (4th order, adds midpoints)."""
     max_iterations: int = 1500
+    """IPOPT iteration budget; running out is the status MAX_ITERATIONS, not an error."""
     tolerance: float = 1e-6
+    """IPOPT's optimality tolerance (scaled NLP error); constraints always hold to 1e-6."""
 
     def __post_init__(self) -> None:
         for f in fields(self):

@@ -91,7 +91,7 @@ def optimize(
 # ---------------------------------------------------------------------------------------------
 def _run(problem: JumperProblem, morph: Morphology, settings: OptimizationSettings,
          x0: np.ndarray, warm: bool) -> TrajectorySolution:
-    solver = problem.solver(warm, settings.max_iterations)
+    solver = problem.solver(warm, settings.max_iterations, settings.tolerance)
     params = problem.parameter_vector(morph.parameters(), settings)
     lbx, ubx = problem.variable_bounds(settings)
     lbg, ubg = problem.constraint_bounds(settings)
@@ -134,7 +134,7 @@ def read_solution(problem: JumperProblem, x: np.ndarray, morph: Morphology,
     t_start = 0.0
     for p, N in zip(PHASES, problem.nodes, strict=True):
         pre = f"p{p.index}."
-        dt = float(v[pre + "dt"])
+        dt = float(np.mean(v[pre + "dt"]))
         durations.append(N * dt)
         t_parts.append(t_start + dt * np.arange(N + 1))
         t_start += N * dt
@@ -185,7 +185,7 @@ def interpolate_solution(sol: TrajectorySolution, problem: JumperProblem) -> np.
             if not name.startswith(pre):
                 continue
             if name == pre + "dt":
-                out[name] = np.array([float(v[name]) * n_src / n_dst])
+                out[name] = np.array([float(np.mean(v[name])) * n_src / n_dst])
                 continue
             if "correction" in name:  # defined at nodes 1..N
                 a, xs, xd = v[name], s_src[1:], s_dst[1:]
@@ -211,7 +211,7 @@ def active_bounds(problem: JumperProblem, x: np.ndarray, params: np.ndarray,
     report["phase_duration"] = {}
     for p in PHASES:
         name = f"p{p.index}.dt"
-        val, a, b = float(v[name]), float(lo[name]), float(hi[name])
+        val, a, b = (float(np.mean(arr[name])) for arr in (v, lo, hi))
         state = "min" if val <= a * (1 + tol) else ("max" if val >= b * (1 - tol) else "free")
         report["phase_duration"][f"phase{p.index}"] = state
     tl, ws = settings.torque_limit, settings.joint_speed_limit

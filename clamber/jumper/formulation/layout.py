@@ -54,7 +54,7 @@ class Layout:
     def pack(self, values: dict[str, np.ndarray], default: float = 0.0) -> np.ndarray:
         out = np.full(self.size, default, dtype=float)
         for name, v in values.items():
-            if name in self.blocks:
+            if name in self.blocks:  # a single value fills the whole block
                 out[self.blocks[name].slice] = np.asarray(v, dtype=float).ravel()
         return out
 

@@ -1,0 +1,1 @@
+"""MuJoCo simulation of the quadruped climber: worlds, grippers, servos, the simulator."""

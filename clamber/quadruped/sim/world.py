@@ -1,0 +1,242 @@
+"""Simulated worlds: a climbing wall with seeded rock footholds, ground terrains, model mismatch.
+
+World frame {S}: z up (gravity ``-z``). A wall of inclination ``alpha`` (0 = ground, 90 deg =
+vertical) contains the world y axis; its frame {W} has columns ``u`` (up the slope),
+``y`` (left) and ``n`` (out of the surface), so a robot climbing "forward" has its body
+frame aligned with {W}. Holds are convex rocks standing on the wall, sized like the paper's
+basalt holds (circumscribed circle about 18 cm, height about 7 cm); the planner knows every
+hold's top centre and normal, up to the foothold tolerance of :class:`ModelMismatch`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from clamber.exceptions import ConfigError
+from clamber.quadruped.robot import LEG_NAMES, LegGeometry, Marcbot
+
+#: Terrain names accepted by :func:`ground_terrain`.
+TERRAINS = ("flat", "gravel", "grass", "mud", "stone")
+
+
+def wall_rotation(incline_deg: float) -> np.ndarray:
+    """Rotation of the wall frame {W} in {S}: columns up-slope, left, normal (3x3)."""
+    if not 0.0 <= incline_deg <= 135.0:
+        raise ConfigError(f"wall incline must lie in [0, 135] deg, got {incline_deg}")
+    a = math.radians(incline_deg)
+    u = np.array([math.cos(a), 0.0, math.sin(a)])
+    n = np.array([-math.sin(a), 0.0, math.cos(a)])
+    return np.column_stack([u, [0.0, 1.0, 0.0], n])
+
+
+@dataclass(frozen=True)
+class Hold:
+    """One rock foothold.
+
+    ``base`` is where the rock stands on the wall [m, {S}]; ``top`` the centre of its top
+    face [m, {S}] and ``normal`` that face's unit normal; ``vertices`` the rock's convex-hull
+    points in the wall frame relative to ``base`` [m]. ``capacity_factor`` (6,) scales the
+    controller's conservative gripper box to the gripper's true capacity on this hold.
+    """
+
+    name: str
+    base: np.ndarray
+    top: np.ndarray
+    normal: np.ndarray
+    vertices: np.ndarray
+    capture_radius: float
+    capacity_factor: np.ndarray
+
+
+@dataclass(frozen=True)
+class WallLayout:
+    """A wall and its holds: ``holds[leg][k]`` is leg ``leg``'s k-th foothold (k = 0 start)."""
+
+    incline_deg: float
+    rotation: np.ndarray
+    holds: dict[str, list[Hold]]
+    stride: float
+    seed: int
+
+    def all_holds(self) -> list[Hold]:
+        return [h for leg in LEG_NAMES for h in self.holds[leg]]
+
+
+@dataclass(frozen=True)
+class RockSpec:
+    """Size of the generated rocks and the gripper's capacity spread.
+
+    ``radius`` [m] is the circumscribed radius of the rock's footprint (paper: about 18 cm
+    diameter), ``height`` [m] its mean height (about 7 cm), ``top_radius`` [m] the flat top a
+    gripper lands on, ``max_tilt`` [rad] the largest tilt of that top from the wall normal,
+    ``placement_jitter`` [m] the random offset of each hold from the nominal footprint.
+    ``capacity_mean`` and ``capacity_spread`` are the median and log-spread of the true
+    capacity over the controller's box per wrench axis; ``capacity_min`` its floor (> 1, so
+    the true capacity always exceeds the conservative box).
+    """
+
+    radius: float = 0.09
+    height: float = 0.07
+    height_spread: float = 0.008
+    top_radius: float = 0.045
+    max_tilt: float = math.radians(6.0)
+    placement_jitter: float = 0.015
+    capture_radius: float = 0.035
+    capacity_mean: float = 1.6
+    capacity_spread: float = 0.15
+    capacity_min: float = 1.15
+
+
+def _rock_vertices(rng: np.random.Generator, spec: RockSpec, height: float,
+                   tilt: np.ndarray) -> np.ndarray:
+    """Convex-hull points of one rock in the wall frame, base centred at the origin [m].
+
+    A seven-sided footprint at the circumscribed radius, sunk 1 cm into the wall, and a
+    seven-sided top face of ``top_radius`` whose plane is tilted by ``tilt`` (slopes along
+    u and y) through the point ``(0, 0, height)``.
+    """
+    n_side = 7
+    ang = np.linspace(0, 2 * np.pi, n_side, endpoint=False) + rng.uniform(-0.2, 0.2, n_side)
+    r = spec.radius * rng.uniform(0.85, 1.0, n_side)
+    r[0] = spec.radius
+    base = np.column_stack([r * np.cos(ang), r * np.sin(ang), np.full(n_side, -0.01)])
+    tang = ang + np.pi / n_side
+    top_xy = np.column_stack([spec.top_radius * np.cos(tang), spec.top_radius * np.sin(tang)])
+    top_z = height + top_xy @ tilt
+    return np.vstack([base, np.column_stack([top_xy, top_z])])
+
+
+def wall_layout(incline_deg: float, stance: dict[str, np.ndarray], stride: float = 0.22,
+                n_steps: int = 1, seed: int = 0, spec: RockSpec | None = None,
+                start: np.ndarray | None = None) -> WallLayout:
+    """Seeded holds for ``n_steps`` strides of every leg.
+
+    ``stance`` maps each leg to its foothold at the start relative to the body centre, in the
+    wall's (u, y) plane [m]; leg ``leg``'s k-th hold sits at ``start + stance[leg] + k *
+    stride * u`` plus a random jitter. ``start`` [m] is the body centre's projection on the
+    wall at the start, in {W} coordinates (default: 0.4 m up the slope).
+    """
+    spec = spec or RockSpec()
+    if stride <= 0 or n_steps < 1:
+        raise ConfigError(f"stride must be > 0 and n_steps >= 1, got {stride}, {n_steps}")
+    R = wall_rotation(incline_deg)
+    rng = np.random.default_rng(seed)
+    start = np.array([0.4, 0.0]) if start is None else np.asarray(start, dtype=float)[:2]
+    holds: dict[str, list[Hold]] = {}
+    for leg in LEG_NAMES:
+        holds[leg] = []
+        for k in range(n_steps + 1):
+            xy = start + np.asarray(stance[leg], dtype=float)[:2] + np.array([k * stride, 0.0])
+            xy = xy + rng.uniform(-1, 1, 2) * spec.placement_jitter
+            height = spec.height + rng.uniform(-1, 1) * spec.height_spread
+            tilt = np.tan(rng.uniform(-1, 1, 2) * spec.max_tilt / math.sqrt(2))
+            verts = _rock_vertices(rng, spec, height, tilt)
+            n_w = np.array([-tilt[0], -tilt[1], 1.0])
+            n_w /= np.linalg.norm(n_w)
+            factor = np.maximum(spec.capacity_min, spec.capacity_mean * np.exp(
+                rng.normal(0.0, spec.capacity_spread, 6)))
+            base = R @ np.array([xy[0], xy[1], 0.0])
+            holds[leg].append(Hold(f"{leg}_hold{k}", base, base + R @ np.array([0, 0, height]),
+                                   R @ n_w, verts, spec.capture_radius, factor))
+    return WallLayout(incline_deg, R, holds, stride, seed)
+
+
+@dataclass(frozen=True)
+class GroundTerrain:
+    """A ground for trotting: contact softness, friction and height roughness.
+
+    ``friction`` is the sliding friction coefficient; ``timeconst`` [s] and ``dampratio`` set
+    MuJoCo's contact softness (larger time constant = softer: grass, mud); ``roughness`` [m]
+    the standard deviation of the height field and ``correlation`` [m] its lateral length
+    scale (0 roughness = a plane). These are approximations: gravel as a hard rough field of
+    fine bumps, grass as a soft mildly rough one, mud as a very soft slippery one, stone as a
+    hard field of larger slabs.
+    """
+
+    name: str
+    friction: float
+    timeconst: float
+    dampratio: float
+    roughness: float
+    correlation: float
+
+
+_TERRAINS = {
+    "flat": GroundTerrain("flat", 1.0, 0.005, 1.0, 0.0, 0.05),
+    "gravel": GroundTerrain("gravel", 0.7, 0.006, 1.0, 0.008, 0.04),
+    "grass": GroundTerrain("grass", 0.6, 0.03, 1.0, 0.006, 0.10),
+    "mud": GroundTerrain("mud", 0.35, 0.06, 1.5, 0.004, 0.15),
+    "stone": GroundTerrain("stone", 0.9, 0.004, 1.0, 0.012, 0.12),
+}
+
+
+def ground_terrain(name: str) -> GroundTerrain:
+    """The named terrain (one of ``TERRAINS``)."""
+    try:
+        return _TERRAINS[name]
+    except KeyError:
+        raise ConfigError(f"unknown terrain {name!r}; terrains are {', '.join(TERRAINS)}") \
+            from None
+
+
+def height_field(terrain: GroundTerrain, size: float, n: int, seed: int) -> np.ndarray:
+    """Heights (n, n) [m] of a seeded rough field: white noise smoothed over ``correlation``.
+
+    Normalised to zero mean and ``roughness`` standard deviation; all zeros for a plane.
+    """
+    if terrain.roughness == 0.0:
+        return np.zeros((n, n))
+    from scipy.ndimage import gaussian_filter
+
+    rng = np.random.default_rng(seed)
+    z = gaussian_filter(rng.normal(size=(n, n)), sigma=terrain.correlation / (2 * size / n),
+                        mode="wrap")
+    z -= z.mean()
+    return z * terrain.roughness / max(z.std(), 1e-12)
+
+
+@dataclass(frozen=True)
+class ModelMismatch:
+    """How the simulated robot differs from the controller's model (uniform, seeded).
+
+    Masses of the body and of each link scale by ``1 + U(-mass, mass)``, every link length by
+    ``1 + U(-length, length)``; the planner's knowledge of each hold top is off by up to
+    ``foothold`` [m] per axis. Defaults: 5 % mass, 2 % length, 5 mm footholds.
+    """
+
+    mass: float = 0.05
+    length: float = 0.02
+    foothold: float = 0.005
+    rng_offset: int = field(default=7919, repr=False)
+
+    def __post_init__(self) -> None:
+        for name in ("mass", "length", "foothold"):
+            v = getattr(self, name)
+            if not (0.0 <= v < 0.5 and math.isfinite(v)):
+                raise ConfigError(f"mismatch {name} must lie in [0, 0.5), got {v}")
+
+    def perturb(self, robot: Marcbot, seed: int) -> Marcbot:
+        """The simulated robot for trial ``seed``."""
+        rng = np.random.default_rng(seed + self.rng_offset)
+
+        def s(tol: float, size: int | None = None):
+            return 1.0 + rng.uniform(-tol, tol, size)
+
+        g = robot.leg
+        leg = LegGeometry(hip=g.hip * s(self.length), thigh=g.thigh * s(self.length),
+                          calf=g.calf * s(self.length),
+                          ankle_forward=g.ankle_forward * s(self.length),
+                          ankle_down=g.ankle_down * s(self.length),
+                          gripper_height=g.gripper_height)
+        masses = tuple(float(m) for m in np.asarray(robot.link_masses) * s(self.mass, 5))
+        return replace(robot, body_mass=robot.body_mass * float(s(self.mass)), leg=leg,
+                       link_masses=masses)
+
+    def known_holds(self, layout: WallLayout, seed: int) -> dict[str, list[np.ndarray]]:
+        """Hold tops as the planner knows them [m, {S}]: true tops plus a uniform error."""
+        rng = np.random.default_rng(seed + 2 * self.rng_offset)
+        return {leg: [h.top + rng.uniform(-1, 1, 3) * self.foothold for h in layout.holds[leg]]
+                for leg in LEG_NAMES}
