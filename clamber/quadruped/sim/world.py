@@ -39,7 +39,7 @@ class Hold:
     ``base`` is where the rock stands on the wall [m, {S}]; ``top`` the centre of its top
     face [m, {S}] and ``normal`` that face's unit normal; ``vertices`` the rock's convex-hull
     points in the wall frame relative to ``base`` [m]. ``capacity_factor`` (6,) scales the
-    controller's conservative gripper box to the gripper's true capacity on this hold.
+    gripper's true capacity per wrench axis on this hold.
     """
 
     name: str
@@ -73,9 +73,9 @@ class RockSpec:
     diameter), ``height`` [m] its mean height (about 7 cm), ``top_radius`` [m] the flat top a
     gripper lands on, ``max_tilt`` [rad] the largest tilt of that top from the wall normal,
     ``placement_jitter`` [m] the random offset of each hold from the nominal footprint.
-    ``capacity_mean`` and ``capacity_spread`` are the median and log-spread of the true
-    capacity over the controller's box per wrench axis; ``capacity_min`` its floor (> 1, so
-    the true capacity always exceeds the conservative box).
+    ``capacity_mean`` and ``capacity_spread`` are the median and log-spread of the factor
+    scaling the gripper's true capacity on each hold, per wrench axis (how well the spines
+    find asperities on this rock), clipped to ``[capacity_min, capacity_max]``.
     """
 
     radius: float = 0.09
@@ -85,9 +85,10 @@ class RockSpec:
     max_tilt: float = math.radians(6.0)
     placement_jitter: float = 0.015
     capture_radius: float = 0.035
-    capacity_mean: float = 1.6
+    capacity_mean: float = 1.0
     capacity_spread: float = 0.15
-    capacity_min: float = 1.15
+    capacity_min: float = 0.7
+    capacity_max: float = 1.3
 
 
 def _rock_vertices(rng: np.random.Generator, spec: RockSpec, height: float,
@@ -136,8 +137,8 @@ def wall_layout(incline_deg: float, stance: dict[str, np.ndarray], stride: float
             verts = _rock_vertices(rng, spec, height, tilt)
             n_w = np.array([-tilt[0], -tilt[1], 1.0])
             n_w /= np.linalg.norm(n_w)
-            factor = np.maximum(spec.capacity_min, spec.capacity_mean * np.exp(
-                rng.normal(0.0, spec.capacity_spread, 6)))
+            factor = np.clip(spec.capacity_mean * np.exp(rng.normal(0.0, spec.capacity_spread, 6)),
+                             spec.capacity_min, spec.capacity_max)
             base = R @ np.array([xy[0], xy[1], 0.0])
             holds[leg].append(Hold(f"{leg}_hold{k}", base, base + R @ np.array([0, 0, height]),
                                    R @ n_w, verts, spec.capture_radius, factor))

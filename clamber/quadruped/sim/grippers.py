@@ -1,0 +1,214 @@
+"""Simulated grippers: MuJoCo weld constraints switched on at a grasp, off at a release or an
+overload.
+
+A gripper attaches only when commanded while its sole is on a hold (within the hold's capture
+radius of the top centre, and within ``reach`` of the top along the normal); the weld then
+fixes the gripper body to the world at its current pose. Every control cycle the weld's
+constraint force and the gripper's contact forces (``efc_force`` of their rows, mapped to
+generalized forces by ``efc_J``) are converted into the wrench the rock applies on the
+gripper, in the gripper frame (the sole site), and low-pass filtered over ``filter_time``
+(a gripper fails under sustained load, not under a one-step impulse). If that wrench leaves
+the gripper's TRUE capacity on this hold, the gripper breaks off: the weld is switched off
+and the gripper counts as detached.
+
+True capacity: per wrench axis, the extent of the SPASAS gripper's achievable wrench set
+in this project's gripper model (:func:`spasas_axis_extents`: 205 N shear, 144 N pull-off,
+1.7 N m about x and y, 3.4 N m about z at the paper's driving torque), scaled by the hold's
+``capacity_factor`` (see :class:`~clamber.quadruped.sim.world.RockSpec`). That is 2.3 to 6.8
+times the controller's conservative box (35 N, 35 N, 62 N, 0.25 N m, 0.25 N m, 1.4 N m) and
+optimistic for combined loads (a box through the single-axis extents contains wrenches the
+gripper cannot hold). It is checked on the total wrench of the rock on the gripper (weld plus
+footpad contacts), the quantity the gripper's wrench space describes.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from functools import lru_cache
+
+import mujoco
+import numpy as np
+
+from clamber.exceptions import ConfigError
+from clamber.quadruped.description import foot_name
+from clamber.quadruped.robot import LEG_NAMES
+from clamber.quadruped.sim.world import Hold
+
+
+@lru_cache(maxsize=1)
+def spasas_axis_extents() -> np.ndarray:
+    """Half-widths (6,) [N, N m]: for each wrench axis the smaller of the achievable set's
+    support values along ``+e_k`` and ``-e_k`` (SPASAS model at the paper's driving torque)."""
+    from clamber.attachment.wrench_space import contact_wrench_sets
+
+    values, _ = contact_wrench_sets().support(np.vstack([np.eye(6), -np.eye(6)]))
+    return np.minimum(values[:6], values[6:])
+
+
+class GripperState(enum.Enum):
+    OPEN = "open"
+    ATTACHED = "attached"
+    BROKEN = "broken"
+
+
+def weld_name(leg: str) -> str:
+    """Name of ``leg``'s gripper weld in the scene."""
+    return f"{leg}_weld"
+
+
+def add_welds(spec: mujoco.MjSpec) -> None:
+    """Add one inactive weld per gripper body (to the world) to a model spec."""
+    for leg in LEG_NAMES:
+        eq = spec.add_equality()
+        eq.name = weld_name(leg)
+        eq.type = mujoco.mjtEq.mjEQ_WELD
+        eq.objtype = mujoco.mjtObj.mjOBJ_BODY
+        eq.name1 = f"{leg}_gripper"
+        eq.active = False
+
+
+@dataclass(frozen=True)
+class GripperEvent:
+    """Something that happened to a gripper at time ``t`` [s]: attach, release, break, miss."""
+
+    t: float
+    leg: str
+    kind: str
+    detail: str = ""
+
+
+class GripperBank:
+    """The four grippers of a climbing scene; owns the welds' activation and their checks.
+
+    ``box`` (6,) are the half-widths [N, N m] the holds' factors scale (default
+    :func:`spasas_axis_extents`); ``reach`` [m] the largest distance of the sole from a hold
+    top along its normal at which a grasp still closes; ``filter_time`` [s] the wrench
+    filter's time constant.
+    """
+
+    def __init__(self, model: mujoco.MjModel, data: mujoco.MjData,
+                 box: np.ndarray | None = None, reach: float = 0.02,
+                 filter_time: float = 0.02) -> None:
+        if reach <= 0 or filter_time <= 0:
+            raise ConfigError(f"reach and filter_time must be > 0, got {reach}, {filter_time}")
+        self.model, self.data = model, data
+        self.box = spasas_axis_extents() if box is None else np.asarray(box, float)
+        if self.box.shape != (6,) or np.any(self.box <= 0):
+            raise ConfigError(f"gripper box must be 6 positive half-widths, got {self.box}")
+        self.reach, self.filter_time = reach, filter_time
+        self.eq = {leg: mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_EQUALITY, weld_name(leg))
+                   for leg in LEG_NAMES}
+        if min(self.eq.values()) < 0:
+            raise ConfigError("the scene has no gripper welds; build it with add_welds")
+        self.body = {leg: model.body(f"{leg}_gripper").id for leg in LEG_NAMES}
+        self.site = {leg: model.site(foot_name(leg)).id for leg in LEG_NAMES}
+        self.geom = {leg: model.geom(f"{leg}_gripper_geom").id for leg in LEG_NAMES}
+        self.state = dict.fromkeys(LEG_NAMES, GripperState.OPEN)
+        self.hold: dict[str, Hold | None] = dict.fromkeys(LEG_NAMES)
+        self.filtered = {leg: np.zeros(6) for leg in LEG_NAMES}
+        self.peak_ratio = dict.fromkeys(LEG_NAMES, 0.0)
+        self.events: list[GripperEvent] = []
+        #: While False (the robot being placed on the wall), overloads are recorded, not fatal.
+        self.breakable = True
+        self._jacp = np.zeros((3, model.nv))
+        self._jacr = np.zeros((3, model.nv))
+
+    @property
+    def attached(self) -> tuple[str, ...]:
+        return tuple(leg for leg in LEG_NAMES if self.state[leg] is GripperState.ATTACHED)
+
+    def capacity(self, leg: str) -> np.ndarray:
+        """True capacity half-widths (6,) [N, N m] of ``leg``'s gripper on its current hold."""
+        hold = self.hold[leg]
+        if hold is None:
+            raise ConfigError(f"gripper {leg} is on no hold")
+        return self.box * hold.capacity_factor
+
+    def load_ratio(self, leg: str, w: np.ndarray) -> float:
+        """Largest ``|w_k| / capacity_k`` of wrench ``w`` on ``leg``'s hold: > 1 breaks."""
+        return float(np.max(np.abs(w) / self.capacity(leg)))
+
+    def on_hold(self, leg: str, hold: Hold) -> bool:
+        """Whether ``leg``'s sole is within the hold's capture radius and reach."""
+        d = self.data.site_xpos[self.site[leg]] - hold.top
+        along = float(d @ hold.normal)
+        lateral = float(np.linalg.norm(d - along * hold.normal))
+        return lateral <= hold.capture_radius and abs(along) <= self.reach
+
+    def attach(self, leg: str, hold: Hold) -> bool:
+        """Close ``leg``'s gripper on ``hold``; False (and a "miss" event) if not on it."""
+        if self.state[leg] is GripperState.ATTACHED:
+            raise ConfigError(f"gripper {leg} is already attached")
+        if not self.on_hold(leg, hold):
+            self.events.append(GripperEvent(self.data.time, leg, "miss", hold.name))
+            return False
+        eq, b = self.eq[leg], self.body[leg]
+        data = np.zeros(self.model.eq_data.shape[1])
+        data[0:3] = self.data.xpos[b]
+        data[6:10] = self.data.xquat[b] * np.array([1.0, -1.0, -1.0, -1.0])
+        data[10] = 1.0
+        self.model.eq_data[eq] = data
+        self.data.eq_active[eq] = 1
+        self.state[leg], self.hold[leg] = GripperState.ATTACHED, hold
+        self.filtered[leg][:] = 0.0
+        self.events.append(GripperEvent(self.data.time, leg, "attach", hold.name))
+        return True
+
+    def release(self, leg: str) -> None:
+        """Open ``leg``'s gripper (no effect on an open one)."""
+        if self.state[leg] is GripperState.ATTACHED:
+            self.events.append(GripperEvent(self.data.time, leg, "release",
+                                            self.hold[leg].name))
+        self.data.eq_active[self.eq[leg]] = 0
+        self.state[leg] = GripperState.OPEN
+        self.hold[leg] = None
+
+    def wrench(self, leg: str, contacts: bool = True) -> np.ndarray:
+        """Total wrench [f, tau] the rock applies on ``leg``'s gripper, in the gripper frame.
+
+        The weld's force plus the contact forces on the gripper geom (the footpad pressing
+        on the rock is part of the attachment wrench, as in the gripper's wrench space).
+        Their generalized force ``efc_J^T efc_force`` over those rows, restricted to the six
+        free-joint columns, equals ``J_site[:, base]^T w`` for the wrench ``w`` at the sole.
+        """
+        m, d = self.model, self.data
+        n = d.nefc
+        if n == 0:
+            return np.zeros(6)
+        kind, ident = d.efc_type[:n], d.efc_id[:n]
+        rows = (kind == int(mujoco.mjtConstraint.mjCNSTR_EQUALITY)) & (ident == self.eq[leg])
+        if d.ncon and contacts:
+            g = self.geom[leg]
+            touching = (d.contact.geom1[:d.ncon] == g) | (d.contact.geom2[:d.ncon] == g)
+            is_contact = kind >= int(mujoco.mjtConstraint.mjCNSTR_CONTACT_FRICTIONLESS)
+            rows |= is_contact & touching[np.where(is_contact, ident, 0)]
+        if not rows.any():
+            return np.zeros(6)
+        qfrc = d.efc_J.reshape(n, m.nv)[rows, :6].T @ d.efc_force[:n][rows]
+        mujoco.mj_jacSite(m, d, self._jacp, self._jacr, self.site[leg])
+        Js = np.vstack([self._jacp[:, :6], self._jacr[:, :6]])
+        w_world = np.linalg.solve(Js.T, qfrc)
+        R = d.site_xmat[self.site[leg]].reshape(3, 3)
+        return np.concatenate([R.T @ w_world[:3], R.T @ w_world[3:]])
+
+    def check(self, dt: float) -> list[str]:
+        """Filter the attached grippers' wrenches over ``dt`` [s]; break the overloaded ones.
+
+        Returns the legs that broke off in this call.
+        """
+        broken = []
+        alpha = min(1.0, dt / self.filter_time)
+        for leg in self.attached:
+            w = self.filtered[leg]
+            w += alpha * (self.wrench(leg) - w)
+            ratio = self.load_ratio(leg, w)
+            if self.breakable:
+                self.peak_ratio[leg] = max(self.peak_ratio[leg], ratio)
+            if ratio > 1.0 and self.breakable:
+                self.events.append(GripperEvent(self.data.time, leg, "break",
+                                                f"{ratio:.2f} x capacity, wrench {w.round(2)}"))
+                self.data.eq_active[self.eq[leg]] = 0
+                self.state[leg] = GripperState.BROKEN
+                broken.append(leg)
+        return broken

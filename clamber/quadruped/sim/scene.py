@@ -1,0 +1,109 @@
+"""MuJoCo scenes built from the robot description: a climbing wall with rocks, or a ground.
+
+The robot part is :func:`clamber.quadruped.description.mjcf_string` of the (perturbed)
+simulated robot, loaded into an ``MjSpec``; the servos (:mod:`.servos`), the gripper welds
+(:mod:`.grippers`), the world and the light are added to it before compiling.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import mujoco
+import numpy as np
+
+from clamber.quadruped.description import mjcf_string
+from clamber.quadruped.robot import LEG_NAMES, Marcbot
+from clamber.quadruped.sim.grippers import add_welds
+from clamber.quadruped.sim.servos import ServoBank
+from clamber.quadruped.sim.world import GroundTerrain, WallLayout, height_field
+
+#: Mass of a rubber foot replacing the gripper [kg] (the paper's legs lose 0.41 kg; this
+#: robot's gripper weighs 0.40 kg, so its rubber-footed legs lose 0.35 kg).
+RUBBER_FOOT_MASS = 0.05
+RUBBER_FOOT_RADIUS = 0.025
+
+
+def _quat(R: np.ndarray) -> np.ndarray:
+    q = np.zeros(4)
+    mujoco.mju_mat2Quat(q, np.ascontiguousarray(R).reshape(-1))
+    return q
+
+
+def _robot_spec(robot: Marcbot, servos: ServoBank, physics_dt: float) -> mujoco.MjSpec:
+    spec = mujoco.MjSpec.from_string(mjcf_string(robot))
+    servos.configure(spec)
+    spec.option.timestep = physics_dt
+    spec.option.gravity = [0.0, 0.0, -9.81]
+    spec.option.jacobian = mujoco.mjtJacobian.mjJAC_DENSE
+    spec.visual.global_.offwidth = 640
+    spec.visual.global_.offheight = 480
+    light = spec.worldbody.add_light()
+    light.pos, light.dir = [0.0, 0.0, 3.0], [0.0, 0.0, -1.0]
+    light.type = mujoco.mjtLightType.mjLIGHT_DIRECTIONAL
+    return spec
+
+
+def climb_scene(robot: Marcbot, layout: WallLayout, servos: ServoBank,
+                physics_dt: float = 0.001) -> mujoco.MjModel:
+    """The robot, its gripper welds and a wall of ``layout.incline_deg`` with its rocks."""
+    spec = _robot_spec(robot, servos, physics_dt)
+    add_welds(spec)
+    q = _quat(layout.rotation)
+    wall = spec.worldbody.add_geom()
+    wall.name, wall.type = "wall", mujoco.mjtGeom.mjGEOM_PLANE
+    wall.size = [2.0, 1.0, 0.05]
+    wall.pos = layout.rotation @ np.array([0.8, 0.0, 0.0])
+    wall.quat = q
+    wall.rgba = [0.55, 0.5, 0.45, 1.0]
+    for hold in layout.all_holds():
+        mesh = spec.add_mesh()
+        mesh.name = f"{hold.name}_mesh"
+        mesh.uservert = hold.vertices.reshape(-1).tolist()
+        g = spec.worldbody.add_geom()
+        g.name, g.type, g.meshname = hold.name, mujoco.mjtGeom.mjGEOM_MESH, mesh.name
+        g.pos, g.quat = hold.base, q
+        g.rgba = [0.25, 0.25, 0.27, 1.0]
+    return spec.compile()
+
+
+def ground_scene(robot: Marcbot, terrain: GroundTerrain, servos: ServoBank,
+                 feet: str = "gripper", physics_dt: float = 0.001, seed: int = 0,
+                 size: float = 3.0) -> mujoco.MjModel:
+    """The robot on a ground terrain, with its grippers (lifted phalanges: the footpad box
+    touches) or with rubber feet (a sphere at the sole, lighter legs).
+
+    The terrain has contact priority, so its friction and softness decide every contact.
+    """
+    if feet not in ("gripper", "rubber"):
+        from clamber.exceptions import ConfigError
+
+        raise ConfigError(f"feet must be 'gripper' or 'rubber', got {feet!r}")
+    if feet == "rubber":
+        robot = replace(robot, link_masses=robot.link_masses[:4] + (RUBBER_FOOT_MASS,))
+    spec = _robot_spec(robot, servos, physics_dt)
+    if feet == "rubber":
+        for leg in LEG_NAMES:
+            g = spec.geom(f"{leg}_gripper_geom")
+            g.type = mujoco.mjtGeom.mjGEOM_SPHERE
+            g.size = [RUBBER_FOOT_RADIUS, 0.0, 0.0]
+            g.pos = [0.0, 0.0, -robot.leg.gripper_height + RUBBER_FOOT_RADIUS]
+    ground = spec.worldbody.add_geom()
+    ground.name = "ground"
+    if terrain.roughness > 0:
+        n = 121
+        z = height_field(terrain, size / 2, n, seed)
+        lo, hi = float(z.min()), float(z.max())
+        hf = spec.add_hfield()
+        hf.name, hf.nrow, hf.ncol = "terrain", n, n
+        hf.size = [size / 2, size / 2, hi - lo, 0.05]
+        hf.userdata = ((z - lo) / (hi - lo)).reshape(-1).tolist()
+        ground.type, ground.hfieldname = mujoco.mjtGeom.mjGEOM_HFIELD, "terrain"
+        ground.pos = [size / 2 - 0.5, 0.0, lo]
+    else:
+        ground.type, ground.size = mujoco.mjtGeom.mjGEOM_PLANE, [size, size, 0.05]
+    ground.friction = [terrain.friction, 0.02, 0.001]
+    ground.solref = [terrain.timeconst, terrain.dampratio]
+    ground.priority = 1
+    ground.rgba = [0.45, 0.42, 0.35, 1.0]
+    return spec.compile()

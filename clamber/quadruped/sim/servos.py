@@ -1,0 +1,108 @@
+"""Dynamixel-style servos in "current-based position" mode, as MuJoCo actuators, with power.
+
+Each servo is a position loop whose output current is capped by the commanded current limit:
+``tau = clip(kp (q_goal - q) + tau_ff, -tau_lim, tau_lim)`` with ``tau_lim = min(I_lim /
+(A per N m), tau_max)``, plus the motor's back-EMF and reducer damping ``-kv qdot`` and the
+reflected rotor inertia (armature) on the joint. In MuJoCo this is a ``general`` actuator with
+``force = kp ctrl - kp q`` (``ctrl = q_goal + tau_ff / kp``, the feed-forward as a goal
+offset), joint damping ``kv``, and ``forcerange = +-tau_lim`` rewritten every control cycle:
+the whole servo runs inside MuJoCo's step, so the physics rate costs no Python.
+
+Gains from Dynamixel X-series defaults: position P gain 800 (KPP = 800/128 = 6.25 current
+units of 2.69 mA per position tick of 0.088 deg) is ``kp = 10.95 A/rad`` of current, i.e.
+``kp = 10.95 A/rad * (N m per A)``; the damping is stall torque over no-load speed
+(``kv = tau_max / omega_max``, the back-EMF slope of a DC motor's torque-speed line); the
+armature ``0.01 kg m^2`` is the order of a coreless rotor times the square of a 1:270 gear.
+
+Power: the servos draw ``I = |tau| (A per N m) + I_idle`` each from the ``voltage`` bus, and
+the robot's power is ``sum V I`` [W] (what the paper computes from the servos' current and
+voltage readings).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from clamber.exceptions import ConfigError
+from clamber.quadruped.controllers import JointCommand
+from clamber.quadruped.robot import N_JOINTS, Marcbot
+
+#: Current per position error of the Dynamixel position loop at default gains [A/rad].
+POSITION_GAIN_A_PER_RAD = 6.25 * 2.69e-3 / np.deg2rad(0.088)
+
+
+@dataclass(frozen=True)
+class ServoParams:
+    """Servo-bank settings: bus ``voltage`` [V], standby current ``idle_current`` [A] per
+    servo (Dynamixel X: about 40 mA), ``armature`` [kg m^2] and a scale on the P gain."""
+
+    voltage: float = 12.0
+    idle_current: float = 0.04
+    armature: float = 0.01
+    gain_scale: float = 1.0
+
+    def __post_init__(self) -> None:
+        for name in ("voltage", "gain_scale"):
+            if not getattr(self, name) > 0:
+                raise ConfigError(f"servo {name} must be > 0, got {getattr(self, name)}")
+        if self.idle_current < 0 or self.armature < 0:
+            raise ConfigError("servo idle_current and armature must be >= 0")
+
+
+class ServoBank:
+    """The 20 servos of a robot: configures a model spec, applies commands, computes power."""
+
+    def __init__(self, robot: Marcbot, params: ServoParams | None = None) -> None:
+        self.params = params or ServoParams()
+        self.tau_max = robot.torque_limits()
+        self.current_per_torque = robot.current_per_torque()
+        self.current_max = robot.current_limits()
+        vel = np.array([s.velocity_limit for s in robot.servo_specs()])
+        self.kp = POSITION_GAIN_A_PER_RAD / self.current_per_torque * self.params.gain_scale
+        self.kv = self.tau_max / vel
+
+    def configure(self, spec: mujoco.MjSpec) -> None:
+        """Turn the description's torque motors into current-limited position servos."""
+        if len(spec.actuators) != N_JOINTS:
+            raise ConfigError(f"expected {N_JOINTS} actuators, found {len(spec.actuators)}")
+        for i, act in enumerate(spec.actuators):
+            act.gaintype = mujoco.mjtGain.mjGAIN_FIXED
+            act.biastype = mujoco.mjtBias.mjBIAS_AFFINE
+            gain = np.zeros(10)
+            gain[0] = self.kp[i]
+            bias = np.zeros(10)
+            bias[1] = -self.kp[i]
+            act.gainprm, act.biasprm = gain, bias
+            act.ctrllimited = mujoco.mjtLimited.mjLIMITED_FALSE
+            act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
+            act.forcerange = [-self.tau_max[i], self.tau_max[i]]
+        joints = [j for j in spec.joints if j.type == mujoco.mjtJoint.mjJNT_HINGE]
+        for i, j in enumerate(joints):
+            j.damping = [float(self.kv[i]), 0.0, 0.0]
+            j.armature = self.params.armature
+
+    def torque_limit(self, current_limit: np.ndarray) -> np.ndarray:
+        """Largest torque [N m] each servo applies under its current limit [A]."""
+        return np.minimum(np.maximum(current_limit, 0.0) / self.current_per_torque, self.tau_max)
+
+    def apply(self, model: mujoco.MjModel, data: mujoco.MjData, cmd: JointCommand) -> None:
+        """Write goal positions, feed-forward torques and current limits into the actuators."""
+        for name in ("position", "torque", "current_limit"):
+            a = getattr(cmd, name)
+            if np.shape(a) != (N_JOINTS,) or not np.all(np.isfinite(a)):
+                raise ConfigError(f"command {name} must be {N_JOINTS} finite numbers")
+        data.ctrl[:] = cmd.position + cmd.torque / self.kp
+        lim = self.torque_limit(cmd.current_limit)
+        model.actuator_forcerange[:, 0] = -lim
+        model.actuator_forcerange[:, 1] = lim
+
+    def current(self, torque: np.ndarray) -> np.ndarray:
+        """Current [A] each servo draws when applying ``torque`` [N m]."""
+        return np.abs(torque) * self.current_per_torque + self.params.idle_current
+
+    def power(self, torque: np.ndarray) -> float:
+        """Electrical power of all servos [W] at joint torques ``torque`` [N m]."""
+        return float(self.params.voltage * self.current(torque).sum())
