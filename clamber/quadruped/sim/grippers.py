@@ -4,10 +4,11 @@ overload.
 A gripper attaches only when commanded while its sole is on a hold (within the hold's capture
 radius of the top centre, and within ``reach`` of the top along the normal); the weld then
 fixes the gripper body to the world at its current pose. Every control cycle the weld's
-constraint force and the gripper's contact forces (``efc_force`` of their rows, mapped to
-generalized forces by ``efc_J``) are converted into the wrench the rock applies on the
-gripper, in the gripper frame (the sole site), and low-pass filtered over ``filter_time``
-(a gripper fails under sustained load, not under a one-step impulse). If that wrench leaves
+constraint force and the gripper's contact forces (MuJoCo's ``cfrc_ext`` of the gripper
+body, which sums the constraint forces ``efc_force`` acting on it) are converted into the
+wrench the rock applies on the gripper, in the gripper frame (the sole site), and filtered
+over ``filter_time`` (a gripper fails under sustained load, not under a one-step impulse).
+If that wrench leaves
 the gripper's TRUE capacity on this hold, the gripper breaks off: the weld is switched off
 and the gripper counts as detached.
 
@@ -111,8 +112,6 @@ class GripperBank:
         self.events: list[GripperEvent] = []
         #: While False (the robot being placed on the wall), overloads are recorded, not fatal.
         self.breakable = True
-        self._jacp = np.zeros((3, model.nv))
-        self._jacr = np.zeros((3, model.nv))
 
     @property
     def attached(self) -> tuple[str, ...]:
@@ -164,33 +163,34 @@ class GripperBank:
         self.state[leg] = GripperState.OPEN
         self.hold[leg] = None
 
-    def wrench(self, leg: str, contacts: bool = True) -> np.ndarray:
-        """Total wrench [f, tau] the rock applies on ``leg``'s gripper, in the gripper frame.
+    def wrenches(self, legs: tuple[str, ...]) -> np.ndarray:
+        """Total wrenches [f, tau] (len(legs), 6) the rock applies on the grippers of ``legs``
+        (weld plus footpad contacts), in each gripper frame at its sole.
 
-        The weld's force plus the contact forces on the gripper geom (the footpad pressing
-        on the rock is part of the attachment wrench, as in the gripper's wrench space).
-        Their generalized force ``efc_J^T efc_force`` over those rows, restricted to the six
-        free-joint columns, equals ``J_site[:, base]^T w`` for the wrench ``w`` at the sole.
+        MuJoCo's ``cfrc_ext`` (after ``mj_rnePostConstraint``) holds every body's external
+        wrench from contacts and equality constraints as ``[torque, force]`` about the
+        subtree centre of mass; it is shifted to the sole and rotated into the sole frame.
         """
         m, d = self.model, self.data
-        n = d.nefc
-        if n == 0:
-            return np.zeros(6)
-        kind, ident = d.efc_type[:n], d.efc_id[:n]
-        rows = (kind == int(mujoco.mjtConstraint.mjCNSTR_EQUALITY)) & (ident == self.eq[leg])
-        if d.ncon and contacts:
-            g = self.geom[leg]
-            touching = (d.contact.geom1[:d.ncon] == g) | (d.contact.geom2[:d.ncon] == g)
-            is_contact = kind >= int(mujoco.mjtConstraint.mjCNSTR_CONTACT_FRICTIONLESS)
-            rows |= is_contact & touching[np.where(is_contact, ident, 0)]
-        if not rows.any():
-            return np.zeros(6)
-        qfrc = d.efc_J.reshape(n, m.nv)[rows, :6].T @ d.efc_force[:n][rows]
-        mujoco.mj_jacSite(m, d, self._jacp, self._jacr, self.site[leg])
-        Js = np.vstack([self._jacp[:, :6], self._jacr[:, :6]])
-        w_world = np.linalg.solve(Js.T, qfrc)
-        R = d.site_xmat[self.site[leg]].reshape(3, 3)
-        return np.concatenate([R.T @ w_world[:3], R.T @ w_world[3:]])
+        if not legs:
+            return np.zeros((0, 6))
+        mujoco.mj_rnePostConstraint(m, d)
+        bodies = [self.body[leg] for leg in legs]
+        sites = [self.site[leg] for leg in legs]
+        ext = d.cfrc_ext[bodies]
+        com = d.subtree_com[m.body_rootid[bodies]]
+        f = ext[:, 3:]
+        r = com - d.site_xpos[sites]
+        torque = ext[:, :3] + np.column_stack([r[:, 1] * f[:, 2] - r[:, 2] * f[:, 1],
+                                               r[:, 2] * f[:, 0] - r[:, 0] * f[:, 2],
+                                               r[:, 0] * f[:, 1] - r[:, 1] * f[:, 0]])
+        R = d.site_xmat[sites].reshape(-1, 3, 3)
+        return (np.concatenate([f, torque], axis=1).reshape(-1, 2, 1, 3)
+                @ R[:, None]).reshape(-1, 6)
+
+    def wrench(self, leg: str) -> np.ndarray:
+        """Total wrench (6,) on ``leg``'s gripper (see :meth:`wrenches`)."""
+        return self.wrenches((leg,))[0]
 
     def check(self, dt: float) -> list[str]:
         """Filter the attached grippers' wrenches over ``dt`` [s]; break the overloaded ones.
@@ -198,13 +198,19 @@ class GripperBank:
         Returns the legs that broke off in this call.
         """
         broken = []
+        legs = self.attached
+        if not legs:
+            return broken
         alpha = min(1.0, dt / self.filter_time)
-        for leg in self.attached:
+        now = self.wrenches(legs)
+        caps = np.array([self.box * self.hold[leg].capacity_factor for leg in legs])
+        for i, leg in enumerate(legs):
             w = self.filtered[leg]
-            w += alpha * (self.wrench(leg) - w)
-            ratio = self.load_ratio(leg, w)
-            if self.breakable:
-                self.peak_ratio[leg] = max(self.peak_ratio[leg], ratio)
+            w += alpha * (now[i] - w)
+            now[i] = w
+        ratios = np.max(np.abs(now) / caps, axis=1)
+        for leg, w, ratio in zip(legs, now, ratios, strict=True):
+            self.peak_ratio[leg] = max(self.peak_ratio[leg], float(ratio))
             if ratio > 1.0 and self.breakable:
                 self.events.append(GripperEvent(self.data.time, leg, "break",
                                                 f"{ratio:.2f} x capacity, wrench {w.round(2)}"))

@@ -22,6 +22,10 @@ from clamber.quadruped.robot import N_JOINTS, Marcbot
 from clamber.quadruped.sim.grippers import GripperBank
 from clamber.quadruped.sim.servos import ServoBank
 
+#: MuJoCo warnings that end a simulation (bad accelerations or positions, constraint
+#: buffer full).
+_FATAL_WARNINGS = [int(mujoco.mjtWarning.mjWARN_BADQACC), int(mujoco.mjtWarning.mjWARN_BADQPOS),
+                   int(mujoco.mjtWarning.mjWARN_CNSTRFULL)]
 #: World gravity vector [m/s^2].
 GRAVITY_VECTOR = np.array([0.0, 0.0, -9.81])
 
@@ -80,6 +84,16 @@ class QuadrupedSim:
         return RobotState(d.qpos[:3].copy(), R, d.qpos[7:7 + N_JOINTS].copy(), v,
                           d.qvel[6:6 + N_JOINTS].copy())
 
+    def body_pose(self) -> tuple[np.ndarray, np.ndarray]:
+        """True body position [m] and rotation matrix, read without building a state."""
+        d = self.data
+        return d.qpos[:3].copy(), d.xmat[self.body_id].reshape(3, 3).copy()
+
+    def joints(self) -> tuple[np.ndarray, np.ndarray]:
+        """Joint positions [rad] and velocities [rad/s] (the servos' encoder readings)."""
+        d = self.data
+        return d.qpos[7:7 + N_JOINTS].copy(), d.qvel[6:6 + N_JOINTS].copy()
+
     def imu_truth(self) -> tuple[np.ndarray, np.ndarray]:
         """Specific force [m/s^2] and angular rate [rad/s] in {B}, averaged over the last cycle
         (the delta-velocity and rate outputs of an IMU)."""
@@ -98,10 +112,7 @@ class QuadrupedSim:
             mujoco.mj_step(m, d)
             self._torque += np.abs(d.actuator_force)
         self._torque /= self.substeps
-        if not np.all(np.isfinite(d.qpos)) or any(
-                d.warning[w].number for w in (mujoco.mjtWarning.mjWARN_BADQACC,
-                                              mujoco.mjtWarning.mjWARN_BADQPOS,
-                                              mujoco.mjtWarning.mjWARN_CNSTRFULL)):
+        if not np.isfinite(d.qpos.sum()) or d.warning.number[_FATAL_WARNINGS].any():
             raise SimulationError(f"simulation unstable at t = {d.time:.3f} s")
         broken = tuple(self.grippers.check(self.dt)) if self.grippers else ()
         return StepRecord(d.time, self._torque.copy(), self.servos.power(self._torque), broken)

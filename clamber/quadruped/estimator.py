@@ -1,0 +1,188 @@
+"""Body state estimation: a simulated IMU and an error-state EKF with leg kinematics.
+
+State: body position ``p`` and velocity ``v`` in {S} [m, m/s], attitude ``R`` ({B} to {S}),
+accelerometer bias ``b_a`` [m/s^2] and gyro bias ``b_g`` [rad/s]. The filter's error state
+is ``[dp, dv, dtheta, db_a, db_g]`` (15), with the attitude perturbed on the right,
+``R = R_hat exp(dtheta)``.
+
+* Prediction, each control cycle, from the IMU's specific force ``f`` and rate ``w``:
+  ``p += v dt + (R (f - b_a) + g) dt^2 / 2``, ``v += (R (f - b_a) + g) dt``,
+  ``R = R exp((w - b_g) dt)``; biases follow random walks.
+* Update, for every attached (or stance) foot: the kinematic foot position in {B} from the
+  joint angles, ``z = fk(q)``, measures ``R^T (f_W - p)`` where ``f_W`` is the foot's world
+  anchor, set from the estimate when the foot touched down and kept while it stays put
+  (the leg odometry of Bloesch et al., with anchors fixed instead of estimated).
+
+The kinematics use the controller's model, so link-length mismatch enters as measurement
+error, as on the robot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from clamber.exceptions import ConfigError
+from clamber.quadruped.kinematics import body_configuration
+from clamber.quadruped.model import RobotModel, RobotState
+from clamber.quadruped.robot import LEG_NAMES
+
+GRAVITY_VECTOR = np.array([0.0, 0.0, -9.81])
+
+
+def skew(x: np.ndarray) -> np.ndarray:
+    return np.array([[0, -x[2], x[1]], [x[2], 0, -x[0]], [-x[1], x[0], 0]])
+
+
+@dataclass(frozen=True)
+class ImuSpec:
+    """IMU noise per sample at the control rate and bias magnitudes.
+
+    ``accel_noise`` [m/s^2] and ``gyro_noise`` [rad/s] are white-noise standard deviations
+    per sample; ``accel_bias`` [m/s^2] and ``gyro_bias`` [rad/s] the standard deviations of
+    the constant turn-on biases; ``*_walk`` the bias random-walk rates [unit/sqrt(s)].
+    Defaults are of an industrial MEMS IMU sampled at 100 Hz.
+    """
+
+    accel_noise: float = 0.03
+    gyro_noise: float = 0.003
+    accel_bias: float = 0.05
+    gyro_bias: float = 0.005
+    accel_walk: float = 0.002
+    gyro_walk: float = 0.0002
+
+    def __post_init__(self) -> None:
+        for name, v in vars(self).items():
+            if not (v >= 0 and np.isfinite(v)):
+                raise ConfigError(f"IMU {name} must be finite and >= 0, got {v}")
+
+
+class SimulatedImu:
+    """Adds seeded turn-on bias, bias random walk and white noise to true IMU readings."""
+
+    def __init__(self, spec: ImuSpec | None = None, seed: int = 0) -> None:
+        self.spec = spec or ImuSpec()
+        self.rng = np.random.default_rng(seed)
+        self.b_a = self.rng.normal(0.0, self.spec.accel_bias, 3)
+        self.b_g = self.rng.normal(0.0, self.spec.gyro_bias, 3)
+
+    def measure(self, specific_force: np.ndarray, rate: np.ndarray,
+                dt: float) -> tuple[np.ndarray, np.ndarray]:
+        """Noisy ``(specific force [m/s^2], angular rate [rad/s])`` in {B}."""
+        s, rng = self.spec, self.rng
+        self.b_a += rng.normal(0.0, s.accel_walk * np.sqrt(dt), 3)
+        self.b_g += rng.normal(0.0, s.gyro_walk * np.sqrt(dt), 3)
+        return (specific_force + self.b_a + rng.normal(0.0, s.accel_noise, 3),
+                rate + self.b_g + rng.normal(0.0, s.gyro_noise, 3))
+
+
+@dataclass(frozen=True)
+class EkfParams:
+    """Measurement noise of a kinematic foot position [m] and the initial uncertainty."""
+
+    foot_noise: float = 0.004
+    initial_position: float = 0.005
+    initial_velocity: float = 0.01
+    initial_attitude: float = 0.01
+
+
+class LegOdometryEkf:
+    """Error-state EKF fusing the IMU with the kinematics of the attached feet."""
+
+    def __init__(self, rm: RobotModel, position: np.ndarray, rotation: np.ndarray,
+                 imu: ImuSpec | None = None, params: EkfParams | None = None) -> None:
+        self.rm, self.imu, self.par = rm, imu or ImuSpec(), params or EkfParams()
+        self.p = np.array(position, dtype=float)
+        self.v = np.zeros(3)
+        self.R = np.array(rotation, dtype=float)
+        self.b_a, self.b_g = np.zeros(3), np.zeros(3)
+        e = self.par
+        self.P = np.diag(np.concatenate([
+            np.full(3, e.initial_position**2), np.full(3, e.initial_velocity**2),
+            np.full(3, e.initial_attitude**2), np.full(3, self.imu.accel_bias**2),
+            np.full(3, self.imu.gyro_bias**2)]))
+        self.anchors: dict[str, np.ndarray] = {}
+        self.rate = np.zeros(3)
+        self._F = np.eye(15)
+        self._updates = 0
+        self._eye3 = np.eye(3)
+
+    def predict(self, specific_force: np.ndarray, rate: np.ndarray, dt: float) -> None:
+        """Propagate over ``dt`` [s] with the IMU readings in {B}."""
+        if dt <= 0:
+            raise ConfigError(f"dt must be > 0, got {dt}")
+        f = specific_force - self.b_a
+        w = rate - self.b_g
+        a = self.R @ f + GRAVITY_VECTOR
+        self.p += self.v * dt + 0.5 * a * dt * dt
+        self.v += a * dt
+        Rw = pin.exp3(w * dt)
+        F = self._F
+        F[0:3, 3:6] = self._eye3 * dt
+        F[3:6, 6:9] = -self.R @ skew(f) * dt
+        F[3:6, 9:12] = -self.R * dt
+        F[6:9, 6:9] = Rw.T
+        F[6:9, 12:15] = -self._eye3 * dt
+        self.R = self.R @ Rw
+        self.P = F @ self.P @ F.T
+        self.P.flat[::16] += self._process_noise(dt)
+        self.rate = w
+
+    def _process_noise(self, dt: float) -> np.ndarray:
+        """Diagonal of the process noise over ``dt`` [s] (position, velocity, attitude, biases)."""
+        s = self.imu
+        return np.repeat([1e-8, (s.accel_noise * dt) ** 2 + 1e-8,
+                          (s.gyro_noise * dt) ** 2 + 1e-10, s.accel_walk**2 * dt + 1e-12,
+                          s.gyro_walk**2 * dt + 1e-14], 3)
+
+    def _foot_positions(self, q_joints: np.ndarray) -> list[np.ndarray]:
+        pin.framesForwardKinematics(self.rm.model, self.rm.data, body_configuration(q_joints))
+        return [self.rm.data.oMf[f].translation.copy() for f in self.rm.foot_ids]
+
+    def update(self, q_joints: np.ndarray, contacts: tuple[str, ...]) -> None:
+        """Correct with the feet in ``contacts``; new contacts are anchored, others dropped."""
+        for leg in list(self.anchors):
+            if leg not in contacts:
+                del self.anchors[leg]
+        feet = self._foot_positions(q_joints)
+        legs = []
+        for leg in contacts:
+            if leg not in self.anchors:
+                self.anchors[leg] = self.p + self.R @ feet[LEG_NAMES.index(leg)]
+            else:
+                legs.append(leg)
+        if not legs:
+            return
+        n = len(legs)
+        d = np.array([self.anchors[leg] for leg in legs]) - self.p
+        d_body = d @ self.R
+        H = np.zeros((3 * n, 15))
+        for i in range(n):
+            H[3 * i:3 * i + 3, 0:3] = -self.R.T
+            H[3 * i:3 * i + 3, 6:9] = skew(d_body[i])
+        r = (np.array([feet[LEG_NAMES.index(leg)] for leg in legs]) - d_body).reshape(-1)
+        PHt = self.P @ H.T
+        S = H @ PHt
+        S.flat[::3 * n + 1] += self.par.foot_noise**2
+        K = np.linalg.solve(S, PHt.T).T
+        dx = K @ r
+        self.p += dx[0:3]
+        self.v += dx[3:6]
+        self.R = self.R @ pin.exp3(dx[6:9])
+        self.b_a += dx[9:12]
+        self.b_g += dx[12:15]
+        KH = K @ H
+        KH.flat[::16] -= 1.0
+        self.P = KH @ self.P @ KH.T + (K @ K.T) * self.par.foot_noise**2
+        self._updates += 1
+        if self._updates % 500 == 0:
+            U, _, Vt = np.linalg.svd(self.R)
+            self.R = U @ Vt
+
+    def state(self, q_joints: np.ndarray, dq_joints: np.ndarray) -> RobotState:
+        """The estimate as a :class:`RobotState` (twist in {B} from ``v`` and the gyro)."""
+        R = self.R
+        return RobotState(self.p.copy(), R.copy(), q_joints,
+                          np.concatenate([R.T @ self.v, self.rate]), dq_joints)

@@ -1,0 +1,425 @@
+"""The paper's experiments in simulation: seeded climbing and trotting trials and their summaries.
+
+A climbing trial builds a wall (seeded holds), a perturbed robot (seeded
+:class:`~clamber.quadruped.sim.world.ModelMismatch`), places the robot on its four start holds
+with every gripper attached, and runs the free-climbing gait with one controller in the loop
+at the control rate. It fails when a gripper breaks off, a grasp misses its hold, the body
+strays more than ``fall_error`` from its reference, or the physics goes unstable; it
+succeeds when the gait completes. Every controller gets the same gait, servos, estimator and
+gains: each runs with the defaults its class was written with (no per-controller tuning).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import pinocchio as pin
+
+from clamber.exceptions import ConfigError
+from clamber.quadruped.controllers import (
+    CLIKController,
+    Controller,
+    JointCommand,
+    QWBCController,
+    VMCController,
+)
+from clamber.quadruped.estimator import LegOdometryEkf, SimulatedImu
+from clamber.quadruped.gaits import ClimbGait, ClimbGaitParams, TrotGait, TrotParams
+from clamber.quadruped.kinematics import Clik, leg_ik, world_foot_poses
+from clamber.quadruped.model import RobotModel, RobotState
+from clamber.quadruped.robot import GRAVITY, LEG_NAMES, N_JOINTS, Marcbot
+from clamber.quadruped.sim.scene import climb_scene, ground_scene
+from clamber.quadruped.sim.servos import ServoBank
+from clamber.quadruped.sim.simulator import QuadrupedSim, SimulationError
+from clamber.quadruped.sim.world import (
+    ModelMismatch,
+    ground_terrain,
+    wall_layout,
+)
+
+CONTROLLERS = {"qwbc": QWBCController, "clik": CLIKController, "vmc": VMCController}
+#: Nominal footholds relative to the body centre (u, y) [m] (mid-cycle, each leg).
+NOMINAL_FEET = {"LF": np.array([0.17, 0.25]), "LR": np.array([-0.17, 0.25]),
+                "RF": np.array([0.17, -0.25]), "RR": np.array([-0.17, -0.25])}
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval of a binomial proportion (95 % for ``z = 1.96``)."""
+    if n <= 0 or not 0 <= successes <= n:
+        raise ConfigError(f"need 0 <= successes <= n and n > 0, got {successes}, {n}")
+    p = successes / n
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return max(0.0, c - h), min(1.0, c + h)
+
+
+@dataclass(frozen=True)
+class ClimbSettings:
+    """What a climbing trial runs: controller name, wall incline [deg], control rate [Hz],
+    whether controllers see the EKF's estimate (``"estimate"``) or the true state, the gait,
+    the mismatch and the fall threshold [m]. ``breakable=False`` records gripper overloads
+    without breaking (to measure tracking and power of a controller that would fail)."""
+
+    controller: str = "qwbc"
+    incline_deg: float = 90.0
+    control_rate: float = 50.0
+    physics_dt: float = 0.002
+    state: str = "estimate"
+    gait: ClimbGaitParams = field(default_factory=ClimbGaitParams)
+    mismatch: ModelMismatch = field(default_factory=ModelMismatch)
+    fall_error: float = 0.05
+    breakable: bool = True
+
+    def __post_init__(self) -> None:
+        if self.controller not in CONTROLLERS:
+            raise ConfigError(f"unknown controller {self.controller!r}; "
+                              f"controllers are {', '.join(CONTROLLERS)}")
+        if self.state not in ("estimate", "true"):
+            raise ConfigError(f"state must be 'estimate' or 'true', got {self.state!r}")
+
+
+@dataclass(frozen=True)
+class TrialResult:
+    """Outcome and metrics of one trial (SI units, errors in mm, powers in W).
+
+    ``wall_time_s`` is the simulation loop's wall time, ``setup_time_s`` building the scene
+    and placing the robot; ``peak_gripper_load`` the largest gripper wrench over its true
+    capacity (per axis) after the placement, ``cost_of_transport`` energy over
+    ``m g distance``.
+    """
+
+    kind: str
+    controller: str
+    setting: str
+    seed: int
+    success: bool
+    reason: str
+    sim_time_s: float
+    wall_time_s: float
+    distance_m: float
+    max_tracking_error_mm: float
+    mean_power_w: float
+    peak_power_w: float
+    energy_j: float
+    cost_of_transport: float
+    estimation_rms_mm: float
+    estimation_max_mm: float
+    attitude_error_rms_deg: float
+    attitude_error_max_deg: float
+    peak_gripper_load: float
+    setup_time_s: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class TrialLog:
+    """Time series of a trial, sampled at the control rate (names say units)."""
+
+    t: list[float] = field(default_factory=list)
+    body_true: list[np.ndarray] = field(default_factory=list)
+    body_ref: list[np.ndarray] = field(default_factory=list)
+    body_est: list[np.ndarray] = field(default_factory=list)
+    feet_body: list[np.ndarray] = field(default_factory=list)
+    attitude_deg: list[float] = field(default_factory=list)
+    power_w: list[float] = field(default_factory=list)
+    bands: list[tuple[float, float, str, str]] = field(default_factory=list)
+    events: list[dict] = field(default_factory=list)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Every series as an array: ``t`` (n,), ``body_*`` (n, 3), ``feet_body`` (n, 4, 3)."""
+        return {k: np.asarray(getattr(self, k)) for k in
+                ("t", "body_true", "body_ref", "body_est", "feet_body", "attitude_deg",
+                 "power_w")}
+
+
+def _feet_in_body(sim: QuadrupedSim) -> np.ndarray:
+    d, b = sim.data, sim.body_id
+    R, p = d.xmat[b].reshape(3, 3), d.xpos[b]
+    return np.array([R.T @ (d.site_xpos[sim.grippers.site[leg] if sim.grippers else
+                                        sim.model.site(f"{leg}_foot").id] - p)
+                     for leg in LEG_NAMES])
+
+
+def _initial_joints(rm_true: RobotModel, body: pin.SE3, tops: dict[str, np.ndarray],
+                    normals: dict[str, np.ndarray], lift: float = 0.0) -> np.ndarray:
+    """Joint angles putting each sole on its hold top (true geometry), soles along the
+    normal, radial axis kept from the mount yaw."""
+    q = rm_true.robot.default_joint_angles()
+    for i, leg in enumerate(LEG_NAMES):
+        n = body.rotation.T @ normals[leg]
+        x = pin.utils.rotate("z", rm_true.robot.mount_yaw[i])[:, 0]
+        x = x - (x @ n) * n
+        x /= np.linalg.norm(x)
+        Rf = np.column_stack([x, np.cross(n, x), n])
+        tgt = body.actInv(pin.SE3(np.eye(3), tops[leg] + lift * normals[leg])).translation
+        res = leg_ik(rm_true, leg, pin.SE3(Rf, tgt), q)
+        if res.position_error > 3e-3:
+            raise ConfigError(f"start stance out of reach for {leg} "
+                              f"({res.position_error * 1000:.1f} mm)")
+        q = res.q
+    return q
+
+
+def run_climb(settings: ClimbSettings, seed: int, log: bool = False,
+              robot: Marcbot | None = None) -> tuple[TrialResult, TrialLog | None]:
+    """One seeded climbing trial; returns its result and, if ``log``, its time series."""
+    wall_t0 = time.perf_counter()
+    robot = robot or Marcbot()
+    gp = settings.gait
+    sim_robot = settings.mismatch.perturb(robot, seed)
+    layout = wall_layout(settings.incline_deg, gp.stance_offsets(NOMINAL_FEET), gp.stride,
+                         gp.cycles, seed)
+    servos = ServoBank(sim_robot)
+    sim = QuadrupedSim(climb_scene(sim_robot, layout, servos, settings.physics_dt), sim_robot,
+                       servos,
+                       settings.control_rate, grippers=True)
+    known = settings.mismatch.known_holds(layout, seed)
+    normals = {leg: [h.normal for h in layout.holds[leg]] for leg in LEG_NAMES}
+    gait = ClimbGait(known, normals, layout.rotation, gp)
+    R = layout.rotation
+    body0 = pin.SE3(R, np.mean([layout.holds[leg][0].top for leg in LEG_NAMES], axis=0)
+                    + gp.standoff * R[:, 2])
+    q0 = _initial_joints(RobotModel(sim_robot), body0,
+                         {leg: layout.holds[leg][0].top for leg in LEG_NAMES},
+                         {leg: normals[leg][0] for leg in LEG_NAMES}, lift=0.001)
+    sim.set_state(body0.translation, body0.rotation, q0)
+    for leg in LEG_NAMES:
+        sim.grippers.attach(leg, layout.holds[leg][0])
+    rm = RobotModel(robot)
+    ctrl: Controller = CONTROLLERS[settings.controller](rm)
+    imu = SimulatedImu(seed=seed + 101)
+    ekf = LegOdometryEkf(rm, body0.translation, body0.rotation, imu.spec)
+    record = TrialLog() if log else None
+    reason, success = "", False
+    errors, powers, est_err, att_err = [], [], [], []
+    dt, t_place = sim.dt, 1.0
+    t_end = gp.settle_time + t_place + 1.6 * gp.cycles * gp.nominal_cycle_time
+    sim.grippers.breakable = False
+    setup_time = time.perf_counter() - wall_t0
+    wall_t0 = time.perf_counter()
+    k = 0
+    try:
+        while True:
+            t = k * dt
+            p_true, R_true = sim.body_pose()
+            qj, dqj = sim.joints()
+            f, w = sim.imu_truth()
+            if k > 0:
+                ekf.predict(*imu.measure(f, w, dt), dt)
+            ekf.update(qj, sim.grippers.attached)
+            state = ekf.state(qj, dqj) if settings.state == "estimate" else sim.true_state()
+            if t < t_place:
+                ref = gait.reference(0.0, world_foot_poses(rm, state), sim.joint4_torques(),
+                                     sim.grippers.attached)[0]
+                events = []
+            else:
+                if k == round(t_place / dt):
+                    sim.grippers.breakable = settings.breakable
+                    sim.grippers.peak_ratio = dict.fromkeys(LEG_NAMES, 0.0)
+                ref, events = gait.reference(t - t_place, world_foot_poses(rm, state),
+                                             sim.joint4_torques(), sim.grippers.attached)
+            for ev in events:
+                if ev.action == "release":
+                    sim.grippers.release(ev.leg)
+                elif not sim.grippers.attach(ev.leg, layout.holds[ev.leg][ev.hold]):
+                    reason = f"{ev.leg} missed hold {ev.hold}"
+            if reason:
+                break
+            cmd = ctrl.step(state, ref)
+            rec = sim.step(cmd)
+            err = float(np.linalg.norm(p_true - ref.body_pose.translation))
+            if t >= t_place:
+                errors.append(err)
+                powers.append(rec.power)
+                est_err.append(float(np.linalg.norm(ekf.p - p_true)))
+                att_err.append(float(np.linalg.norm(pin.log3(ekf.R.T @ R_true))))
+            if record is not None:
+                record.t.append(t)
+                record.body_true.append(p_true)
+                record.body_ref.append(ref.body_pose.translation.copy())
+                record.body_est.append(ekf.p.copy())
+                record.feet_body.append(_feet_in_body(sim))
+                record.attitude_deg.append(float(np.degrees(np.linalg.norm(pin.log3(
+                    R.T @ R_true)))))
+                record.power_w.append(rec.power)
+            if rec.broken:
+                reason = f"gripper {', '.join(rec.broken)} broke off"
+                break
+            if err > settings.fall_error:
+                reason = f"body strayed {err * 1000:.0f} mm from its reference"
+                break
+            if gait.done:
+                success = True
+                break
+            if t > t_end:
+                reason = "gait did not finish in time"
+                break
+            k += 1
+    except SimulationError as e:
+        reason = str(e)
+    gait.close(max(0.0, k * dt - t_place))
+    start = body0.translation
+    moved = float((sim.true_state().body_position - start) @ R[:, 0])
+    result = _result("climb", settings.controller, f"{settings.incline_deg:g}deg", seed,
+                     success, reason, k * dt, time.perf_counter() - wall_t0, moved, errors,
+                     powers, dt, sim_robot.total_mass, est_err, att_err,
+                     max(sim.grippers.peak_ratio.values()), setup_time)
+    if record is not None:
+        record.bands = [(a + t_place, b + t_place, name, leg) for a, b, name, leg in gait.bands]
+        record.events = [asdict(e) for e in sim.grippers.events]
+    return result, record
+
+
+def _result(kind, controller, setting, seed, success, reason, sim_time, wall, distance, errors,
+            powers, dt, mass, est_err, att_err, peak_load, setup_time) -> TrialResult:
+    powers = np.asarray(powers) if powers else np.zeros(1)
+    energy = float(powers.sum() * dt)
+    cot = energy / (mass * GRAVITY * distance) if distance > 1e-3 else float("nan")
+    est = np.asarray(est_err) if est_err else np.zeros(1)
+    att = np.degrees(np.asarray(att_err)) if att_err else np.zeros(1)
+    return TrialResult(kind, controller, setting, seed, success, reason, sim_time, wall,
+                       distance, 1000 * max(errors, default=0.0), float(powers.mean()),
+                       float(powers.max()), energy, cot, 1000 * float(np.sqrt(np.mean(est**2))),
+                       1000 * float(est.max()), float(np.sqrt(np.mean(att**2))),
+                       float(att.max()), float(peak_load), setup_time)
+
+
+@dataclass(frozen=True)
+class TrotSettings:
+    """A trotting trial: terrain name, feet (``"gripper"`` or ``"rubber"``), gait, rate [Hz]."""
+
+    terrain: str = "flat"
+    feet: str = "gripper"
+    gait: TrotParams = field(default_factory=TrotParams)
+    control_rate: float = 100.0
+    fall_attitude_deg: float = 45.0
+
+    def __post_init__(self) -> None:
+        ground_terrain(self.terrain)
+        if self.feet not in ("gripper", "rubber"):
+            raise ConfigError(f"feet must be 'gripper' or 'rubber', got {self.feet!r}")
+
+
+def run_trot(settings: TrotSettings, seed: int, log: bool = False,
+             robot: Marcbot | None = None) -> tuple[TrialResult, TrialLog | None]:
+    """One trotting trial: CLIK position control with the IMU's attitude fed back (as in the
+    paper's walking tests); metrics are attitude error (exponential coordinates) and power."""
+    wall_t0 = time.perf_counter()
+    robot = robot or Marcbot()
+    gp = settings.gait
+    sim_robot = ModelMismatch().perturb(robot, seed)
+    servos = ServoBank(sim_robot)
+    terrain = ground_terrain(settings.terrain)
+    model = ground_scene(sim_robot, terrain, servos, settings.feet, seed=seed)
+    sim = QuadrupedSim(model, sim_robot, servos, settings.control_rate)
+    gait = TrotGait(gp)
+    rm = RobotModel(robot)
+    rm_true = RobotModel(sim_robot)
+    body0 = pin.SE3(np.eye(3), gait.body(0.0) + np.array([0, 0, 0.03]))
+    tops = {leg: gait.foot(0.0, leg) + np.array([0, 0, 0.03]) for leg in LEG_NAMES}
+    q0 = _initial_joints(rm_true, body0, tops, dict.fromkeys(LEG_NAMES, np.array([0, 0, 1.0])))
+    sim.set_state(body0.translation, body0.rotation, q0)
+    clik = Clik(rm, gain=1.0)
+    imu = SimulatedImu(seed=seed + 101)
+    ekf = LegOdometryEkf(rm, body0.translation, body0.rotation, imu.spec)
+    record = TrialLog() if log else None
+    dt = sim.dt
+    powers, att, est_err, reason = [], [], [], ""
+    setup_time = time.perf_counter() - wall_t0
+    wall_t0 = time.perf_counter()
+    n = int(round(gp.duration / dt))
+    k = 0
+    try:
+        for k in range(n):
+            t = k * dt
+            truth = sim.true_state()
+            f, w = sim.imu_truth()
+            if k > 0:
+                ekf.predict(*imu.measure(f, w, dt), dt)
+            stance = gait.stance_legs(t)
+            ekf.update(truth.joint_positions, stance)
+            est = ekf.state(truth.joint_positions, truth.joint_velocities)
+            # Attitude feedback: feet targets expressed in the measured (tilted) body frame.
+            yaw = math.atan2(est.body_rotation[1, 0], est.body_rotation[0, 0])
+            R_des = pin.utils.rotate("z", yaw)
+            tilt = R_des.T @ est.body_rotation
+            body_ref = gait.body(t)
+            targets = {}
+            for i, leg in enumerate(LEG_NAMES):
+                foot_b = R_des.T @ (gait.foot(t, leg) - body_ref)
+                targets[leg] = pin.SE3(pin.utils.rotate("z", robot.mount_yaw[i]), foot_b)
+            goal = clik.step(truth.joint_positions, pin.SE3(tilt, np.zeros(3)), targets)
+            cmd = JointCommand(goal, np.zeros(N_JOINTS), rm.current_max.copy())
+            rec = sim.step(cmd)
+            a_err = float(np.linalg.norm(pin.log3(tilt_true(truth))))
+            if t >= gp.start_time:
+                powers.append(rec.power)
+                att.append(a_err)
+                est_err.append(float(np.linalg.norm(est.body_position - truth.body_position)))
+            if record is not None:
+                record.t.append(t)
+                record.body_true.append(truth.body_position)
+                record.body_ref.append(body_ref)
+                record.body_est.append(est.body_position)
+                record.feet_body.append(_feet_in_body(sim))
+                record.attitude_deg.append(math.degrees(a_err))
+                record.power_w.append(rec.power)
+            if math.degrees(a_err) > settings.fall_attitude_deg:
+                reason = "robot tipped over"
+                break
+    except SimulationError as e:
+        reason = str(e)
+    distance = float(sim.true_state().body_position[0] - body0.translation[0])
+    expected = gp.speed * (gp.duration - gp.start_time)
+    if not reason and distance < 0.5 * expected:
+        reason = f"covered {distance:.2f} m of {expected:.2f} m"
+    result = _result("trot", settings.feet, settings.terrain, seed, not reason, reason,
+                     (k + 1) * dt, time.perf_counter() - wall_t0, distance, [0.0], powers, dt,
+                     float(sim.model.body_mass.sum()), est_err, att, 0.0, setup_time)
+    if record is not None:
+        record.bands = [(gp.start_time + c * gp.period, gp.start_time + (c + gp.duty)
+                         * gp.period, "LF+RR stance", "") for c in range(gp.cycles)]
+    return result, record
+
+
+def tilt_true(state: RobotState) -> np.ndarray:
+    """Roll-pitch part of the body attitude (yaw removed) as a rotation matrix."""
+    R = state.body_rotation
+    yaw = math.atan2(R[1, 0], R[0, 0])
+    return pin.utils.rotate("z", yaw).T @ R
+
+
+def summarize(results: list[TrialResult]) -> dict:
+    """Success rate with its Wilson interval and metrics: tracking error and costs are means
+    over successful trials (over all trials when none succeeded), peak power the largest."""
+    if not results:
+        raise ConfigError("no trials to summarize")
+    ok = [r for r in results if r.success]
+    pool = ok or results
+    lo, hi = wilson_interval(len(ok), len(results))
+    cots = [r.cost_of_transport for r in pool if np.isfinite(r.cost_of_transport)]
+    reasons: dict[str, int] = {}
+    for r in results:
+        if not r.success:
+            key = r.reason.split(" at ")[0]
+            reasons[key] = reasons.get(key, 0) + 1
+    return {
+        "trials": len(results), "successes": len(ok),
+        "success_rate": len(ok) / len(results), "success_ci95": [lo, hi],
+        "max_tracking_error_mm": float(np.mean([r.max_tracking_error_mm for r in pool])),
+        "mean_power_w": float(np.mean([r.mean_power_w for r in pool])),
+        "peak_power_w": float(max(r.peak_power_w for r in pool)),
+        "cost_of_transport": float(np.mean(cots)) if cots else float("nan"),
+        "estimation_rms_mm": float(np.mean([r.estimation_rms_mm for r in pool])),
+        "attitude_error_rms_deg": float(np.mean([r.attitude_error_rms_deg for r in pool])),
+        "peak_gripper_load": float(np.median([r.peak_gripper_load for r in results])),
+        "sim_time_s": float(sum(r.sim_time_s for r in results)),
+        "wall_time_s": float(sum(r.wall_time_s for r in results)),
+        "failures": reasons,
+    }

@@ -1,0 +1,381 @@
+"""Gaits as reference generators: the free-climbing gait and the trotting gait.
+
+Free climbing (paper, Motion Planning): one leg at a time, at least three grippers attached.
+For each leg in ``order``: unload its gripper (load factor ramped 1 -> 0), release, lift
+along the hold's normal, move tangentially to above the next hold, descend along its normal
+until the joint-4 torque departs from its free-swing value by ``contact_torque`` (the footpad
+touches the rock), grasp, reload (0 -> 1), then move the body to the centre of the four
+footholds with cubic interpolation. Every stride advances each foot by ``stride``; after the
+four legs the body has moved ``stride`` (0.22 m per cycle, 90 s per cycle in the paper).
+
+Trotting (paper, walking tests): diagonal pairs (LF, RR) and (RF, LR) alternate with a cycle
+of ``period`` and a duty factor ``duty``; every foot advances ``step`` per cycle and lifts
+``height`` in swing, so the body moves at ``step / period`` (0.15 m / 0.7 s = 0.21 m/s).
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pinocchio as pin
+
+from clamber.exceptions import ConfigError
+from clamber.quadruped.controllers import MotionReference
+from clamber.quadruped.robot import LEG_NAMES, leg_index
+
+
+def cubic(tau: float) -> tuple[float, float, float]:
+    """Cubic ``s = 3 tau^2 - 2 tau^3`` on [0, 1] and its first two derivatives in tau."""
+    t = min(max(tau, 0.0), 1.0)
+    inside = 0.0 < tau < 1.0
+    return t * t * (3 - 2 * t), 6 * t * (1 - t) if inside else 0.0, (6 - 12 * t) if inside else 0.0
+
+
+class ClimbPhase(enum.Enum):
+    """What the free-climbing gait is doing; ``leg`` phases concern the swing leg."""
+
+    SETTLE = "settle"
+    UNLOAD = "unload"
+    RELEASE = "release"
+    LIFT = "lift"
+    TRANSFER = "transfer"
+    DESCEND = "descend"
+    GRASP = "grasp"
+    RELOAD = "reload"
+    BODY = "body"
+    DONE = "done"
+
+
+#: Phases during which the swing leg's gripper is open.
+SWING_PHASES = (ClimbPhase.RELEASE, ClimbPhase.LIFT, ClimbPhase.TRANSFER, ClimbPhase.DESCEND)
+
+
+@dataclass(frozen=True)
+class ClimbGaitParams:
+    """Free-climbing gait settings (times [s], lengths [m], torque [N m]).
+
+    The defaults give the paper's cycle: 0.22 m of body travel in about 90 s (2 s settle,
+    then per leg 2 unload + 3 release + 2 lift + 4 transfer + up to 2.5 descend + 3 grasp
+    + 2 reload + 3.5 body). ``release_time`` and ``grasp_time`` are the gripper's winch
+    (paper: attach and detach within 3 s). ``descend_speed`` [m/s] and ``overshoot`` (how
+    far below the known hold top the descent may go before the step counts as missed) set
+    the search for contact; ``standoff`` is the body origin's height above the hold tops.
+    """
+
+    stride: float = 0.22
+    order: tuple[str, ...] = ("LR", "LF", "RR", "RF")
+    cycles: int = 1
+    settle_time: float = 2.0
+    unload_time: float = 2.0
+    release_time: float = 3.0
+    lift_time: float = 2.0
+    lift_height: float = 0.05
+    transfer_time: float = 4.0
+    descend_speed: float = 0.02
+    overshoot: float = 0.02
+    contact_torque: float = 0.25
+    grasp_time: float = 3.0
+    reload_time: float = 2.0
+    body_time: float = 3.5
+    standoff: float = 0.15
+
+    def __post_init__(self) -> None:
+        if sorted(self.order) != sorted(LEG_NAMES):
+            raise ConfigError(f"order must list each leg once, got {self.order}")
+        for name in ("stride", "settle_time", "unload_time", "release_time", "lift_time",
+                     "lift_height", "transfer_time", "descend_speed", "overshoot",
+                     "contact_torque", "grasp_time", "reload_time", "body_time", "standoff"):
+            v = getattr(self, name)
+            if not (v > 0 and math.isfinite(v)):
+                raise ConfigError(f"climb gait {name} must be > 0, got {v}")
+        if self.cycles < 1:
+            raise ConfigError(f"cycles must be >= 1, got {self.cycles}")
+
+    @property
+    def nominal_cycle_time(self) -> float:
+        """Cycle time [s] when every descent takes ``lift_height / descend_speed``."""
+        per_leg = (self.unload_time + self.release_time + self.lift_time + self.transfer_time
+                   + self.lift_height / self.descend_speed + self.grasp_time
+                   + self.reload_time + self.body_time)
+        return 4 * per_leg
+
+    def stance_offsets(self, nominal: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Start footholds relative to the body centre (u, y) [m].
+
+        The k-th leg in ``order`` starts ``(k - 1.5) stride / 4`` from its nominal spot, so
+        the offsets average to zero (the body starts over the footholds' centre) and, since
+        the body advances ``stride / 4`` after each swing, every foot sits ``3/8 stride``
+        behind its nominal spot before its swing and lands ``5/8 stride`` ahead of it.
+        """
+        q = self.stride / 4
+        out = {}
+        for k, leg in enumerate(self.order):
+            out[leg] = np.asarray(nominal[leg], dtype=float) + np.array(
+                [-1.5 * q + k * q, 0.0])
+        return out
+
+
+@dataclass
+class ClimbEvent:
+    """A gripper action the gait asks for at time ``t`` [s]: ``"release"`` or ``"grasp"``."""
+
+    t: float
+    leg: str
+    action: str
+    hold: int = 0
+
+
+@dataclass
+class _SwingPlan:
+    leg: str
+    start: pin.SE3
+    lifted: np.ndarray
+    above: np.ndarray
+    target: np.ndarray
+    normal: np.ndarray
+    tau4_free: float = 0.0
+
+
+class ClimbGait:
+    """Free-climbing reference generator driven by time and the joint-4 torques.
+
+    ``holds[leg][k]`` are the footholds as the planner knows them [m, {S}] and
+    ``normals[leg][k]`` their unit normals; ``rotation`` the body attitude to keep (the wall
+    frame). Call :meth:`reference` once per control cycle; it returns the motion reference
+    and the gripper actions to execute now.
+    """
+
+    def __init__(self, holds: dict[str, list[np.ndarray]], normals: dict[str, list[np.ndarray]],
+                 rotation: np.ndarray, params: ClimbGaitParams | None = None) -> None:
+        self.p = params or ClimbGaitParams()
+        for leg in LEG_NAMES:
+            if len(holds.get(leg, ())) < self.p.cycles + 1:
+                raise ConfigError(f"leg {leg} needs {self.p.cycles + 1} holds for "
+                                  f"{self.p.cycles} cycles")
+        self.holds, self.normals, self.R = holds, normals, np.asarray(rotation, float)
+        self.index = dict.fromkeys(LEG_NAMES, 0)
+        self.schedule = [leg for _ in range(self.p.cycles) for leg in self.p.order]
+        self.step_no = 0
+        self.phase = ClimbPhase.SETTLE
+        self.t0 = 0.0
+        self.body_from = self.body_target()
+        self.body_to = self.body_from.copy()
+        self.swing: _SwingPlan | None = None
+        self.foot_hold_pose: dict[str, pin.SE3] = {}
+        self.bands: list[tuple[float, float, str, str]] = []
+
+    @property
+    def swing_leg(self) -> str | None:
+        return self.schedule[self.step_no] if self.step_no < len(self.schedule) else None
+
+    def body_target(self) -> np.ndarray:
+        """Body origin over the centre of the current four footholds [m, {S}]."""
+        tops = [self.holds[leg][self.index[leg]] for leg in LEG_NAMES]
+        return np.mean(tops, axis=0) + self.p.standoff * self.R[:, 2]
+
+    def body_travel(self) -> float:
+        """Planned body travel of the whole gait [m]."""
+        return self.p.cycles * self.p.stride
+
+    def _enter(self, phase: ClimbPhase, t: float) -> None:
+        if self.bands and self.bands[-1][1] < 0:
+            start, _, name, leg = self.bands[-1]
+            self.bands[-1] = (start, t, name, leg)
+        self.phase, self.t0 = phase, t
+        self.bands.append((t, -1.0, phase.value, self.swing_leg or ""))
+
+    def close(self, t: float) -> None:
+        """Close the last phase band at time ``t`` [s] (for logs and figures)."""
+        if self.bands and self.bands[-1][1] < 0:
+            start, _, name, leg = self.bands[-1]
+            self.bands[-1] = (start, t, name, leg)
+
+    def _body_ref(self, t: float, duration: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        s, ds, dds = cubic((t - self.t0) / duration)
+        d = self.body_to - self.body_from
+        return self.body_from + s * d, d * ds / duration, d * dds / duration**2
+
+    def reference(self, t: float, feet: dict[str, pin.SE3], tau4: np.ndarray,
+                  attached: tuple[str, ...]) -> tuple[MotionReference, list[ClimbEvent]]:
+        """Reference at time ``t`` [s] given the controller's world foot poses ``feet`` (from
+        its own model and state), the joint-4 torques (4,) [N m] and the attached legs."""
+        p, events = self.p, []
+        if not self.bands:
+            self._enter(ClimbPhase.SETTLE, t)
+        elapsed = t - self.t0
+        leg = self.swing_leg
+        load = dict.fromkeys(LEG_NAMES, 1.0)
+        targets: dict[str, pin.SE3] = {}
+        pos, vel, acc = self.body_to, np.zeros(3), np.zeros(3)
+        ph = self.phase
+        if ph is ClimbPhase.SETTLE and elapsed >= p.settle_time:
+            self._enter(ClimbPhase.UNLOAD if leg else ClimbPhase.DONE, t)
+        elif ph is ClimbPhase.UNLOAD:
+            load[leg] = max(0.0, 1.0 - cubic(elapsed / p.unload_time)[0])
+            if elapsed >= p.unload_time:
+                load[leg] = 0.0
+                events.append(ClimbEvent(t, leg, "release"))
+                self._enter(ClimbPhase.RELEASE, t)
+        elif ph in SWING_PHASES or ph is ClimbPhase.GRASP:
+            load[leg] = 0.0
+            targets[leg] = self._swing_target(t, feet, tau4, events)
+        elif ph is ClimbPhase.RELOAD:
+            load[leg] = min(1.0, cubic(elapsed / p.reload_time)[0])
+            if elapsed >= p.reload_time:
+                self.body_from, self.index[leg] = self.body_to.copy(), self.index[leg] + 1
+                self.body_to = self.body_target()
+                self._enter(ClimbPhase.BODY, t)
+        elif ph is ClimbPhase.BODY:
+            pos, vel, acc = self._body_ref(t, p.body_time)
+            if elapsed >= p.body_time:
+                self.step_no += 1
+                self.body_from = self.body_to.copy()
+                self._enter(ClimbPhase.UNLOAD if self.swing_leg else ClimbPhase.DONE, t)
+        R = self.R
+        ref = MotionReference(pin.SE3(R, pos), np.concatenate([R.T @ vel, np.zeros(3)]),
+                              np.concatenate([R.T @ acc, np.zeros(3)]),
+                              {k: v for k, v in load.items() if v > 0.0}, targets)
+        return ref, events
+
+    def _swing_target(self, t: float, feet: dict[str, pin.SE3], tau4: np.ndarray,
+                      events: list[ClimbEvent]) -> pin.SE3:
+        p, leg = self.p, self.swing_leg
+        elapsed = t - self.t0
+        if self.swing is None:
+            k = self.index[leg]
+            start = feet[leg].copy()
+            n0 = self.normals[leg][k]
+            n1 = self.normals[leg][k + 1]
+            target = self.holds[leg][k + 1]
+            self.swing = _SwingPlan(leg, start, start.translation + p.lift_height * n0,
+                                    target + p.lift_height * n1, target, n1)
+        sw = self.swing
+        rot = sw.start.rotation
+        if self.phase is ClimbPhase.RELEASE:
+            if elapsed >= p.release_time:
+                self._enter(ClimbPhase.LIFT, t)
+            return sw.start
+        if self.phase is ClimbPhase.LIFT:
+            s = cubic(elapsed / p.lift_time)[0]
+            if elapsed >= p.lift_time:
+                self._enter(ClimbPhase.TRANSFER, t)
+            return pin.SE3(rot, sw.start.translation + s * (sw.lifted - sw.start.translation))
+        if self.phase is ClimbPhase.TRANSFER:
+            s = cubic(elapsed / p.transfer_time)[0]
+            if elapsed >= p.transfer_time:
+                sw.tau4_free = float(tau4[leg_index(leg)])
+                self._enter(ClimbPhase.DESCEND, t)
+            return pin.SE3(rot, sw.lifted + s * (sw.above - sw.lifted))
+        if self.phase is ClimbPhase.DESCEND:
+            depth = min(elapsed * p.descend_speed, p.lift_height + p.overshoot)
+            touched = abs(float(tau4[leg_index(leg)]) - sw.tau4_free) > p.contact_torque
+            bottomed = elapsed * p.descend_speed >= p.lift_height + p.overshoot
+            if touched or bottomed:
+                events.append(ClimbEvent(t, leg, "grasp", self.index[leg] + 1))
+                self.foot_hold_pose[leg] = feet[leg].copy()
+                self._enter(ClimbPhase.GRASP, t)
+            return pin.SE3(rot, sw.above - depth * sw.normal)
+        # GRASP: hold the foot where it touched while the winch closes.
+        if elapsed >= p.grasp_time:
+            self.swing = None
+            self._enter(ClimbPhase.RELOAD, t)
+        return self.foot_hold_pose[leg]
+
+    @property
+    def done(self) -> bool:
+        return self.phase is ClimbPhase.DONE
+
+
+@dataclass(frozen=True)
+class TrotParams:
+    """Trotting gait: cycle ``period`` [s], ``duty`` factor, ``step`` length per cycle [m],
+    swing ``height`` [m], body ``height`` of the body origin above the ground [m], nominal
+    feet in the body frame (u, y) [m] and the number of ``cycles``."""
+
+    period: float = 0.7
+    duty: float = 0.6
+    step: float = 0.15
+    height: float = 0.08
+    body_height: float = 0.16
+    nominal: dict[str, tuple[float, float]] = field(default_factory=lambda: {
+        "LF": (0.2, 0.24), "LR": (-0.2, 0.24), "RF": (0.2, -0.24), "RR": (-0.2, -0.24)})
+    cycles: int = 20
+    start_time: float = 0.5
+
+    def __post_init__(self) -> None:
+        if not 0.5 <= self.duty < 1.0:
+            raise ConfigError(f"trot duty must lie in [0.5, 1), got {self.duty}")
+        for name in ("period", "step", "height", "body_height"):
+            if not getattr(self, name) > 0:
+                raise ConfigError(f"trot {name} must be > 0, got {getattr(self, name)}")
+
+    @property
+    def speed(self) -> float:
+        """Mean body speed [m/s]."""
+        return self.step / self.period
+
+    @property
+    def duration(self) -> float:
+        return self.start_time + self.cycles * self.period
+
+
+#: Phase offsets of the diagonal pairs.
+TROT_OFFSETS = {"LF": 0.0, "RR": 0.0, "RF": 0.5, "LR": 0.5}
+
+
+class TrotGait:
+    """Trotting reference: body pose and world foot positions as functions of time.
+
+    Each leg's cycle phase is ``psi = (t - start) / period + offset``; it is in stance for
+    ``psi mod 1 < duty``. A stance foot stays where it landed, under its nominal spot at
+    mid-stance; a swing foot moves ``step`` forward on a cubic with a half-sine lift.
+    """
+
+    def __init__(self, params: TrotParams | None = None, ground_z: float = 0.0) -> None:
+        self.p = params or TrotParams()
+        self.ground_z = ground_z
+
+    def body_x(self, t: float) -> float:
+        return self.p.speed * max(0.0, t - self.p.start_time)
+
+    def phase(self, t: float, leg: str) -> tuple[bool, float, int]:
+        """``(stance, progress in [0, 1) of that stance or swing, cycle number)``."""
+        p = self.p
+        psi = max(0.0, t - p.start_time) / p.period + TROT_OFFSETS[leg]
+        k, frac = int(math.floor(psi)), psi - math.floor(psi)
+        if t < p.start_time or frac < p.duty:
+            return True, frac / p.duty, k
+        return False, (frac - p.duty) / (1 - p.duty), k
+
+    def _touchdown_x(self, leg: str, k: int) -> float:
+        """World x of ``leg``'s foot during the stance of cycle ``k`` (the nominal spot for a
+        stance that began before the start)."""
+        p = self.p
+        if k - TROT_OFFSETS[leg] <= 0:
+            return p.nominal[leg][0]
+        t_mid = p.start_time + (k - TROT_OFFSETS[leg] + p.duty / 2) * p.period
+        return self.p.speed * max(0.0, t_mid - p.start_time) + p.nominal[leg][0]
+
+    def foot(self, t: float, leg: str) -> np.ndarray:
+        """World position of ``leg``'s foot target [m]."""
+        p = self.p
+        stance, s, k = self.phase(t, leg)
+        y = p.nominal[leg][1]
+        if t < p.start_time:
+            return np.array([p.nominal[leg][0], y, self.ground_z])
+        if stance:
+            return np.array([self._touchdown_x(leg, k), y, self.ground_z])
+        x0 = self._touchdown_x(leg, k)
+        x1 = self._touchdown_x(leg, k + 1)
+        c = cubic(s)[0]
+        return np.array([x0 + c * (x1 - x0), y, self.ground_z + p.height * math.sin(math.pi * s)])
+
+    def stance_legs(self, t: float) -> tuple[str, ...]:
+        return tuple(leg for leg in LEG_NAMES if self.phase(t, leg)[0])
+
+    def body(self, t: float) -> np.ndarray:
+        """World position of the body origin target [m]."""
+        return np.array([self.body_x(t), 0.0, self.ground_z + self.p.body_height])
