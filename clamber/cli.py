@@ -87,7 +87,7 @@ def _optimize(args: argparse.Namespace) -> dict:
 def _demo(args: argparse.Namespace) -> dict:
     args.morphology = None
     args.resolution = "fine"
-    args.guess = "deterministic"
+    args.guess = "seed"
     args.seed = 0
     args.torque_limit = None
     args.collocation = None
@@ -131,8 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--morphology", type=Path, help="morphology TOML (default: nominal)")
     opt.add_argument("--resolution", choices=("coarse", "fine"), default="fine",
                      help="coarse (18,9,15,9,12) or coarse then fine (27,14,23,14,18)")
-    opt.add_argument("--guess", choices=("deterministic", "random"), default="deterministic",
-                     help="initial guess: designed bounding motion or the paper's random one")
+    opt.add_argument("--guess", choices=("seed", "deterministic", "random"), default="seed",
+                     help="initial guess: packaged seed trajectory (falls back to the designed "
+                     "motion), the designed bounding motion, or the paper's random one")
     opt.add_argument("--seed", type=int, default=0, help="seed of the random guess")
     opt.add_argument("--torque-limit", type=float, help="joint torque bound [N m] (0.25)")
     opt.add_argument("--collocation", choices=("trapezoidal", "hermite-simpson"))

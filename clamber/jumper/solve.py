@@ -17,7 +17,7 @@ from clamber.jumper.settings import OptimizationSettings
 from clamber.jumper.solution import SolveStatus, TrajectorySolution
 
 _PROBLEMS: dict[ProblemKey, JumperProblem] = {}
-GUESSES = ("deterministic", "random")
+GUESSES = ("seed", "deterministic", "random")
 
 
 def problem_for(nodes: tuple[int, ...], settings: OptimizationSettings) -> JumperProblem:
@@ -33,13 +33,15 @@ def solve(
     morphology: Morphology,
     settings: OptimizationSettings | None = None,
     resolution: str | tuple[int, ...] = "coarse",
-    guess: str | TrajectorySolution | np.ndarray = "deterministic",
+    guess: str | TrajectorySolution | np.ndarray = "seed",
     seed: int = 0,
 ) -> TrajectorySolution:
     """One IPOPT solve on one grid. Non-convergence is a status, never an exception.
 
-    ``guess`` is 'deterministic' (the designed bounding motion), 'random' (the paper's,
-    seeded), a solution (interpolated onto this grid) or a raw decision vector.
+    ``guess`` is 'seed' (the packaged seed trajectory of a reference robot, falling back to
+    the designed guess if that solve fails), 'deterministic' (the designed bounding
+    motion), 'random' (the paper's, seeded), a solution (interpolated onto this grid) or a
+    raw decision vector.
     """
     settings = settings or OptimizationSettings()
     nodes = resolve_nodes(resolution)
@@ -47,6 +49,17 @@ def solve(
     if isinstance(guess, str):
         if guess not in GUESSES:
             raise ConfigError(f"guess {guess!r} unknown; allowed: {GUESSES}")
+        if guess == "seed":
+            from clamber.jumper.seed import seed_solution
+
+            first = _run(problem, morphology, settings,
+                         interpolate_solution(seed_solution(), problem), warm=True)
+            first.history[-1]["guess"] = "seed"
+            if first.status.success:
+                return first
+            fallback = solve(morphology, settings, resolution, "deterministic", seed)
+            fallback.history = first.history + fallback.history
+            return fallback
         make = deterministic_guess if guess == "deterministic" else None
         x0 = (make(problem.variables, nodes, morphology, settings) if make
               else random_guess(problem.variables, nodes, morphology, settings, seed))
@@ -74,7 +87,7 @@ def optimize(
     morphology: Morphology,
     settings: OptimizationSettings | None = None,
     resolution: str = "fine",
-    guess: str | TrajectorySolution = "deterministic",
+    guess: str | TrajectorySolution = "seed",
     seed: int = 0,
 ) -> TrajectorySolution:
     """The paper's procedure: a coarse solve, then (for 'fine') refinement from it."""

@@ -20,9 +20,10 @@ from clamber.jumper.schedule import resolve_nodes
 from clamber.jumper.settings import OptimizationSettings
 from clamber.jumper.solution import TrajectorySolution
 
-#: The designed bounding motion of :mod:`clamber.jumper.guess`: the seed trajectory used
-#: when no better warm start exists, and the fallback when a warm start fails.
-SEED_GUESS = "deterministic"
+#: The packaged seed trajectory (:mod:`clamber.jumper.seed`, itself falling back to the
+#: designed bounding motion): used when no better warm start exists, and the fallback
+#: when a warm start fails -- the paper's "same seed trajectory" for every candidate.
+SEED_GUESS = "seed"
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,6 @@ from clamber.jumper.verify import attach_accuracy
 
 @pytest.fixture(scope="session")
 def nominal_coarse():
-    sol = solve(Morphology.nominal(), resolution="coarse")
+    sol = solve(Morphology.nominal(), resolution="coarse", guess="deterministic")
     assert sol.status.success, sol.return_status
     return attach_accuracy(sol)

@@ -157,3 +157,24 @@ def test_bad_settings_are_rejected():
     with pytest.raises(ConfigError, match="resolution"):
         solve(__import__("clamber.jumper.morphology").jumper.morphology.Morphology.nominal(),
               resolution="medium")
+
+
+def test_packaged_seed_fits_the_current_formulation():
+    """The seed's decision vector has this formulation's layout and is a converged optimum
+    of a robot other than the nominal one."""
+    from clamber.jumper.morphology import Morphology
+    from clamber.jumper.seed import seed_solution
+
+    seed = seed_solution()
+    assert seed.status.success
+    assert seed.morphology != Morphology.nominal()
+    assert seed.x.size == problem_for(seed.nodes, seed.settings).variables.size
+
+
+def test_seeded_solve_falls_back_to_the_designed_guess(nominal_coarse):
+    """When the seeded attempt fails, the designed guess is tried and both are recorded."""
+    tight = nominal_coarse.settings.with_(max_iterations=2)
+    sol = solve(nominal_coarse.morphology, tight, "coarse", guess="seed")
+    assert [h.get("guess") for h in sol.history][0] == "seed"
+    assert len(sol.history) == 2
+    assert sol.status is SolveStatus.MAX_ITERATIONS
