@@ -102,13 +102,13 @@ def _draw_wall(ax, ymin: float, ymax: float) -> None:
     ax.fill_betweenx([ymin, ymax], -0.03, 0.0, color="#bbbbbb")
 
 
-def animate(sol: TrajectorySolution, path: str | Path, jumps: int = 2, fps: float = 30.0,
-            slowdown: float = 4.0) -> Path:
-    """Stick-figure GIF of ``jumps`` consecutive jumps, played ``slowdown`` x slower."""
-    path = Path(path)
-    ts, P = _frames(sol, jumps, fps * slowdown)
+def stick_axes(P: np.ndarray, margin: float = 0.03):
+    """Figure with the wall and an empty stick figure sized for frames ``P`` (n, 2, 5).
+
+    Returns ``(fig, ax, line, text)``: the robot's line and a time label to update.
+    """
     fig, ax = plt.subplots(figsize=(3.5, 6))
-    ymin, ymax = P[:, 1].min() - 0.03, P[:, 1].max() + 0.03
+    ymin, ymax = P[:, 1].min() - margin, P[:, 1].max() + margin
     _draw_wall(ax, ymin, ymax)
     (line,) = ax.plot([], [], "-o", c="C0", lw=2, ms=4)
     text = ax.text(0.02, 0.98, "", transform=ax.transAxes, va="top", fontsize=8)
@@ -117,6 +117,15 @@ def animate(sol: TrajectorySolution, path: str | Path, jumps: int = 2, fps: floa
     ax.set_aspect("equal")
     ax.set_xlabel("x [m]")
     ax.set_ylabel("y [m]")
+    return fig, ax, line, text
+
+
+def animate(sol: TrajectorySolution, path: str | Path, jumps: int = 2, fps: float = 30.0,
+            slowdown: float = 4.0) -> Path:
+    """Stick-figure GIF of ``jumps`` consecutive jumps, played ``slowdown`` x slower."""
+    path = Path(path)
+    ts, P = _frames(sol, jumps, fps * slowdown)
+    fig, ax, line, text = stick_axes(P)
 
     def draw(i):
         line.set_data(P[i, 0], P[i, 1])

@@ -17,6 +17,7 @@ from clamber.jumper.sim.simulate import SimulationResult  # noqa: E402
 from clamber.jumper.sim.telemetry import TelemetryAnalysis  # noqa: E402
 from clamber.jumper.solution import TrajectorySolution  # noqa: E402
 from clamber.plotting.gripper import region_polygon  # noqa: E402
+from clamber.plotting.jumper import stick_axes  # noqa: E402
 
 
 def _hook_spans(ax, t: np.ndarray, hooked: np.ndarray, color: str, label: str) -> None:
@@ -115,17 +116,8 @@ def animate_simulation(result: SimulationResult, sol: TrajectorySolution, path: 
     P = P.transpose(1, 0, 2)
     keep = unique_nodes(sol)
     T = result.reference.period
-    fig, ax = plt.subplots(figsize=(3.5, 6))
-    ymin, ymax = P[:, 1].min() - 0.04, P[:, 1].max() + 0.04
-    ax.fill_betweenx([ymin, ymax], -0.03, 0.0, color="#bbbbbb")
+    fig, ax, line, text = stick_axes(P, margin=0.04)
     (ghost,) = ax.plot([], [], "-", c="0.6", lw=1)
-    (line,) = ax.plot([], [], "-o", c="C0", lw=2, ms=4)
-    text = ax.text(0.02, 0.98, "", transform=ax.transAxes, va="top", fontsize=8)
-    ax.set_xlim(-0.03, max(0.25, P[:, 0].max() + 0.03))
-    ax.set_ylim(ymin, ymax)
-    ax.set_aspect("equal")
-    ax.set_xlabel("x [m]")
-    ax.set_ylabel("y [m]")
     front = result.column("front_hooked")[idx]
     rear = result.column("rear_hooked")[idx]
 
