@@ -11,7 +11,11 @@ is ``[dp, dv, dtheta, db_a, db_g]`` (15), with the attitude perturbed on the rig
 * Update, for every attached (or stance) foot: the kinematic foot position in {B} from the
   joint angles, ``z = fk(q)``, measures ``R^T (f_W - p)`` where ``f_W`` is the foot's world
   anchor, set from the estimate when the foot touched down and kept while it stays put
-  (the leg odometry of Bloesch et al., with anchors fixed instead of estimated).
+  (the leg odometry of Bloesch et al., with anchors fixed instead of estimated); and a foot
+  that stays put gives the body velocity ``v = -R (dz/dt + w x z)`` (``dz/dt`` by finite
+  difference over the cycle), a measurement of ``v`` alone (its attitude coupling is
+  neglected). The velocity rows keep trotting, whose anchors change every half cycle, from
+  drifting.
 
 The kinematics use the controller's model, so link-length mismatch enters as measurement
 error, as on the robot.
@@ -80,9 +84,11 @@ class SimulatedImu:
 
 @dataclass(frozen=True)
 class EkfParams:
-    """Measurement noise of a kinematic foot position [m] and the initial uncertainty."""
+    """Measurement noise of a kinematic foot position [m] and foot-derived body velocity
+    [m/s], and the initial uncertainty."""
 
     foot_noise: float = 0.004
+    velocity_noise: float = 0.05
     initial_position: float = 0.005
     initial_velocity: float = 0.01
     initial_attitude: float = 0.01
@@ -107,6 +113,7 @@ class LegOdometryEkf:
         self.rate = np.zeros(3)
         self._F = np.eye(15)
         self._updates = 0
+        self._prev_feet: np.ndarray | None = None
         self._eye3 = np.eye(3)
 
     def predict(self, specific_force: np.ndarray, rate: np.ndarray, dt: float) -> None:
@@ -137,16 +144,21 @@ class LegOdometryEkf:
                           (s.gyro_noise * dt) ** 2 + 1e-10, s.accel_walk**2 * dt + 1e-12,
                           s.gyro_walk**2 * dt + 1e-14], 3)
 
-    def _foot_positions(self, q_joints: np.ndarray) -> list[np.ndarray]:
+    def _foot_positions(self, q_joints: np.ndarray) -> np.ndarray:
+        """Kinematic foot positions in {B} (4, 3) [m] from the controller's model."""
         pin.framesForwardKinematics(self.rm.model, self.rm.data, body_configuration(q_joints))
-        return [self.rm.data.oMf[f].translation.copy() for f in self.rm.foot_ids]
+        return np.array([self.rm.data.oMf[f].translation for f in self.rm.foot_ids])
 
-    def update(self, q_joints: np.ndarray, contacts: tuple[str, ...]) -> None:
-        """Correct with the feet in ``contacts``; new contacts are anchored, others dropped."""
+    def update(self, q_joints: np.ndarray, contacts: tuple[str, ...], dt: float = 0.0) -> None:
+        """Correct with the feet in ``contacts``; new contacts are anchored, others dropped.
+
+        ``dt`` [s] is the time since the previous update (0: no velocity rows).
+        """
         for leg in list(self.anchors):
             if leg not in contacts:
                 del self.anchors[leg]
         feet = self._foot_positions(q_joints)
+        prev, self._prev_feet = self._prev_feet, feet
         legs = []
         for leg in contacts:
             if leg not in self.anchors:
@@ -156,16 +168,29 @@ class LegOdometryEkf:
         if not legs:
             return
         n = len(legs)
+        idx = [LEG_NAMES.index(leg) for leg in legs]
+        z = feet[idx]
         d = np.array([self.anchors[leg] for leg in legs]) - self.p
         d_body = d @ self.R
-        H = np.zeros((3 * n, 15))
+        use_v = dt > 0 and prev is not None
+        m = 6 * n if use_v else 3 * n
+        H = np.zeros((m, 15))
+        r = np.zeros(m)
+        noise = np.full(m, self.par.foot_noise**2)
         for i in range(n):
             H[3 * i:3 * i + 3, 0:3] = -self.R.T
             H[3 * i:3 * i + 3, 6:9] = skew(d_body[i])
-        r = (np.array([feet[LEG_NAMES.index(leg)] for leg in legs]) - d_body).reshape(-1)
+        r[:3 * n] = (z - d_body).reshape(-1)
+        if use_v:
+            dz = (z - prev[idx]) / dt
+            v_meas = -(dz + np.cross(self.rate, z)) @ self.R.T
+            for i in range(n):
+                H[3 * n + 3 * i:3 * n + 3 * i + 3, 3:6] = np.eye(3)
+            r[3 * n:] = (v_meas - self.v).reshape(-1)
+            noise[3 * n:] = self.par.velocity_noise**2
         PHt = self.P @ H.T
         S = H @ PHt
-        S.flat[::3 * n + 1] += self.par.foot_noise**2
+        S.flat[::m + 1] += noise
         K = np.linalg.solve(S, PHt.T).T
         dx = K @ r
         self.p += dx[0:3]
@@ -175,7 +200,7 @@ class LegOdometryEkf:
         self.b_g += dx[12:15]
         KH = K @ H
         KH.flat[::16] -= 1.0
-        self.P = KH @ self.P @ KH.T + (K @ K.T) * self.par.foot_noise**2
+        self.P = KH @ self.P @ KH.T + (K * noise) @ K.T
         self._updates += 1
         if self._updates % 500 == 0:
             U, _, Vt = np.linalg.svd(self.R)

@@ -86,10 +86,12 @@ class ClimbSettings:
 class TrialResult:
     """Outcome and metrics of one trial (SI units, errors in mm, powers in W).
 
-    ``wall_time_s`` is the simulation loop's wall time, ``setup_time_s`` building the scene
-    and placing the robot; ``peak_gripper_load`` the largest gripper wrench over its true
-    capacity (per axis) after the placement, ``cost_of_transport`` energy over
-    ``m g distance``.
+    ``attitude_error_*`` is the true body attitude's deviation from the reference (climbing:
+    the wall frame; trotting: level, yaw free; exponential coordinates), ``estimation_*``
+    the EKF's position and attitude errors. ``wall_time_s`` is the simulation loop's wall
+    time, ``setup_time_s`` building the scene and placing the robot. ``peak_gripper_load``
+    is the largest gripper wrench over its true capacity (per axis) after the placement;
+    ``cost_of_transport`` the energy over ``m g distance``.
     """
 
     kind: str
@@ -108,6 +110,7 @@ class TrialResult:
     cost_of_transport: float
     estimation_rms_mm: float
     estimation_max_mm: float
+    estimation_attitude_rms_deg: float
     attitude_error_rms_deg: float
     attitude_error_max_deg: float
     peak_gripper_load: float
@@ -197,7 +200,7 @@ def run_climb(settings: ClimbSettings, seed: int, log: bool = False,
     ekf = LegOdometryEkf(rm, body0.translation, body0.rotation, imu.spec)
     record = TrialLog() if log else None
     reason, success = "", False
-    errors, powers, est_err, att_err = [], [], [], []
+    errors, powers, est_err, att_err, attitude = [], [], [], [], []
     dt, t_place = sim.dt, 1.0
     t_end = gp.settle_time + t_place + 1.6 * gp.cycles * gp.nominal_cycle_time
     sim.grippers.breakable = False
@@ -212,7 +215,7 @@ def run_climb(settings: ClimbSettings, seed: int, log: bool = False,
             f, w = sim.imu_truth()
             if k > 0:
                 ekf.predict(*imu.measure(f, w, dt), dt)
-            ekf.update(qj, sim.grippers.attached)
+            ekf.update(qj, sim.grippers.attached, dt)
             state = ekf.state(qj, dqj) if settings.state == "estimate" else sim.true_state()
             if t < t_place:
                 ref = gait.reference(0.0, world_foot_poses(rm, state), sim.joint4_torques(),
@@ -239,6 +242,7 @@ def run_climb(settings: ClimbSettings, seed: int, log: bool = False,
                 powers.append(rec.power)
                 est_err.append(float(np.linalg.norm(ekf.p - p_true)))
                 att_err.append(float(np.linalg.norm(pin.log3(ekf.R.T @ R_true))))
+                attitude.append(float(np.linalg.norm(pin.log3(R.T @ R_true))))
             if record is not None:
                 record.t.append(t)
                 record.body_true.append(p_true)
@@ -267,27 +271,36 @@ def run_climb(settings: ClimbSettings, seed: int, log: bool = False,
     start = body0.translation
     moved = float((sim.true_state().body_position - start) @ R[:, 0])
     result = _result("climb", settings.controller, f"{settings.incline_deg:g}deg", seed,
-                     success, reason, k * dt, time.perf_counter() - wall_t0, moved, errors,
-                     powers, dt, sim_robot.total_mass, est_err, att_err,
-                     max(sim.grippers.peak_ratio.values()), setup_time)
+                     success, reason, k * dt, time.perf_counter() - wall_t0, setup_time, moved,
+                     sim_robot.total_mass, dt, errors, powers, attitude, est_err, att_err,
+                     max(sim.grippers.peak_ratio.values()))
     if record is not None:
         record.bands = [(a + t_place, b + t_place, name, leg) for a, b, name, leg in gait.bands]
         record.events = [asdict(e) for e in sim.grippers.events]
     return result, record
 
 
-def _result(kind, controller, setting, seed, success, reason, sim_time, wall, distance, errors,
-            powers, dt, mass, est_err, att_err, peak_load, setup_time) -> TrialResult:
-    powers = np.asarray(powers) if powers else np.zeros(1)
-    energy = float(powers.sum() * dt)
+def _result(kind: str, controller: str, setting: str, seed: int, success: bool, reason: str,
+            sim_time: float, wall: float, setup_time: float, distance: float, mass: float,
+            dt: float, errors: list[float], powers: list[float], attitude: list[float],
+            est_position: list[float], est_attitude: list[float],
+            peak_load: float) -> TrialResult:
+    """Reduce a trial's per-cycle series (SI units) to a :class:`TrialResult`."""
+    p = np.asarray(powers) if powers else np.zeros(1)
+    energy = float(p.sum() * dt)
     cot = energy / (mass * GRAVITY * distance) if distance > 1e-3 else float("nan")
-    est = np.asarray(est_err) if est_err else np.zeros(1)
-    att = np.degrees(np.asarray(att_err)) if att_err else np.zeros(1)
+
+    def rms_max(x: list[float], scale: float) -> tuple[float, float]:
+        a = np.asarray(x) * scale if x else np.zeros(1)
+        return float(np.sqrt(np.mean(a**2))), float(a.max())
+
+    att_rms, att_max = rms_max(attitude, 180 / math.pi)
+    est_rms, est_max = rms_max(est_position, 1000.0)
+    est_att_rms, _ = rms_max(est_attitude, 180 / math.pi)
     return TrialResult(kind, controller, setting, seed, success, reason, sim_time, wall,
-                       distance, 1000 * max(errors, default=0.0), float(powers.mean()),
-                       float(powers.max()), energy, cot, 1000 * float(np.sqrt(np.mean(est**2))),
-                       1000 * float(est.max()), float(np.sqrt(np.mean(att**2))),
-                       float(att.max()), float(peak_load), setup_time)
+                       distance, 1000 * max(errors, default=0.0), float(p.mean()),
+                       float(p.max()), energy, cot, est_rms, est_max, est_att_rms, att_rms,
+                       att_max, float(peak_load), setup_time)
 
 
 @dataclass(frozen=True)
@@ -321,8 +334,9 @@ def run_trot(settings: TrotSettings, seed: int, log: bool = False,
     gait = TrotGait(gp)
     rm = RobotModel(robot)
     rm_true = RobotModel(sim_robot)
-    body0 = pin.SE3(np.eye(3), gait.body(0.0) + np.array([0, 0, 0.03]))
-    tops = {leg: gait.foot(0.0, leg) + np.array([0, 0, 0.03]) for leg in LEG_NAMES}
+    lift = 0.003 + _terrain_height(model)
+    body0 = pin.SE3(np.eye(3), gait.body(0.0) + np.array([0, 0, lift]))
+    tops = {leg: gait.foot(0.0, leg) + np.array([0, 0, lift]) for leg in LEG_NAMES}
     q0 = _initial_joints(rm_true, body0, tops, dict.fromkeys(LEG_NAMES, np.array([0, 0, 1.0])))
     sim.set_state(body0.translation, body0.rotation, q0)
     clik = Clik(rm, gain=1.0)
@@ -330,20 +344,25 @@ def run_trot(settings: TrotSettings, seed: int, log: bool = False,
     ekf = LegOdometryEkf(rm, body0.translation, body0.rotation, imu.spec)
     record = TrialLog() if log else None
     dt = sim.dt
-    powers, att, est_err, reason = [], [], [], ""
+    powers, att, est_err, est_att, reason = [], [], [], [], ""
     setup_time = time.perf_counter() - wall_t0
     wall_t0 = time.perf_counter()
     n = int(round(gp.duration / dt))
     k = 0
+    start_step = int(round(gp.start_time / dt))
     try:
         for k in range(n):
             t = k * dt
             truth = sim.true_state()
             f, w = sim.imu_truth()
-            if k > 0:
+            if k == start_step:
+                ekf = LegOdometryEkf(rm, truth.body_position, truth.body_rotation, imu.spec)
+            elif k > 0:
                 ekf.predict(*imu.measure(f, w, dt), dt)
-            stance = gait.stance_legs(t)
-            ekf.update(truth.joint_positions, stance)
+            # Feet well inside their scheduled stance (not touching down or lifting off).
+            settled = tuple(leg for leg in LEG_NAMES if gait.phase(t, leg)[0]
+                            and (t < gp.start_time or 0.15 <= gait.phase(t, leg)[1] <= 0.9))
+            ekf.update(truth.joint_positions, settled, dt)
             est = ekf.state(truth.joint_positions, truth.joint_velocities)
             # Attitude feedback: feet targets expressed in the measured (tilted) body frame.
             yaw = math.atan2(est.body_rotation[1, 0], est.body_rotation[0, 0])
@@ -362,6 +381,8 @@ def run_trot(settings: TrotSettings, seed: int, log: bool = False,
                 powers.append(rec.power)
                 att.append(a_err)
                 est_err.append(float(np.linalg.norm(est.body_position - truth.body_position)))
+                est_att.append(float(np.linalg.norm(pin.log3(est.body_rotation.T
+                                                              @ truth.body_rotation))))
             if record is not None:
                 record.t.append(t)
                 record.body_true.append(truth.body_position)
@@ -380,12 +401,23 @@ def run_trot(settings: TrotSettings, seed: int, log: bool = False,
     if not reason and distance < 0.5 * expected:
         reason = f"covered {distance:.2f} m of {expected:.2f} m"
     result = _result("trot", settings.feet, settings.terrain, seed, not reason, reason,
-                     (k + 1) * dt, time.perf_counter() - wall_t0, distance, [0.0], powers, dt,
-                     float(sim.model.body_mass.sum()), est_err, att, 0.0, setup_time)
+                     (k + 1) * dt, time.perf_counter() - wall_t0, setup_time, distance,
+                     float(sim.model.body_mass.sum()), dt, [0.0], powers, att, est_err,
+                     est_att, 0.0)
     if record is not None:
         record.bands = [(gp.start_time + c * gp.period, gp.start_time + (c + gp.duty)
                          * gp.period, "LF+RR stance", "") for c in range(gp.cycles)]
     return result, record
+
+
+def _terrain_height(model) -> float:
+    """Highest point of the ground near the start [m] (0 for a plane)."""
+    import mujoco
+
+    g = model.geom("ground")
+    if g.type[0] != mujoco.mjtGeom.mjGEOM_HFIELD:
+        return 0.0
+    return float(g.pos[2] + model.hfield_size[0][2])
 
 
 def tilt_true(state: RobotState) -> np.ndarray:
@@ -418,6 +450,9 @@ def summarize(results: list[TrialResult]) -> dict:
         "cost_of_transport": float(np.mean(cots)) if cots else float("nan"),
         "estimation_rms_mm": float(np.mean([r.estimation_rms_mm for r in pool])),
         "attitude_error_rms_deg": float(np.mean([r.attitude_error_rms_deg for r in pool])),
+        "attitude_error_max_deg": float(np.mean([r.attitude_error_max_deg for r in pool])),
+        "estimation_attitude_rms_deg": float(np.mean([r.estimation_attitude_rms_deg
+                                                      for r in pool])),
         "peak_gripper_load": float(np.median([r.peak_gripper_load for r in results])),
         "sim_time_s": float(sum(r.sim_time_s for r in results)),
         "wall_time_s": float(sum(r.wall_time_s for r in results)),
