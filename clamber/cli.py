@@ -12,10 +12,12 @@ from pathlib import Path
 from clamber.exceptions import ClamberError
 
 #: Modules that add subcommands under `clamber jumper`; each defines register(subparsers).
-JUMPER_COMMAND_MODULES: tuple[str, ...] = ("clamber.search.cli", "clamber.jumper.sim_cli")
+JUMPER_COMMAND_MODULES: tuple[str, ...] = ("clamber.search.cli", "clamber.jumper.sim_cli",
+                                            "clamber.attachment.cli")
 #: Steps of `clamber demo` after the single optimization: "module:function", each called
 #: as function(out_dir: Path, summary: dict, as_json: bool) -> dict merged into the summary.
-DEMO_STEPS: tuple[str, ...] = ("clamber.search.demo:codesign_demo",
+DEMO_STEPS: tuple[str, ...] = ("clamber.attachment.cli:demo_step",
+                              "clamber.search.demo:codesign_demo",
                               "clamber.jumper.sim_cli:demo_step")
 
 EXAMPLES_MAIN = """examples:
