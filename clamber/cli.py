@@ -70,6 +70,11 @@ def _optimize(args: argparse.Namespace) -> dict:
     sol = optimize(morph, settings, args.resolution, args.guess, args.seed)
     if sol.status.success:
         attach_accuracy(sol)
+        if not sol.physically_consistent:
+            print(f"warning: replaying the torques drifts "
+                  f"{sol.accuracy['max_position_drift_m'] * 1e3:.1f} mm from the optimized "
+                  "motion; the speed is not trustworthy at this resolution (refine, or use "
+                  "--collocation hermite-simpson)", file=sys.stderr)
     path = sol.save(out / "solution")
     morph.save(out / "morphology.toml")
     figures = {}
