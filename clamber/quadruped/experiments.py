@@ -133,6 +133,16 @@ class TrialLog:
     power_w: list[float] = field(default_factory=list)
     bands: list[tuple[float, float, str, str]] = field(default_factory=list)
     events: list[dict] = field(default_factory=list)
+    #: Snapshots for animations every ``snapshot_period`` [s]: time [s], qpos, body xpos.
+    snapshot_period: float = 1.0
+    snapshots: list[tuple[float, np.ndarray, np.ndarray]] = field(default_factory=list)
+    #: The compiled scene the trial ran in (for offscreen rendering of the snapshots).
+    model: object = None
+
+    def snapshot(self, t: float, sim: QuadrupedSim) -> None:
+        """Keep the simulator's configuration at ``t`` [s] if a snapshot is due."""
+        if not self.snapshots or t >= self.snapshots[-1][0] + self.snapshot_period - 1e-9:
+            self.snapshots.append((t, sim.data.qpos.copy(), sim.data.xpos.copy()))
 
     def arrays(self) -> dict[str, np.ndarray]:
         """Every series as an array: ``t`` (n,), ``body_*`` (n, 3), ``feet_body`` (n, 4, 3)."""
@@ -252,6 +262,7 @@ def run_climb(settings: ClimbSettings, seed: int, log: bool = False,
                 record.attitude_deg.append(float(np.degrees(np.linalg.norm(pin.log3(
                     R.T @ R_true)))))
                 record.power_w.append(rec.power)
+                record.snapshot(t, sim)
             if rec.broken:
                 reason = f"gripper {', '.join(rec.broken)} broke off"
                 break
@@ -275,6 +286,7 @@ def run_climb(settings: ClimbSettings, seed: int, log: bool = False,
                      sim_robot.total_mass, dt, errors, powers, attitude, est_err, att_err,
                      max(sim.grippers.peak_ratio.values()))
     if record is not None:
+        record.model = sim.model
         record.bands = [(a + t_place, b + t_place, name, leg) for a, b, name, leg in gait.bands]
         record.events = [asdict(e) for e in sim.grippers.events]
     return result, record
@@ -391,6 +403,7 @@ def run_trot(settings: TrotSettings, seed: int, log: bool = False,
                 record.feet_body.append(_feet_in_body(sim))
                 record.attitude_deg.append(math.degrees(a_err))
                 record.power_w.append(rec.power)
+                record.snapshot(t, sim)
             if math.degrees(a_err) > settings.fall_attitude_deg:
                 reason = "robot tipped over"
                 break
@@ -405,6 +418,7 @@ def run_trot(settings: TrotSettings, seed: int, log: bool = False,
                      float(sim.model.body_mass.sum()), dt, [0.0], powers, att, est_err,
                      est_att, 0.0)
     if record is not None:
+        record.model = sim.model
         record.bands = [(gp.start_time + c * gp.period, gp.start_time + (c + gp.duty)
                          * gp.period, "LF+RR stance", "") for c in range(gp.cycles)]
     return result, record
@@ -458,3 +472,86 @@ def summarize(results: list[TrialResult]) -> dict:
         "wall_time_s": float(sum(r.wall_time_s for r in results)),
         "failures": reasons,
     }
+
+
+def _job(args: tuple[str, ClimbSettings | TrotSettings, int]) -> TrialResult:
+    kind, settings, seed = args
+    run = run_climb if kind == "climb" else run_trot
+    return run(settings, seed)[0]
+
+
+def run_trials(settings: ClimbSettings | TrotSettings, seeds: list[int],
+               workers: int = 0) -> list[TrialResult]:
+    """Run one trial per seed; ``workers`` processes (0: in this process). The results are
+    the same for any number of workers, in the order of ``seeds``."""
+    kind = "climb" if isinstance(settings, ClimbSettings) else "trot"
+    jobs = [(kind, settings, s) for s in seeds]
+    if workers <= 0:
+        return [_job(j) for j in jobs]
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(_job, jobs))
+
+
+#: The paper's 70-degree results (Q-WBC, CLIK, VMC): successes of 5, maximum body error
+#: [mm], mean and peak power [W]; on the vertical wall only Q-WBC completed its climbs.
+PAPER_70 = {"qwbc": (5, 6.64, 64.65, 120.29), "clik": (3, 11.12, 80.84, 147.65),
+            "vmc": (3, 8.54, 69.71, 128.03)}
+PAPER_90 = {"qwbc": "completed", "clik": "failed", "vmc": "failed"}
+
+
+def compare(trials: int = 20, inclines: tuple[float, ...] = (70.0, 90.0), seed: int = 0,
+            workers: int = 0, breakable: bool = True,
+            state: str = "estimate") -> dict[str, dict]:
+    """The controller comparison: ``trials`` seeded climbs per controller and incline.
+
+    Every controller sees the same seeds (the same walls, robots and IMU noise).
+    Returns ``{f"{controller}@{incline}": summary}``.
+    """
+    out = {}
+    seeds = list(range(seed, seed + trials))
+    for incline in inclines:
+        for name in CONTROLLERS:
+            settings = ClimbSettings(controller=name, incline_deg=incline, breakable=breakable,
+                                     state=state)
+            out[f"{name}@{incline:g}"] = summarize(run_trials(settings, seeds, workers))
+    return out
+
+
+def comparison_table(results: dict[str, dict], title: str = "") -> str:
+    """Markdown table of :func:`compare`'s summaries beside the paper's numbers."""
+    lines = [f"### {title}" if title else "",
+             "| wall | controller | success (95 % CI) | paper | max body error [mm] (paper) "
+             "| mean power [W] (paper) | peak power [W] (paper) | cost of transport "
+             "| peak gripper load / capacity | EKF error [mm] |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for key, s in results.items():
+        name, incline = key.split("@")
+        lo, hi = s["success_ci95"]
+        if float(incline) == 70.0:
+            p = PAPER_70[name]
+            paper = f"{p[0]}/5"
+            err, mean_p, peak_p = (f"({p[1]:.2f})", f"({p[2]:.2f})", f"({p[3]:.2f})")
+        else:
+            paper = PAPER_90[name] if float(incline) == 90.0 else "-"
+            err = mean_p = peak_p = ""
+        lines.append(
+            f"| {incline} deg | {name} | {s['successes']}/{s['trials']} ({lo:.2f}-{hi:.2f}) | "
+            f"{paper} | {s['max_tracking_error_mm']:.2f} {err} | {s['mean_power_w']:.1f} "
+            f"{mean_p} | {s['peak_power_w']:.1f} {peak_p} | {s['cost_of_transport']:.0f} | "
+            f"{s['peak_gripper_load']:.2f} | {s['estimation_rms_mm']:.2f} |")
+    return "\n".join(line for line in lines if line)
+
+
+def trot_study(terrains: tuple[str, ...], feet: tuple[str, ...] = ("gripper", "rubber"),
+               trials: int = 1, seed: int = 0, cycles: int = 20,
+               workers: int = 0) -> dict[str, dict]:
+    """Trotting with grippers and with rubber feet on each terrain (the paper's Fig. 11)."""
+    out = {}
+    seeds = list(range(seed, seed + trials))
+    for terrain in terrains:
+        for f in feet:
+            settings = TrotSettings(terrain=terrain, feet=f, gait=TrotParams(cycles=cycles))
+            out[f"{f}@{terrain}"] = summarize(run_trials(settings, seeds, workers))
+    return out

@@ -38,6 +38,12 @@ def _robot_spec(robot: Marcbot, servos: ServoBank, physics_dt: float) -> mujoco.
     spec.option.jacobian = mujoco.mjtJacobian.mjJAC_DENSE
     spec.visual.global_.offwidth = 640
     spec.visual.global_.offheight = 480
+    spec.visual.headlight.ambient = [0.35, 0.35, 0.35]
+    spec.visual.headlight.diffuse = [0.6, 0.6, 0.6]
+    for g in spec.geoms:
+        g.rgba = ([0.9, 0.5, 0.15, 1.0] if g.name == "body_geom" else
+                  [0.15, 0.15, 0.15, 1.0] if g.name.endswith("gripper_geom") else
+                  [0.75, 0.75, 0.78, 1.0])
     light = spec.worldbody.add_light()
     light.pos, light.dir = [0.0, 0.0, 3.0], [0.0, 0.0, -1.0]
     light.type = mujoco.mjtLightType.mjLIGHT_DIRECTIONAL
