@@ -14,11 +14,14 @@ from clamber.exceptions import ClamberError
 #: Modules that add subcommands under `clamber jumper`; each defines register(subparsers).
 JUMPER_COMMAND_MODULES: tuple[str, ...] = ("clamber.search.cli", "clamber.jumper.sim_cli",
                                             "clamber.attachment.cli")
+#: Modules that add top-level commands; each defines register(subparsers).
+TOP_COMMAND_MODULES: tuple[str, ...] = ("clamber.quadruped.cli",)
 #: Steps of `clamber demo` after the single optimization: "module:function", each called
 #: as function(out_dir: Path, summary: dict, as_json: bool) -> dict merged into the summary.
 DEMO_STEPS: tuple[str, ...] = ("clamber.attachment.cli:demo_step",
                               "clamber.search.demo:codesign_demo",
-                              "clamber.jumper.sim_cli:demo_step")
+                              "clamber.jumper.sim_cli:demo_step",
+                              "clamber.quadruped.cli:demo_step")
 
 EXAMPLES_MAIN = """examples:
   clamber jumper optimize                       # nominal robot, coarse then fine
@@ -153,6 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
     opt.set_defaults(func=_optimize)
     for module in JUMPER_COMMAND_MODULES:
         importlib.import_module(module).register(jsub)
+    for module in TOP_COMMAND_MODULES:
+        importlib.import_module(module).register(sub)
     return parser
 
 

@@ -1,0 +1,240 @@
+"""`clamber quadruped`: simulated climbing and trotting trials and the controller comparison."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from clamber.exceptions import ConfigError
+
+EXAMPLES = """examples:
+  clamber quadruped climb --controller qwbc --incline 90 --trials 5 --seed 0
+  clamber quadruped climb --controller clik --incline 70 --trials 20 --workers 2 --json
+  clamber quadruped climb --controller vmc --unbreakable --out out/quadruped/vmc
+  clamber quadruped trot --terrain gravel --feet both --cycles 20
+  clamber quadruped compare --trials 20 --workers 2 --json
+"""
+
+
+def _prepare_gl() -> None:
+    """Ask MuJoCo for a headless EGL context unless the user chose one."""
+    os.environ.setdefault("MUJOCO_GL", "egl")
+
+
+def _positive(kind):
+    def parse(text: str):
+        v = kind(text)
+        if v <= 0:
+            raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+        return v
+    return parse
+
+
+def _climb(args: argparse.Namespace) -> dict:
+    _prepare_gl()
+    from clamber.quadruped.experiments import ClimbSettings, run_climb, run_trials, summarize
+    from clamber.quadruped.gaits import ClimbGaitParams
+
+    settings = ClimbSettings(controller=args.controller, incline_deg=args.incline,
+                             control_rate=args.rate, state=args.state,
+                             gait=ClimbGaitParams(cycles=args.cycles),
+                             breakable=not args.unbreakable)
+    seeds = list(range(args.seed, args.seed + args.trials))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    results = run_trials(settings, seeds, args.workers)
+    summary = {"command": "climb", "controller": args.controller, "incline_deg": args.incline,
+               "state": args.state, "breakable": not args.unbreakable, **summarize(results)}
+    _write_trials(out / "trials.csv", results)
+    figures = {}
+    if not args.no_figures:
+        from clamber.plotting.quadruped import save_climb
+
+        _, log = run_climb(settings, seeds[0], log=True)
+        paths = save_climb(log, out, f"{args.controller}, {args.incline:g} deg, seed "
+                           f"{seeds[0]}", animation=not args.no_animation)
+        figures = {k: str(v) for k, v in paths.items()}
+    summary["figures"] = figures
+    summary["trials_csv"] = str(out / "trials.csv")
+    summary["total_wall_time_s"] = time.perf_counter() - t0
+    (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str) + "\n")
+    return summary
+
+
+def _trot(args: argparse.Namespace) -> dict:
+    _prepare_gl()
+    from clamber.quadruped.experiments import TrotSettings, run_trot, trot_study
+    from clamber.quadruped.sim.world import TERRAINS
+
+    terrains = TERRAINS[1:] if args.terrain == "all" else (args.terrain,)
+    feet = ("gripper", "rubber") if args.feet == "both" else (args.feet,)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    study = trot_study(terrains, feet, args.trials, args.seed, args.cycles, args.workers)
+    figures = {}
+    if not args.no_figures:
+        import matplotlib.pyplot as plt
+
+        from clamber.plotting.quadruped import animate, plot_trot, plot_trot_study
+        from clamber.quadruped.gaits import TrotParams
+
+        fig = plot_trot_study(study)
+        figures["study"] = out / "trot_study.png"
+        fig.savefig(figures["study"], dpi=110)
+        plt.close(fig)
+        settings = TrotSettings(terrain=terrains[0], feet=feet[0],
+                                gait=TrotParams(cycles=args.cycles))
+        _, log = run_trot(settings, args.seed, log=True)
+        log.snapshot_period = 0.05
+        fig = plot_trot(log, f"trot, {terrains[0]}, {feet[0]} feet")
+        figures["trot"] = out / "trot.png"
+        fig.savefig(figures["trot"], dpi=110)
+        plt.close(fig)
+        if not args.no_animation:
+            figures["animation"], _ = animate(log, out / "trot.gif")
+    summary = {"command": "trot", "results": study,
+               "figures": {k: str(v) for k, v in figures.items()},
+               "total_wall_time_s": time.perf_counter() - t0}
+    (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str) + "\n")
+    return summary
+
+
+def _compare(args: argparse.Namespace) -> dict:
+    from clamber.quadruped.experiments import compare, comparison_table
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    inclines = tuple(args.inclines)
+    results = compare(args.trials, inclines, args.seed, args.workers, breakable=True,
+                      state=args.state)
+    text = ["# Controller comparison in simulation",
+            "",
+            f"{args.trials} seeded trials per controller and wall, one gait cycle each "
+            "(0.22 m); paper values in parentheses.", "",
+            comparison_table(results, "grippers break at their true capacity")]
+    summary = {"command": "compare", "trials": args.trials, "breakable": results}
+    if args.unbreakable_too:
+        free = compare(args.trials, inclines, args.seed, args.workers, breakable=False,
+                       state=args.state)
+        text += ["", comparison_table(free, "grippers never break (overloads recorded)")]
+        summary["unbreakable"] = free
+    (out / "comparison.md").write_text("\n".join(text) + "\n")
+    with open(out / "comparison.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        keys = ["success_rate", "success_ci95", "max_tracking_error_mm", "mean_power_w",
+                "peak_power_w", "cost_of_transport", "peak_gripper_load",
+                "estimation_rms_mm", "sim_time_s", "wall_time_s"]
+        w.writerow(["grippers", "controller", "incline_deg", *keys])
+        for label in ("breakable", "unbreakable"):
+            for key, s in summary.get(label, {}).items():
+                name, incline = key.split("@")
+                w.writerow([label, name, incline, *[s[k] for k in keys]])
+    summary["table"] = str(out / "comparison.md")
+    summary["csv"] = str(out / "comparison.csv")
+    summary["total_wall_time_s"] = time.perf_counter() - t0
+    (out / "comparison.json").write_text(json.dumps(summary, indent=1, default=str) + "\n")
+    if not args.json:
+        print("\n".join(text), file=sys.stderr)
+    return summary
+
+
+def _write_trials(path: Path, results: list) -> None:
+    rows = [r.to_dict() for r in results]
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the `quadruped` command and its subcommands to the top-level parser."""
+    fmt = argparse.RawDescriptionHelpFormatter
+    quad = sub.add_parser("quadruped", help="the MARCBot-class quadruped in simulation",
+                          description="Climbing and trotting trials of the quadruped climber "
+                          "in MuJoCo, and the Q-WBC / CLIK / VMC comparison.",
+                          epilog=EXAMPLES, formatter_class=fmt)
+    qsub = quad.add_subparsers(dest="quadruped_command", required=True)
+
+    def common(p: argparse.ArgumentParser, default_out: str) -> None:
+        p.add_argument("--trials", type=_positive(int), default=1, help="seeded trials (1)")
+        p.add_argument("--seed", type=int, default=0, help="first seed (0)")
+        p.add_argument("--workers", type=int, default=0,
+                       help="worker processes (0: run in this process)")
+        p.add_argument("--out", default=default_out, help=f"output folder ({default_out})")
+        p.add_argument("--no-figures", action="store_true", help="skip figures and GIF")
+        p.add_argument("--no-animation", action="store_true", help="skip the GIF only")
+        p.add_argument("--json", action="store_true", help="print one JSON summary")
+
+    climb = qsub.add_parser(
+        "climb", help="free-climbing trials on a rock wall",
+        description="Seeded trials of one gait cycle (0.22 m, about 90 s) on a wall of "
+        "seeded rock holds with a perturbed robot; a trial fails when a gripper breaks off, "
+        "a grasp misses or the body falls.", epilog=EXAMPLES, formatter_class=fmt)
+    climb.add_argument("--controller", choices=("qwbc", "clik", "vmc"), default="qwbc")
+    climb.add_argument("--incline", type=float, default=90.0, help="wall incline [deg] (90)")
+    climb.add_argument("--cycles", type=_positive(int), default=1, help="gait cycles (1)")
+    climb.add_argument("--rate", type=_positive(float), default=50.0,
+                       help="control rate [Hz] (50)")
+    climb.add_argument("--state", choices=("estimate", "true"), default="estimate",
+                       help="controllers see the EKF estimate (default) or the true state")
+    climb.add_argument("--unbreakable", action="store_true",
+                       help="record gripper overloads without breaking")
+    common(climb, "out/quadruped/climb")
+    climb.set_defaults(func=_climb)
+
+    trot = qsub.add_parser(
+        "trot", help="trotting on ground terrains",
+        description="Trotting gait (0.7 s cycle, duty 0.6, 150 mm steps, 80 mm height) with "
+        "grippers or rubber feet; attitude error and power (the paper's Fig. 11).",
+        epilog=EXAMPLES, formatter_class=fmt)
+    trot.add_argument("--terrain", choices=("flat", "gravel", "grass", "mud", "stone", "all"),
+                      default="gravel")
+    trot.add_argument("--feet", choices=("gripper", "rubber", "both"), default="both")
+    trot.add_argument("--cycles", type=_positive(int), default=20, help="gait cycles (20)")
+    common(trot, "out/quadruped/trot")
+    trot.set_defaults(func=_trot)
+
+    comp = qsub.add_parser(
+        "compare", help="Q-WBC vs CLIK vs VMC on the 70-degree and vertical walls",
+        description="The paper's comparison: seeded trials per controller and incline, "
+        "written as comparison.md, comparison.csv and comparison.json.",
+        epilog=EXAMPLES, formatter_class=fmt)
+    comp.add_argument("--trials", type=_positive(int), default=20, help="trials per cell (20)")
+    comp.add_argument("--inclines", type=float, nargs="+", default=[70.0, 90.0])
+    comp.add_argument("--seed", type=int, default=0, help="first seed (0)")
+    comp.add_argument("--workers", type=int, default=0, help="worker processes (0)")
+    comp.add_argument("--state", choices=("estimate", "true"), default="estimate")
+    comp.add_argument("--unbreakable-too", action="store_true",
+                      help="also run every cell with unbreakable grippers")
+    comp.add_argument("--out", default="out/quadruped/compare", help="output folder")
+    comp.add_argument("--json", action="store_true", help="print one JSON summary")
+    comp.set_defaults(func=_compare)
+
+
+def demo_step(out_dir: Path, summary: dict, as_json: bool) -> dict:
+    """A short Q-WBC climb (one cycle on the vertical wall) with its figure and GIF."""
+    _prepare_gl()
+    from clamber.plotting.quadruped import save_climb
+    from clamber.quadruped.experiments import ClimbSettings, run_climb
+
+    try:
+        result, log = run_climb(ClimbSettings(controller="qwbc", incline_deg=90.0), 0,
+                                log=True)
+    except ConfigError as e:
+        return {"quadruped_climb": f"failed: {e}"}
+    paths = save_climb(log, Path(out_dir) / "quadruped", "Q-WBC, 90 deg, seed 0")
+    if not as_json:
+        print(f"quadruped: Q-WBC climb {'completed' if result.success else 'failed'} "
+              f"({result.reason or 'one gait cycle'})", file=sys.stderr)
+    keep = ("success", "reason", "sim_time_s", "max_tracking_error_mm", "mean_power_w",
+            "peak_gripper_load", "estimation_rms_mm")
+    return {"quadruped_climb": {k: result.to_dict()[k] for k in keep},
+            "quadruped_figures": {k: str(v) for k, v in paths.items()}}
