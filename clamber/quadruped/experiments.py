@@ -461,7 +461,7 @@ def summarize(results: list[TrialResult]) -> dict:
         "max_tracking_error_mm": float(np.mean([r.max_tracking_error_mm for r in pool])),
         "mean_power_w": float(np.mean([r.mean_power_w for r in pool])),
         "peak_power_w": float(max(r.peak_power_w for r in pool)),
-        "cost_of_transport": float(np.mean(cots)) if cots else float("nan"),
+        "cost_of_transport": float(np.mean(cots)) if cots else None,
         "estimation_rms_mm": float(np.mean([r.estimation_rms_mm for r in pool])),
         "attitude_error_rms_deg": float(np.mean([r.attitude_error_rms_deg for r in pool])),
         "attitude_error_max_deg": float(np.mean([r.attitude_error_max_deg for r in pool])),
@@ -539,9 +539,13 @@ def comparison_table(results: dict[str, dict], title: str = "") -> str:
         lines.append(
             f"| {incline} deg | {name} | {s['successes']}/{s['trials']} ({lo:.2f}-{hi:.2f}) | "
             f"{paper} | {s['max_tracking_error_mm']:.2f} {err} | {s['mean_power_w']:.1f} "
-            f"{mean_p} | {s['peak_power_w']:.1f} {peak_p} | {s['cost_of_transport']:.0f} | "
+            f"{mean_p} | {s['peak_power_w']:.1f} {peak_p} | {_fmt(s['cost_of_transport'])} | "
             f"{s['peak_gripper_load']:.2f} | {s['estimation_rms_mm']:.2f} |")
     return "\n".join(line for line in lines if line)
+
+
+def _fmt(x: float | None) -> str:
+    return "-" if x is None else f"{x:.0f}"
 
 
 def trot_study(terrains: tuple[str, ...], feet: tuple[str, ...] = ("gripper", "rubber"),
