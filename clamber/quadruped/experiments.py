@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pinocchio as pin
 
+from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS
 from clamber.exceptions import ConfigError
 from clamber.quadruped.controllers import (
     CLIKController,
@@ -138,6 +139,8 @@ class TrialLog:
     snapshots: list[tuple[float, np.ndarray, np.ndarray]] = field(default_factory=list)
     #: The compiled scene the trial ran in (for offscreen rendering of the snapshots).
     model: object = None
+    #: Largest planned gripper wrench over the controller's conservative box (per axis).
+    planned_load: float = 0.0
 
     def snapshot(self, t: float, sim: QuadrupedSim) -> None:
         """Keep the simulator's configuration at ``t`` [s] if a snapshot is due."""
@@ -171,7 +174,9 @@ def _initial_joints(rm_true: RobotModel, body: pin.SE3, tops: dict[str, np.ndarr
         x /= np.linalg.norm(x)
         Rf = np.column_stack([x, np.cross(n, x), n])
         tgt = body.actInv(pin.SE3(np.eye(3), tops[leg] + lift * normals[leg])).translation
-        res = leg_ik(rm_true, leg, pin.SE3(Rf, tgt), q)
+        # Position first (a loose rotation weight leaves the local minima), then the pose.
+        res = leg_ik(rm_true, leg, pin.SE3(Rf, tgt), q, rotation_weight=0.05, max_iter=200)
+        res = leg_ik(rm_true, leg, pin.SE3(Rf, tgt), res.q, max_iter=200)
         if res.position_error > 3e-3:
             raise ConfigError(f"start stance out of reach for {leg} "
                               f"({res.position_error * 1000:.1f} mm)")
@@ -180,8 +185,12 @@ def _initial_joints(rm_true: RobotModel, body: pin.SE3, tops: dict[str, np.ndarr
 
 
 def run_climb(settings: ClimbSettings, seed: int, log: bool = False,
-              robot: Marcbot | None = None) -> tuple[TrialResult, TrialLog | None]:
-    """One seeded climbing trial; returns its result and, if ``log``, its time series."""
+              robot: Marcbot | None = None,
+              time_limit: float | None = None) -> tuple[TrialResult, TrialLog | None]:
+    """One seeded climbing trial; returns its result and, if ``log``, its time series.
+
+    ``time_limit`` [s] stops the trial early (reason "time limit", not a success).
+    """
     wall_t0 = time.perf_counter()
     robot = robot or Marcbot()
     gp = settings.gait
@@ -246,6 +255,9 @@ def run_climb(settings: ClimbSettings, seed: int, log: bool = False,
                 break
             cmd = ctrl.step(state, ref)
             rec = sim.step(cmd)
+            if record is not None:
+                planned = np.abs(cmd.wrenches.reshape(4, 6)) / PAPER_BOX_HALF_WIDTHS
+                record.planned_load = max(record.planned_load, float(planned.max()))
             err = float(np.linalg.norm(p_true - ref.body_pose.translation))
             if t >= t_place:
                 errors.append(err)
@@ -274,6 +286,9 @@ def run_climb(settings: ClimbSettings, seed: int, log: bool = False,
                 break
             if t > t_end:
                 reason = "gait did not finish in time"
+                break
+            if time_limit is not None and t >= time_limit:
+                reason = "time limit"
                 break
             k += 1
     except SimulationError as e:

@@ -80,7 +80,7 @@ class ClimbGaitParams:
     grasp_time: float = 3.0
     reload_time: float = 2.0
     body_time: float = 3.5
-    standoff: float = 0.15
+    standoff: float = 0.16
 
     def __post_init__(self) -> None:
         if sorted(self.order) != sorted(LEG_NAMES):
