@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -165,9 +164,7 @@ def read_solution(problem: JumperProblem, x: np.ndarray, morph: Morphology,
                              for p in PHASES])
     q = np.vstack(Q)
     qd = np.vstack(QD)
-    to_rear = rear_map = com.to_rear_foot.map(q.shape[0])
-    qr, _ = to_rear(q.T, qd.T, params)
-    del rear_map
+    qr, _ = com.to_rear_foot.map(q.shape[0])(q.T, qd.T, params)
     points = np.array(rear.points.map(q.shape[0])(np.array(qr), params))  # 2 x (5K)
     points = points.reshape(2, q.shape[0], 5).transpose(1, 0, 2)
     return TrajectorySolution(
@@ -246,7 +243,3 @@ def active_bounds(problem: JumperProblem, x: np.ndarray, params: np.ndarray,
     report["active_inequalities"] = counts
     return report
 
-
-def save_guess_seed(solution: TrajectorySolution, path: str | Path) -> Path:
-    """Store a solution to seed later solves (alias of ``solution.save``)."""
-    return solution.save(path)

@@ -17,6 +17,7 @@ each collocation step onto the pin (corrections along J^T, reported by the verif
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import casadi as ca
@@ -75,7 +76,7 @@ class JumperProblem:
     g: ca.SX
     objective: ca.SX
     diagnostics: ca.Function = field(repr=False)
-    build_time_s: float = 0.0
+    build_time_s: float = 0.0  # graph plus every solver built so far [s]
     _solvers: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -113,7 +114,9 @@ class JumperProblem:
                     "ipopt.bound_frac": 1e-5,
                 })
             nlp = {"x": self.z, "p": self.P, "f": self.objective, "g": self.g}
+            t0 = time.perf_counter()
             self._solvers[key] = ca.nlpsol("jumper", "ipopt", nlp, opts)
+            self.build_time_s += time.perf_counter() - t0
         return self._solvers[key]
 
     # ---- numeric data for a solve ------------------------------------------------------
@@ -186,8 +189,6 @@ class JumperProblem:
 def build_problem(nodes: tuple[int, int, int, int, int], collocation: str = "trapezoidal",
                   rows_front: int = 2, rows_rear: int = 2) -> JumperProblem:
     """Assemble the NLP graph (no solver yet; that is built lazily once)."""
-    import time
-
     t0 = time.perf_counter()
     key = ProblemKey(tuple(nodes), collocation, rows_front, rows_rear)
     return _Builder(key).build(t0)
@@ -439,8 +440,6 @@ class _Builder:
         return -H / period + wt * rate / (tl**2 * len(taus))
 
     def build(self, t0: float) -> JumperProblem:
-        import time
-
         self._declare()
         for p in PHASES:
             self._phase_terms(p)
