@@ -1,0 +1,75 @@
+"""Quadruped simulation speed: real-time factor of a climb with the controller in the loop, and
+the wall time of the 20-trial comparison on both inclines.
+
+Usage: ``python benchmarks/bench_quadruped_sim.py [--quick]``. Targets (issue 6): climbing
+at least 20x faster than real time on one core at the chosen control rate (50 Hz, physics
+every 4 ms), and the full comparison (3 controllers x 2 inclines x 20 trials) in under 15
+minutes on 2 cores. The real-time factor is measured on complete gait cycles (grippers made
+unbreakable so that every trial runs the whole 94 s), the loop only (scene building is
+reported apart). The comparison is timed as run (trials end when a gripper breaks), and
+bounded above by the worst case in which every trial runs a whole cycle. The last printed
+line is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import json  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from clamber.quadruped.experiments import ClimbSettings, compare, run_climb  # noqa: E402
+
+
+def realtime(controller: str, seeds: list[int], state: str = "estimate") -> dict:
+    """Median real-time factor and setup time of whole unbreakable climbs (one core)."""
+    factors, setups, loops = [], [], []
+    for seed in seeds:
+        r, _ = run_climb(ClimbSettings(controller=controller, incline_deg=90.0, state=state,
+                                       breakable=False), seed)
+        factors.append(r.sim_time_s / r.wall_time_s)
+        setups.append(r.setup_time_s)
+        loops.append(r.wall_time_s)
+    return {f"climb_{controller}_realtime_factor_median": float(np.median(factors)),
+            f"climb_{controller}_loop_wall_s_median": float(np.median(loops)),
+            f"climb_{controller}_setup_s_median": float(np.median(setups))}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="one seed, 2-trial comparison")
+    parser.add_argument("--workers", type=int, default=2, help="processes for the comparison")
+    args = parser.parse_args()
+    seeds = [0] if args.quick else [0, 1, 2]
+    out: dict = {"control_rate_hz": ClimbSettings().control_rate,
+                 "physics_dt_s": ClimbSettings().physics_dt}
+    run_climb(ClimbSettings(), 0, time_limit=0.1)  # warm caches (gripper wrench space)
+    for controller in ("qwbc", "clik", "vmc"):
+        out.update(realtime(controller, seeds))
+        print(json.dumps({k: v for k, v in out.items() if controller in k}))
+    out["climb_qwbc_true_state_realtime_factor"] = realtime("qwbc", seeds[:1], "true")[
+        "climb_qwbc_realtime_factor_median"]
+    trials = 2 if args.quick else 20
+    t0 = time.perf_counter()
+    res = compare(trials, (70.0, 90.0), 0, args.workers)
+    wall = time.perf_counter() - t0
+    sim = sum(s["sim_time_s"] for s in res.values())
+    out["compare_trials"] = trials
+    out["compare_workers"] = args.workers
+    out["compare_wall_s"] = wall
+    out["compare_sim_s"] = sim
+    loop = np.mean([out[f"climb_{c}_loop_wall_s_median"] + out[f"climb_{c}_setup_s_median"]
+                    for c in ("qwbc", "clik", "vmc")])
+    out["compare_worst_case_wall_s_estimate"] = float(6 * trials * loop / max(1, args.workers))
+    out["targets"] = {"realtime_factor_min": 20.0, "compare_wall_s_max": 900.0}
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,38 @@
+"""Short climbs in the loop: Q-WBC keeps its grippers within capacity where CLIK does not."""
+
+import numpy as np
+
+from clamber.quadruped.experiments import ClimbSettings, run_climb, summarize, wilson_interval
+
+
+def test_qwbc_keeps_grippers_within_capacity():
+    """On the vertical wall (seed 1) the Q-WBC settles, unloads, releases and swings its
+    first leg for 12 s: its planned wrenches stay in the conservative box, every gripper's
+    true wrench stays below its true capacity and the body within 5 mm of its reference."""
+    result, log = run_climb(ClimbSettings(controller="qwbc", incline_deg=90.0), 1, log=True,
+                            time_limit=12.0)
+    assert result.reason == "time limit", result.reason
+    assert log.planned_load <= 1.0 + 1e-6
+    assert result.peak_gripper_load < 1.0
+    assert result.max_tracking_error_mm < 5.0
+    assert result.estimation_rms_mm < 5.0
+    assert any(name == "transfer" for _, _, name, _ in log.bands)
+
+
+def test_clik_overloads_a_gripper_at_release():
+    """The same wall and robot with CLIK: releasing the first gripper overloads another."""
+    result, _ = run_climb(ClimbSettings(controller="clik", incline_deg=90.0), 1,
+                          time_limit=12.0)
+    assert not result.success and "broke off" in result.reason
+    assert result.peak_gripper_load > 1.0
+
+
+def test_wilson_interval_and_summary():
+    """The Wilson interval contains the rate and matches a known value; summaries count."""
+    lo, hi = wilson_interval(5, 5)
+    assert np.isclose(lo, 0.5655, atol=1e-4) and hi == 1.0
+    lo, hi = wilson_interval(0, 20)
+    assert lo == 0.0 and np.isclose(hi, 0.1611, atol=1e-4)
+    r, _ = run_climb(ClimbSettings(controller="vmc", incline_deg=70.0), 0, time_limit=0.5)
+    s = summarize([r, r])
+    assert s["trials"] == 2 and s["successes"] == 0 and s["success_ci95"][0] == 0.0
