@@ -79,10 +79,11 @@ def test_climbing_gait_one_leg_at_a_time():
     assert [e.leg for e in events if e.action == "release"] == list(p.order)
     assert [e.leg for e in events if e.action == "grasp"] == list(p.order)
     descents = [b - a for a, b, name, _ in gait.bands if name == "descend"]
-    assert np.allclose(descents, 1.0, atol=0.021)
+    assert np.allclose(descents, 1.0, atol=0.041)  # within two control cycles
     body = np.array([b for *_, b, _ in log])
     assert np.isclose(body[-1][0] - body[0][0], p.stride, atol=1e-9)
     assert np.isclose(body[-1][2], p.standoff)
-    assert abs(log[-1][0] - p.nominal_cycle_time - p.settle_time) < 2.0
+    expected = p.settle_time + p.nominal_cycle_time - 4 * (p.lift_height / p.descend_speed - 1.0)
+    assert abs(log[-1][0] - expected) < 0.5
     s, ds, dds = cubic(0.5)
     assert np.isclose(s, 0.5) and np.isclose(ds, 1.5) and np.isclose(dds, 0.0)
