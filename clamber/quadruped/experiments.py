@@ -391,10 +391,10 @@ def run_trot(settings: TrotSettings, seed: int, log: bool = False,
                             and (t < gp.start_time or 0.15 <= gait.phase(t, leg)[1] <= 0.9))
             ekf.update(truth.joint_positions, settled, dt)
             est = ekf.state(truth.joint_positions, truth.joint_velocities)
-            # Attitude feedback: feet targets expressed in the measured (tilted) body frame.
-            yaw = math.atan2(est.body_rotation[1, 0], est.body_rotation[0, 0])
-            R_des = pin.utils.rotate("z", yaw)
-            tilt = R_des.T @ est.body_rotation
+            # Attitude feedback: the plan is in a level frame heading along x; feet targets are
+            # expressed in the estimated body frame, so stance legs turn the body back to it.
+            R_des = np.eye(3)
+            tilt = est.body_rotation
             body_ref = gait.body(t)
             targets = {}
             for i, leg in enumerate(LEG_NAMES):
