@@ -75,11 +75,12 @@ class SimulatedImu:
     def measure(self, specific_force: np.ndarray, rate: np.ndarray,
                 dt: float) -> tuple[np.ndarray, np.ndarray]:
         """Noisy ``(specific force [m/s^2], angular rate [rad/s])`` in {B}."""
-        s, rng = self.spec, self.rng
-        self.b_a += rng.normal(0.0, s.accel_walk * np.sqrt(dt), 3)
-        self.b_g += rng.normal(0.0, s.gyro_walk * np.sqrt(dt), 3)
-        return (specific_force + self.b_a + rng.normal(0.0, s.accel_noise, 3),
-                rate + self.b_g + rng.normal(0.0, s.gyro_noise, 3))
+        s = self.spec
+        e = self.rng.standard_normal(12)
+        self.b_a += e[0:3] * (s.accel_walk * np.sqrt(dt))
+        self.b_g += e[3:6] * (s.gyro_walk * np.sqrt(dt))
+        return (specific_force + self.b_a + e[6:9] * s.accel_noise,
+                rate + self.b_g + e[9:12] * s.gyro_noise)
 
 
 @dataclass(frozen=True)
@@ -170,22 +171,27 @@ class LegOdometryEkf:
         n = len(legs)
         idx = [LEG_NAMES.index(leg) for leg in legs]
         z = feet[idx]
-        d = np.array([self.anchors[leg] for leg in legs]) - self.p
-        d_body = d @ self.R
+        d_body = (np.array([self.anchors[leg] for leg in legs]) - self.p) @ self.R
         use_v = dt > 0 and prev is not None
         m = 6 * n if use_v else 3 * n
         H = np.zeros((m, 15))
-        r = np.zeros(m)
+        r = np.empty(m)
         noise = np.full(m, self.par.foot_noise**2)
+        Rt = self.R.T
         for i in range(n):
-            H[3 * i:3 * i + 3, 0:3] = -self.R.T
-            H[3 * i:3 * i + 3, 6:9] = skew(d_body[i])
+            x, y, w = d_body[i]
+            H[3 * i:3 * i + 3, 0:3] = -Rt
+            H[3 * i:3 * i + 3, 6:9] = ((0.0, -w, y), (w, 0.0, -x), (-y, x, 0.0))
         r[:3 * n] = (z - d_body).reshape(-1)
         if use_v:
             dz = (z - prev[idx]) / dt
-            v_meas = -(dz + np.cross(self.rate, z)) @ self.R.T
-            for i in range(n):
-                H[3 * n + 3 * i:3 * n + 3 * i + 3, 3:6] = np.eye(3)
+            a = self.rate
+            wxz = np.column_stack([a[1] * z[:, 2] - a[2] * z[:, 1],
+                                   a[2] * z[:, 0] - a[0] * z[:, 2],
+                                   a[0] * z[:, 1] - a[1] * z[:, 0]])
+            v_meas = -(dz + wxz) @ Rt
+            rows = np.arange(3 * n, 6 * n)
+            H[rows, 3 + rows % 3] = 1.0
             r[3 * n:] = (v_meas - self.v).reshape(-1)
             noise[3 * n:] = self.par.velocity_noise**2
         PHt = self.P @ H.T

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -198,10 +199,11 @@ class ClimbGait:
         d = self.body_to - self.body_from
         return self.body_from + s * d, d * ds / duration, d * dds / duration**2
 
-    def reference(self, t: float, feet: dict[str, pin.SE3], tau4: np.ndarray,
+    def reference(self, t: float, feet: Callable[[], dict[str, pin.SE3]], tau4: np.ndarray,
                   attached: tuple[str, ...]) -> tuple[MotionReference, list[ClimbEvent]]:
-        """Reference at time ``t`` [s] given the controller's world foot poses ``feet`` (from
-        its own model and state), the joint-4 torques (4,) [N m] and the attached legs."""
+        """Reference at time ``t`` [s] given ``feet()``, the controller's world foot poses
+        (from its own model and state; called only when a swing starts or touches down),
+        the joint-4 torques (4,) [N m] and the attached legs."""
         p, events = self.p, []
         if not self.bands:
             self._enter(ClimbPhase.SETTLE, t)
@@ -240,13 +242,13 @@ class ClimbGait:
                               {k: v for k, v in load.items() if v > 0.0}, targets)
         return ref, events
 
-    def _swing_target(self, t: float, feet: dict[str, pin.SE3], tau4: np.ndarray,
+    def _swing_target(self, t: float, feet: Callable[[], dict[str, pin.SE3]], tau4: np.ndarray,
                       events: list[ClimbEvent]) -> pin.SE3:
         p, leg = self.p, self.swing_leg
         elapsed = t - self.t0
         if self.swing is None:
             k = self.index[leg]
-            start = feet[leg].copy()
+            start = feet()[leg].copy()
             n0 = self.normals[leg][k]
             n1 = self.normals[leg][k + 1]
             target = self.holds[leg][k + 1]
@@ -275,7 +277,7 @@ class ClimbGait:
             bottomed = elapsed * p.descend_speed >= p.lift_height + p.overshoot
             if touched or bottomed:
                 events.append(ClimbEvent(t, leg, "grasp", self.index[leg] + 1))
-                self.foot_hold_pose[leg] = feet[leg].copy()
+                self.foot_hold_pose[leg] = feet()[leg].copy()
                 self._enter(ClimbPhase.GRASP, t)
             return pin.SE3(rot, sw.above - depth * sw.normal)
         # GRASP: hold the foot where it touched while the winch closes.

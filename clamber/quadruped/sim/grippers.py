@@ -203,7 +203,7 @@ class GripperBank:
             return broken
         alpha = min(1.0, dt / self.filter_time)
         now = self.wrenches(legs)
-        caps = np.array([self.box * self.hold[leg].capacity_factor for leg in legs])
+        caps = self.box * np.array([self.hold[leg].capacity_factor for leg in legs])
         for i, leg in enumerate(legs):
             w = self.filtered[leg]
             w += alpha * (now[i] - w)
