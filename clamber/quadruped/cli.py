@@ -21,9 +21,11 @@ EXAMPLES = """examples:
 """
 
 
-def _prepare_gl() -> None:
-    """Ask MuJoCo for a headless EGL context unless the user chose one."""
-    os.environ.setdefault("MUJOCO_GL", "egl")
+def _prepare_gl(args: argparse.Namespace | None = None) -> None:
+    """Ask MuJoCo for a headless EGL context (unless the user chose one) when an animation
+    will be rendered; without a working context the GIF falls back to matplotlib."""
+    if args is None or not (args.no_figures or args.no_animation):
+        os.environ.setdefault("MUJOCO_GL", "egl")
 
 
 def _positive(kind):
@@ -36,7 +38,7 @@ def _positive(kind):
 
 
 def _climb(args: argparse.Namespace) -> dict:
-    _prepare_gl()
+    _prepare_gl(args)
     from clamber.quadruped.experiments import ClimbSettings, run_climb, run_trials, summarize
     from clamber.quadruped.gaits import ClimbGaitParams
 
@@ -68,7 +70,7 @@ def _climb(args: argparse.Namespace) -> dict:
 
 
 def _trot(args: argparse.Namespace) -> dict:
-    _prepare_gl()
+    _prepare_gl(args)
     from clamber.quadruped.experiments import TrotSettings, run_trot, trot_study
     from clamber.quadruped.sim.world import TERRAINS
 
