@@ -24,6 +24,8 @@ from clamber.jumper.solution import TrajectorySolution
 #: designed bounding motion): used when no better warm start exists, and the fallback
 #: when a warm start fails -- the paper's "same seed trajectory" for every candidate.
 SEED_GUESS = "seed"
+#: IPOPT optimality tolerance for fitness evaluations (scaled NLP error).
+FITNESS_TOLERANCE = 1e-4
 
 
 @dataclass(frozen=True)
@@ -38,7 +40,11 @@ class FitnessConfig:
     ``failure_speed``.
     """
 
-    settings: OptimizationSettings = field(default_factory=OptimizationSettings)
+    settings: OptimizationSettings = field(
+        default_factory=lambda: OptimizationSettings(tolerance=FITNESS_TOLERANCE))
+    """Trajectory settings; by default IPOPT stops at optimality error 1e-4 (constraints
+    still hold to 1e-6): speeds agree with 1e-6 to about 1% and it saves ~15% of the
+    iterations (12 Sobol designs: 1763 vs 2058)."""
     resolution: str | tuple[int, ...] = "coarse"
     """Grid of the first solve: 'coarse', 'fine' or 5 node counts."""
     refine: str | tuple[int, ...] | None = "fine"
