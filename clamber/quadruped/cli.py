@@ -115,8 +115,9 @@ def _compare(args: argparse.Namespace) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     inclines = tuple(args.inclines)
+    records: list = []
     results = compare(args.trials, inclines, args.seed, args.workers, breakable=True,
-                      state=args.state)
+                      state=args.state, records=records)
     text = ["# Controller comparison in simulation",
             "",
             f"{args.trials} seeded trials per controller and wall, one gait cycle each "
@@ -124,8 +125,10 @@ def _compare(args: argparse.Namespace) -> dict:
             comparison_table(results, "grippers break at their true capacity")]
     summary = {"command": "compare", "trials": args.trials, "breakable": results}
     if args.unbreakable_too:
+        free_records: list = []
         free = compare(args.trials, inclines, args.seed, args.workers, breakable=False,
-                       state=args.state)
+                       state=args.state, records=free_records)
+        _write_trials(out / "trials_unbreakable.csv", free_records)
         text += ["", comparison_table(free, "grippers never break (overloads recorded)")]
         summary["unbreakable"] = free
     (out / "comparison.md").write_text("\n".join(text) + "\n")
@@ -139,6 +142,7 @@ def _compare(args: argparse.Namespace) -> dict:
             for key, s in summary.get(label, {}).items():
                 name, incline = key.split("@")
                 w.writerow([label, name, incline, *[s[k] for k in keys]])
+    _write_trials(out / "trials.csv", records)
     summary["table"] = str(out / "comparison.md")
     summary["csv"] = str(out / "comparison.csv")
     summary["total_wall_time_s"] = time.perf_counter() - t0

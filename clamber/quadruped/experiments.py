@@ -240,14 +240,13 @@ def run_climb(settings: ClimbSettings, seed: int, log: bool = False,
             state = ekf.state(qj, dqj) if settings.state == "estimate" else sim.true_state()
             feet = partial(world_foot_poses, rm, state)
             if t < t_place:
-                ref = gait.reference(0.0, feet, sim.joint4_torques(), sim.grippers.attached)[0]
+                ref = gait.reference(0.0, feet, sim.joint4_torques())[0]
                 events = []
             else:
                 if k == round(t_place / dt):
                     sim.grippers.breakable = settings.breakable
                     sim.grippers.peak_ratio = dict.fromkeys(LEG_NAMES, 0.0)
-                ref, events = gait.reference(t - t_place, feet, sim.joint4_torques(),
-                                             sim.grippers.attached)
+                ref, events = gait.reference(t - t_place, feet, sim.joint4_torques())
             for ev in events:
                 if ev.action == "release":
                     sim.grippers.release(ev.leg)
@@ -461,14 +460,15 @@ def tilt_true(state: RobotState) -> np.ndarray:
 
 
 def summarize(results: list[TrialResult]) -> dict:
-    """Success rate with its Wilson interval and metrics: tracking error and costs are means
-    over successful trials (over all trials when none succeeded), peak power the largest."""
+    """Success rate with its Wilson interval and metrics: tracking error and powers are means
+    over successful trials (over all trials, up to their failure, when none succeeded), peak
+    power the largest; the cost of transport only over successful trials (None without)."""
     if not results:
         raise ConfigError("no trials to summarize")
     ok = [r for r in results if r.success]
     pool = ok or results
     lo, hi = wilson_interval(len(ok), len(results))
-    cots = [r.cost_of_transport for r in pool if np.isfinite(r.cost_of_transport)]
+    cots = [r.cost_of_transport for r in ok if np.isfinite(r.cost_of_transport)]
     reasons: dict[str, int] = {}
     for r in results:
         if not r.success:
@@ -521,12 +521,13 @@ PAPER_90 = {"qwbc": "completed", "clik": "failed", "vmc": "failed"}
 
 
 def compare(trials: int = 20, inclines: tuple[float, ...] = (70.0, 90.0), seed: int = 0,
-            workers: int = 0, breakable: bool = True,
-            state: str = "estimate") -> dict[str, dict]:
+            workers: int = 0, breakable: bool = True, state: str = "estimate",
+            records: list[TrialResult] | None = None) -> dict[str, dict]:
     """The controller comparison: ``trials`` seeded climbs per controller and incline.
 
-    Every controller sees the same seeds (the same walls, robots and IMU noise).
-    Returns ``{f"{controller}@{incline}": summary}``.
+    Every controller sees the same seeds (the same walls, robots and IMU noise) and runs
+    with its class defaults. Returns ``{f"{controller}@{incline}": summary}``; every trial
+    is appended to ``records`` if given.
     """
     out = {}
     seeds = list(range(seed, seed + trials))
@@ -534,7 +535,10 @@ def compare(trials: int = 20, inclines: tuple[float, ...] = (70.0, 90.0), seed: 
         for name in CONTROLLERS:
             settings = ClimbSettings(controller=name, incline_deg=incline, breakable=breakable,
                                      state=state)
-            out[f"{name}@{incline:g}"] = summarize(run_trials(settings, seeds, workers))
+            results = run_trials(settings, seeds, workers)
+            if records is not None:
+                records.extend(results)
+            out[f"{name}@{incline:g}"] = summarize(results)
     return out
 
 

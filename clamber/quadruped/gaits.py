@@ -177,10 +177,6 @@ class ClimbGait:
         tops = [self.holds[leg][self.index[leg]] for leg in LEG_NAMES]
         return np.mean(tops, axis=0) + self.p.standoff * self.R[:, 2]
 
-    def body_travel(self) -> float:
-        """Planned body travel of the whole gait [m]."""
-        return self.p.cycles * self.p.stride
-
     def _enter(self, phase: ClimbPhase, t: float) -> None:
         if self.bands and self.bands[-1][1] < 0:
             start, _, name, leg = self.bands[-1]
@@ -199,11 +195,11 @@ class ClimbGait:
         d = self.body_to - self.body_from
         return self.body_from + s * d, d * ds / duration, d * dds / duration**2
 
-    def reference(self, t: float, feet: Callable[[], dict[str, pin.SE3]], tau4: np.ndarray,
-                  attached: tuple[str, ...]) -> tuple[MotionReference, list[ClimbEvent]]:
+    def reference(self, t: float, feet: Callable[[], dict[str, pin.SE3]],
+                  tau4: np.ndarray) -> tuple[MotionReference, list[ClimbEvent]]:
         """Reference at time ``t`` [s] given ``feet()``, the controller's world foot poses
         (from its own model and state; called only when a swing starts or touches down),
-        the joint-4 torques (4,) [N m] and the attached legs."""
+        and the joint-4 torques (4,) [N m]."""
         p, events = self.p, []
         if not self.bands:
             self._enter(ClimbPhase.SETTLE, t)

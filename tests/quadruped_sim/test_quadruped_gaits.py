@@ -54,7 +54,7 @@ def _run_gait(gait: ClimbGait, contact_after: float = 1.0, dt: float = 0.02):
                 tau4[LEG_NAMES.index(gait.swing_leg)] = 1.0
         else:
             descend_start = None
-        ref, events = gait.reference(t, lambda: feet, tau4, ())
+        ref, events = gait.reference(t, lambda: feet, tau4)
         for leg, target in ref.foot_targets.items():
             feet[leg] = target
         log.append((t, gait.phase, dict(ref.load), ref.body_pose.translation.copy(), events))
