@@ -94,7 +94,7 @@ def _trot(args: argparse.Namespace) -> dict:
         settings = TrotSettings(terrain=terrains[0], feet=feet[0],
                                 gait=TrotParams(cycles=args.cycles))
         _, log = run_trot(settings, args.seed, log=True)
-        log.snapshot_period = 0.05
+        log.snapshot_period = 0.1
         fig = plot_trot(log, f"trot, {terrains[0]}, {feet[0]} feet")
         figures["trot"] = out / "trot.png"
         fig.savefig(figures["trot"], dpi=110)
