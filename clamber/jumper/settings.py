@@ -43,6 +43,9 @@ class OptimizationSettings:
     """Penalty on torque changes between nodes, sum((dtau / torque_limit)^2) / N, in
     units of the objective [m/s]; makes the reference trackable and the optimum smooth
     enough to interpolate onto a finer grid (0 turns it off)."""
+    catch_approach_speed: float = 0.0
+    """Least speed [m/s] at which a catching gripper moves into the wall just before its
+    catch; 0 allows catches that only graze the wall, which perturbations turn into misses."""
     min_height_gain: float = 0.0
     """Lower bound on the height gained per jump [m]."""
     collocation: str = "trapezoidal"

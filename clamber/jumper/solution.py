@@ -130,7 +130,7 @@ class TrajectorySolution:
     # ---- persistence -----------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
         """Write ``path`` (.npz arrays) and ``path`` with .json (metadata)."""
-        path = Path(path).with_suffix(".npz")
+        path = _npz_path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         arrays = {k: getattr(self, k) for k in ("t", "phase", "q", "q_rear", "qd", "qdd", "tau",
                                                   "f_front", "f_rear", "points",
@@ -163,8 +163,8 @@ class TrajectorySolution:
 
     @classmethod
     def load(cls, path: str | Path) -> TrajectorySolution:
-        path = Path(path)
-        npz, meta_path = path.with_suffix(".npz"), path.with_suffix(".json")
+        npz = _npz_path(path)
+        meta_path = npz.with_suffix(".json")
         for p in (npz, meta_path):
             if not p.exists():
                 raise FileFormatError(f"solution file {p} is missing (need both .npz and .json)")
@@ -203,6 +203,14 @@ class TrajectorySolution:
             **{k: arr[k] for k in ("t", "phase", "q", "q_rear", "qd", "qdd", "tau", "f_front",
                                    "f_rear", "points", "phase_durations", "x")},
         )
+
+
+def _npz_path(path: str | Path) -> Path:
+    """``x`` or ``x.npz`` or ``x.json`` -> ``x.npz`` (a dot inside a name is kept)."""
+    path = Path(path)
+    if path.suffix in (".npz", ".json"):
+        return path.with_suffix(".npz")
+    return path.with_name(path.name + ".npz")
 
 
 def _jsonable(o):

@@ -142,6 +142,7 @@ class JumperProblem:
             "cone_rear": np.where(s.safe_region_rear.b == 0, 0.0, INF),
             "torque_limit": s.torque_limit,
             "-torque_limit": -s.torque_limit,
+            "-catch_approach_speed": -s.catch_approach_speed,
         }
         n = self.g.numel()
         lbg, ubg = np.zeros(n), np.zeros(n)
@@ -400,6 +401,11 @@ class _Builder:
                 self.add(f"continuity.qd{i}{i + 1}", vp - vm, 0.0, 0.0)
                 continue
             q = qb
+            # The catching gripper must be moving into the wall, not grazing it, so that a
+            # perturbed jump still makes contact (a margin for the real robot).
+            catcher = "front" if i == 3 else "rear"
+            self.add(f"impact.{'catch_front' if i == 3 else 'catch_rear'}.approach",
+                     self.foot_velocity(q, vm, catcher)[0], -INF, "-catch_approach_speed")
             M = m.mass_matrix(q, self.mp)
             J1 = m.jacobian_front(q, self.mp)
             J5 = m.jacobian_rear(q, self.mp)
