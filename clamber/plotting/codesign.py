@@ -102,16 +102,21 @@ def plot_design(best: Morphology, reference: Morphology | None = None,
     reference = reference or Morphology.nominal(best.bounds)
     panels = [("initial design", reference, "0.55"), ("optimized design", best, "C3")]
     n = len(panels) + (solution is not None)
-    fig, axes = plt.subplots(1, n, figsize=(3.2 * n, 4.6), sharey=True)
+    top, bottom = max(0.4, 1.05 * max(sum(m.lengths) for _, m, _ in panels)), -0.03
+    if solution is not None:
+        rise = solution.points[:, 1, :] - solution.points[0, 1, 4]
+        top = max(top, float(rise.max()) + 0.03)
+        bottom = min(bottom, float(rise.min()) - 0.03)
+    fig, axes = plt.subplots(1, n, figsize=(3.2 * n, 1.0 + 9.0 * (top - bottom)), sharey=True)
     for ax, (title, m, color) in zip(axes, panels, strict=False):
-        ax.fill_betweenx([-0.03, 0.4], -0.03, -0.012, color="#bbbbbb")
+        ax.fill_betweenx([bottom, top], -0.03, -0.012, color="#bbbbbb")
         _draw_robot(ax, _zigzag(m), m, color, labels=True)
         ax.set_title(f"{title}\n{sum(m.lengths) * 1e3:.0f} mm, {m.total_mass * 1e3:.0f} g",
                      fontsize=9)
     if solution is not None:
         ax = axes[-1]
         t_unique, keep = np.unique(solution.t, return_index=True)
-        ax.fill_betweenx([-0.03, 0.4], -0.03, 0.0, color="#bbbbbb")
+        ax.fill_betweenx([bottom, top], -0.03, 0.0, color="#bbbbbb")
         for p, t in enumerate(solution.phase_times[:-1]):
             k = keep[min(np.searchsorted(t_unique, t), len(keep) - 1)]
             P = solution.points[k] - solution.points[0][:, [4]] * np.array([[0.0], [1.0]])
@@ -121,9 +126,9 @@ def plot_design(best: Morphology, reference: Morphology | None = None,
     for ax in axes:
         ax.set_aspect("equal")
         ax.set_xlim(-0.03, 0.2)
-        ax.set_ylim(-0.03, 0.4)
-        ax.plot([0.1, 0.15], [-0.015, -0.015], "k-", lw=2)
-        ax.text(0.125, -0.01, "50 mm", ha="center", fontsize=7)
+        ax.set_ylim(bottom, top)
+        ax.plot([0.1, 0.15], [bottom + 0.015, bottom + 0.015], "k-", lw=2)
+        ax.text(0.125, bottom + 0.02, "50 mm", ha="center", fontsize=7)
         ax.set_xticks([])
     axes[0].set_ylabel("height [m]")
     fig.tight_layout()
