@@ -13,10 +13,10 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	MPLBACKEND=Agg $(BIN)/clamber demo --out out
+	MPLBACKEND=Agg MUJOCO_GL=egl $(BIN)/clamber demo --out out
 
 test: $(STAMP)
-	MPLBACKEND=Agg $(BIN)/python -m pytest -q
+	MPLBACKEND=Agg MUJOCO_GL=egl $(BIN)/python -m pytest -q
 
 lint: $(STAMP)
 	$(BIN)/ruff check clamber tests benchmarks examples
