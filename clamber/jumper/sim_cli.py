@@ -204,12 +204,13 @@ def register(subparsers) -> None:
 
 
 def demo_step(out_dir: Path, summary: dict, as_json: bool) -> dict:
-    """Simulate the demo's solution for 3 jumps and a 30-trial robustness study."""
+    """Simulate the demo's best design (the co-design's, else the optimized nominal robot)
+    for 3 jumps with a 30-trial robustness study; add the result to the co-design report."""
     from clamber.jumper.sim.plots import save_simulation_figures
     from clamber.jumper.sim.robustness import robustness
     from clamber.jumper.sim.simulate import simulate
 
-    path = summary.get("solution_path")
+    path = summary.get("codesign_best_solution") or summary.get("solution_path")
     if not path:
         return {}
     sol = _load(Path(path))
@@ -223,7 +224,17 @@ def demo_step(out_dir: Path, summary: dict, as_json: bool) -> dict:
               f"robustness: catch {rob.catch.successes}/30, ready {rob.landing.successes}/30",
               file=sys.stderr)
     sim = res.summary()
-    return {"simulation": {k: sim[k] for k in ("front_catches", "rear_catches",
+    report = summary.get("codesign_report")
+    if report and Path(report).exists():
+        from clamber.search.report import append_section
+
+        table = {"design": str(path), "ready landings (3 jumps)": sim["ready_landings"],
+                 "catch rate (30 trials)": rob.catch.rate,
+                 "ready-landing rate (30 trials)": rob.landing.rate}
+        append_section(report, "The best design in simulation", table,
+                       {k: v for k, v in figures.items() if str(v).endswith(".png")})
+    return {"simulated_solution": str(path),
+            "simulation": {k: sim[k] for k in ("front_catches", "rear_catches",
                                                "ready_landings", "jumps")},
             "simulation_figures": {k: str(v) for k, v in figures.items()},
             "robustness": rob.summary()}

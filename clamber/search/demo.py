@@ -43,4 +43,6 @@ def codesign_demo(out_dir: Path, summary: dict[str, Any], as_json: bool) -> dict
             "codesign_findings": out["findings"],
             "codesign_evaluations": out["evaluations"],
             "codesign_failed_evaluations": out["failed_evaluations"],
-            "codesign_report": out["report"]}
+            "codesign_report": out["report"],
+            "codesign_best_solution": (str(result.best_solution_path)
+                                       if result.best_solution_path else None)}

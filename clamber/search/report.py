@@ -70,6 +70,25 @@ def write_report(out_dir: str | Path, title: str, summary: Mapping[str, Any],
     return out
 
 
+def append_section(report: str | Path, title: str, table: Mapping[str, Any],
+                   figures: Mapping[str, str | Path]) -> Path:
+    """Add a section (a table and embedded figures) to an existing report, before its
+    settings; used to put later results, such as a simulation of the best design, on the
+    same page."""
+    report = Path(report)
+    text = report.read_text()
+    parts = [f"<h2>{html.escape(title)}</h2>" + _table(table)]
+    for name, path in figures.items():
+        data = base64.b64encode(Path(path).read_bytes()).decode("ascii")
+        parts.append(f"<h3>{html.escape(name)}</h3>"
+                     f"<img alt='{html.escape(name)}' src='data:image/png;base64,{data}'>")
+    marker = "<h2>Settings</h2>"
+    head, sep, tail = text.partition(marker)
+    report.write_text(head + "\n".join(parts) + "\n" + sep + tail if sep
+                      else text + "\n".join(parts))
+    return report
+
+
 #: How the report words the paper's three findings (keys of ``paper_findings``).
 FINDING_LABELS = {
     "spine_mass_concentrated": "mass concentrated at the spine joint (m3 > m2, m4)",

@@ -46,3 +46,21 @@ def test_sweep_json_on_a_cheap_fitness(tmp_path, capsys, monkeypatch):
     rows = (out / "sweep.csv").read_text().strip().splitlines()
     assert len(rows) == 17 and rows[0].startswith("sample,L1_mm")
     assert (out / "report.html").exists() and (out / "figures" / "sweep_trends.png").exists()
+
+
+def test_report_sections_can_be_appended(tmp_path):
+    """A later result lands on the same page, before the settings, with its figure embedded."""
+    import matplotlib.pyplot as plt
+
+    from clamber.search.report import append_section, write_report
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1])
+    png = tmp_path / "f.png"
+    fig.savefig(png)
+    plt.close(fig)
+    report = write_report(tmp_path, "run", {"a": 1}, {"s": 2}, {})
+    append_section(report, "Simulation", {"ready landings": 2}, {"tracking": png})
+    text = report.read_text()
+    assert text.index("Simulation") < text.index("<h2>Settings</h2>")
+    assert text.count("data:image/png;base64,") == 1 and "ready landings" in text
