@@ -9,6 +9,7 @@ force: it caps the torque the servo's position loop can apply.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -100,7 +101,7 @@ class BodyPD:
         return pin.log6(err).vector, err.toActionMatrix() @ ref.body_twist - state.body_twist
 
 
-class Controller:
+class Controller(ABC):
     """Shared plumbing: checks, CLIK goal positions, torque and current mapping."""
 
     min_attached = 3
@@ -132,8 +133,9 @@ class Controller:
         return JointCommand(rm.clip_joints(position), tau,
                             np.clip(current, 0.0, rm.current_max), status, F)
 
+    @abstractmethod
     def step(self, state: RobotState, ref: MotionReference) -> JointCommand:
-        raise NotImplementedError
+        """One control cycle: joint goals, feed-forward torques and current limits."""
 
 
 class QWBCController(Controller):
