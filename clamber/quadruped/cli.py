@@ -18,6 +18,7 @@ EXAMPLES = """examples:
   clamber quadruped climb --controller vmc --unbreakable --out out/quadruped/vmc
   clamber quadruped trot --terrain gravel --feet both --cycles 20
   clamber quadruped compare --trials 20 --workers 2 --json
+  clamber quadruped compare --trials 20 --sole-stiffness 0 --workers 2   # rigid soles
 """
 
 
@@ -37,6 +38,20 @@ def _positive(kind):
     return parse
 
 
+def _non_negative(text: str) -> float:
+    v = float(text)
+    if not v >= 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0 (0: rigid), got {text}")
+    return v
+
+
+def _sole(stiffness: float):
+    """The sole compliance for a ``--sole-stiffness`` value (0: rigid weld)."""
+    from clamber.quadruped.sim.grippers import SoleCompliance
+
+    return SoleCompliance(stiffness=stiffness) if stiffness > 0 else None
+
+
 def _climb(args: argparse.Namespace) -> dict:
     _prepare_gl(args)
     from clamber.quadruped.experiments import ClimbSettings, run_climb, run_trials, summarize
@@ -45,14 +60,16 @@ def _climb(args: argparse.Namespace) -> dict:
     settings = ClimbSettings(controller=args.controller, incline_deg=args.incline,
                              control_rate=args.rate, state=args.state,
                              gait=ClimbGaitParams(cycles=args.cycles),
-                             breakable=not args.unbreakable)
+                             breakable=not args.unbreakable,
+                             sole=_sole(args.sole_stiffness))
     seeds = list(range(args.seed, args.seed + args.trials))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     results = run_trials(settings, seeds, args.workers)
     summary = {"command": "climb", "controller": args.controller, "incline_deg": args.incline,
-               "state": args.state, "breakable": not args.unbreakable, **summarize(results)}
+               "state": args.state, "breakable": not args.unbreakable,
+               "sole_stiffness": args.sole_stiffness, **summarize(results)}
     _write_trials(out / "trials.csv", results)
     figures = {}
     if not args.no_figures:
@@ -116,18 +133,21 @@ def _compare(args: argparse.Namespace) -> dict:
     t0 = time.perf_counter()
     inclines = tuple(args.inclines)
     records: list = []
+    sole = _sole(args.sole_stiffness)
     results = compare(args.trials, inclines, args.seed, args.workers, breakable=True,
-                      state=args.state, records=records)
+                      state=args.state, records=records, sole=sole)
     text = ["# Controller comparison in simulation",
             "",
             f"{args.trials} seeded trials per controller and wall, one gait cycle each "
-            "(0.22 m); paper values in parentheses.", "",
+            f"(0.22 m), sole stiffness {args.sole_stiffness:g} N m/rad (0: rigid); paper "
+            "values in parentheses.", "",
             comparison_table(results, "grippers break at their true capacity")]
-    summary = {"command": "compare", "trials": args.trials, "breakable": results}
+    summary = {"command": "compare", "trials": args.trials,
+               "sole_stiffness": args.sole_stiffness, "breakable": results}
     if args.unbreakable_too:
         free_records: list = []
         free = compare(args.trials, inclines, args.seed, args.workers, breakable=False,
-                       state=args.state, records=free_records)
+                       state=args.state, records=free_records, sole=sole)
         _write_trials(out / "trials_unbreakable.csv", free_records)
         text += ["", comparison_table(free, "grippers never break (overloads recorded)")]
         summary["unbreakable"] = free
@@ -193,6 +213,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="controllers see the EKF estimate (default) or the true state")
     climb.add_argument("--unbreakable", action="store_true",
                        help="record gripper overloads without breaking")
+    climb.add_argument("--sole-stiffness", type=_non_negative, default=25.0,
+                       help="stiffness of the grippers' compliant soles about x and y "
+                       "[N m/rad] (25; 0: rigid weld)")
     common(climb, "out/quadruped/climb")
     climb.set_defaults(func=_climb)
 
@@ -218,6 +241,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     comp.add_argument("--seed", type=int, default=0, help="first seed (0)")
     comp.add_argument("--workers", type=int, default=0, help="worker processes (0)")
     comp.add_argument("--state", choices=("estimate", "true"), default="estimate")
+    comp.add_argument("--sole-stiffness", type=_non_negative, default=25.0,
+                      help="sole stiffness about x and y [N m/rad] (25; 0: rigid weld)")
     comp.add_argument("--unbreakable-too", action="store_true",
                       help="also run every cell with unbreakable grippers")
     comp.add_argument("--out", default="out/quadruped/compare", help="output folder")

@@ -17,11 +17,11 @@ import pinocchio as pin
 
 from clamber.attachment.wrench_limits import WrenchLimits
 from clamber.exceptions import ConfigError
-from clamber.quadruped.kinematics import Clik, world_foot_poses
+from clamber.quadruped.kinematics import Clik
 from clamber.quadruped.model import RobotModel, RobotState
 from clamber.quadruped.qwbc import WrenchQP, WrenchStatus
 from clamber.quadruped.robot import LEG_NAMES, N_JOINTS
-from clamber.quadruped.statics import StaticsEvaluator
+from clamber.quadruped.statics import Statics, StaticsEvaluator
 from clamber.quadruped.wbc_problem import QWBCWeights, check_load
 
 
@@ -54,6 +54,18 @@ class MotionReference:
         unknown = set(self.foot_targets) - set(LEG_NAMES)
         if unknown:
             raise ConfigError(f"unknown legs {sorted(unknown)}; legs are {', '.join(LEG_NAMES)}")
+
+    @classmethod
+    def trusted(cls, body_pose: pin.SE3, body_twist: np.ndarray,
+                body_acceleration: np.ndarray, load: dict[str, float],
+                foot_targets: dict[str, pin.SE3]) -> MotionReference:
+        """A reference built by a gait from its own (finite, in-range) numbers, without the
+        checks of the constructor."""
+        r = object.__new__(cls)
+        r.body_pose, r.body_twist, r.body_acceleration = body_pose, body_twist, body_acceleration
+        r.load, r.foot_targets = load, foot_targets
+        r.load_array = np.array([load.get(leg, 0.0) for leg in LEG_NAMES])
+        return r
 
     @property
     def stance(self) -> tuple[str, ...]:
@@ -119,16 +131,28 @@ class Controller(ABC):
             raise ConfigError(f"{type(self).__name__} needs at least {self.min_attached} "
                               f"attached grippers, got {list(ref.stance)}")
 
-    def _positions(self, state: RobotState, ref: MotionReference) -> np.ndarray:
-        feet = world_foot_poses(self.rm, state)
-        targets = {leg: ref.foot_targets.get(leg, feet[leg]) if leg not in ref.stance
-                   else feet[leg] for leg in LEG_NAMES}
-        return self.clik.step(state.joint_positions, ref.body_pose, targets)
+    def _positions(self, state: RobotState, ref: MotionReference,
+                   statics: Statics | None = None) -> np.ndarray:
+        """CLIK goal positions; reuses the kinematics of ``statics`` (evaluated at the
+        state's configuration) when given, so a cycle computes them once."""
+        body = state.body_pose
+        if statics is None:
+            feet_b, J = self.clik.kinematics(state.joint_positions)
+            feet = [body * f for f in feet_b]
+        else:
+            feet, J = statics.foot_poses, statics.leg_jacobians
+            body_inv = body.inverse()
+            feet_b = [body_inv * f for f in feet]
+        targets = {leg: ref.foot_targets.get(leg, feet[i]) if leg not in ref.stance
+                   else feet[i] for i, leg in enumerate(LEG_NAMES)}
+        return self.clik.step_from(state.joint_positions, feet_b, J, ref.body_pose, targets)
 
     def _command(self, position: np.ndarray, torque: np.ndarray, status: WrenchStatus,
                  F: np.ndarray) -> JointCommand:
         rm = self.rm
-        tau = np.clip(np.nan_to_num(torque), -rm.tau_max, rm.tau_max)
+        if not np.isfinite(torque).all():
+            torque = np.nan_to_num(torque)
+        tau = np.clip(torque, -rm.tau_max, rm.tau_max)
         current = np.abs(tau) * rm.current_per_torque + self.current_margin * rm.current_max
         return JointCommand(rm.clip_joints(position), tau,
                             np.clip(current, 0.0, rm.current_max), status, F)
@@ -160,7 +184,7 @@ class QWBCController(Controller):
         sol = self.qp.solve(statics, ref.load_array)
         self.last_solution = sol
         tau = statics.torques(sol.F)
-        return self._command(self._positions(state, ref), tau, sol.status, sol.F)
+        return self._command(self._positions(state, ref, statics), tau, sol.status, sol.F)
 
 
 class CLIKController(Controller):
@@ -194,5 +218,5 @@ class VMCController(Controller):
         cols = np.repeat(ref.load_array > 0, 6)
         F = np.zeros(24)
         F[cols] = np.linalg.pinv(statics.A[:, cols]) @ wrench
-        return self._command(self._positions(state, ref), statics.torques(F),
+        return self._command(self._positions(state, ref, statics), statics.torques(F),
                              WrenchStatus.OPTIMAL, F)

@@ -215,5 +215,5 @@ class LegOdometryEkf:
     def state(self, q_joints: np.ndarray, dq_joints: np.ndarray) -> RobotState:
         """The estimate as a :class:`RobotState` (twist in {B} from ``v`` and the gyro)."""
         R = self.R
-        return RobotState(self.p.copy(), R.copy(), q_joints,
+        return RobotState.trusted(self.p.copy(), R.copy(), q_joints,
                           np.concatenate([R.T @ self.v, self.rate]), dq_joints)

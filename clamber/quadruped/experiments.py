@@ -33,6 +33,7 @@ from clamber.quadruped.gaits import ClimbGait, ClimbGaitParams, TrotGait, TrotPa
 from clamber.quadruped.kinematics import Clik, leg_ik, world_foot_poses
 from clamber.quadruped.model import RobotModel, RobotState
 from clamber.quadruped.robot import GRAVITY, LEG_NAMES, N_JOINTS, Marcbot
+from clamber.quadruped.sim.grippers import SoleCompliance
 from clamber.quadruped.sim.scene import climb_scene, ground_scene
 from clamber.quadruped.sim.servos import ServoBank
 from clamber.quadruped.sim.simulator import QuadrupedSim, SimulationError
@@ -65,7 +66,8 @@ class ClimbSettings:
     physics step [s] (see :mod:`clamber.quadruped.sim.simulator` for the choice),
     whether controllers see the EKF's estimate (``"estimate"``) or the true state, the gait,
     the mismatch and the fall threshold [m]. ``breakable=False`` records gripper overloads
-    without breaking (to measure tracking and power of a controller that would fail)."""
+    without breaking (to measure tracking and power of a controller that would fail).
+    ``sole`` is the grippers' sole compliance (None: rigid weld)."""
 
     controller: str = "qwbc"
     incline_deg: float = 90.0
@@ -76,6 +78,7 @@ class ClimbSettings:
     mismatch: ModelMismatch = field(default_factory=ModelMismatch)
     fall_error: float = 0.05
     breakable: bool = True
+    sole: SoleCompliance | None = field(default_factory=SoleCompliance)
 
     def __post_init__(self) -> None:
         if self.controller not in CONTROLLERS:
@@ -200,8 +203,8 @@ def run_climb(settings: ClimbSettings, seed: int, log: bool = False,
     layout = wall_layout(settings.incline_deg, gp.stance_offsets(NOMINAL_FEET), gp.stride,
                          gp.cycles, seed)
     servos = ServoBank(sim_robot)
-    sim = QuadrupedSim(climb_scene(sim_robot, layout, servos, settings.physics_dt), sim_robot,
-                       servos,
+    sim = QuadrupedSim(climb_scene(sim_robot, layout, servos, settings.physics_dt,
+                                   settings.sole), sim_robot, servos,
                        settings.control_rate, grippers=True)
     known = settings.mismatch.known_holds(layout, seed)
     normals = {leg: [h.normal for h in layout.holds[leg]] for leg in LEG_NAMES}
@@ -522,7 +525,8 @@ PAPER_90 = {"qwbc": "completed", "clik": "failed", "vmc": "failed"}
 
 def compare(trials: int = 20, inclines: tuple[float, ...] = (70.0, 90.0), seed: int = 0,
             workers: int = 0, breakable: bool = True, state: str = "estimate",
-            records: list[TrialResult] | None = None) -> dict[str, dict]:
+            records: list[TrialResult] | None = None,
+            sole: SoleCompliance | None = SoleCompliance()) -> dict[str, dict]:
     """The controller comparison: ``trials`` seeded climbs per controller and incline.
 
     Every controller sees the same seeds (the same walls, robots and IMU noise) and runs
@@ -534,7 +538,7 @@ def compare(trials: int = 20, inclines: tuple[float, ...] = (70.0, 90.0), seed: 
     for incline in inclines:
         for name in CONTROLLERS:
             settings = ClimbSettings(controller=name, incline_deg=incline, breakable=breakable,
-                                     state=state)
+                                     state=state, sole=sole)
             results = run_trials(settings, seeds, workers)
             if records is not None:
                 records.extend(results)

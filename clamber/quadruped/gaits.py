@@ -233,9 +233,9 @@ class ClimbGait:
                 self.body_from = self.body_to.copy()
                 self._enter(ClimbPhase.UNLOAD if self.swing_leg else ClimbPhase.DONE, t)
         R = self.R
-        ref = MotionReference(pin.SE3(R, pos), np.concatenate([R.T @ vel, np.zeros(3)]),
-                              np.concatenate([R.T @ acc, np.zeros(3)]),
-                              {k: v for k, v in load.items() if v > 0.0}, targets)
+        ref = MotionReference.trusted(pin.SE3(R, pos), np.concatenate([R.T @ vel, np.zeros(3)]),
+                                      np.concatenate([R.T @ acc, np.zeros(3)]),
+                                      {k: v for k, v in load.items() if v > 0.0}, targets)
         return ref, events
 
     def _swing_target(self, t: float, feet: Callable[[], dict[str, pin.SE3]], tau4: np.ndarray,

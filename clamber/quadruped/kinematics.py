@@ -107,28 +107,48 @@ class Clik:
         self.w = np.array([1.0, 1.0, 1.0] + [rotation_weight] * 3)
         self._q = body_configuration(np.zeros(N_JOINTS))
 
+    def kinematics(self, q_joints: np.ndarray) -> tuple[list[pin.SE3], np.ndarray]:
+        """Gripper poses in {B} and LOCAL leg Jacobians (4, 6, 5) at ``q_joints``."""
+        rm = self.rm
+        self._q[NQ_BASE:] = q_joints
+        pin.computeJointJacobians(rm.model, rm.data, self._q)
+        pin.updateFramePlacements(rm.model, rm.data)
+        feet = [rm.data.oMf[f].copy() for f in rm.foot_ids]
+        J = np.empty((len(LEG_NAMES), 6, JOINTS_PER_LEG))
+        for i, f in enumerate(rm.foot_ids):
+            lo = NV_BASE + i * JOINTS_PER_LEG
+            J[i] = pin.getFrameJacobian(rm.model, rm.data, f, pin.LOCAL)[:, lo:lo + 5]
+        return feet, J
+
     def step(self, q_joints: np.ndarray, body_target: pin.SE3,
              foot_targets: dict[str, pin.SE3]) -> np.ndarray:
         """Next joint position command (20,) [rad]; ``foot_targets`` are world poses.
 
         Legs without a target hold their current angles.
         """
-        rm = self.rm
-        self._q[NQ_BASE:] = q_joints
-        pin.computeJointJacobians(rm.model, rm.data, self._q)
-        pin.updateFramePlacements(rm.model, rm.data)
+        feet, J = self.kinematics(q_joints)
+        return self.step_from(q_joints, feet, J, body_target, foot_targets)
+
+    def step_from(self, q_joints: np.ndarray, feet_body: list[pin.SE3],
+                  leg_jacobians: np.ndarray, body_target: pin.SE3,
+                  foot_targets: dict[str, pin.SE3]) -> np.ndarray:
+        """:meth:`step` from kinematics already evaluated at ``q_joints`` (gripper poses in
+        {B}, LOCAL leg Jacobians (4, 6, 5)): one batched damped-least-squares solve."""
         out = np.array(q_joints, dtype=float)
+        legs = [i for i, leg in enumerate(LEG_NAMES) if leg in foot_targets]
+        if not legs:
+            return self.rm.clip_joints(out)
         body_inv = body_target.inverse()
-        for i, leg in enumerate(LEG_NAMES):
-            target = foot_targets.get(leg)
-            if target is None:
-                continue
-            lo = NV_BASE + i * JOINTS_PER_LEG
-            J = pin.getFrameJacobian(rm.model, rm.data, rm.foot_ids[i], pin.LOCAL)[:, lo:lo + 5]
-            e = pin.log6(rm.data.oMf[rm.foot_ids[i]].actInv(body_inv * target)).vector
-            s = slice(i * JOINTS_PER_LEG, (i + 1) * JOINTS_PER_LEG)
-            out[s] += _dls(self.w[:, None] * J, self.gain * self.w * e, self.damping)
-        return rm.clip_joints(out)
+        e = np.array([pin.log6(feet_body[i].actInv(body_inv * foot_targets[LEG_NAMES[i]]))
+                      .vector for i in legs]) * (self.gain * self.w)
+        Jw = self.w[:, None] * leg_jacobians[legs]
+        Jt = Jw.transpose(0, 2, 1)
+        A = Jw @ Jt
+        A[:, range(6), range(6)] += self.damping**2
+        dq = (Jt @ np.linalg.solve(A, e[..., None]))[..., 0]
+        for k, i in enumerate(legs):
+            out[i * JOINTS_PER_LEG:(i + 1) * JOINTS_PER_LEG] += dq[k]
+        return self.rm.clip_joints(out)
 
 
 def world_foot_poses(rm: RobotModel, state: RobotState) -> dict[str, pin.SE3]:

@@ -50,6 +50,18 @@ class RobotState:
             raise ConfigError("body_rotation must be a rotation matrix (R^T R = I, det R = 1)")
         self.body_rotation = R
 
+    @classmethod
+    def trusted(cls, body_position: np.ndarray, body_rotation: np.ndarray,
+                joint_positions: np.ndarray, body_twist: np.ndarray,
+                joint_velocities: np.ndarray) -> RobotState:
+        """A state from arrays a simulator or estimator produced, without the checks (they
+        cost as much as a controller's QP at every control cycle)."""
+        s = object.__new__(cls)
+        s.body_position, s.body_rotation, s.joint_positions = (body_position, body_rotation,
+                                                               joint_positions)
+        s.body_twist, s.joint_velocities = body_twist, joint_velocities
+        return s
+
     @property
     def body_pose(self) -> pin.SE3:
         return pin.SE3(self.body_rotation, self.body_position)

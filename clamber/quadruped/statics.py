@@ -34,6 +34,8 @@ class Statics:
     B: np.ndarray
     leg_jacobians: np.ndarray
     tau_bias: np.ndarray
+    #: World placements of the four grippers at the evaluated configuration.
+    foot_poses: list = None
 
     def torques(self, F: np.ndarray) -> np.ndarray:
         """Joint torques (20,) [N m] that hold the body with gripper wrenches ``F`` (24,)."""
@@ -65,6 +67,7 @@ class StaticsEvaluator:
         g = pin.computeGeneralizedGravity(model, data, q)
         out.B[:] = g[:NV_BASE]
         out.tau_bias[:] = g[NV_BASE:]
+        out.foot_poses = [data.oMf[f].copy() for f in rm.foot_ids]
         for i, fid in enumerate(rm.foot_ids):
             J = pin.getFrameJacobian(model, data, fid, pin.LOCAL)
             out.A[:, 6 * i:6 * i + 6] = J[:, :NV_BASE].T

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from clamber.exceptions import ConfigError
-from clamber.quadruped.robot import LEG_NAMES
+from clamber.quadruped.robot import LEG_NAMES, Marcbot
 from clamber.quadruped.sim.grippers import GripperState, spasas_axis_extents
 
 
@@ -33,7 +33,7 @@ def test_weld_holds_the_robot_and_balances_gravity(wall_sim, hold_still):
         sim.step(hold_still(sim))
     assert np.linalg.norm(sim.data.qpos[:3] - body.translation) < 0.01
     W = sim.grippers.wrenches(LEG_NAMES)
-    total = sum(sim.data.site_xmat[sim.grippers.site[leg]].reshape(3, 3) @ W[i, :3]
+    total = sum(sim.data.site_xmat[sim.grippers.wrench_site[leg]].reshape(3, 3) @ W[i, :3]
                 for i, leg in enumerate(LEG_NAMES))
     weight = sim.model.body_mass.sum() * 9.81
     assert np.allclose(total, [0.0, 0.0, weight], atol=0.05 * weight)
@@ -84,14 +84,96 @@ def test_wrench_matches_constraint_forces(wall_sim, hold_still):
     n = d.nefc
     rows = (d.efc_type[:n] == int(mujoco.mjtConstraint.mjCNSTR_EQUALITY)) & (
         d.efc_id[:n] == sim.grippers.eq[leg])
-    g = sim.grippers.geom[leg]
-    touching = (d.contact.geom1[:d.ncon] == g) | (d.contact.geom2[:d.ncon] == g)
+    g = list(sim.grippers.geoms[leg])
+    touching = np.isin(d.contact.geom1[:d.ncon], g) | np.isin(d.contact.geom2[:d.ncon], g)
     contact = d.efc_type[:n] >= int(mujoco.mjtConstraint.mjCNSTR_CONTACT_FRICTIONLESS)
     rows |= contact & touching[np.where(contact, d.efc_id[:n], 0)]
     qfrc = d.efc_J.reshape(n, m.nv)[rows, :6].T @ d.efc_force[:n][rows]
     jacp, jacr = np.zeros((3, m.nv)), np.zeros((3, m.nv))
-    mujoco.mj_jacSite(m, d, jacp, jacr, sim.grippers.site[leg])
+    mujoco.mj_jacSite(m, d, jacp, jacr, sim.grippers.wrench_site[leg])
     w = np.linalg.solve(np.vstack([jacp[:, :6], jacr[:, :6]]).T, qfrc)
-    R = d.site_xmat[sim.grippers.site[leg]].reshape(3, 3)
+    R = d.site_xmat[sim.grippers.wrench_site[leg]].reshape(3, 3)
     expected = np.concatenate([R.T @ w[:3], R.T @ w[3:]])
     assert np.allclose(sim.grippers.wrench(leg), expected, atol=1e-6 * max(1, abs(w).max()))
+
+
+def test_compliant_sole_structure(wall_sim):
+    """Each sole is a pad on two spring-damper hinges (gripper x and y) that the weld holds;
+    the robot's mass is unchanged and the servo joints are found past the pad joints."""
+    from clamber.quadruped.sim.grippers import SoleCompliance
+
+    sim, layout, _ = wall_sim
+    m, c = sim.model, SoleCompliance()
+    assert sim.grippers.compliant
+    for leg in LEG_NAMES:
+        for tag, axis in (("x", [1, 0, 0]), ("y", [0, 1, 0])):
+            j = m.joint(f"{leg}_sole_{tag}")
+            assert np.allclose(j.axis, axis) and np.isclose(j.stiffness[0], c.stiffness)
+            assert np.isclose(j.damping[0], c.damping)
+            assert np.allclose(j.range, [-c.range, c.range])
+            assert m.body(j.bodyid[0]).name == f"{leg}_pad"
+        assert m.eq(sim.grippers.eq[leg]).obj1id[0] == m.body(f"{leg}_pad").id
+    assert np.isclose(m.body_mass.sum(), Marcbot().total_mass)
+    q = sim.joints()[0]
+    assert np.allclose(q, sim.data.qpos[7:].reshape(4, 7)[:, :5].reshape(-1))
+
+
+def test_sole_springs_carry_the_moment_about_x_and_y(wall_sim, hold_still):
+    """At rest on four welded pads, the rock's moment about each pad's x and y axes equals
+    the hinge springs' ``k theta`` (the pad is in equilibrium; its own weight is negligible):
+    a check of the wrench read-out against the spring law."""
+    from clamber.quadruped.sim.grippers import SoleCompliance
+
+    sim, layout, _ = wall_sim
+    k = SoleCompliance().stiffness
+    for leg in LEG_NAMES:
+        sim.grippers.attach(leg, layout.holds[leg][0])
+    sim.grippers.breakable = False
+    for _ in range(75):
+        sim.step(hold_still(sim))
+    m, d = sim.model, sim.data
+    for leg in LEG_NAMES:
+        theta = [d.qpos[m.jnt_qposadr[m.joint(f"{leg}_sole_{t}").id]] for t in "xy"]
+        w = sim.grippers.wrench(leg)
+        assert np.allclose(w[3:5], k * np.array(theta), atol=0.01), (leg, w, theta)
+    assert max(np.abs(theta)) > 1e-4
+
+
+def test_compliant_soles_relieve_moments_no_leg_can_apply(hold_still):
+    """The same placement on four welds, rigid and compliant: the moments about the grippers'
+    x axes (the direction no joint of a 5-DOF leg turns about) are smaller with the soles'
+    compliance."""
+    import pinocchio as pin
+
+    from clamber.quadruped.experiments import NOMINAL_FEET, _initial_joints
+    from clamber.quadruped.gaits import ClimbGaitParams
+    from clamber.quadruped.model import RobotModel
+    from clamber.quadruped.sim.grippers import SoleCompliance
+    from clamber.quadruped.sim.scene import climb_scene
+    from clamber.quadruped.sim.servos import ServoBank
+    from clamber.quadruped.sim.simulator import QuadrupedSim
+    from clamber.quadruped.sim.world import ModelMismatch, wall_layout
+
+    gp = ClimbGaitParams()
+    layout = wall_layout(70.0, gp.stance_offsets(NOMINAL_FEET), gp.stride, 1, seed=2)
+    robot = ModelMismatch().perturb(Marcbot(), 2)
+    R = layout.rotation
+    tops = {leg: layout.holds[leg][0].top for leg in LEG_NAMES}
+    body = pin.SE3(R, np.mean(list(tops.values()), axis=0) + gp.standoff * R[:, 2])
+    q0 = _initial_joints(RobotModel(robot), body, tops,
+                         {leg: layout.holds[leg][0].normal for leg in LEG_NAMES}, lift=0.001)
+    peak = {}
+    for sole in (None, SoleCompliance()):
+        servos = ServoBank(robot)
+        sim = QuadrupedSim(climb_scene(robot, layout, servos, 0.004, sole), robot, servos,
+                           50.0, grippers=True)
+        sim.set_state(body.translation, body.rotation, q0)
+        for leg in LEG_NAMES:
+            sim.grippers.attach(leg, layout.holds[leg][0])
+        sim.grippers.breakable = False
+        worst = 0.0
+        for _ in range(50):
+            sim.step(hold_still(sim))
+            worst = max(worst, float(np.abs(sim.grippers.wrenches(LEG_NAMES)[:, 3]).max()))
+        peak[sole is None] = worst
+    assert peak[False] < 0.5 * peak[True], peak

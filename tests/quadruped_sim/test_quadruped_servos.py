@@ -12,7 +12,7 @@ def test_current_limit_caps_torque(wall_sim):
     sim, _, _ = wall_sim
     servos = sim.servos
     limit = 0.3 * servos.current_max
-    goal = sim.data.qpos[7:27] + 0.5
+    goal = sim.joints()[0] + 0.5
     servos.apply(sim.model, sim.data, JointCommand(goal, np.zeros(20), limit))
     import mujoco
 
@@ -29,7 +29,7 @@ def test_torque_limit_and_feed_forward(wall_sim):
     servos = sim.servos
     import mujoco
 
-    q = sim.data.qpos[7:27].copy()
+    q = sim.joints()[0].copy()
     servos.apply(sim.model, sim.data, JointCommand(q - 1.0, np.zeros(20),
                                                    10 * servos.current_max))
     mujoco.mj_forward(sim.model, sim.data)

@@ -20,6 +20,18 @@ times the controller's conservative box (35 N, 35 N, 62 N, 0.25 N m, 0.25 N m, 1
 optimistic for combined loads (a box through the single-axis extents contains wrenches the
 gripper cannot hold). It is checked on the total wrench of the rock on the gripper (weld plus
 footpad contacts), the quantity the gripper's wrench space describes.
+
+Compliant sole (:class:`SoleCompliance`, default on in climbing scenes). The real gripper is
+not rigid where it meets the rock: its spine modules ride on preloaded compression springs,
+its phalanges close through cable tendons and torsion springs in series, the footpad is
+rubber. A 5-DOF leg cannot apply or sense a moment about the gripper's x and y axes (no joint
+axis points that way), so with a rigid weld any misfit of the four-leg closure ends up as an
+x/y moment that no controller can see. The sole is therefore a thin pad body hung from the
+gripper by two spring-damper hinges about the gripper's x and y axes at the sole; the weld
+and the footpad contact act on the pad. Stiffness from the parts: two opposed phalanges at
++-35 mm, each about 10 N/mm along the normal (springs and tendons in series), give
+2 x 1e4 N/m x 0.035^2 = 25 N m/rad; a 1.7 N m moment (the x/y capacity) then tilts the pad
+4 deg. ``stiffness=None`` restores the rigid weld (for comparison).
 """
 
 from __future__ import annotations
@@ -47,6 +59,76 @@ def spasas_axis_extents() -> np.ndarray:
     return np.minimum(values[:6], values[6:])
 
 
+@dataclass(frozen=True)
+class SoleCompliance:
+    """Passive compliance of the gripper's sole about its x and y axes.
+
+    ``stiffness`` [N m/rad] and ``damping`` [N m s/rad] of each hinge, ``armature`` [kg m^2]
+    (reflected inertia that keeps the light pad's own mode slow enough for the physics
+    step), ``pad_mass`` [kg] taken from the gripper body, ``range`` [rad] of each hinge.
+    """
+
+    stiffness: float = 25.0
+    damping: float = 0.3
+    armature: float = 1e-3
+    pad_mass: float = 0.03
+    range: float = 0.3
+
+    def __post_init__(self) -> None:
+        for name in ("stiffness", "damping", "armature", "pad_mass", "range"):
+            if not getattr(self, name) > 0:
+                raise ConfigError(f"sole compliance {name} must be > 0, "
+                                  f"got {getattr(self, name)}")
+
+
+def pad_name(leg: str) -> str:
+    """Name of ``leg``'s compliant sole pad body in a climbing scene."""
+    return f"{leg}_pad"
+
+
+def add_compliant_soles(spec: mujoco.MjSpec, gripper_height: float,
+                        compliance: SoleCompliance) -> None:
+    """Hang a pad body from each gripper's sole on two spring-damper hinges (x and y).
+
+    The pad carries the footpad contact box (the lowest centimetre of the gripper); the
+    gripper's own box is shortened by as much and keeps colliding above it.
+    """
+    c = compliance
+    pad_half = 0.005
+    for leg in LEG_NAMES:
+        gripper = spec.body(f"{leg}_gripper")
+        box = spec.geom(f"{leg}_gripper_geom")
+        half = np.array(box.size, dtype=float)
+        box.size = [half[0], half[1], half[2] - pad_half]
+        box.pos = [box.pos[0], box.pos[1], -gripper_height + 2 * pad_half + half[2] - pad_half]
+        scale = (gripper.mass - c.pad_mass) / gripper.mass
+        gripper.mass -= c.pad_mass
+        gripper.inertia = np.asarray(gripper.inertia) * scale
+        pad = gripper.add_body()
+        pad.name = pad_name(leg)
+        pad.pos = [0.0, 0.0, -gripper_height]
+        pad.mass = c.pad_mass
+        pad.ipos = [0.0, 0.0, pad_half]
+        side = 2 * half[0]
+        pad.inertia = [c.pad_mass * side**2 / 12] * 2 + [c.pad_mass * side**2 / 6]
+        pad.explicitinertial = True
+        for axis, tag in (([1.0, 0.0, 0.0], "x"), ([0.0, 1.0, 0.0], "y")):
+            j = pad.add_joint()
+            j.name, j.type, j.axis = f"{leg}_sole_{tag}", mujoco.mjtJoint.mjJNT_HINGE, axis
+            j.stiffness = [c.stiffness, 0.0, 0.0]
+            j.damping = [c.damping, 0.0, 0.0]
+            j.armature = c.armature
+            j.limited = mujoco.mjtLimited.mjLIMITED_TRUE
+            j.range = [-c.range, c.range]
+        g = pad.add_geom()
+        g.name, g.type = f"{leg}_pad_geom", mujoco.mjtGeom.mjGEOM_BOX
+        g.size = [half[0], half[1], pad_half]
+        g.pos = [0.0, 0.0, pad_half]
+        g.rgba = [0.1, 0.1, 0.1, 1.0]
+        s = pad.add_site()
+        s.name = f"{leg}_pad_site"
+
+
 class GripperState(enum.Enum):
     OPEN = "open"
     ATTACHED = "attached"
@@ -58,14 +140,15 @@ def weld_name(leg: str) -> str:
     return f"{leg}_weld"
 
 
-def add_welds(spec: mujoco.MjSpec) -> None:
-    """Add one inactive weld per gripper body (to the world) to a model spec."""
+def add_welds(spec: mujoco.MjSpec, compliant: bool = False) -> None:
+    """Add one inactive weld per gripper (to the world) to a model spec: on the gripper body,
+    or on its sole pad when the scene has compliant soles (:func:`add_compliant_soles`)."""
     for leg in LEG_NAMES:
         eq = spec.add_equality()
         eq.name = weld_name(leg)
         eq.type = mujoco.mjtEq.mjEQ_WELD
         eq.objtype = mujoco.mjtObj.mjOBJ_BODY
-        eq.name1 = f"{leg}_gripper"
+        eq.name1 = pad_name(leg) if compliant else f"{leg}_gripper"
         eq.active = False
 
 
@@ -102,9 +185,20 @@ class GripperBank:
                    for leg in LEG_NAMES}
         if min(self.eq.values()) < 0:
             raise ConfigError("the scene has no gripper welds; build it with add_welds")
-        self.body = {leg: model.body(f"{leg}_gripper").id for leg in LEG_NAMES}
+        #: Whether the soles are compliant pads (the weld then holds the pad).
+        self.compliant = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY,
+                                           pad_name(LEG_NAMES[0])) >= 0
+        self.gripper_body = {leg: model.body(f"{leg}_gripper").id for leg in LEG_NAMES}
+        self.body = ({leg: model.body(pad_name(leg)).id for leg in LEG_NAMES}
+                     if self.compliant else self.gripper_body)
         self.site = {leg: model.site(foot_name(leg)).id for leg in LEG_NAMES}
-        self.geom = {leg: model.geom(f"{leg}_gripper_geom").id for leg in LEG_NAMES}
+        #: Frame of the wrench check: the pad's (the spines') when compliant, else the sole.
+        self.wrench_site = ({leg: model.site(f"{leg}_pad_site").id for leg in LEG_NAMES}
+                            if self.compliant else self.site)
+        #: Geoms of each gripper that touch the rock (its box, and its pad when compliant).
+        self.geoms = {leg: (model.geom(f"{leg}_gripper_geom").id,)
+                      + ((model.geom(f"{leg}_pad_geom").id,) if self.compliant else ())
+                      for leg in LEG_NAMES}
         self.state = dict.fromkeys(LEG_NAMES, GripperState.OPEN)
         self.hold: dict[str, Hold | None] = dict.fromkeys(LEG_NAMES)
         self.filtered = {leg: np.zeros(6) for leg in LEG_NAMES}
@@ -169,15 +263,18 @@ class GripperBank:
 
         MuJoCo's ``cfrc_ext`` (after ``mj_rnePostConstraint``) holds every body's external
         wrench from contacts and equality constraints as ``[torque, force]`` about the
-        subtree centre of mass; it is shifted to the sole and rotated into the sole frame.
+        subtree centre of mass; the gripper's and its pad's are summed (same reference
+        point), shifted to the sole and rotated into the sole (pad) frame.
         """
         m, d = self.model, self.data
         if not legs:
             return np.zeros((0, 6))
         mujoco.mj_rnePostConstraint(m, d)
         bodies = [self.body[leg] for leg in legs]
-        sites = [self.site[leg] for leg in legs]
+        sites = [self.wrench_site[leg] for leg in legs]
         ext = d.cfrc_ext[bodies]
+        if self.compliant:
+            ext = ext + d.cfrc_ext[[self.gripper_body[leg] for leg in legs]]
         com = d.subtree_com[m.body_rootid[bodies]]
         f = ext[:, 3:]
         r = com - d.site_xpos[sites]

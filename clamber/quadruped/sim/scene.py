@@ -14,7 +14,7 @@ import numpy as np
 
 from clamber.quadruped.description import mjcf_string
 from clamber.quadruped.robot import LEG_NAMES, Marcbot
-from clamber.quadruped.sim.grippers import add_welds
+from clamber.quadruped.sim.grippers import SoleCompliance, add_compliant_soles, add_welds
 from clamber.quadruped.sim.servos import ServoBank
 from clamber.quadruped.sim.world import GroundTerrain, WallLayout, height_field
 
@@ -51,10 +51,17 @@ def _robot_spec(robot: Marcbot, servos: ServoBank, physics_dt: float) -> mujoco.
 
 
 def climb_scene(robot: Marcbot, layout: WallLayout, servos: ServoBank,
-                physics_dt: float = 0.001) -> mujoco.MjModel:
-    """The robot, its gripper welds and a wall of ``layout.incline_deg`` with its rocks."""
+                physics_dt: float = 0.001,
+                sole: SoleCompliance | None = SoleCompliance()) -> mujoco.MjModel:
+    """The robot, its gripper welds and a wall of ``layout.incline_deg`` with its rocks.
+
+    ``sole`` makes the grippers' soles compliant pads (see
+    :mod:`clamber.quadruped.sim.grippers`); None welds the rigid gripper.
+    """
     spec = _robot_spec(robot, servos, physics_dt)
-    add_welds(spec)
+    if sole is not None:
+        add_compliant_soles(spec, robot.leg.gripper_height, sole)
+    add_welds(spec, compliant=sole is not None)
     q = _quat(layout.rotation)
     wall = spec.worldbody.add_geom()
     wall.name, wall.type = "wall", mujoco.mjtGeom.mjGEOM_PLANE

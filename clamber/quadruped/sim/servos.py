@@ -79,7 +79,7 @@ class ServoBank:
             act.ctrllimited = mujoco.mjtLimited.mjLIMITED_FALSE
             act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
             act.forcerange = [-self.tau_max[i], self.tau_max[i]]
-        joints = [j for j in spec.joints if j.type == mujoco.mjtJoint.mjJNT_HINGE]
+        joints = [spec.joint(act.target) for act in spec.actuators]
         for i, j in enumerate(joints):
             j.damping = [float(self.kv[i]), 0.0, 0.0]
             j.armature = self.params.armature

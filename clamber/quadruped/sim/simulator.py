@@ -62,6 +62,10 @@ class QuadrupedSim:
         self.dt = self.substeps * model.opt.timestep
         self.grippers = GripperBank(model, self.data) if grippers else None
         self.body_id = model.body("body").id
+        #: qpos and qvel addresses of the 20 servo joints (a scene may add passive joints).
+        joints = model.actuator_trnid[:, 0]
+        self.qadr = model.jnt_qposadr[joints].copy()
+        self.vadr = model.jnt_dofadr[joints].copy()
         self._torque = np.zeros(N_JOINTS)
         self._prev_velocity = np.zeros(3)
         mujoco.mj_forward(model, self.data)
@@ -74,7 +78,7 @@ class QuadrupedSim:
         quat = np.zeros(4)
         mujoco.mju_mat2Quat(quat, np.ascontiguousarray(rotation).reshape(-1))
         d.qpos[3:7] = quat
-        d.qpos[7:7 + N_JOINTS] = joints
+        d.qpos[self.qadr] = joints
         d.qvel[:] = 0.0
         d.ctrl[:] = joints
         mujoco.mj_forward(self.model, d)
@@ -85,8 +89,8 @@ class QuadrupedSim:
         d = self.data
         R = d.xmat[self.body_id].reshape(3, 3).copy()
         v = np.concatenate([R.T @ d.qvel[:3], d.qvel[3:6]])
-        return RobotState(d.qpos[:3].copy(), R, d.qpos[7:7 + N_JOINTS].copy(), v,
-                          d.qvel[6:6 + N_JOINTS].copy())
+        return RobotState.trusted(d.qpos[:3].copy(), R, d.qpos[self.qadr], v,
+                                  d.qvel[self.vadr])
 
     def body_pose(self) -> tuple[np.ndarray, np.ndarray]:
         """True body position [m] and rotation matrix, read without building a state."""
@@ -96,7 +100,7 @@ class QuadrupedSim:
     def joints(self) -> tuple[np.ndarray, np.ndarray]:
         """Joint positions [rad] and velocities [rad/s] (the servos' encoder readings)."""
         d = self.data
-        return d.qpos[7:7 + N_JOINTS].copy(), d.qvel[6:6 + N_JOINTS].copy()
+        return d.qpos[self.qadr], d.qvel[self.vadr]
 
     def imu_truth(self) -> tuple[np.ndarray, np.ndarray]:
         """Specific force [m/s^2] and angular rate [rad/s] in {B}, averaged over the last cycle
