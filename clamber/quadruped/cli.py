@@ -274,5 +274,14 @@ def demo_step(out_dir: Path, summary: dict, as_json: bool) -> dict:
               f"{result.peak_gripper_load:.2f} x capacity", file=sys.stderr)
     keep = ("success", "reason", "sim_time_s", "max_tracking_error_mm", "mean_power_w",
             "peak_gripper_load", "estimation_rms_mm")
-    return {"quadruped_climb": {k: result.to_dict()[k] for k in keep},
+    climb = {k: result.to_dict()[k] for k in keep}
+    report = summary.get("codesign_report")
+    if report and Path(report).exists():
+        from clamber.search.report import append_section
+
+        figures = {name: paths[key] for name, key in
+                   (("Body and feet with the gait phases", "figure"),
+                    ("The climb (MuJoCo)", "animation")) if key in paths}
+        append_section(report, "Quadruped: a Q-WBC climb on the vertical wall", climb, figures)
+    return {"quadruped_climb": climb,
             "quadruped_figures": {k: str(v) for k, v in paths.items()}}

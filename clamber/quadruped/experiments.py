@@ -33,7 +33,7 @@ from clamber.quadruped.gaits import ClimbGait, ClimbGaitParams, TrotGait, TrotPa
 from clamber.quadruped.kinematics import Clik, leg_ik, world_foot_poses
 from clamber.quadruped.model import RobotModel, RobotState
 from clamber.quadruped.robot import GRAVITY, LEG_NAMES, N_JOINTS, Marcbot
-from clamber.quadruped.sim.grippers import SoleCompliance
+from clamber.quadruped.sim.grippers import DEFAULT_SOLE, SoleCompliance
 from clamber.quadruped.sim.scene import climb_scene, ground_scene
 from clamber.quadruped.sim.servos import ServoBank
 from clamber.quadruped.sim.simulator import QuadrupedSim, SimulationError
@@ -526,7 +526,7 @@ PAPER_90 = {"qwbc": "completed", "clik": "failed", "vmc": "failed"}
 def compare(trials: int = 20, inclines: tuple[float, ...] = (70.0, 90.0), seed: int = 0,
             workers: int = 0, breakable: bool = True, state: str = "estimate",
             records: list[TrialResult] | None = None,
-            sole: SoleCompliance | None = SoleCompliance()) -> dict[str, dict]:
+            sole: SoleCompliance | None = DEFAULT_SOLE) -> dict[str, dict]:
     """The controller comparison: ``trials`` seeded climbs per controller and incline.
 
     Every controller sees the same seeds (the same walls, robots and IMU noise) and runs

@@ -287,11 +287,44 @@ class ClimbGait:
         return self.phase is ClimbPhase.DONE
 
 
+def smooth_trapezoid(tau: float, ramp: float) -> float:
+    """Position ``s`` in [0, 1] at ``tau`` in [0, 1] of a move whose speed rises from zero
+    on a half-cosine over the first ``ramp`` of the time, stays constant, and falls back
+    to zero over the last ``ramp``.
+
+    Of the profiles with zero end speeds this keeps the peak speed low: ``1 / (1 - ramp)``
+    times the mean speed (the cubic's is 1.5 times, a cycloid's 2 times), with a continuous
+    acceleration of at most ``pi / (2 ramp (1 - ramp))`` [1/tau^2].
+    """
+    if not 0.0 < ramp <= 0.5:
+        raise ConfigError(f"ramp must lie in (0, 0.5], got {ramp}")
+    t = min(max(tau, 0.0), 1.0)
+    if t > 0.5:
+        return 1.0 - smooth_trapezoid(1.0 - t, ramp)
+    peak = 1.0 / (1.0 - ramp)
+    if t < ramp:
+        return peak * (t / 2 - ramp / (2 * math.pi) * math.sin(math.pi * t / ramp))
+    return peak * (ramp / 2 + t - ramp)
+
+
 @dataclass(frozen=True)
 class TrotParams:
     """Trotting gait: cycle ``period`` [s], ``duty`` factor, ``step`` length per cycle [m],
-    swing ``height`` [m], body ``height`` of the body origin above the ground [m], nominal
-    feet in the body frame (u, y) [m] and the number of ``cycles``."""
+    swing ``height`` [m] (the paper's 0.7 s, 0.6, 150 mm and 80 mm), the posture and the
+    swing's shape.
+
+    Posture: ``body_height`` of the body origin above the ground [m] and the ``nominal``
+    feet in the body frame (u, y) [m], where each foot is at mid-stance. The walking stance
+    is taller and wider than the climbing one (body 0.16 m up, feet at (0.2, 0.24)): there
+    the knee sits at its fold limit and an 80 mm lift is out of reach.
+
+    Swing: the foot moves forward on a :func:`smooth_trapezoid` with ``swing_ramp``, rises
+    to ``height`` on one over the first half and comes down on one over the second, so it
+    leaves and meets the ground at rest. The sole, level in stance, pitches by up to
+    ``sole_pitch`` [rad] (positive: toes down) in proportion to the lift, so the ankle does
+    not have to undo the thigh's rotation (the paper's walking mode treats the foot as a
+    ball joint). ``cycles`` whole cycles follow ``start_time`` [s] of standing.
+    """
 
     period: float = 0.7
     duty: float = 0.6
@@ -300,6 +333,8 @@ class TrotParams:
     body_height: float = 0.16
     nominal: dict[str, tuple[float, float]] = field(default_factory=lambda: {
         "LF": (0.2, 0.24), "LR": (-0.2, 0.24), "RF": (0.2, -0.24), "RR": (-0.2, -0.24)})
+    swing_ramp: float = 0.25
+    sole_pitch: float = 0.0
     cycles: int = 20
     start_time: float = 0.5
 
@@ -309,11 +344,18 @@ class TrotParams:
         for name in ("period", "step", "height", "body_height"):
             if not getattr(self, name) > 0:
                 raise ConfigError(f"trot {name} must be > 0, got {getattr(self, name)}")
+        if not 0.0 < self.swing_ramp <= 0.5:
+            raise ConfigError(f"trot swing_ramp must lie in (0, 0.5], got {self.swing_ramp}")
 
     @property
     def speed(self) -> float:
         """Mean body speed [m/s]."""
         return self.step / self.period
+
+    @property
+    def swing_time(self) -> float:
+        """Duration of each swing [s]."""
+        return (1.0 - self.duty) * self.period
 
     @property
     def duration(self) -> float:
@@ -329,7 +371,8 @@ class TrotGait:
 
     Each leg's cycle phase is ``psi = (t - start) / period + offset``; it is in stance for
     ``psi mod 1 < duty``. A stance foot stays where it landed, under its nominal spot at
-    mid-stance; a swing foot moves ``step`` forward on a cubic with a half-sine lift.
+    mid-stance; a swing foot moves ``step`` forward and lifts ``height`` (see
+    :class:`TrotParams` for the profile).
     """
 
     def __init__(self, params: TrotParams | None = None, ground_z: float = 0.0) -> None:
@@ -357,6 +400,14 @@ class TrotGait:
         t_mid = p.start_time + (k - TROT_OFFSETS[leg] + p.duty / 2) * p.period
         return self.p.speed * max(0.0, t_mid - p.start_time) + p.nominal[leg][0]
 
+    def lift(self, t: float, leg: str) -> float:
+        """Height of ``leg``'s foot target above the ground over ``height``, in [0, 1]."""
+        stance, s, _ = self.phase(t, leg)
+        if stance:
+            return 0.0
+        r = self.p.swing_ramp
+        return smooth_trapezoid(2 * s, r) if s <= 0.5 else smooth_trapezoid(2 * (1 - s), r)
+
     def foot(self, t: float, leg: str) -> np.ndarray:
         """World position of ``leg``'s foot target [m]."""
         p = self.p
@@ -368,8 +419,20 @@ class TrotGait:
             return np.array([self._touchdown_x(leg, k), y, self.ground_z])
         x0 = self._touchdown_x(leg, k)
         x1 = self._touchdown_x(leg, k + 1)
-        c = cubic(s)[0]
-        return np.array([x0 + c * (x1 - x0), y, self.ground_z + p.height * math.sin(math.pi * s)])
+        c = smooth_trapezoid(s, p.swing_ramp)
+        return np.array([x0 + c * (x1 - x0), y, self.ground_z + p.height * self.lift(t, leg)])
+
+    def foot_rotation(self, t: float, leg: str, hip: np.ndarray, mount_yaw: float
+                      ) -> np.ndarray:
+        """Target orientation of ``leg``'s sole in the level body frame: z up and x along
+        ``mount_yaw`` in stance, pitched by ``sole_pitch`` times the lift in swing about the
+        horizontal axis across the leg's vertical plane (through ``hip`` [m, {B}] and the
+        foot), the only pitch axis the leg has."""
+        foot_b = self.foot(t, leg) - self.body(t)
+        plane = math.atan2(foot_b[1] - hip[1], foot_b[0] - hip[0])
+        pitch = self.p.sole_pitch * self.lift(t, leg)
+        return (pin.utils.rotate("z", plane) @ pin.utils.rotate("y", pitch)
+                @ pin.utils.rotate("z", mount_yaw - plane))
 
     def stance_legs(self, t: float) -> tuple[str, ...]:
         return tuple(leg for leg in LEG_NAMES if self.phase(t, leg)[0])

@@ -72,7 +72,7 @@ def write_report(out_dir: str | Path, title: str, summary: Mapping[str, Any],
 
 def append_section(report: str | Path, title: str, table: Mapping[str, Any],
                    figures: Mapping[str, str | Path]) -> Path:
-    """Add a section (a table and embedded figures) to an existing report, before its
+    """Add a section (a table and embedded PNG or GIF figures) to an existing report, before its
     settings; used to put later results, such as a simulation of the best design, on the
     same page."""
     report = Path(report)
@@ -80,8 +80,9 @@ def append_section(report: str | Path, title: str, table: Mapping[str, Any],
     parts = [f"<h2>{html.escape(title)}</h2>" + _table(table)]
     for name, path in figures.items():
         data = base64.b64encode(Path(path).read_bytes()).decode("ascii")
+        mime = "image/gif" if str(path).lower().endswith(".gif") else "image/png"
         parts.append(f"<h3>{html.escape(name)}</h3>"
-                     f"<img alt='{html.escape(name)}' src='data:image/png;base64,{data}'>")
+                     f"<img alt='{html.escape(name)}' src='data:{mime};base64,{data}'>")
     marker = "<h2>Settings</h2>"
     head, sep, tail = text.partition(marker)
     report.write_text(head + "\n".join(parts) + "\n" + sep + tail if sep

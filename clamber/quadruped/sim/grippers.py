@@ -81,6 +81,10 @@ class SoleCompliance:
                                   f"got {getattr(self, name)}")
 
 
+#: The default sole compliance of climbing scenes.
+DEFAULT_SOLE = SoleCompliance()
+
+
 def pad_name(leg: str) -> str:
     """Name of ``leg``'s compliant sole pad body in a climbing scene."""
     return f"{leg}_pad"

@@ -14,7 +14,12 @@ import numpy as np
 
 from clamber.quadruped.description import mjcf_string
 from clamber.quadruped.robot import LEG_NAMES, Marcbot
-from clamber.quadruped.sim.grippers import SoleCompliance, add_compliant_soles, add_welds
+from clamber.quadruped.sim.grippers import (
+    DEFAULT_SOLE,
+    SoleCompliance,
+    add_compliant_soles,
+    add_welds,
+)
 from clamber.quadruped.sim.servos import ServoBank
 from clamber.quadruped.sim.world import GroundTerrain, WallLayout, height_field
 
@@ -52,7 +57,7 @@ def _robot_spec(robot: Marcbot, servos: ServoBank, physics_dt: float) -> mujoco.
 
 def climb_scene(robot: Marcbot, layout: WallLayout, servos: ServoBank,
                 physics_dt: float = 0.001,
-                sole: SoleCompliance | None = SoleCompliance()) -> mujoco.MjModel:
+                sole: SoleCompliance | None = DEFAULT_SOLE) -> mujoco.MjModel:
     """The robot, its gripper welds and a wall of ``layout.incline_deg`` with its rocks.
 
     ``sole`` makes the grippers' soles compliant pads (see
