@@ -364,7 +364,7 @@ def run_trot(settings: TrotSettings, seed: int, log: bool = False,
     terrain = ground_terrain(settings.terrain)
     model = ground_scene(sim_robot, terrain, servos, settings.feet, seed=seed)
     sim = QuadrupedSim(model, sim_robot, servos, settings.control_rate)
-    gait = TrotGait(gp)
+    gait = TrotGait(gp, robot=robot)
     rm = RobotModel(robot)
     rm_true = RobotModel(sim_robot)
     lift = 0.003 + _terrain_height(model)
@@ -403,9 +403,10 @@ def run_trot(settings: TrotSettings, seed: int, log: bool = False,
             tilt = est.body_rotation
             body_ref = gait.body(t)
             targets = {}
-            for i, leg in enumerate(LEG_NAMES):
-                foot_b = R_des.T @ (gait.foot(t, leg) - body_ref)
-                targets[leg] = pin.SE3(pin.utils.rotate("z", robot.mount_yaw[i]), foot_b)
+            for leg in LEG_NAMES:
+                pose = gait.foot_pose(t, leg)
+                targets[leg] = pin.SE3(R_des.T @ pose.rotation,
+                                       R_des.T @ (pose.translation - body_ref))
             goal = clik.step(truth.joint_positions, pin.SE3(tilt, np.zeros(3)), targets)
             cmd = JointCommand(goal, np.zeros(N_JOINTS), rm.current_max.copy())
             rec = sim.step(cmd)

@@ -25,7 +25,7 @@ import pinocchio as pin
 
 from clamber.exceptions import ConfigError
 from clamber.quadruped.controllers import MotionReference
-from clamber.quadruped.robot import LEG_NAMES, leg_index
+from clamber.quadruped.robot import LEG_NAMES, Marcbot, leg_index
 
 
 def cubic(tau: float) -> tuple[float, float, float]:
@@ -315,26 +315,30 @@ class TrotParams:
 
     Posture: ``body_height`` of the body origin above the ground [m] and the ``nominal``
     feet in the body frame (u, y) [m], where each foot is at mid-stance. The walking stance
-    is taller and wider than the climbing one (body 0.16 m up, feet at (0.2, 0.24)): there
-    the knee sits at its fold limit and an 80 mm lift is out of reach.
+    stands taller and wider than the climbing one: with the body 0.16 m up and the feet at
+    (0.2, 0.24) the knee sits near its fold limit and the 80 mm lift is out of reach, so the
+    plan asked 9.6 rad/s of joint 2 and still missed the apex by 35 mm. Standing wider
+    lengthens the thigh servo's lever on the lift (and its stance torque, 4.6 N m per leg
+    with half the weight on it here).
 
-    Swing: the foot moves forward on a :func:`smooth_trapezoid` with ``swing_ramp``, rises
-    to ``height`` on one over the first half and comes down on one over the second, so it
-    leaves and meets the ground at rest. The sole, level in stance, pitches by up to
-    ``sole_pitch`` [rad] (positive: toes down) in proportion to the lift, so the ankle does
-    not have to undo the thigh's rotation (the paper's walking mode treats the foot as a
-    ball joint). ``cycles`` whole cycles follow ``start_time`` [s] of standing.
+    Swing: the foot moves forward on a :func:`smooth_trapezoid` with ``swing_ramp``, and its
+    height follows one up over the first half and one down over the second, so it leaves and
+    meets the ground at rest. The lift is a rotation of the whole foot about the leg's
+    joint-2 axis (the foot swings out on an arc, the sole pitches toes-up), the motion the
+    thigh servo makes alone with the longest lever: lifting straight up, or keeping the sole
+    level, would need the knee and ankle to cancel the arc's outward drift at twice the
+    thigh's rate (the paper's walking mode treats the foot as a ball joint).
+    ``cycles`` whole cycles follow ``start_time`` [s] of standing.
     """
 
     period: float = 0.7
     duty: float = 0.6
     step: float = 0.15
     height: float = 0.08
-    body_height: float = 0.16
+    body_height: float = 0.22
     nominal: dict[str, tuple[float, float]] = field(default_factory=lambda: {
-        "LF": (0.2, 0.24), "LR": (-0.2, 0.24), "RF": (0.2, -0.24), "RR": (-0.2, -0.24)})
-    swing_ramp: float = 0.25
-    sole_pitch: float = 0.0
+        "LF": (0.15, 0.30), "LR": (-0.15, 0.30), "RF": (0.15, -0.30), "RR": (-0.15, -0.30)})
+    swing_ramp: float = 0.15
     cycles: int = 20
     start_time: float = 0.5
 
@@ -367,17 +371,20 @@ TROT_OFFSETS = {"LF": 0.0, "RR": 0.0, "RF": 0.5, "LR": 0.5}
 
 
 class TrotGait:
-    """Trotting reference: body pose and world foot positions as functions of time.
+    """Trotting reference: body pose and world foot poses as functions of time.
 
     Each leg's cycle phase is ``psi = (t - start) / period + offset``; it is in stance for
     ``psi mod 1 < duty``. A stance foot stays where it landed, under its nominal spot at
-    mid-stance; a swing foot moves ``step`` forward and lifts ``height`` (see
-    :class:`TrotParams` for the profile).
+    mid-stance, sole level; a swing foot moves ``step`` forward and lifts ``height`` (see
+    :class:`TrotParams` for the profile). ``robot`` gives the joint-2 axes the lift turns
+    about; feet are in a world frame whose x is the heading.
     """
 
-    def __init__(self, params: TrotParams | None = None, ground_z: float = 0.0) -> None:
+    def __init__(self, params: TrotParams | None = None, ground_z: float = 0.0,
+                 robot: Marcbot | None = None) -> None:
         self.p = params or TrotParams()
         self.ground_z = ground_z
+        self.robot = robot or Marcbot()
 
     def body_x(self, t: float) -> float:
         return self.p.speed * max(0.0, t - self.p.start_time)
@@ -408,31 +415,40 @@ class TrotGait:
         r = self.p.swing_ramp
         return smooth_trapezoid(2 * s, r) if s <= 0.5 else smooth_trapezoid(2 * (1 - s), r)
 
+    def foot_pose(self, t: float, leg: str) -> pin.SE3:
+        """World pose of ``leg``'s gripper target: the sole's contact point [m] and its
+        orientation (z up and x along the leg's mount yaw when on the ground)."""
+        p = self.p
+        i = leg_index(leg)
+        stance, s, k = self.phase(t, leg)
+        rotation = pin.utils.rotate("z", self.robot.mount_yaw[i])
+        if t < p.start_time:
+            x = p.nominal[leg][0]
+        elif stance:
+            x = self._touchdown_x(leg, k)
+        else:
+            x0, x1 = self._touchdown_x(leg, k), self._touchdown_x(leg, k + 1)
+            x = x0 + smooth_trapezoid(s, p.swing_ramp) * (x1 - x0)
+        ground = np.array([x, p.nominal[leg][1], self.ground_z])
+        rise = p.height * self.lift(t, leg)
+        if rise == 0.0:
+            return pin.SE3(rotation, ground)
+        # Turn the grounded foot about the joint-2 axis (horizontal, across the leg's vertical
+        # plane through the hip and the foot) by the angle that raises it by ``rise``.
+        body = self.body(t)
+        hip = body + self.robot.hip_position(i)
+        radial = ground[:2] - hip[:2]
+        u = radial / np.linalg.norm(radial)
+        pivot = hip + self.robot.leg.hip * np.array([u[0], u[1], 0.0])
+        out = float(np.linalg.norm(ground[:2] - pivot[:2]))
+        drop = float(pivot[2] - ground[2])
+        angle = _arc_angle(out, drop, rise)
+        turn = pin.AngleAxis(-angle, np.array([-u[1], u[0], 0.0])).matrix()
+        return pin.SE3(turn @ rotation, pivot + turn @ (ground - pivot))
+
     def foot(self, t: float, leg: str) -> np.ndarray:
         """World position of ``leg``'s foot target [m]."""
-        p = self.p
-        stance, s, k = self.phase(t, leg)
-        y = p.nominal[leg][1]
-        if t < p.start_time:
-            return np.array([p.nominal[leg][0], y, self.ground_z])
-        if stance:
-            return np.array([self._touchdown_x(leg, k), y, self.ground_z])
-        x0 = self._touchdown_x(leg, k)
-        x1 = self._touchdown_x(leg, k + 1)
-        c = smooth_trapezoid(s, p.swing_ramp)
-        return np.array([x0 + c * (x1 - x0), y, self.ground_z + p.height * self.lift(t, leg)])
-
-    def foot_rotation(self, t: float, leg: str, hip: np.ndarray, mount_yaw: float
-                      ) -> np.ndarray:
-        """Target orientation of ``leg``'s sole in the level body frame: z up and x along
-        ``mount_yaw`` in stance, pitched by ``sole_pitch`` times the lift in swing about the
-        horizontal axis across the leg's vertical plane (through ``hip`` [m, {B}] and the
-        foot), the only pitch axis the leg has."""
-        foot_b = self.foot(t, leg) - self.body(t)
-        plane = math.atan2(foot_b[1] - hip[1], foot_b[0] - hip[0])
-        pitch = self.p.sole_pitch * self.lift(t, leg)
-        return (pin.utils.rotate("z", plane) @ pin.utils.rotate("y", pitch)
-                @ pin.utils.rotate("z", mount_yaw - plane))
+        return self.foot_pose(t, leg).translation
 
     def stance_legs(self, t: float) -> tuple[str, ...]:
         return tuple(leg for leg in LEG_NAMES if self.phase(t, leg)[0])
@@ -440,3 +456,13 @@ class TrotGait:
     def body(self, t: float) -> np.ndarray:
         """World position of the body origin target [m]."""
         return np.array([self.body_x(t), 0.0, self.ground_z + self.p.body_height])
+
+
+def _arc_angle(out: float, drop: float, rise: float) -> float:
+    """Angle [rad] turning a point ``out`` [m] from a horizontal axis and ``drop`` [m] below
+    it up about that axis until it is ``rise`` [m] higher: ``out sin a + drop (1 - cos a) =
+    rise``, the smaller root."""
+    radius = math.hypot(out, drop)
+    if rise > radius + drop:
+        raise ConfigError(f"a {rise:.3f} m lift is out of reach of the joint-2 arc")
+    return math.atan2(drop, out) + math.asin((rise - drop) / radius)
