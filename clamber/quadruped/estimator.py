@@ -95,6 +95,9 @@ class EkfParams:
     initial_attitude: float = 0.01
 
 
+_LEG_INDEX = {leg: i for i, leg in enumerate(LEG_NAMES)}
+
+
 class LegOdometryEkf:
     """Error-state EKF fusing the IMU with the kinematics of the attached feet."""
 
@@ -169,7 +172,7 @@ class LegOdometryEkf:
         if not legs:
             return
         n = len(legs)
-        idx = [LEG_NAMES.index(leg) for leg in legs]
+        idx = [_LEG_INDEX[leg] for leg in legs]
         z = feet[idx]
         d_body = (np.array([self.anchors[leg] for leg in legs]) - self.p) @ self.R
         use_v = dt > 0 and prev is not None
@@ -178,10 +181,12 @@ class LegOdometryEkf:
         r = np.empty(m)
         noise = np.full(m, self.par.foot_noise**2)
         Rt = self.R.T
-        for i in range(n):
-            x, y, w = d_body[i]
-            H[3 * i:3 * i + 3, 0:3] = -Rt
-            H[3 * i:3 * i + 3, 6:9] = ((0.0, -w, y), (w, 0.0, -x), (-y, x, 0.0))
+        Hp = H[:3 * n].reshape(n, 3, 15)
+        Hp[:, :, 0:3] = -Rt
+        x, y, w = d_body.T
+        Hp[:, 0, 7], Hp[:, 0, 8] = -w, y
+        Hp[:, 1, 6], Hp[:, 1, 8] = w, -x
+        Hp[:, 2, 6], Hp[:, 2, 7] = -y, x
         r[:3 * n] = (z - d_body).reshape(-1)
         if use_v:
             dz = (z - prev[idx]) / dt

@@ -151,6 +151,10 @@ class WrenchProblemBuilder:
         n_poly = sum(self.poly_rows)
         self.n_rows = {True: 6 + n_poly + N_JOINTS, False: n_poly + N_JOINTS}
         self._arrays = {hard: self._allocate(hard) for hard in (True, False)}
+        leg, joint, axis = np.meshgrid(np.arange(N_LEGS), np.arange(JOINTS_PER_LEG),
+                                       np.arange(6), indexing="ij")
+        self._jt_rows = (JOINTS_PER_LEG * leg + joint).reshape(-1)
+        self._jt_cols = (6 * leg + axis).reshape(-1)
         self.robot_weight = robot_mass * GRAVITY
 
     def _allocate(self, hard: bool) -> dict[str, np.ndarray]:
@@ -204,13 +208,9 @@ class WrenchProblemBuilder:
                 up[r:r + n] = x.h * (1.0 if swing[i] else load[i])
                 lo[r:r + n] = -INF
                 r += n
-        for i in range(N_LEGS):
-            rows = slice(r + JOINTS_PER_LEG * i, r + JOINTS_PER_LEG * (i + 1))
-            C[rows, 6 * i:6 * i + 6] = statics.leg_jacobians[i].T
-            tb = statics.tau_bias[JOINTS_PER_LEG * i:JOINTS_PER_LEG * (i + 1)]
-            tm = self.tau_max[JOINTS_PER_LEG * i:JOINTS_PER_LEG * (i + 1)]
-            if swing[i]:
-                lo[rows], up[rows] = -INF, INF
-            else:
-                lo[rows], up[rows] = tb - tm, tb + tm
+        # Joint-torque rows: block diagonal of the legs' J^T, one fancy-indexed write.
+        C[r + self._jt_rows, self._jt_cols] = statics.leg_jacobians.transpose(0, 2, 1).reshape(-1)
+        free = np.repeat(swing, JOINTS_PER_LEG)
+        lo[r:] = np.where(free, -INF, statics.tau_bias - self.tau_max)
+        up[r:] = np.where(free, INF, statics.tau_bias + self.tau_max)
         return WrenchProblem(H, f, lb, ub, C, lo, up, hard, 6 if hard else 0, swing, statics)

@@ -115,11 +115,12 @@ class QuadrupedSim:
         m, d = self.model, self.data
         self.servos.apply(m, d, cmd)
         self._prev_velocity[:] = d.qvel[:3]
-        self._torque[:] = 0.0
+        torque = self._torque
+        torque[:] = 0.0
         for _ in range(self.substeps):
             mujoco.mj_step(m, d)
-            self._torque += np.abs(d.actuator_force)
-        self._torque /= self.substeps
+            torque += np.abs(d.actuator_force)
+        torque *= 1.0 / self.substeps
         if not np.isfinite(d.qpos.sum()) or d.warning.number[_FATAL_WARNINGS].any():
             raise SimulationError(f"simulation unstable at t = {d.time:.3f} s")
         broken = tuple(self.grippers.check(self.dt)) if self.grippers else ()
