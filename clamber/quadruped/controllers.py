@@ -51,6 +51,7 @@ class MotionReference:
                 np.isfinite(self.body_pose.homogeneous)):
             raise ConfigError("body_pose must be a finite pinocchio.SE3")
         self.load_array = check_load(self.load)
+        self.stance = _stance(self.load_array)
         unknown = set(self.foot_targets) - set(LEG_NAMES)
         if unknown:
             raise ConfigError(f"unknown legs {sorted(unknown)}; legs are {', '.join(LEG_NAMES)}")
@@ -65,11 +66,13 @@ class MotionReference:
         r.body_pose, r.body_twist, r.body_acceleration = body_pose, body_twist, body_acceleration
         r.load, r.foot_targets = load, foot_targets
         r.load_array = np.array([load.get(leg, 0.0) for leg in LEG_NAMES])
+        r.stance = _stance(r.load_array)
         return r
 
-    @property
-    def stance(self) -> tuple[str, ...]:
-        return tuple(leg for leg, x in zip(LEG_NAMES, self.load_array, strict=True) if x > 0)
+
+def _stance(load: np.ndarray) -> tuple[str, ...]:
+    """Legs with a positive load factor: the attached ones."""
+    return tuple(leg for leg, x in zip(LEG_NAMES, load, strict=True) if x > 0)
 
 
 @dataclass(frozen=True)

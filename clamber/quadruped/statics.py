@@ -24,6 +24,7 @@ from clamber.quadruped.model import NV_BASE, RobotModel
 from clamber.quadruped.robot import JOINTS_PER_LEG, N_JOINTS, N_LEGS
 
 N_WRENCH = 6 * N_LEGS
+_LOWER = np.tril_indices(NV_BASE, -1)
 
 
 @dataclass
@@ -77,8 +78,9 @@ class StaticsEvaluator:
             a = np.asarray(body_acceleration, dtype=float)
             if a.shape != (6,) or not np.all(np.isfinite(a)):
                 raise ConfigError(f"body_acceleration must be 6 finite numbers, got {a}")
-            M = pin.crba(model, data, q)
-            Mbb = np.triu(M[:NV_BASE, :NV_BASE]) + np.triu(M[:NV_BASE, :NV_BASE], 1).T
+            M = pin.crba(model, data, q)  # upper triangle only
+            Mbb = M[:NV_BASE, :NV_BASE].copy()
+            Mbb[_LOWER] = Mbb.T[_LOWER]
             out.B += Mbb @ a
             out.tau_bias += M[:NV_BASE, NV_BASE:].T @ a
         return out

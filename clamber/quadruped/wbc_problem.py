@@ -153,6 +153,7 @@ class WrenchProblemBuilder:
         self._arrays = {hard: self._allocate(hard) for hard in (True, False)}
         leg, joint, axis = np.meshgrid(np.arange(N_LEGS), np.arange(JOINTS_PER_LEG),
                                        np.arange(6), indexing="ij")
+        self._w3 = np.tile(self.weights.w3, N_LEGS)
         self._jt_rows = (JOINTS_PER_LEG * leg + joint).reshape(-1)
         self._jt_cols = (6 * leg + axis).reshape(-1)
         self.robot_weight = robot_mass * GRAVITY
@@ -176,7 +177,7 @@ class WrenchProblemBuilder:
         swing = load <= 0.0
         lam = np.maximum(load, MIN_LOAD)
         w2 = (w.w2[None, :] / lam[:, None] ** 2).reshape(-1)
-        w3 = np.tile(w.w3, N_LEGS)
+        w3 = self._w3
         H, f = a["H"], a["f"]
         if hard:
             H[:] = 0.0

@@ -298,23 +298,25 @@ class GripperBank:
 
         Returns the legs that broke off in this call.
         """
-        broken = []
+        broken: list[str] = []
         legs = self.attached
         if not legs:
             return broken
         alpha = min(1.0, dt / self.filter_time)
         now = self.wrenches(legs)
         caps = self.box * np.array([self.hold[leg].capacity_factor for leg in legs])
+        w = np.array([self.filtered[leg] for leg in legs])
+        w += alpha * (now - w)
+        ratios = (np.abs(w) / caps).max(axis=1)
         for i, leg in enumerate(legs):
-            w = self.filtered[leg]
-            w += alpha * (now[i] - w)
-            now[i] = w
-        ratios = np.max(np.abs(now) / caps, axis=1)
-        for leg, w, ratio in zip(legs, now, ratios, strict=True):
-            self.peak_ratio[leg] = max(self.peak_ratio[leg], float(ratio))
+            self.filtered[leg] = w[i]
+            ratio = float(ratios[i])
+            if ratio > self.peak_ratio[leg]:
+                self.peak_ratio[leg] = ratio
             if ratio > 1.0 and self.breakable:
                 self.events.append(GripperEvent(self.data.time, leg, "break",
-                                                f"{ratio:.2f} x capacity, wrench {w.round(2)}"))
+                                                f"{ratio:.2f} x capacity, wrench "
+                                                f"{w[i].round(2)}"))
                 self.data.eq_active[self.eq[leg]] = 0
                 self.state[leg] = GripperState.BROKEN
                 broken.append(leg)
