@@ -49,3 +49,37 @@ def test_bad_input_is_a_clean_error():
     """An unknown controller is refused by argparse with exit status 2."""
     p = _run("quadruped", "climb", "--controller", "pid")
     assert p.returncode == 2 and "invalid choice" in p.stderr
+
+
+def test_sole_stiffness_option(tmp_path):
+    """`--sole-stiffness` reaches the scene (0: rigid weld) and refuses negative values."""
+    p = _run("quadruped", "climb", "--sole-stiffness", "-1")
+    assert p.returncode == 2 and "must be >= 0" in p.stderr
+    from clamber.quadruped.cli import _sole
+
+    assert _sole(0.0) is None
+    assert _sole(40.0).stiffness == 40.0
+
+
+def test_demo_step_adds_the_climb_to_the_report(tmp_path, monkeypatch):
+    """The demo's quadruped step embeds its climb (figure and GIF) in the demo report."""
+    import clamber.quadruped.cli as qcli
+    from clamber.quadruped.experiments import TrialResult
+
+    report = tmp_path / "report.html"
+    report.write_text("<html><body><h1>r</h1><h2>Settings</h2></body></html>")
+    png, gif = tmp_path / "climb.png", tmp_path / "climb.gif"
+    png.write_bytes(b"\x89PNG fake")
+    gif.write_bytes(b"GIF89a fake")
+    fields = {name: 0.0 for name in TrialResult.__dataclass_fields__}
+    fields.update(kind="climb", controller="qwbc", setting="90deg", seed=0, success=True,
+                  reason="")
+    monkeypatch.setattr("clamber.quadruped.experiments.run_climb",
+                        lambda *a, **k: (TrialResult(**fields), object()))
+    monkeypatch.setattr("clamber.plotting.quadruped.save_climb",
+                        lambda *a, **k: {"figure": png, "animation": gif})
+    out = qcli.demo_step(tmp_path, {"codesign_report": str(report)}, as_json=True)
+    assert out["quadruped_climb"]["success"] is True
+    html = report.read_text()
+    assert "Q-WBC climb" in html and "data:image/gif;base64" in html
+    assert html.index("Q-WBC climb") < html.index("<h2>Settings</h2>")
