@@ -100,13 +100,17 @@ class BodyPD:
     max_linear: float = 2.0
     max_angular: float = 5.0
 
+    def __post_init__(self) -> None:
+        hi = np.array([self.max_linear] * 3 + [self.max_angular] * 3)
+        object.__setattr__(self, "_hi", hi)
+        object.__setattr__(self, "_lo", -hi)
+
     def acceleration(self, state: RobotState, ref: MotionReference) -> np.ndarray:
         err = state.body_pose.actInv(ref.body_pose)
         twist_ref = err.toActionMatrix() @ ref.body_twist
         a_ref = err.toActionMatrix() @ ref.body_acceleration
         a = a_ref + self.kp * pin.log6(err).vector + self.kd * (twist_ref - state.body_twist)
-        a[:3] = np.clip(a[:3], -self.max_linear, self.max_linear)
-        a[3:] = np.clip(a[3:], -self.max_angular, self.max_angular)
+        np.minimum(np.maximum(a, self._lo), self._hi, out=a)
         return a
 
     def wrench_error(self, state: RobotState, ref: MotionReference) -> tuple[np.ndarray,
@@ -155,10 +159,10 @@ class Controller(ABC):
         rm = self.rm
         if not np.isfinite(torque).all():
             torque = np.nan_to_num(torque)
-        tau = np.clip(torque, -rm.tau_max, rm.tau_max)
+        tau = np.minimum(np.maximum(torque, -rm.tau_max), rm.tau_max)
         current = np.abs(tau) * rm.current_per_torque + self.current_margin * rm.current_max
         return JointCommand(rm.clip_joints(position), tau,
-                            np.clip(current, 0.0, rm.current_max), status, F)
+                            np.minimum(current, rm.current_max), status, F)
 
     @abstractmethod
     def step(self, state: RobotState, ref: MotionReference) -> JointCommand:

@@ -119,6 +119,7 @@ class LegOdometryEkf:
         self._updates = 0
         self._prev_feet: np.ndarray | None = None
         self._eye3 = np.eye(3)
+        self._noise_cache: dict[float, np.ndarray] = {}
 
     def predict(self, specific_force: np.ndarray, rate: np.ndarray, dt: float) -> None:
         """Propagate over ``dt`` [s] with the IMU readings in {B}."""
@@ -138,7 +139,10 @@ class LegOdometryEkf:
         F[6:9, 12:15] = -self._eye3 * dt
         self.R = self.R @ Rw
         self.P = F @ self.P @ F.T
-        self.P.flat[::16] += self._process_noise(dt)
+        q = self._noise_cache.get(dt)
+        if q is None:
+            q = self._noise_cache[dt] = self._process_noise(dt)
+        self.P.flat[::16] += q
         self.rate = w
 
     def _process_noise(self, dt: float) -> np.ndarray:
@@ -176,7 +180,9 @@ class LegOdometryEkf:
         z = feet[idx]
         d_body = (np.array([self.anchors[leg] for leg in legs]) - self.p) @ self.R
         use_v = dt > 0 and prev is not None
-        m = 6 * n if use_v else 3 * n
+        # The feet's velocity readings all measure v with the same noise: their mean is a
+        # sufficient statistic (one 3-row measurement with the noise variance over n).
+        m = 3 * n + 3 if use_v else 3 * n
         H = np.zeros((m, 15))
         r = np.empty(m)
         noise = np.full(m, self.par.foot_noise**2)
@@ -189,16 +195,14 @@ class LegOdometryEkf:
         Hp[:, 2, 6], Hp[:, 2, 7] = -y, x
         r[:3 * n] = (z - d_body).reshape(-1)
         if use_v:
-            dz = (z - prev[idx]) / dt
+            zm = z.sum(axis=0) / n
+            dz = (zm - prev[idx].sum(axis=0) / n) / dt
             a = self.rate
-            wxz = np.column_stack([a[1] * z[:, 2] - a[2] * z[:, 1],
-                                   a[2] * z[:, 0] - a[0] * z[:, 2],
-                                   a[0] * z[:, 1] - a[1] * z[:, 0]])
-            v_meas = -(dz + wxz) @ Rt
-            rows = np.arange(3 * n, 6 * n)
-            H[rows, 3 + rows % 3] = 1.0
-            r[3 * n:] = (v_meas - self.v).reshape(-1)
-            noise[3 * n:] = self.par.velocity_noise**2
+            wxz = np.array([a[1] * zm[2] - a[2] * zm[1], a[2] * zm[0] - a[0] * zm[2],
+                            a[0] * zm[1] - a[1] * zm[0]])
+            H[3 * n:, 3:6] = self._eye3
+            r[3 * n:] = -(dz + wxz) @ Rt - self.v
+            noise[3 * n:] = self.par.velocity_noise**2 / n
         PHt = self.P @ H.T
         S = H @ PHt
         S.flat[::m + 1] += noise

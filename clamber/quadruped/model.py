@@ -118,4 +118,4 @@ class RobotModel:
         return RobotState(np.array([0.0, 0.0, z]), np.eye(3), qj)
 
     def clip_joints(self, q_joints: np.ndarray) -> np.ndarray:
-        return np.clip(q_joints, self.q_min, self.q_max)
+        return np.minimum(np.maximum(q_joints, self.q_min), self.q_max)

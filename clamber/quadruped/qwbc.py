@@ -145,12 +145,12 @@ class WrenchQP:
         status = WrenchStatus.OPTIMAL
         p = self.builder.build(statics, load, self.F_prev, hard=True)
         flag, x, lam, its, dt = self._solve(p, changed)
-        if flag not in _OK or not np.all(np.isfinite(x)):
+        if flag not in _OK or not np.isfinite(x).all():
             status = WrenchStatus.RELAXED
             p = self.builder.build(statics, load, self.F_prev, hard=False)
             flag, x, lam, its2, dt2 = self._solve(p, True)
             its, dt = its + its2, dt + dt2
-            if flag not in _OK or not np.all(np.isfinite(x)):
+            if flag not in _OK or not np.isfinite(x).all():
                 status, x, lam = WrenchStatus.FAILED, np.zeros(N_WRENCH), np.zeros_like(lam)
         x[np.repeat(p.swing, 6)] = 0.0  # exact zeros, not DAQP's 1e-30 round-off
         self.F_prev[:] = x

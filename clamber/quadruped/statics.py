@@ -74,9 +74,9 @@ class StaticsEvaluator:
             out.A[:, 6 * i:6 * i + 6] = J[:, :NV_BASE].T
             c = NV_BASE + JOINTS_PER_LEG * i
             out.leg_jacobians[i] = J[:, c:c + JOINTS_PER_LEG]
-        if body_acceleration is not None and np.any(body_acceleration):
-            a = np.asarray(body_acceleration, dtype=float)
-            if a.shape != (6,) or not np.all(np.isfinite(a)):
+        a = None if body_acceleration is None else np.asarray(body_acceleration, dtype=float)
+        if a is not None and a.any():
+            if a.shape != (6,) or not np.isfinite(a).all():
                 raise ConfigError(f"body_acceleration must be 6 finite numbers, got {a}")
             M = pin.crba(model, data, q)  # upper triangle only
             Mbb = M[:NV_BASE, :NV_BASE].copy()

@@ -93,7 +93,7 @@ def check_load(load) -> np.ndarray:
             raise ConfigError(f"unknown legs {sorted(unknown)}; legs are {', '.join(LEG_NAMES)}")
         load = [load.get(leg, 0.0) for leg in LEG_NAMES]
     a = np.asarray(load, dtype=float)
-    if a.shape != (N_LEGS,) or not np.all(np.isfinite(a)) or np.any((a < 0) | (a > 1)):
+    if a.shape != (N_LEGS,) or not np.isfinite(a).all() or a.min() < 0 or a.max() > 1:
         raise ConfigError(f"load factors must be 4 numbers in [0, 1], got {a}")
     return a
 

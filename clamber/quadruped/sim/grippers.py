@@ -205,9 +205,11 @@ class GripperBank:
                       for leg in LEG_NAMES}
         self.state = dict.fromkeys(LEG_NAMES, GripperState.OPEN)
         self.hold: dict[str, Hold | None] = dict.fromkeys(LEG_NAMES)
-        self.filtered = {leg: np.zeros(6) for leg in LEG_NAMES}
+        #: Filtered rock wrench on each gripper (rows in ``LEG_NAMES`` order) [N, N m].
+        self.filtered = np.zeros((len(LEG_NAMES), 6))
         self.peak_ratio = dict.fromkeys(LEG_NAMES, 0.0)
         self.events: list[GripperEvent] = []
+        self._indices: dict[tuple[str, ...], tuple[np.ndarray, ...]] = {}
         #: While False (the robot being placed on the wall), overloads are recorded, not fatal.
         self.breakable = True
 
@@ -248,7 +250,7 @@ class GripperBank:
         self.model.eq_data[eq] = data
         self.data.eq_active[eq] = 1
         self.state[leg], self.hold[leg] = GripperState.ATTACHED, hold
-        self.filtered[leg][:] = 0.0
+        self.filtered[LEG_NAMES.index(leg)] = 0.0
         self.events.append(GripperEvent(self.data.time, leg, "attach", hold.name))
         return True
 
@@ -274,12 +276,18 @@ class GripperBank:
         if not legs:
             return np.zeros((0, 6))
         mujoco.mj_rnePostConstraint(m, d)
-        bodies = [self.body[leg] for leg in legs]
-        sites = [self.wrench_site[leg] for leg in legs]
+        idx = self._indices.get(legs)
+        if idx is None:
+            bodies = np.array([self.body[leg] for leg in legs])
+            idx = self._indices[legs] = (
+                bodies, np.array([self.gripper_body[leg] for leg in legs]),
+                np.array([self.wrench_site[leg] for leg in legs]), m.body_rootid[bodies],
+                np.array([LEG_NAMES.index(leg) for leg in legs]))
+        bodies, grippers, sites, roots, _ = idx
         ext = d.cfrc_ext[bodies]
         if self.compliant:
-            ext = ext + d.cfrc_ext[[self.gripper_body[leg] for leg in legs]]
-        com = d.subtree_com[m.body_rootid[bodies]]
+            ext += d.cfrc_ext[grippers]
+        com = d.subtree_com[roots]
         f = ext[:, 3:]
         r = com - d.site_xpos[sites]
         torque = ext[:, :3] + np.column_stack([r[:, 1] * f[:, 2] - r[:, 2] * f[:, 1],
@@ -304,13 +312,14 @@ class GripperBank:
             return broken
         alpha = min(1.0, dt / self.filter_time)
         now = self.wrenches(legs)
+        rows = self._indices[legs][4]
         caps = self.box * np.array([self.hold[leg].capacity_factor for leg in legs])
-        w = np.array([self.filtered[leg] for leg in legs])
+        w = self.filtered[rows]
         w += alpha * (now - w)
-        ratios = (np.abs(w) / caps).max(axis=1)
+        self.filtered[rows] = w
+        ratios = (np.abs(w) / caps).max(axis=1).tolist()
         for i, leg in enumerate(legs):
-            self.filtered[leg] = w[i]
-            ratio = float(ratios[i])
+            ratio = ratios[i]
             if ratio > self.peak_ratio[leg]:
                 self.peak_ratio[leg] = ratio
             if ratio > 1.0 and self.breakable:

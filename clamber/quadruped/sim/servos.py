@@ -92,7 +92,7 @@ class ServoBank:
         """Write goal positions, feed-forward torques and current limits into the actuators."""
         for name in ("position", "torque", "current_limit"):
             a = getattr(cmd, name)
-            if np.shape(a) != (N_JOINTS,) or not np.all(np.isfinite(a)):
+            if np.shape(a) != (N_JOINTS,) or not np.isfinite(a).all():
                 raise ConfigError(f"command {name} must be {N_JOINTS} finite numbers")
         data.ctrl[:] = cmd.position + cmd.torque / self.kp
         lim = self.torque_limit(cmd.current_limit)
