@@ -353,22 +353,28 @@ class TrotSettings:
 
 
 def run_trot(settings: TrotSettings, seed: int, log: bool = False,
-             robot: Marcbot | None = None) -> tuple[TrialResult, TrialLog | None]:
-    """One trotting trial: CLIK position control with the IMU's attitude fed back (as in the
-    paper's walking tests); metrics are attitude error (exponential coordinates) and power."""
+             robot: Marcbot | None = None,
+             initial_tilt: np.ndarray | None = None) -> tuple[TrialResult, TrialLog | None]:
+    """One trotting trial: CLIK position control on a level plan, the IMU and leg odometry
+    estimating the state (as in the paper's walking tests); metrics are the attitude error
+    (exponential coordinates) and power. ``initial_tilt`` (a rotation matrix) starts the
+    body tilted, its feet on the ground."""
     wall_t0 = time.perf_counter()
     robot = robot or Marcbot()
     gp = settings.gait
     sim_robot = ModelMismatch().perturb(robot, seed)
     servos = ServoBank(sim_robot)
     terrain = ground_terrain(settings.terrain)
-    model = ground_scene(sim_robot, terrain, servos, settings.feet, seed=seed)
+    # The ground (from 0.5 m behind the start) reaches 1 m past the end of the walk.
+    size = max(3.0, gp.speed * gp.duration + 1.5)
+    model = ground_scene(sim_robot, terrain, servos, settings.feet, seed=seed, size=size)
     sim = QuadrupedSim(model, sim_robot, servos, settings.control_rate)
     gait = TrotGait(gp, robot=robot)
     rm = RobotModel(robot)
     rm_true = RobotModel(sim_robot)
     lift = 0.003 + _terrain_height(model)
-    body0 = pin.SE3(np.eye(3), gait.body(0.0) + np.array([0, 0, lift]))
+    body0 = pin.SE3(np.eye(3) if initial_tilt is None else np.asarray(initial_tilt),
+                    gait.body(0.0) + np.array([0, 0, lift]))
     tops = {leg: gait.foot(0.0, leg) + np.array([0, 0, lift]) for leg in LEG_NAMES}
     q0 = _initial_joints(rm_true, body0, tops, dict.fromkeys(LEG_NAMES, np.array([0, 0, 1.0])))
     sim.set_state(body0.translation, body0.rotation, q0)
@@ -397,17 +403,17 @@ def run_trot(settings: TrotSettings, seed: int, log: bool = False,
                             and (t < gp.start_time or 0.15 <= gait.phase(t, leg)[1] <= 0.9))
             ekf.update(truth.joint_positions, settled, dt)
             est = ekf.state(truth.joint_positions, truth.joint_velocities)
-            # Attitude feedback: the plan is in a level frame heading along x; feet targets are
-            # expressed in the estimated body frame, so stance legs turn the body back to it.
-            R_des = np.eye(3)
-            tilt = est.body_rotation
+            # The plan is in a level frame heading along x, moving with the body reference:
+            # the grippers' targets relative to the body in that frame are the body-frame
+            # targets of a level body. A tilted body sees its grounded feet elsewhere in its
+            # own frame, so the stance legs turn it back. (Expressing the targets through the
+            # measured attitude instead cancels exactly: the tilt becomes invisible.)
             body_ref = gait.body(t)
             targets = {}
             for leg in LEG_NAMES:
                 pose = gait.foot_pose(t, leg)
-                targets[leg] = pin.SE3(R_des.T @ pose.rotation,
-                                       R_des.T @ (pose.translation - body_ref))
-            goal = clik.step(truth.joint_positions, pin.SE3(tilt, np.zeros(3)), targets)
+                targets[leg] = pin.SE3(pose.rotation, pose.translation - body_ref)
+            goal = clik.step(truth.joint_positions, _LEVEL_BODY, targets)
             cmd = JointCommand(goal, np.zeros(N_JOINTS), rm.current_max.copy())
             rec = sim.step(cmd)
             a_err = float(np.linalg.norm(pin.log3(tilt_true(truth))))
@@ -444,6 +450,10 @@ def run_trot(settings: TrotSettings, seed: int, log: bool = False,
         record.bands = [(gp.start_time + c * gp.period, gp.start_time + (c + gp.duty)
                          * gp.period, "LF+RR stance", "") for c in range(gp.cycles)]
     return result, record
+
+
+#: The body frame of the trotting plan: level, heading along x, at the body reference.
+_LEVEL_BODY = pin.SE3.Identity()
 
 
 def _terrain_height(model) -> float:

@@ -92,6 +92,7 @@ def ground_scene(robot: Marcbot, terrain: GroundTerrain, servos: ServoBank,
     touches) or with rubber feet (a sphere at the sole, lighter legs).
 
     The terrain has contact priority, so its friction and softness decide every contact.
+    It spans ``size`` [m] along x from 0.5 m behind the start.
     """
     if feet not in ("gripper", "rubber"):
         from clamber.exceptions import ConfigError
@@ -109,7 +110,7 @@ def ground_scene(robot: Marcbot, terrain: GroundTerrain, servos: ServoBank,
     ground = spec.worldbody.add_geom()
     ground.name = "ground"
     if terrain.roughness > 0:
-        n = 121
+        n = max(121, int(round(size / 0.025)) + 1)  # 2.5 cm cells
         z = height_field(terrain, size / 2, n, seed)
         lo, hi = float(z.min()), float(z.max())
         hf = spec.add_hfield()
