@@ -36,7 +36,7 @@ class Statics:
     leg_jacobians: np.ndarray
     tau_bias: np.ndarray
     #: World placements of the four grippers at the evaluated configuration.
-    foot_poses: list = None
+    foot_poses: list[pin.SE3] | None = None
 
     def torques(self, F: np.ndarray) -> np.ndarray:
         """Joint torques (20,) [N m] that hold the body with gripper wrenches ``F`` (24,)."""

@@ -95,7 +95,9 @@ def add_compliant_soles(spec: mujoco.MjSpec, gripper_height: float,
     """Hang a pad body from each gripper's sole on two spring-damper hinges (x and y).
 
     The pad carries the footpad contact box (the lowest centimetre of the gripper); the
-    gripper's own box is shortened by as much and keeps colliding above it.
+    gripper's own box is shortened by as much and keeps colliding above it. The pad's mass
+    is taken from the gripper body (whose centre of mass stays put, 2 mm from the exact
+    split), so the robot weighs the same.
     """
     c = compliance
     pad_half = 0.005
