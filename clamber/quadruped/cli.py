@@ -40,8 +40,8 @@ def _positive(kind):
 
 def _non_negative(text: str) -> float:
     v = float(text)
-    if not v >= 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0 (0: rigid), got {text}")
+    if not 0 <= v < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be finite and >= 0 (0: rigid), got {text}")
     return v
 
 

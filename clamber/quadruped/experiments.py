@@ -365,9 +365,8 @@ def run_trot(settings: TrotSettings, seed: int, log: bool = False,
     sim_robot = ModelMismatch().perturb(robot, seed)
     servos = ServoBank(sim_robot)
     terrain = ground_terrain(settings.terrain)
-    # The ground (from 0.5 m behind the start) reaches 1 m past the end of the walk.
-    size = max(3.0, gp.speed * gp.duration + 1.5)
-    model = ground_scene(sim_robot, terrain, servos, settings.feet, seed=seed, size=size)
+    model = ground_scene(sim_robot, terrain, servos, settings.feet, seed=seed,
+                         size=trot_ground_size(gp))
     sim = QuadrupedSim(model, sim_robot, servos, settings.control_rate)
     gait = TrotGait(gp, robot=robot)
     rm = RobotModel(robot)
@@ -456,14 +455,28 @@ def run_trot(settings: TrotSettings, seed: int, log: bool = False,
 _LEVEL_BODY = pin.SE3.Identity()
 
 
-def _terrain_height(model) -> float:
-    """Highest point of the ground near the start [m] (0 for a plane)."""
+def trot_ground_size(gait: TrotParams) -> float:
+    """Length [m] of the trotting ground: from 0.5 m behind the start to 1 m past the end of
+    the walk (at least 3 m)."""
+    return max(3.0, gait.speed * gait.duration + 1.5)
+
+
+def _terrain_height(model, radius: float = 0.4) -> float:
+    """Highest point of the ground within ``radius`` [m] of the start (0 for a plane)."""
     import mujoco
 
     g = model.geom("ground")
     if g.type[0] != mujoco.mjtGeom.mjGEOM_HFIELD:
         return 0.0
-    return float(g.pos[2] + model.hfield_size[0][2])
+    h = g.dataid[0]
+    nrow, ncol = model.hfield_nrow[h], model.hfield_ncol[h]
+    sx, sy, sz, _ = model.hfield_size[h]
+    adr = model.hfield_adr[h]
+    z = model.hfield_data[adr:adr + nrow * ncol].reshape(nrow, ncol)
+    x = g.pos[0] + np.linspace(-sx, sx, ncol)
+    y = g.pos[1] + np.linspace(-sy, sy, nrow)
+    near = (np.abs(y)[:, None] <= radius) & (np.abs(x)[None, :] <= radius)
+    return float(g.pos[2] + sz * z[near].max())
 
 
 def tilt_true(state: RobotState) -> np.ndarray:

@@ -74,7 +74,12 @@ class StaticsEvaluator:
             out.A[:, 6 * i:6 * i + 6] = J[:, :NV_BASE].T
             c = NV_BASE + JOINTS_PER_LEG * i
             out.leg_jacobians[i] = J[:, c:c + JOINTS_PER_LEG]
-        a = None if body_acceleration is None else np.asarray(body_acceleration, dtype=float)
+        a = None
+        if body_acceleration is not None:
+            try:
+                a = np.asarray(body_acceleration, dtype=float)
+            except (TypeError, ValueError):
+                raise ConfigError("body_acceleration must be 6 finite numbers") from None
         if a is not None and a.any():
             if a.shape != (6,) or not np.isfinite(a).all():
                 raise ConfigError(f"body_acceleration must be 6 finite numbers, got {a}")

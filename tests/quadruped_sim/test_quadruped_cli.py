@@ -52,9 +52,11 @@ def test_bad_input_is_a_clean_error():
 
 
 def test_sole_stiffness_option(tmp_path):
-    """`--sole-stiffness` reaches the scene (0: rigid weld) and refuses negative values."""
-    p = _run("quadruped", "climb", "--sole-stiffness", "-1")
-    assert p.returncode == 2 and "must be >= 0" in p.stderr
+    """`--sole-stiffness` maps to the scene's sole (0: rigid weld) and refuses negative or
+    infinite values."""
+    for bad in ("-1", "inf"):
+        p = _run("quadruped", "climb", "--sole-stiffness", bad)
+        assert p.returncode == 2 and "must be finite and >= 0" in p.stderr
     from clamber.quadruped.cli import _sole
 
     assert _sole(0.0) is None

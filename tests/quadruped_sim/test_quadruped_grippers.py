@@ -116,6 +116,8 @@ def test_compliant_sole_structure(wall_sim):
     assert np.isclose(m.body_mass.sum(), Marcbot().total_mass)
     q = sim.joints()[0]
     assert np.allclose(q, sim.data.qpos[7:].reshape(4, 7)[:, :5].reshape(-1))
+    assert np.array_equal(sim.grippers.wrenches(["LF", "RR"]),
+                          sim.grippers.wrenches(("LF", "RR")))
 
 
 def test_sole_springs_carry_the_moment_about_x_and_y(wall_sim, hold_still):

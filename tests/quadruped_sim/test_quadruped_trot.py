@@ -34,16 +34,10 @@ def test_tilted_body_is_turned_back_level():
 
 
 def test_ground_reaches_past_the_walk():
-    """The rough ground extends at least 1 m past the end of a 20-cycle walk."""
-    from clamber.quadruped.robot import Marcbot
-    from clamber.quadruped.sim.scene import ground_scene
-    from clamber.quadruped.sim.servos import ServoBank
-    from clamber.quadruped.sim.world import ground_terrain
-
-    gp = TrotParams()
-    robot = Marcbot()
-    size = max(3.0, gp.speed * gp.duration + 1.5)
-    m = ground_scene(robot, ground_terrain("grass"), ServoBank(robot), seed=0, size=size)
+    """The ground of a trotting trial extends at least 1 m past the end of its walk."""
+    gp = TrotParams(cycles=2)
+    _, log = run_trot(TrotSettings(terrain="grass", feet="gripper", gait=gp), 0, log=True)
+    m = log.model
     g = m.geom("ground")
     assert g.type[0] == mujoco.mjtGeom.mjGEOM_HFIELD
     x_end = g.pos[0] + m.hfield_size[g.dataid[0]][0]

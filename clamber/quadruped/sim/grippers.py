@@ -31,7 +31,7 @@ gripper by two spring-damper hinges about the gripper's x and y axes at the sole
 and the footpad contact act on the pad. Stiffness from the parts: two opposed phalanges at
 +-35 mm, each about 10 N/mm along the normal (springs and tendons in series), give
 2 x 1e4 N/m x 0.035^2 = 25 N m/rad; a 1.7 N m moment (the x/y capacity) then tilts the pad
-4 deg. ``stiffness=None`` restores the rigid weld (for comparison).
+4 deg. A scene built with ``sole=None`` (``--sole-stiffness 0``) keeps the rigid weld.
 """
 
 from __future__ import annotations
@@ -76,8 +76,8 @@ class SoleCompliance:
 
     def __post_init__(self) -> None:
         for name in ("stiffness", "damping", "armature", "pad_mass", "range"):
-            if not getattr(self, name) > 0:
-                raise ConfigError(f"sole compliance {name} must be > 0, "
+            if not 0 < getattr(self, name) < np.inf:
+                raise ConfigError(f"sole compliance {name} must be finite and > 0, "
                                   f"got {getattr(self, name)}")
 
 
@@ -267,7 +267,7 @@ class GripperBank:
 
     def wrenches(self, legs: tuple[str, ...]) -> np.ndarray:
         """Total wrenches [f, tau] (len(legs), 6) the rock applies on the grippers of ``legs``
-        (weld plus footpad contacts), in each gripper frame at its sole.
+        (weld plus footpad contacts), in each sole (pad) frame.
 
         MuJoCo's ``cfrc_ext`` (after ``mj_rnePostConstraint``) holds every body's external
         wrench from contacts and equality constraints as ``[torque, force]`` about the
@@ -275,6 +275,7 @@ class GripperBank:
         point), shifted to the sole and rotated into the sole (pad) frame.
         """
         m, d = self.model, self.data
+        legs = tuple(legs)
         if not legs:
             return np.zeros((0, 6))
         mujoco.mj_rnePostConstraint(m, d)

@@ -74,6 +74,7 @@ class QuadrupedSim:
                   joints: np.ndarray) -> None:
         """Place the robot at rest: body pose in {S} and joint angles [rad]."""
         d = self.data
+        d.qpos[:] = self.model.qpos0  # passive joints (compliant soles) at rest
         d.qpos[:3] = position
         quat = np.zeros(4)
         mujoco.mju_mat2Quat(quat, np.ascontiguousarray(rotation).reshape(-1))
