@@ -3,18 +3,24 @@
 Each generation: ask pycma for ``popsize`` candidates in the coordinates of
 :mod:`clamber.search.space`, score each by the speed of its optimized jump
 (:mod:`clamber.search.fitness`) on an :class:`~clamber.parallel.Evaluator`, record every
-result as it finishes (:mod:`clamber.storage`), tell pycma the negated speeds, snapshot
-its state. Warm starts come from the best trajectory of earlier generations only, so a
-generation's results do not depend on which worker finishes first.
+result as it finishes (:mod:`clamber.storage`), tell pycma the negated speeds, record
+the generation's summary. Warm starts come from the best trajectory of earlier
+generations only, so a generation's results do not depend on which worker finishes
+first, nor on where an interrupted run stopped.
+
+The record is the state: pycma is deterministic given its seed and what it is told, so
+a resumed run replays the recorded generations into a fresh strategy (checking each
+replayed mean and step size against the record) instead of restoring a snapshot.
+pycma's own data logs go to ``RUN_DIR/cma/`` (``cma.plot("RUN_DIR/cma/")`` draws them).
 """
 
 from __future__ import annotations
 
 import math
-import pickle
+import os
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +38,12 @@ from clamber.search.space import DesignSpace, paper_findings
 from clamber.storage.runs import RunStore, TrialRecord, TrialState, best_trial
 
 KIND = "codesign"
+#: pycma's data logs, inside the run directory.
+CMA_LOG_DIR = "cma"
+#: pycma stopping criteria a run may set (``cma.CMAOptions`` documents each). All are off
+#: by default: a run does all of its generations unless a criterion set here fires.
+STOP_OPTIONS = ("tolfun", "tolfunhist", "tolfunrel", "tolx", "tolfacupx", "tolupsigma",
+                "tolconditioncov", "tolflatfitness", "tolstagnation")
 FitnessFunction = Callable[[CandidateTask], CandidateResult]
 #: Called after every finished evaluation with a progress dict (see :func:`run_codesign`).
 ProgressCallback = Callable[[dict[str, Any]], None]
@@ -41,7 +53,7 @@ class SeededNormal:
     """Standard normal samples from a private, seeded generator (pycma's ``randn``).
 
     pycma draws from NumPy's global generator by default; a private one makes a run
-    reproducible whatever else the process does, and it is pickled with the strategy.
+    reproducible whatever else the process does, and a replay draws the same numbers.
     """
 
     def __init__(self, seed: int) -> None:
@@ -63,6 +75,9 @@ class CodesignConfig:
     seed: int = 0
     fitness: FitnessConfig = field(default_factory=FitnessConfig)
     bounds: DesignBounds = field(default_factory=DesignBounds)
+    cma_options: Mapping[str, float] = field(default_factory=dict)
+    """pycma stopping criteria (names in :data:`STOP_OPTIONS`, values >= 0, inf allowed),
+    e.g. ``{"tolfun": 1e-3}``: the run ends after the first generation where one fires."""
 
     def __post_init__(self) -> None:
         for name, low in (("generations", 1), ("popsize", 2)):
@@ -74,13 +89,28 @@ class CodesignConfig:
         if not (isinstance(self.sigma0, int | float) and math.isfinite(self.sigma0)
                 and self.sigma0 > 0):
             raise ConfigError(f"sigma0 = {self.sigma0!r}: must be a positive finite number")
+        if not isinstance(self.cma_options, Mapping):
+            raise ConfigError(f"cma_options = {self.cma_options!r}: must be a mapping")
+        for k, v in self.cma_options.items():
+            if k not in STOP_OPTIONS:
+                raise ConfigError(f"cma option {k!r}: not a settable stopping criterion "
+                                  f"(one of {', '.join(STOP_OPTIONS)})")
+            if isinstance(v, bool) or not isinstance(v, int | float) or not v >= 0:
+                raise ConfigError(f"cma option {k} = {v!r}: must be a number >= 0 (inf allowed)")
 
     def to_dict(self) -> dict[str, Any]:
         """What decides the results (the run store refuses to resume with another)."""
         return {"generations": self.generations, "popsize": self.popsize,
                 "sigma0": self.sigma0, "seed": self.seed, "fitness": self.fitness.to_dict(),
                 "bounds": Morphology.nominal(self.bounds).to_dict()["bounds"],
+                "cma_options": {k: _json_number(float(v))
+                                for k, v in sorted(self.cma_options.items())},
                 "cma_version": cma.__version__}
+
+
+def _json_number(v: float) -> float | str:
+    """inf as the string 'inf' (strict JSON has no infinity); float() reads it back."""
+    return v if math.isfinite(v) else "inf"
 
 
 @dataclass
@@ -125,6 +155,8 @@ class CodesignResult:
             "wall_time_s": self.wall_time_s,
             "core_minutes_per_evaluation": (sum(t.wall_time_s for t in self.trials) / 60
                                             / max(self.evaluations, 1)),
+            "stopped_by": (self.generation_summaries[-1].get("stop") or None
+                           if self.generation_summaries else None),
             "run_dir": str(self.run_dir),
             "best_solution": str(self.best_solution_path) if self.best_solution_path else None,
             "evaluator": self.evaluator,
@@ -136,15 +168,29 @@ def _design_mm_g(m: Morphology) -> dict[str, float]:
     return dict(zip(names, DesignSpace(m.bounds).design_vector(m).tolist(), strict=True))
 
 
-def make_strategy(config: CodesignConfig) -> cma.CMAEvolutionStrategy:
-    """pycma's strategy at the initial design, sampling from its own seeded generator."""
+def make_strategy(config: CodesignConfig,
+                  log_dir: Path | None = None) -> cma.CMAEvolutionStrategy:
+    """pycma's strategy at the initial design, sampling from its own seeded generator.
+
+    Every stopping test is off unless ``config.cma_options`` sets it; pycma reads no
+    signals file. With ``log_dir`` pycma writes its data logs there (rewritten from the
+    start when a run is replayed); logging does not change the search.
+    """
     space = DesignSpace(config.bounds)
-    options = {
+    options: dict[str, Any] = {
         "popsize": config.popsize, "randn": SeededNormal(config.seed), "seed": math.nan,
-        "verbose": -9, "verb_log": 0, "verb_disp": 0, "maxiter": math.inf,
+        "verbose": -8, "verb_disp": 0, "verb_log": 0, "maxiter": math.inf,
         "tolfun": 0, "tolx": 0, "tolflatfitness": math.inf, "tolstagnation": math.inf,
+        "signals_filename": "",
     }
+    if log_dir is not None:
+        options.update(verb_log=1, verb_filenameprefix=str(log_dir) + os.sep)
+    options.update({k: float(v) for k, v in config.cma_options.items()})
     return cma.CMAEvolutionStrategy(space.initial_mean(), config.sigma0, options)
+
+
+#: Called with the run so far after every finished generation (e.g. to rewrite a report).
+GenerationCallback = Callable[["CodesignResult"], None]
 
 
 def run_codesign(
@@ -155,13 +201,17 @@ def run_codesign(
     fitness_fn: FitnessFunction = evaluate_candidate,
     progress: ProgressCallback | None = None,
     stop_after: int | None = None,
+    on_generation: GenerationCallback | None = None,
+    cma_log: bool = True,
 ) -> CodesignResult:
     """Run (or resume) a co-design in ``run_dir``.
 
     ``progress`` is called after each finished evaluation with ``generation``,
     ``evaluations_done``, ``evaluations_total``, ``best_speed_mps`` and
-    ``evaluations_this_session``. ``stop_after`` ends the session after that many new
-    evaluations (a controlled interruption; the record is left resumable).
+    ``evaluations_this_session``. ``on_generation`` is called with the run so far after
+    each generation this session finishes. ``stop_after`` ends the session after that
+    many new evaluations (a controlled interruption; the record is left resumable).
+    ``cma_log`` writes pycma's data logs to ``run_dir/cma/``.
     """
     t0 = time.perf_counter()
     run_dir = Path(run_dir)
@@ -171,23 +221,29 @@ def run_codesign(
     store = RunStore.open(run_dir, KIND, cfg) if resume else RunStore.create(run_dir, KIND, cfg)
     (run_dir / "trajectories").mkdir(exist_ok=True)
     try:
-        snapshot = store.latest_state()
-        if snapshot is None:
-            es, start = make_strategy(config), 0
-        else:
-            es, start = _unpickle_strategy(snapshot[1], store), snapshot[0] + 1
+        es = make_strategy(config, run_dir / CMA_LOG_DIR if cma_log else None)
+        finished = store.generation_summaries()
+        _check_prefix(store, len(finished), config)
         new, done = 0, len(store.trials())
         total = config.generations * config.popsize
-        for g in range(start, config.generations):
+        for g in range(config.generations):
             Z = np.array(es.ask())
             recorded = {t.index: t for t in store.trials(g)}
             for t in recorded.values():
                 if not np.array_equal(np.array(t.params), Z[t.index]):
                     raise FileFormatError(
                         f"{run_dir}: recorded trial {g}/{t.index} does not match the "
-                        "candidate the restored optimizer asks for; the record is corrupt"
+                        "candidate the replayed optimizer asks for; the record is corrupt"
                     )
-            guess = _best_solution(store, run_dir)
+            if g < len(finished):  # replay a finished generation
+                es.tell(list(Z), [-recorded[i].fitness for i in range(config.popsize)])
+                _check_replay(es, finished[g], run_dir)
+                if cma_log:
+                    es.logger.add()
+                if finished[g].get("stop"):
+                    break
+                continue
+            guess = _best_solution(store, before=g)
             todo = [i for i in range(config.popsize) if i not in recorded]
             tasks = [CandidateTask(g, i, tuple(Z[i].tolist()), space.decode(Z[i]),
                                    config.fitness, guess) for i in todo]
@@ -205,19 +261,51 @@ def run_codesign(
                     return _result(config, store, run_dir, t0, evaluator)
             gen = [recorded[i] for i in range(config.popsize)]
             es.tell(list(Z), [-t.fitness for t in gen])
-            store.save_state(g, pickle.dumps(es), _generation_summary(g, gen, es, space, store))
+            if cma_log:
+                es.logger.add()
+            summary = _generation_summary(g, gen, es, space, store, _fired(es, config))
+            store.save_generation(g, summary)
+            if on_generation is not None:
+                on_generation(_result(config, store, run_dir, t0, evaluator))
+            if summary["stop"]:
+                break
         return _result(config, store, run_dir, t0, evaluator)
     finally:
         store.close()
 
 
-def _unpickle_strategy(blob: bytes, store: RunStore) -> cma.CMAEvolutionStrategy:
-    try:
-        return pickle.loads(blob)
-    except Exception as e:  # noqa: BLE001 - any unreadable snapshot is a format error
+def _fired(es: cma.CMAEvolutionStrategy, config: CodesignConfig) -> dict[str, Any]:
+    """The stopping criteria of ``config.cma_options`` that hold now (pycma checks more,
+    which this run ignores, as it always has)."""
+    if not config.cma_options:
+        return {}
+    return {k: _json_number(float(v)) for k, v in es.stop().items()
+            if k in config.cma_options}
+
+
+def _check_prefix(store: RunStore, n_finished: int, config: CodesignConfig) -> None:
+    """A record is a prefix of a run: full finished generations, then at most one
+    partial one, with every trial in range."""
+    for t in store.trials():
+        if not (0 <= t.generation <= n_finished and 0 <= t.index < config.popsize):
+            raise FileFormatError(f"{store.run_dir}: trial {t.generation}/{t.index} lies "
+                                  f"outside a run of {n_finished} finished generations of "
+                                  f"{config.popsize}")
+    for g in range(n_finished):
+        if len(store.trials(g)) != config.popsize:
+            raise FileFormatError(f"{store.run_dir}: generation {g} is marked finished but "
+                                  "lacks trials")
+
+
+def _check_replay(es: cma.CMAEvolutionStrategy, summary: dict[str, Any],
+                  run_dir: Path) -> None:
+    """The replayed optimizer must be where the run's optimizer was after that generation."""
+    if (summary.get("mean") != np.asarray(es.mean).tolist()
+            or summary.get("sigma") != float(es.sigma)):
         raise FileFormatError(
-            f"{store.run_dir}: the optimizer snapshot cannot be read ({e})"
-        ) from None
+            f"{run_dir}: replaying generation {summary.get('generation')} does not reproduce "
+            "the recorded optimizer state; the record is corrupt or from another pycma"
+        )
 
 
 def _record(task: CandidateTask, outcome: Outcome, fitness: FitnessConfig,
@@ -244,13 +332,17 @@ def _record(task: CandidateTask, outcome: Outcome, fitness: FitnessConfig,
         info={**r.info, "refined": r.refined}, **common)
 
 
-def _best_solution(store: RunStore, run_dir: Path) -> TrajectorySolution | None:
-    """The stored trajectory of the best trial so far (read from disk on every backend,
-    so a resumed run warm-starts from exactly the same numbers)."""
-    best = best_trial(t for t in store.trials() if t.trajectory)
+def _best_solution(store: RunStore, before: int) -> TrajectorySolution | None:
+    """The stored trajectory of the best trial of the generations before ``before``.
+
+    Only finished generations count, so the warm start of a generation is the same
+    whether or not some of its own trials were recorded before an interruption; it is
+    read from disk on every backend, so a resumed run starts from the same numbers.
+    """
+    best = best_trial(t for t in store.trials() if t.trajectory and t.generation < before)
     if best is None:
         return None
-    return TrajectorySolution.load(run_dir / best.trajectory)
+    return TrajectorySolution.load(store.path(best.trajectory))
 
 
 def _best_speed(store: RunStore) -> float:
@@ -259,14 +351,18 @@ def _best_speed(store: RunStore) -> float:
 
 
 def _generation_summary(g: int, gen: list[TrialRecord], es: cma.CMAEvolutionStrategy,
-                        space: DesignSpace, store: RunStore) -> dict[str, Any]:
+                        space: DesignSpace, store: RunStore,
+                        stop: dict[str, Any]) -> dict[str, Any]:
+    """Figures of generation ``g``; ``mean`` and ``sigma`` (after the tell, in optimizer
+    coordinates) let a replay check itself; ``stop``: the criteria that ended the run."""
     speeds = [t.fitness for t in gen]
     mean = space.decode(np.asarray(es.mean))
     return {"generation": g, "best_speed_mps": max(speeds),
             "median_speed_mps": statistics.median(speeds),
             "best_so_far_mps": _best_speed(store),
             "failed": sum(t.state is not TrialState.COMPLETE for t in gen),
-            "sigma": float(es.sigma), "mean_design": space.design_vector(mean).tolist()}
+            "sigma": float(es.sigma), "mean": np.asarray(es.mean).tolist(),
+            "mean_design": space.design_vector(mean).tolist(), "stop": stop}
 
 
 def _result(config: CodesignConfig, store: RunStore, run_dir: Path, t0: float,
@@ -278,7 +374,7 @@ def _result(config: CodesignConfig, store: RunStore, run_dir: Path, t0: float,
         morph = Morphology.from_design_vector(best.lengths[:4], best.masses[1:4], config.bounds)
         morph.save(run_dir / "best_morphology.toml")
         if best.trajectory:
-            path = run_dir / best.trajectory
+            path = store.path(best.trajectory)
     return CodesignResult(run_dir=run_dir, config=config, trials=trials,
                           generation_summaries=store.generation_summaries(), best=best,
                           best_morphology=morph, best_solution_path=path,

@@ -151,7 +151,7 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, evaluator: Evaluator | N
             outcome = evaluator.map(fitness_fn, [task])[0]
             store.append(_record(task, outcome, config.fitness, out_dir))
             seed = store.trials(SEED_GENERATION)
-        guess = (TrajectorySolution.load(out_dir / seed[0].trajectory)
+        guess = (TrajectorySolution.load(store.path(seed[0].trajectory))
                  if seed[0].trajectory else None)
         designs = sobol_designs(config.samples, config.seed, config.bounds)
         done = {t.index for t in store.trials(0)}

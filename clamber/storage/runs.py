@@ -1,15 +1,19 @@
-"""The run store: frozen trial records and optimizer snapshots in one SQLite file.
+"""The run store: frozen trial records and per-generation summaries in one SQLite file.
 
 Rules (every writer obeys them; resume depends on them):
 
 * A trial is written once, when its evaluation has finished, in its own transaction;
   a finished trial is never modified or deleted. ``(generation, index)`` is unique.
-* The optimizer state after generation ``g`` is written after all of that generation's
-  trials, also once. A run killed at any moment therefore leaves a prefix of the
-  uninterrupted run's record, and resuming replays it: restore the last snapshot, ask
-  the same candidates again, reuse the trials already recorded, evaluate the rest.
+* The summary of generation ``g`` (with the optimizer's mean and step size after it) is
+  written after all of that generation's trials, also once. A run killed at any moment
+  therefore leaves a prefix of the uninterrupted run's record, and resuming replays it:
+  a fresh optimizer asks the same candidates again and is told the recorded results,
+  the trials already recorded are reused, the rest evaluated. The optimizer itself is
+  never stored, and nothing in a run directory is ever unpickled.
+* Paths in records are relative to the run directory and stay inside it.
 * A store remembers the kind of run, the format version and the run's configuration;
   opening it with another kind, version or configuration is an error, never a restart.
+* One process at a time: an open store holds the directory's lock (:mod:`.lock`).
 """
 
 from __future__ import annotations
@@ -21,12 +25,14 @@ import sqlite3
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
 from typing import Any
 
 from clamber.exceptions import ConfigError, FileFormatError
+from clamber.storage.lock import RunLock
 
-FORMAT_VERSION = 1
+#: 2: per-generation summaries replace version 1's pickled optimizer snapshots.
+FORMAT_VERSION = 2
 STORE_NAME = "run.sqlite"
 
 _SCHEMA = """
@@ -39,9 +45,8 @@ CREATE TABLE trials (
     finished_at REAL NOT NULL,
     PRIMARY KEY (generation, idx)
 );
-CREATE TABLE optimizer_state (
+CREATE TABLE generations (
     generation INTEGER PRIMARY KEY,
-    state BLOB NOT NULL,
     summary TEXT NOT NULL,
     saved_at REAL NOT NULL
 );
@@ -100,7 +105,27 @@ class TrialRecord:
             d[k] = float("nan") if d[k] is None else float(d[k])
         for k in ("params", "lengths", "masses"):
             d[k] = tuple(d[k])
+        check_relative_path(d.get("trajectory", ""), "trajectory")
         return cls(**d)
+
+
+def check_relative_path(path: str, name: str) -> str:
+    """``path`` if it names a place inside the run directory ('' for none).
+
+    Records are shared with their directory, so an absolute path or one that climbs out
+    with ``..`` is a malformed record, on any operating system.
+    """
+    if not isinstance(path, str):
+        raise FileFormatError(f"{name} = {path!r}: must be a relative path string")
+    if not path:
+        return path
+    for flavour in (PurePosixPath, PureWindowsPath):
+        p: PurePath = flavour(path)
+        if p.is_absolute() or p.drive or p.root or ".." in p.parts:
+            raise FileFormatError(
+                f"{name} = {path!r}: paths in a run record must stay inside the run directory"
+            )
+    return path
 
 
 def canonical(config: dict[str, Any]) -> str:
@@ -111,9 +136,10 @@ def canonical(config: dict[str, Any]) -> str:
 class RunStore:
     """The SQLite record of one run directory; use :meth:`create` or :meth:`open`."""
 
-    def __init__(self, run_dir: Path, connection: sqlite3.Connection) -> None:
+    def __init__(self, run_dir: Path, connection: sqlite3.Connection, lock: RunLock) -> None:
         self.run_dir = run_dir
         self._db = connection
+        self._lock = lock
 
     # --- opening ------------------------------------------------------------------------
     @classmethod
@@ -130,14 +156,22 @@ class RunStore:
                 f"{run_dir} already holds a run; resume it or choose another directory"
             )
         run_dir.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(run_dir / STORE_NAME)
-        with db:
-            db.executescript(_SCHEMA)
-            db.executemany("INSERT INTO meta VALUES (?, ?)", [
-                ("format_version", str(FORMAT_VERSION)), ("kind", kind),
-                ("config", canonical(config)), ("created_at", repr(time.time())),
-            ])
-        return cls(run_dir, db)
+        lock = RunLock(run_dir).acquire()
+        try:
+            if cls.exists(run_dir):  # created by another process since the check above
+                raise ConfigError(f"{run_dir} already holds a run; resume it or choose "
+                                  "another directory")
+            db = sqlite3.connect(run_dir / STORE_NAME)
+            with db:
+                db.executescript(_SCHEMA)
+                db.executemany("INSERT INTO meta VALUES (?, ?)", [
+                    ("format_version", str(FORMAT_VERSION)), ("kind", kind),
+                    ("config", canonical(config)), ("created_at", repr(time.time())),
+                ])
+        except BaseException:
+            lock.release()
+            raise
+        return cls(run_dir, db, lock)
 
     @classmethod
     def _connect(cls, run_dir: Path, kind: str) -> tuple[sqlite3.Connection, dict[str, str]]:
@@ -146,18 +180,25 @@ class RunStore:
             raise ConfigError(f"{run_dir} holds no run record ({STORE_NAME}) to resume")
         try:
             db = sqlite3.connect(f"file:{path}?mode=rw", uri=True)
+        except sqlite3.Error as e:
+            raise FileFormatError(f"{path} cannot be opened ({e})") from None
+        try:
             meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+            version = meta.get("format_version")
+            if version != str(FORMAT_VERSION):
+                hint = (" (version 1 kept a pickled optimizer, which is never read; start a "
+                        "new run)" if version == "1" else "")
+                raise FileFormatError(f"{path} has format version {version!r}; this clamber "
+                                      f"reads version {FORMAT_VERSION}{hint}")
             db.execute("SELECT count(*) FROM trials").fetchone()
-            db.execute("SELECT count(*) FROM optimizer_state").fetchone()
+            db.execute("SELECT count(*) FROM generations").fetchone()
             json.loads(meta["config"])
         except (sqlite3.DatabaseError, KeyError, json.JSONDecodeError) as e:
-            raise FileFormatError(f"{path} is not a readable clamber run record ({e})") from None
-        if meta.get("format_version") != str(FORMAT_VERSION):
             db.close()
-            raise FileFormatError(
-                f"{path} has format version {meta.get('format_version')!r}; this clamber "
-                f"reads version {FORMAT_VERSION}"
-            )
+            raise FileFormatError(f"{path} is not a readable clamber run record ({e})") from None
+        except FileFormatError:
+            db.close()
+            raise
         if meta.get("kind") != kind:
             db.close()
             raise ConfigError(f"{run_dir} holds a {meta.get('kind')!r} run, not a {kind!r} run")
@@ -174,20 +215,29 @@ class RunStore:
     def open(cls, run_dir: str | Path, kind: str, config: dict[str, Any]) -> RunStore:
         """An existing record, checked against the expected kind and configuration."""
         run_dir = Path(run_dir)
-        db, meta = cls._connect(run_dir, kind)
-        stored = json.loads(meta["config"])
-        expected = json.loads(canonical(config))
-        if stored != expected:
-            db.close()
-            keys = sorted(k for k in set(stored) | set(expected)
-                          if stored.get(k) != expected.get(k))
-            details = "; ".join(f"{k}: run has {stored.get(k)!r}, asked {expected.get(k)!r}"
-                                for k in keys)
-            raise ConfigError(f"{run_dir} was started with different settings ({details})")
-        return cls(run_dir, db)
+        if not (run_dir / STORE_NAME).exists():
+            raise ConfigError(f"{run_dir} holds no run record ({STORE_NAME}) to resume")
+        lock = RunLock(run_dir).acquire()
+        try:
+            db, meta = cls._connect(run_dir, kind)
+            stored = json.loads(meta["config"])
+            expected = json.loads(canonical(config))
+            if stored != expected:
+                db.close()
+                keys = sorted(k for k in set(stored) | set(expected)
+                              if stored.get(k) != expected.get(k))
+                details = "; ".join(f"{k}: run has {stored.get(k)!r}, asked "
+                                    f"{expected.get(k)!r}" for k in keys)
+                raise ConfigError(f"{run_dir} was started with different settings ({details})")
+        except BaseException:
+            lock.release()
+            raise
+        return cls(run_dir, db, lock)
 
     def close(self) -> None:
+        """Close the database and release the directory's lock (idempotent)."""
         self._db.close()
+        self._lock.release()
 
     def __enter__(self) -> RunStore:
         return self
@@ -227,29 +277,39 @@ class RunStore:
         except (ValueError, KeyError, TypeError) as e:
             raise FileFormatError(f"a trial record in {self.run_dir} is malformed ({e})") from None
 
-    # --- optimizer snapshots ----------------------------------------------------------------
-    def save_state(self, generation: int, state: bytes, summary: dict[str, Any]) -> None:
-        """The optimizer state after ``generation`` (written once)."""
+    def path(self, relative: str) -> Path:
+        """A path from a record, inside the run directory (FileFormatError otherwise,
+        also when a link inside the directory points out of it)."""
+        check_relative_path(relative, "path")
+        root = self.run_dir.resolve()
+        full = (root / relative).resolve()
+        if not full.is_relative_to(root):
+            raise FileFormatError(f"{relative!r} leads out of the run directory {self.run_dir}")
+        return self.run_dir / relative
+
+    # --- generations --------------------------------------------------------------------
+    def save_generation(self, generation: int, summary: dict[str, Any]) -> None:
+        """The summary of a finished ``generation`` (written once, after its trials)."""
         try:
             with self._db:
-                self._db.execute("INSERT INTO optimizer_state VALUES (?, ?, ?, ?)",
-                                 (generation, state, canonical(summary), time.time()))
+                self._db.execute("INSERT INTO generations VALUES (?, ?, ?)",
+                                 (generation, canonical(summary), time.time()))
         except sqlite3.IntegrityError:
             raise FileFormatError(
-                f"the optimizer state after generation {generation} is already recorded"
+                f"the summary of generation {generation} is already recorded"
             ) from None
 
-    def latest_state(self) -> tuple[int, bytes] | None:
-        """``(generation, state)`` of the newest snapshot, or None."""
-        row = self._db.execute("SELECT generation, state FROM optimizer_state "
-                               "ORDER BY generation DESC LIMIT 1").fetchone()
-        return None if row is None else (int(row[0]), bytes(row[1]))
-
     def generation_summaries(self) -> list[dict[str, Any]]:
-        """The per-generation summaries stored with each snapshot, in order."""
+        """The summaries of the finished generations, in order (0, 1, ... without gaps)."""
         rows = self._db.execute(
-            "SELECT summary FROM optimizer_state ORDER BY generation").fetchall()
-        return [json.loads(r[0]) for r in rows]
+            "SELECT generation, summary FROM generations ORDER BY generation").fetchall()
+        if [r[0] for r in rows] != list(range(len(rows))):
+            raise FileFormatError(f"{self.run_dir}: the generation summaries have gaps")
+        try:
+            return [json.loads(r[1]) for r in rows]
+        except json.JSONDecodeError as e:
+            raise FileFormatError(
+                f"{self.run_dir}: a generation summary is malformed ({e})") from None
 
 
 def best_trial(trials: Iterable[TrialRecord]) -> TrialRecord | None:
