@@ -16,6 +16,9 @@ EXAMPLES_CODESIGN = """examples:
   clamber jumper codesign --resume runs/quick      # continue a killed run, same result
   clamber jumper codesign --workers 0              # in-process, for debugging
   clamber jumper codesign --cluster tcp://10.0.0.5:8786 --json
+  clamber jumper codesign --scheduler-file scheduler.json   # a dask-jobqueue cluster
+  clamber jumper codesign --cma-option tolfun=1e-3 --dashboard
+A generation runs at most --popsize evaluations at once, so more workers than that idle.
 """
 EXAMPLES_SWEEP = """examples:
   clamber jumper sweep --samples 256 --out runs/sweep
@@ -41,6 +44,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     cd.add_argument("--fitness", choices=sorted(FITNESS_CHOICES),
                     help="coarse solve only, or coarse then fine refinement (default fine)")
     cd.add_argument("--torque-limit", type=float, help="joint torque bound [N m] (0.25)")
+    cd.add_argument("--cma-option", action="append", metavar="KEY=VALUE", default=[],
+                    help="a pycma stopping criterion (tolfun, tolx, tolstagnation, ...; "
+                    "repeatable); by default none is set and every generation runs")
     _add_execution_options(cd)
     cd.add_argument("--out", default="out/codesign", help="new run directory "
                     "(default: out/codesign)")
@@ -65,8 +71,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _add_execution_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=int, help="local Dask worker processes (default: one "
                    "per core; 0 = in-process, no multiprocessing)")
-    p.add_argument("--cluster", metavar="ADDRESS",
-                   help="Dask scheduler to use instead of a local cluster (tcp://host:port)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--cluster", metavar="ADDRESS",
+                       help="Dask scheduler to use instead of a local cluster (tcp://host:port)")
+    where.add_argument("--scheduler-file", metavar="PATH",
+                       help="join the Dask cluster whose scheduler wrote PATH (dask-jobqueue, "
+                       "dask scheduler --scheduler-file); see docs/cluster.md")
+    p.add_argument("--dashboard", action="store_true",
+                   help="serve the Dask dashboard (on 127.0.0.1) and print its link")
     p.add_argument("--max-retries", type=int, default=2,
                    help="resubmissions of a candidate whose worker died (default 2)")
     p.add_argument("--no-figures", action="store_true", help="skip figures and report")
@@ -102,7 +114,9 @@ def codesign_config(args: argparse.Namespace):
         stored = _stored_config(args.resume, "codesign")
         base = CodesignConfig(generations=stored["generations"], popsize=stored["popsize"],
                               sigma0=stored["sigma0"], seed=stored["seed"],
-                              fitness=_fitness_from_dict(stored["fitness"]))
+                              fitness=_fitness_from_dict(stored["fitness"]),
+                              cma_options={k: float(v) for k, v
+                                           in stored.get("cma_options", {}).items()})
     fitness = base.fitness
     if args.fitness is not None or args.torque_limit is not None:
         settings = fitness.settings
@@ -117,7 +131,22 @@ def codesign_config(args: argparse.Namespace):
         return getattr(base, name) if v is None else v
 
     return CodesignConfig(generations=pick("generations"), popsize=pick("popsize"),
-                          sigma0=pick("sigma0"), seed=pick("seed"), fitness=fitness)
+                          sigma0=pick("sigma0"), seed=pick("seed"), fitness=fitness,
+                          cma_options=_cma_options(args.cma_option) or base.cma_options)
+
+
+def _cma_options(items: list[str]) -> dict[str, float]:
+    """``KEY=VALUE`` pairs as pycma options (values are numbers; 'inf' allowed)."""
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        try:
+            out[key.strip()] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep:
+            raise ConfigError(f"--cma-option {item!r}: expected KEY=NUMBER, e.g. tolfun=1e-3")
+    return out
 
 
 class ProgressBar:
@@ -151,7 +180,11 @@ def _evaluator(args: argparse.Namespace):
     from clamber.parallel.dask import available_cores
 
     workers = available_cores() if args.workers is None else args.workers
-    return make_evaluator(workers, args.cluster, args.max_retries)
+    evaluator = make_evaluator(workers, args.cluster, args.max_retries,
+                               dashboard=args.dashboard, scheduler_file=args.scheduler_file)
+    if args.dashboard:
+        print(f"Dask dashboard: {evaluator.dashboard_link}", file=sys.stderr)
+    return evaluator
 
 
 def codesign_command(args: argparse.Namespace) -> dict[str, Any]:
@@ -170,10 +203,13 @@ def codesign_command(args: argparse.Namespace) -> dict[str, Any]:
     t0 = time.perf_counter()
     bar = ProgressBar(config.generations * config.popsize, config.generations,
                       enabled=not (args.json or args.no_progress))
+    def report(partial) -> None:  # rewritten after every generation, to watch a run
+        write_codesign_outputs(partial, figures=not args.no_figures, live=True)
+
     try:
         with _evaluator(args) as evaluator:
             result = run_codesign(config, run_dir, evaluator, resume=bool(args.resume),
-                                  progress=bar)
+                                  progress=bar, on_generation=report)
     finally:
         bar.close()
     summary = write_codesign_outputs(result, figures=not args.no_figures)

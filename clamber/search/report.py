@@ -45,14 +45,19 @@ def _table(data: Mapping[str, Any]) -> str:
 
 def write_report(out_dir: str | Path, title: str, summary: Mapping[str, Any],
                  settings: Mapping[str, Any], figures: Mapping[str, str | Path],
-                 findings: Mapping[str, bool] | None = None, notes: str = "") -> Path:
+                 findings: Mapping[str, bool] | None = None, notes: str = "",
+                 refresh_s: int | None = None) -> Path:
     """Write ``out_dir/report.html`` and return its path.
 
     Every figure is embedded as a base64 PNG, so the page reads anywhere, without clamber
     or the run directory. ``findings`` (name -> holds?) become a coloured checklist.
+    ``refresh_s`` makes a browser reload the page that often [s] (for a running job).
+    The page is written to a temporary file and renamed, so a reader never sees half.
     """
     out = Path(out_dir) / REPORT_NAME
-    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
+    refresh = f"<meta http-equiv='refresh' content='{int(refresh_s)}'>" if refresh_s else ""
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'>{refresh}"
+             f"<title>{html.escape(title)}"
              f"</title><style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>"]
     if notes:
         parts.append(f"<p>{html.escape(notes)}</p>")
@@ -66,7 +71,9 @@ def write_report(out_dir: str | Path, title: str, summary: Mapping[str, Any],
     parts.append("<h2>Settings</h2><pre>"
                  + html.escape(json.dumps(settings, indent=2, sort_keys=True, default=str))
                  + "</pre></body></html>")
-    out.write_text("\n".join(parts))
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text("\n".join(parts))
+    tmp.replace(out)
     return out
 
 
@@ -98,10 +105,17 @@ FINDING_LABELS = {
 }
 
 
-def write_codesign_outputs(result: Any, figures: bool = True) -> dict[str, Any]:
+#: How often a report of a running co-design reloads itself in a browser [s].
+LIVE_REFRESH_S = 30
+
+
+def write_codesign_outputs(result: Any, figures: bool = True,
+                           live: bool = False) -> dict[str, Any]:
     """Best morphology, summary.json, figures and report.html of a co-design result.
 
-    Returns the run summary with the paths of what was written.
+    ``live``: the run is still going (called after each generation); the page says how
+    far it is and reloads itself. Returns the run summary with the paths of what was
+    written.
     """
     from clamber.plotting.codesign import save_codesign_figures
 
@@ -126,12 +140,23 @@ def write_codesign_outputs(result: Any, figures: bool = True) -> dict[str, Any]:
     report = write_report(run_dir, "Jump-climber co-design (CMA-ES)", table,
                           result.config.to_dict(), {n.replace("_", " "): p
                                                     for n, p in paths.items()},
-                          findings=labelled,
-                          notes="Fitness: climbing speed of each candidate's optimized jump; "
-                                "failed solves are recorded and scored with the penalty speed.")
+                          findings=labelled, notes=_codesign_notes(result, live),
+                          refresh_s=LIVE_REFRESH_S if live else None)
     summary["report"] = str(report)
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     return summary
+
+
+def _codesign_notes(result: Any, live: bool) -> str:
+    notes = ("Fitness: climbing speed of each candidate's optimized jump; failed solves are "
+             "recorded and scored with the penalty speed. pycma's own log is in cma/ "
+             "(cma.plot('RUN_DIR/cma/') draws it).")
+    if live:
+        done = len(result.generation_summaries)
+        notes = (f"Running: {done} of {result.config.generations} generations finished; "
+                 f"this page is rewritten after each and reloads every {LIVE_REFRESH_S} s. "
+                 + notes)
+    return notes
 
 
 def write_sweep_outputs(result: Any, figures: bool = True) -> dict[str, Any]:
