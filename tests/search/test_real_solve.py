@@ -39,7 +39,15 @@ def test_real_codesign_serial_equals_dask_and_warm_starts(tmp_path, dask_two):
 
 
 def test_local_cluster_binds_loopback_only(dask_two):
-    """Scheduler and workers of the default local cluster listen on 127.0.0.1."""
+    """Scheduler and workers of the default local cluster listen on 127.0.0.1, over TLS,
+    and so does every listening socket of this process and its worker processes."""
+    import psutil
+
     info = dask_two.client.scheduler_info()
-    assert dask_two.address.startswith("tcp://127.0.0.1:")
-    assert info["workers"] and all(a.startswith("tcp://127.0.0.1:") for a in info["workers"])
+    assert dask_two.address.startswith("tls://127.0.0.1:")
+    assert info["workers"] and all(a.startswith("tls://127.0.0.1:") for a in info["workers"])
+    me = psutil.Process()
+    listening = [c.laddr for p in [me, *me.children(recursive=True)]
+                 for c in p.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN]
+    assert len(listening) >= 3  # scheduler, its HTTP server, one per worker at least
+    assert all(a.ip in ("127.0.0.1", "::1") for a in listening), listening
