@@ -57,7 +57,7 @@ def test_sole_stiffness_option(tmp_path):
     for bad in ("-1", "inf"):
         p = _run("quadruped", "climb", "--sole-stiffness", bad)
         assert p.returncode == 2 and "must be finite and >= 0" in p.stderr
-    from clamber.quadruped.cli import _sole
+    from clamber.cli.quadruped import _sole
 
     assert _sole(0.0) is None
     assert _sole(40.0).stiffness == 40.0
@@ -65,7 +65,7 @@ def test_sole_stiffness_option(tmp_path):
 
 def test_demo_step_adds_the_climb_to_the_report(tmp_path, monkeypatch):
     """The demo's quadruped step embeds its climb (figure and GIF) in the demo report."""
-    import clamber.quadruped.cli as qcli
+    import clamber.cli.quadruped as qcli
     from clamber.quadruped.experiments import TrialResult
 
     report = tmp_path / "report.html"
@@ -78,7 +78,7 @@ def test_demo_step_adds_the_climb_to_the_report(tmp_path, monkeypatch):
                   reason="")
     monkeypatch.setattr("clamber.quadruped.experiments.run_climb",
                         lambda *a, **k: (TrialResult(**fields), object()))
-    monkeypatch.setattr("clamber.plotting.quadruped.save_climb",
+    monkeypatch.setattr("clamber.report.quadruped.save_climb",
                         lambda *a, **k: {"figure": png, "animation": gif})
     out = qcli.demo_step(tmp_path, {"codesign_report": str(report)}, as_json=True)
     assert out["quadruped_climb"]["success"] is True

@@ -52,7 +52,7 @@ def test_report_sections_can_be_appended(tmp_path):
     """A later result lands on the same page, before the settings, with its figure embedded."""
     import matplotlib.pyplot as plt
 
-    from clamber.search.report import append_section, write_report
+    from clamber.report.html import append_section, write_report
 
     fig, ax = plt.subplots()
     ax.plot([0, 1])

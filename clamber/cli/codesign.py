@@ -156,8 +156,8 @@ def _evaluator(args: argparse.Namespace):
 
 def codesign_command(args: argparse.Namespace) -> dict[str, Any]:
     """Run or resume a co-design; returns the JSON summary."""
+    from clamber.report.html import write_codesign_outputs
     from clamber.search.codesign import run_codesign
-    from clamber.search.report import write_codesign_outputs
 
     config = codesign_config(args)
     run_dir = Path(args.resume or args.out)
@@ -184,7 +184,7 @@ def codesign_command(args: argparse.Namespace) -> dict[str, Any]:
 
 def sweep_command(args: argparse.Namespace) -> dict[str, Any]:
     """Run or resume a Sobol sweep; returns the JSON summary."""
-    from clamber.search.report import write_sweep_outputs
+    from clamber.report.html import write_sweep_outputs
     from clamber.search.sweep import SweepConfig, run_sweep
 
     if args.resume:

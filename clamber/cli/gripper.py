@@ -71,7 +71,7 @@ def run(trials_path: Path | None, unit: str, out: Path) -> dict:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from clamber.plotting.gripper import plot_adhesion_trends, plot_trials
+    from clamber.report.gripper import plot_adhesion_trends, plot_trials
 
     geometry = SpineGripperGeometry()
     if trials_path is None:

@@ -73,7 +73,7 @@ def _climb(args: argparse.Namespace) -> dict:
     _write_trials(out / "trials.csv", results)
     figures = {}
     if not args.no_figures:
-        from clamber.plotting.quadruped import save_climb
+        from clamber.report.quadruped import save_climb
 
         _, log = run_climb(settings, seeds[0], log=True)
         paths = save_climb(log, out, f"{args.controller}, {args.incline:g} deg, seed "
@@ -101,8 +101,8 @@ def _trot(args: argparse.Namespace) -> dict:
     if not args.no_figures:
         import matplotlib.pyplot as plt
 
-        from clamber.plotting.quadruped import animate, plot_trot, plot_trot_study
         from clamber.quadruped.gaits import TrotParams
+        from clamber.report.quadruped import animate, plot_trot, plot_trot_study
 
         fig = plot_trot_study(study)
         figures["study"] = out / "trot_study.png"
@@ -258,8 +258,8 @@ def demo_step(out_dir: Path, summary: dict, as_json: bool) -> dict:
     trials in which they break).
     """
     _prepare_gl()
-    from clamber.plotting.quadruped import save_climb
     from clamber.quadruped.experiments import ClimbSettings, run_climb
+    from clamber.report.quadruped import save_climb
 
     try:
         result, log = run_climb(ClimbSettings(controller="qwbc", incline_deg=90.0,
@@ -277,7 +277,7 @@ def demo_step(out_dir: Path, summary: dict, as_json: bool) -> dict:
     climb = {k: result.to_dict()[k] for k in keep}
     report = summary.get("codesign_report")
     if report and Path(report).exists():
-        from clamber.search.report import append_section
+        from clamber.report.html import append_section
 
         figures = {name: paths[key] for name, key in
                    (("Body and feet with the gait phases", "figure"),

@@ -14,7 +14,7 @@ from matplotlib.animation import FuncAnimation, PillowWriter  # noqa: E402
 from clamber.jumper.model import JOINT_NAMES  # noqa: E402
 from clamber.jumper.schedule import PHASES  # noqa: E402
 from clamber.jumper.solution import TrajectorySolution  # noqa: E402
-from clamber.plotting.gripper import region_polygon  # noqa: E402
+from clamber.report.gripper import region_polygon  # noqa: E402
 
 PHASE_COLORS = ("#dbe9f6", "#fde6cf", "#ffffff", "#e2f0d9", "#ece2f0")
 

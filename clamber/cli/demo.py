@@ -17,10 +17,10 @@ DEMO_CONFIG = CodesignConfig(generations=3, popsize=4, fitness=FitnessConfig(ref
 
 def codesign_demo(out_dir: Path, summary: dict[str, Any], as_json: bool) -> dict[str, Any]:
     """Run the short co-design into ``out_dir/codesign`` (replacing an earlier demo run)."""
+    from clamber.cli.codesign import ProgressBar
     from clamber.parallel.base import make_evaluator
     from clamber.parallel.dask import available_cores
-    from clamber.search.cli import ProgressBar
-    from clamber.search.report import write_codesign_outputs
+    from clamber.report.html import write_codesign_outputs
     from clamber.storage.runs import RunStore
 
     run_dir = Path(out_dir) / "codesign"

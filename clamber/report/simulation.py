@@ -16,8 +16,8 @@ from clamber.jumper.sim.reference import optimized_angles, unique_nodes  # noqa:
 from clamber.jumper.sim.simulate import SimulationResult  # noqa: E402
 from clamber.jumper.sim.telemetry import TelemetryAnalysis  # noqa: E402
 from clamber.jumper.solution import TrajectorySolution  # noqa: E402
-from clamber.plotting.gripper import region_polygon  # noqa: E402
-from clamber.plotting.jumper import stick_axes  # noqa: E402
+from clamber.report.gripper import region_polygon  # noqa: E402
+from clamber.report.jumper import stick_axes  # noqa: E402
 
 
 def _hook_spans(ax, t: np.ndarray, hooked: np.ndarray, color: str, label: str) -> None:

@@ -48,9 +48,9 @@ def _config(args: argparse.Namespace):
 
 
 def _simulate(args: argparse.Namespace) -> dict:
-    from clamber.jumper.sim.plots import save_simulation_figures
     from clamber.jumper.sim.simulate import simulate
     from clamber.jumper.sim.telemetry import write_log
+    from clamber.report.simulation import save_simulation_figures
 
     sol = _load(args.solution)
     res = simulate(sol, jumps=args.jumps, config=_config(args))
@@ -97,8 +97,8 @@ def _export(args: argparse.Namespace) -> dict:
 
 def _telemetry(args: argparse.Namespace) -> dict:
     from clamber.jumper.morphology import Morphology
-    from clamber.jumper.sim.plots import plot_telemetry
     from clamber.jumper.sim.telemetry import load_and_analyze
+    from clamber.report.simulation import plot_telemetry
 
     kwargs = {}
     if args.solution:
@@ -206,9 +206,9 @@ def register(subparsers) -> None:
 def demo_step(out_dir: Path, summary: dict, as_json: bool) -> dict:
     """Simulate the demo's best design (the co-design's, else the optimized nominal robot)
     for 3 jumps with a 30-trial robustness study; add the result to the co-design report."""
-    from clamber.jumper.sim.plots import save_simulation_figures
     from clamber.jumper.sim.robustness import robustness
     from clamber.jumper.sim.simulate import simulate
+    from clamber.report.simulation import save_simulation_figures
 
     path = summary.get("codesign_best_solution") or summary.get("solution_path")
     if not path:
@@ -226,7 +226,7 @@ def demo_step(out_dir: Path, summary: dict, as_json: bool) -> dict:
     sim = res.summary()
     report = summary.get("codesign_report")
     if report and Path(report).exists():
-        from clamber.search.report import append_section
+        from clamber.report.html import append_section
 
         table = {"design": str(path), "ready landings (3 jumps)": sim["ready_landings"],
                  "catch rate (30 trials)": rob.catch.rate,
