@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 
 from clamber.exceptions import ConfigError
-from clamber.experiments.record import FailureReason, StudyTrial, TrialOutcome
+from clamber.experiments.record import StudyTrial, TrialOutcome
 from clamber.experiments.statistics import Interval, wilson_interval
 from clamber.experiments.study import ProgressCallback, Study, TrialTask, run_study
+from clamber.failures import FailureReason
 from clamber.jumper.sim.robustness import Tolerances, sample_realization
 from clamber.jumper.sim.simulate import JumpRecord, SimulationConfig, simulate
 from clamber.jumper.solution import TrajectorySolution

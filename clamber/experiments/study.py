@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from clamber.exceptions import ConfigError
-from clamber.experiments.record import FailureReason, StudyTrial, TrialOutcome
+from clamber.experiments.record import StudyTrial, TrialOutcome
+from clamber.failures import FailureReason
 from clamber.parallel.base import Evaluator, Outcome
 from clamber.parallel.serial import SerialEvaluator
 from clamber.storage.runs import RunStore, TrialState
