@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from clamber.search.codesign import CodesignConfig, run_codesign
-from clamber.search.fitness import FitnessConfig
+from clamber.experiments.codesign import CodesignConfig, run_codesign
+from clamber.experiments.fitness import FitnessConfig
 
 #: A few generations of a small population, scored by the coarse solve only: a couple
 #: of minutes on 2 cores. The paper's run is `clamber jumper codesign` (50 x 9, refined).

@@ -33,7 +33,7 @@ def test_sweep_json_on_a_cheap_fitness(tmp_path, capsys, monkeypatch):
     """`sweep --json` ends with one JSON summary; the CSV has one row per sample."""
     import cheap
 
-    from clamber.search import sweep
+    from clamber.experiments import sweep
 
     monkeypatch.setattr(sweep, "evaluate_candidate", cheap.cheap_fitness)
     monkeypatch.setattr(sweep.run_sweep, "__defaults__",
