@@ -28,7 +28,7 @@ from clamber.experiments.quadruped import (  # noqa: E402
     comparison_conditions,
     run_quadruped_study,
 )
-from clamber.parallel.base import make_evaluator  # noqa: E402
+from clamber.parallel.factory import make_evaluator  # noqa: E402
 from clamber.quadruped.experiments import ClimbSettings, run_climb  # noqa: E402
 
 

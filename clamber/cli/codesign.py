@@ -147,8 +147,8 @@ class ProgressBar:
 
 
 def _evaluator(args: argparse.Namespace):
-    from clamber.parallel.base import make_evaluator
     from clamber.parallel.dask import available_cores
+    from clamber.parallel.factory import make_evaluator
 
     workers = available_cores() if args.workers is None else args.workers
     return make_evaluator(workers, args.cluster, args.max_retries)

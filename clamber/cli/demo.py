@@ -18,8 +18,8 @@ DEMO_CONFIG = CodesignConfig(generations=3, popsize=4, fitness=FitnessConfig(ref
 def codesign_demo(out_dir: Path, summary: dict[str, Any], as_json: bool) -> dict[str, Any]:
     """Run the short co-design into ``out_dir/codesign`` (replacing an earlier demo run)."""
     from clamber.cli.codesign import ProgressBar
-    from clamber.parallel.base import make_evaluator
     from clamber.parallel.dask import available_cores
+    from clamber.parallel.factory import make_evaluator
     from clamber.report.html import write_codesign_outputs
     from clamber.storage.runs import RunStore
 

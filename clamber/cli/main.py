@@ -161,7 +161,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _headless_figures() -> None:
+    """Figures are files: the command line draws without a display unless the user chose
+    a backend (MPLBACKEND). Library code never switches backends."""
+    import os
+
+    if "MPLBACKEND" not in os.environ:
+        os.environ["MPLBACKEND"] = "Agg"
+
+
 def main(argv: list[str] | None = None) -> int:
+    _headless_figures()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

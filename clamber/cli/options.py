@@ -67,8 +67,8 @@ def add_execution_options(p: argparse.ArgumentParser, resumable: bool = True) ->
 
 def evaluator_for(args: argparse.Namespace, tasks: int | None = None):
     """The evaluator ``--workers``/``--cluster`` ask for, never wider than ``tasks``."""
-    from clamber.parallel.base import make_evaluator
     from clamber.parallel.dask import available_cores
+    from clamber.parallel.factory import make_evaluator
 
     workers = available_cores() if args.workers is None else args.workers
     if tasks is not None and args.cluster is None:

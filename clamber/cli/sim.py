@@ -263,8 +263,8 @@ def demo_step(out_dir: Path, summary: dict, as_json: bool) -> dict:
     for 3 jumps with a 30-trial robustness study; add the result to the co-design report."""
     from clamber.experiments.robustness import robustness
     from clamber.jumper.sim.simulate import simulate
-    from clamber.parallel.base import make_evaluator
     from clamber.parallel.dask import available_cores
+    from clamber.parallel.factory import make_evaluator
     from clamber.report.simulation import save_simulation_figures
 
     path = summary.get("codesign_best_solution") or summary.get("solution_path")

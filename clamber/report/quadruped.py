@@ -5,14 +5,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from clamber.quadruped.experiments import TrialLog  # noqa: E402
-from clamber.quadruped.robot import LEG_NAMES  # noqa: E402
+from clamber.quadruped.experiments import TrialLog
+from clamber.quadruped.robot import LEG_NAMES
 
 LEG_COLORS = {"LF": "#1f77b4", "LR": "#ff7f0e", "RF": "#2ca02c", "RR": "#d62728"}
 AXES = ("x", "y", "z")
