@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from clamber.search.codesign import CodesignConfig, run_codesign
-from clamber.search.fitness import FitnessConfig
+from clamber.experiments.codesign import CodesignConfig, run_codesign
+from clamber.experiments.fitness import FitnessConfig
 
 #: A few generations of a small population, scored by the coarse solve only: a couple
 #: of minutes on 2 cores. The paper's run is `clamber jumper codesign` (50 x 9, refined).
@@ -17,10 +17,10 @@ DEMO_CONFIG = CodesignConfig(generations=3, popsize=4, fitness=FitnessConfig(ref
 
 def codesign_demo(out_dir: Path, summary: dict[str, Any], as_json: bool) -> dict[str, Any]:
     """Run the short co-design into ``out_dir/codesign`` (replacing an earlier demo run)."""
-    from clamber.parallel.base import make_evaluator
+    from clamber.cli.codesign import ProgressBar
     from clamber.parallel.dask import available_cores
-    from clamber.search.cli import ProgressBar
-    from clamber.search.report import write_codesign_outputs
+    from clamber.parallel.factory import make_evaluator
+    from clamber.report.html import write_codesign_outputs
     from clamber.storage.runs import RunStore
 
     run_dir = Path(out_dir) / "codesign"

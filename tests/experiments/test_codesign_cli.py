@@ -33,7 +33,7 @@ def test_sweep_json_on_a_cheap_fitness(tmp_path, capsys, monkeypatch):
     """`sweep --json` ends with one JSON summary; the CSV has one row per sample."""
     import cheap
 
-    from clamber.search import sweep
+    from clamber.experiments import sweep
 
     monkeypatch.setattr(sweep, "evaluate_candidate", cheap.cheap_fitness)
     monkeypatch.setattr(sweep.run_sweep, "__defaults__",
@@ -52,7 +52,7 @@ def test_report_sections_can_be_appended(tmp_path):
     """A later result lands on the same page, before the settings, with its figure embedded."""
     import matplotlib.pyplot as plt
 
-    from clamber.search.report import append_section, write_report
+    from clamber.report.html import append_section, write_report
 
     fig, ax = plt.subplots()
     ax.plot([0, 1])

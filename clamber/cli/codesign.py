@@ -93,8 +93,8 @@ def _stored_config(run_dir: str | Path, kind: str) -> dict[str, Any]:
 
 
 def _fitness_from_dict(d: dict[str, Any]):
+    from clamber.experiments.fitness import FitnessConfig
     from clamber.jumper.settings import OptimizationSettings
-    from clamber.search.fitness import FitnessConfig
 
     def nodes(v):
         return v if v is None or isinstance(v, str) else tuple(v)
@@ -106,8 +106,8 @@ def _fitness_from_dict(d: dict[str, Any]):
 
 def codesign_config(args: argparse.Namespace):
     """The run configuration from options; on resume, unset options come from the run."""
-    from clamber.search.codesign import CodesignConfig
-    from clamber.search.fitness import FitnessConfig
+    from clamber.experiments.codesign import CodesignConfig
+    from clamber.experiments.fitness import FitnessConfig
 
     base = CodesignConfig()
     if args.resume:
@@ -176,8 +176,8 @@ class ProgressBar:
 
 
 def _evaluator(args: argparse.Namespace):
-    from clamber.parallel.base import make_evaluator
     from clamber.parallel.dask import available_cores
+    from clamber.parallel.factory import make_evaluator
 
     workers = available_cores() if args.workers is None else args.workers
     evaluator = make_evaluator(workers, args.cluster, args.max_retries,
@@ -189,8 +189,8 @@ def _evaluator(args: argparse.Namespace):
 
 def codesign_command(args: argparse.Namespace) -> dict[str, Any]:
     """Run or resume a co-design; returns the JSON summary."""
-    from clamber.search.codesign import run_codesign
-    from clamber.search.report import write_codesign_outputs
+    from clamber.experiments.codesign import run_codesign
+    from clamber.report.html import write_codesign_outputs
 
     config = codesign_config(args)
     run_dir = Path(args.resume or args.out)
@@ -220,8 +220,8 @@ def codesign_command(args: argparse.Namespace) -> dict[str, Any]:
 
 def sweep_command(args: argparse.Namespace) -> dict[str, Any]:
     """Run or resume a Sobol sweep; returns the JSON summary."""
-    from clamber.search.report import write_sweep_outputs
-    from clamber.search.sweep import SweepConfig, run_sweep
+    from clamber.experiments.sweep import SweepConfig, run_sweep
+    from clamber.report.html import write_sweep_outputs
 
     if args.resume:
         stored = _stored_config(args.resume, "sweep")

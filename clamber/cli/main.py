@@ -12,16 +12,16 @@ from pathlib import Path
 from clamber.exceptions import ClamberError
 
 #: Modules that add subcommands under `clamber jumper`; each defines register(subparsers).
-JUMPER_COMMAND_MODULES: tuple[str, ...] = ("clamber.search.cli", "clamber.jumper.sim_cli",
-                                            "clamber.attachment.cli")
+JUMPER_COMMAND_MODULES: tuple[str, ...] = ("clamber.cli.codesign", "clamber.cli.sim",
+                                            "clamber.cli.gripper")
 #: Modules that add top-level commands; each defines register(subparsers).
-TOP_COMMAND_MODULES: tuple[str, ...] = ("clamber.quadruped.cli",)
+TOP_COMMAND_MODULES: tuple[str, ...] = ("clamber.cli.quadruped",)
 #: Steps of `clamber demo` after the single optimization: "module:function", each called
 #: as function(out_dir: Path, summary: dict, as_json: bool) -> dict merged into the summary.
-DEMO_STEPS: tuple[str, ...] = ("clamber.attachment.cli:demo_step",
-                              "clamber.search.demo:codesign_demo",
-                              "clamber.jumper.sim_cli:demo_step",
-                              "clamber.quadruped.cli:demo_step")
+DEMO_STEPS: tuple[str, ...] = ("clamber.cli.gripper:demo_step",
+                              "clamber.cli.demo:codesign_demo",
+                              "clamber.cli.sim:demo_step",
+                              "clamber.cli.quadruped:demo_step")
 
 EXAMPLES_MAIN = """examples:
   clamber jumper optimize                       # nominal robot, coarse then fine
@@ -82,7 +82,7 @@ def _optimize(args: argparse.Namespace) -> dict:
     morph.save(out / "morphology.toml")
     figures = {}
     if sol.status.success and not args.no_figures:
-        from clamber.plotting.jumper import save_all
+        from clamber.report.jumper import save_all
 
         paths = save_all(sol, out, animation=not args.no_animation)
         figures = {k: str(v) for k, v in paths.items()}
@@ -161,7 +161,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _headless_figures() -> None:
+    """Figures are files: the command line draws without a display unless the user chose
+    a backend (MPLBACKEND). Library code never switches backends."""
+    import os
+
+    if "MPLBACKEND" not in os.environ:
+        os.environ["MPLBACKEND"] = "Agg"
+
+
 def main(argv: list[str] | None = None) -> int:
+    _headless_figures()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

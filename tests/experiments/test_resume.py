@@ -15,8 +15,8 @@ import pytest
 
 from clamber.cli import main
 from clamber.exceptions import ConfigError, FileFormatError
-from clamber.search.codesign import CMA_LOG_DIR, CodesignConfig, run_codesign
-from clamber.search.fitness import FitnessConfig
+from clamber.experiments.codesign import CMA_LOG_DIR, CodesignConfig, run_codesign
+from clamber.experiments.fitness import FitnessConfig
 from clamber.storage.runs import RunStore, TrialRecord, TrialState, canonical
 
 CONFIG = CodesignConfig(generations=4, popsize=5, sigma0=0.8, seed=7,
@@ -330,7 +330,8 @@ def test_cli_rewrites_the_report_every_generation(tmp_path, capsys, monkeypatch)
     """`codesign --workers 1 --dashboard --cma-option ...` prints the dashboard link,
     rewrites report.html after each generation (reloading itself while running) and
     ends with a final report without reload."""
-    from clamber.search import codesign, report
+    from clamber.experiments import codesign
+    from clamber.report import html as report
 
     monkeypatch.setattr(codesign, "run_codesign",
                         functools.partial(codesign.run_codesign, fitness_fn=cheap.cheap_fitness))

@@ -117,7 +117,7 @@ def write_codesign_outputs(result: Any, figures: bool = True,
     far it is and reloads itself. Returns the run summary with the paths of what was
     written.
     """
-    from clamber.plotting.codesign import save_codesign_figures
+    from clamber.report.codesign import save_codesign_figures
 
     run_dir = result.run_dir
     summary = result.summary()
@@ -161,7 +161,7 @@ def _codesign_notes(result: Any, live: bool) -> str:
 
 def write_sweep_outputs(result: Any, figures: bool = True) -> dict[str, Any]:
     """summary.json, the trends figure and report.html of a sweep result."""
-    from clamber.plotting.codesign import save_sweep_figures
+    from clamber.report.codesign import save_sweep_figures
 
     summary = result.summary()
     paths = save_sweep_figures(result.rows(), result.out_dir / "figures") if figures else {}

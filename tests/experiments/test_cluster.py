@@ -8,8 +8,8 @@ from distributed import Client
 from distributed.security import Security
 
 from clamber.exceptions import ConfigError
-from clamber.parallel.base import make_evaluator
 from clamber.parallel.dask import CHECKED_PACKAGES, DaskEvaluator, check_versions
+from clamber.parallel.factory import make_evaluator
 
 REFUSED = (OSError, TimeoutError, TypeError, ValueError)
 

@@ -66,12 +66,9 @@ def read_trials(path: Path, unit: str) -> list[HangingTrial]:
 
 def run(trials_path: Path | None, unit: str, out: Path) -> dict:
     """Fit, write safe_region.json and the figures; return the summary."""
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from clamber.plotting.gripper import plot_adhesion_trends, plot_trials
+    from clamber.report.gripper import plot_adhesion_trends, plot_trials
 
     geometry = SpineGripperGeometry()
     if trials_path is None:
