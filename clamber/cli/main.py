@@ -9,6 +9,12 @@ import sys
 import time
 from pathlib import Path
 
+from clamber.cli.options import (
+    add_output_options,
+    non_negative_float,
+    non_negative_int,
+    positive_float,
+)
 from clamber.exceptions import ClamberError
 
 #: Modules that add subcommands under `clamber jumper`; each defines register(subparsers).
@@ -126,8 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
                           description="Optimize the nominal jump-climber (coarse, then fine), "
                           "verify it and write figures and an animation.",
                           epilog="examples:\n  clamber demo --out out\n", formatter_class=fmt)
-    demo.add_argument("--out", default="out", help="output folder (default: out)")
-    demo.add_argument("--json", action="store_true", help="print one JSON summary")
+    add_output_options(demo, "out", figures=False)
     demo.set_defaults(func=_demo)
 
     jumper = sub.add_parser("jumper", help="the planar jump-climbing robot",
@@ -144,15 +149,15 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--guess", choices=("seed", "deterministic", "random"), default="seed",
                      help="initial guess: packaged seed trajectory (falls back to the designed "
                      "motion), the designed bounding motion, or the paper's random one")
-    opt.add_argument("--seed", type=int, default=0, help="seed of the random guess")
-    opt.add_argument("--torque-limit", type=float, help="joint torque bound [N m] (0.25)")
+    opt.add_argument("--seed", type=non_negative_int, default=0,
+                     help="seed of the random guess")
+    opt.add_argument("--torque-limit", type=positive_float,
+                     help="joint torque bound [N m] (0.25)")
     opt.add_argument("--collocation", choices=("trapezoidal", "hermite-simpson"))
-    opt.add_argument("--torque-rate-weight", type=float,
+    opt.add_argument("--torque-rate-weight", type=non_negative_float,
                      help="penalty on torque changes between nodes (1e-2; 0 = off)")
-    opt.add_argument("--out", default="out/jumper", help="output folder (default: out/jumper)")
-    opt.add_argument("--no-figures", action="store_true", help="skip figures and animation")
+    add_output_options(opt, "out/jumper")
     opt.add_argument("--no-animation", action="store_true", help="skip the GIF only")
-    opt.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
     opt.set_defaults(func=_optimize)
     for module in JUMPER_COMMAND_MODULES:
         importlib.import_module(module).register(jsub)
@@ -173,7 +178,10 @@ def _headless_figures() -> None:
 def main(argv: list[str] | None = None) -> int:
     _headless_figures()
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # argparse printed the usage error (2) or the help (0)
+        return int(e.code or 0)
     try:
         summary = args.func(args)
     except ClamberError as e:
