@@ -121,6 +121,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_command)
 
 
-def demo_step(out_dir: Path, summary: dict, as_json: bool) -> dict:
+def demo_step(out_dir: Path, summary: dict, as_json: bool) -> tuple[dict, list]:
     """The demo's gripper part: fit and plot a safe region from synthetic trials."""
-    return {"gripper": run(None, "kg", Path(out_dir) / "gripper")}
+    from clamber.report.html import Section
+
+    result = run(None, "kg", Path(out_dir) / "gripper")
+    table = {k: result[k] for k in ("trials", "source", "sector_angle_deg", "max_load_n")}
+    figures = {"Hanging-weight trials and the fitted safe region":
+               result["figures"]["safe_region_trials"]}
+    return {"gripper": result}, [Section("Gripper safe region", table, figures)]

@@ -254,21 +254,22 @@ def register(subparsers) -> None:
                        help="the robot's gripper radius [m] (default: the optimization's)")
 
 
-def demo_step(out_dir: Path, summary: dict, as_json: bool) -> dict:
+def demo_step(out_dir: Path, summary: dict, as_json: bool) -> tuple[dict, list]:
     """Simulate the demo's best design (the co-design's, else the optimized nominal robot)
-    for 3 jumps with a 30-trial robustness study; add the result to the co-design report."""
+    for 3 jumps with a 30-trial robustness study; returns its summary and report section."""
     from clamber.experiments.robustness import robustness
     from clamber.jumper.sim.simulate import simulate
     from clamber.parallel.dask import available_cores
     from clamber.parallel.factory import make_evaluator
+    from clamber.report.html import Section
     from clamber.report.simulation import save_simulation_figures
 
     path = summary.get("codesign_best_solution") or summary.get("solution_path")
     if not path:
-        return {}
+        return {}, []
     sol = _load(Path(path))
     if not sol.status.success:
-        return {"simulation": "skipped: the optimization did not converge"}
+        return {"simulation": "skipped: the optimization did not converge"}, []
     res = simulate(sol, jumps=3)
     figures = save_simulation_figures(res, sol, Path(out_dir) / "sim")
     with make_evaluator(min(2, available_cores())) as evaluator:
@@ -278,17 +279,13 @@ def demo_step(out_dir: Path, summary: dict, as_json: bool) -> dict:
               f"robustness: catch {rob.catch.successes}/30, ready {rob.landing.successes}/30",
               file=sys.stderr)
     sim = res.summary()
-    report = summary.get("codesign_report")
-    if report and Path(report).exists():
-        from clamber.report.html import append_section
-
-        table = {"design": str(path), "ready landings (3 jumps)": sim["ready_landings"],
-                 "catch rate (30 trials)": rob.catch.rate,
-                 "ready-landing rate (30 trials)": rob.landing.rate}
-        append_section(report, "The best design in simulation", table,
-                       {k: v for k, v in figures.items() if str(v).endswith(".png")})
+    table = {"design": str(path), "ready landings (3 jumps)": sim["ready_landings"],
+             "catch rate (30 trials)": rob.catch.rate,
+             "ready-landing rate (30 trials)": rob.landing.rate}
+    section = Section("The best design in simulation", table,
+                      {k: v for k, v in figures.items() if str(v).endswith(".png")})
     return {"simulated_solution": str(path),
             "simulation": {k: sim[k] for k in ("front_catches", "rear_catches",
                                                "ready_landings", "jumps")},
             "simulation_figures": {k: str(v) for k, v in figures.items()},
-            "robustness": rob.summary()}
+            "robustness": rob.summary()}, [section]
