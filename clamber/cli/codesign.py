@@ -8,7 +8,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from clamber.exceptions import ConfigError
+from clamber.cli.options import (
+    add_execution_options,
+    add_output_options,
+    evaluator_for,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    run_folder,
+)
 
 EXAMPLES_CODESIGN = """examples:
   clamber jumper codesign                          # paper's run: 50 x 9, one worker per core
@@ -37,20 +45,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "three inner masses, each candidate scored by the climbing speed of its optimized "
         "jump. Every evaluation is recorded as it finishes; a killed run resumes.",
         epilog=EXAMPLES_CODESIGN, formatter_class=fmt)
-    cd.add_argument("--generations", type=int, help="generations (default 50)")
-    cd.add_argument("--popsize", type=int, help="candidates per generation (default 9)")
-    cd.add_argument("--sigma0", type=float, help="initial step size (default 0.5)")
-    cd.add_argument("--seed", type=int, help="seed of the CMA-ES sampler (default 0)")
+    cd.add_argument("--generations", type=positive_int, help="generations (default 50)")
+    cd.add_argument("--popsize", type=positive_int,
+                    help="candidates per generation (default 9; a generation uses at most "
+                    "this many workers at once)")
+    cd.add_argument("--sigma0", type=positive_float, help="initial step size (default 0.5)")
+    cd.add_argument("--seed", type=non_negative_int,
+                    help="seed of the CMA-ES sampler (default 0)")
     cd.add_argument("--fitness", choices=sorted(FITNESS_CHOICES),
                     help="coarse solve only, or coarse then fine refinement (default fine)")
-    cd.add_argument("--torque-limit", type=float, help="joint torque bound [N m] (0.25)")
+    cd.add_argument("--torque-limit", type=positive_float,
+                    help="joint torque bound [N m] (0.25)")
     cd.add_argument("--cma-option", action="append", metavar="KEY=VALUE", default=[],
+                    type=cma_option,
                     help="a pycma stopping criterion (tolfun, tolx, tolstagnation, ...; "
                     "repeatable); by default none is set and every generation runs")
-    _add_execution_options(cd)
-    cd.add_argument("--out", default="out/codesign", help="new run directory "
-                    "(default: out/codesign)")
-    cd.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR")
+    add_output_options(cd, "out/codesign")
+    add_execution_options(cd)
     cd.set_defaults(func=codesign_command)
 
     sw = subparsers.add_parser(
@@ -59,31 +70,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "space, each optimized at coarse resolution from one seed trajectory (the paper's "
         "Fig. 7). Writes sweep.csv, figures and report.html.",
         epilog=EXAMPLES_SWEEP, formatter_class=fmt)
-    sw.add_argument("--samples", type=int, help="number of designs (default 256)")
-    sw.add_argument("--seed", type=int, help="Sobol scrambling seed (default 0)")
-    _add_execution_options(sw)
-    sw.add_argument("--out", default="out/sweep", help="new output directory "
-                    "(default: out/sweep)")
-    sw.add_argument("--resume", metavar="DIR", help="continue the sweep in DIR")
+    sw.add_argument("--samples", type=positive_int, help="number of designs (default 256)")
+    sw.add_argument("--seed", type=non_negative_int, help="Sobol scrambling seed (default 0)")
+    add_output_options(sw, "out/sweep")
+    add_execution_options(sw)
     sw.set_defaults(func=sweep_command)
-
-
-def _add_execution_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workers", type=int, help="local Dask worker processes (default: one "
-                   "per core; 0 = in-process, no multiprocessing)")
-    where = p.add_mutually_exclusive_group()
-    where.add_argument("--cluster", metavar="ADDRESS",
-                       help="Dask scheduler to use instead of a local cluster (tcp://host:port)")
-    where.add_argument("--scheduler-file", metavar="PATH",
-                       help="join the Dask cluster whose scheduler wrote PATH (dask-jobqueue, "
-                       "dask scheduler --scheduler-file); see docs/cluster.md")
-    p.add_argument("--dashboard", action="store_true",
-                   help="serve the Dask dashboard (on 127.0.0.1) and print its link")
-    p.add_argument("--max-retries", type=int, default=2,
-                   help="resubmissions of a candidate whose worker died (default 2)")
-    p.add_argument("--no-figures", action="store_true", help="skip figures and report")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
 
 
 def _stored_config(run_dir: str | Path, kind: str) -> dict[str, Any]:
@@ -132,21 +123,20 @@ def codesign_config(args: argparse.Namespace):
 
     return CodesignConfig(generations=pick("generations"), popsize=pick("popsize"),
                           sigma0=pick("sigma0"), seed=pick("seed"), fitness=fitness,
-                          cma_options=_cma_options(args.cma_option) or base.cma_options)
+                          cma_options=dict(args.cma_option) or base.cma_options)
 
 
-def _cma_options(items: list[str]) -> dict[str, float]:
-    """``KEY=VALUE`` pairs as pycma options (values are numbers; 'inf' allowed)."""
-    out = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        try:
-            out[key.strip()] = float(value)
-        except ValueError:
-            sep = ""
-        if not sep:
-            raise ConfigError(f"--cma-option {item!r}: expected KEY=NUMBER, e.g. tolfun=1e-3")
-    return out
+def cma_option(text: str) -> tuple[str, float]:
+    """``KEY=VALUE`` as a pycma option (an argparse type; the value is a number, 'inf'
+    allowed; which keys are settable, CodesignConfig checks)."""
+    key, sep, value = text.partition("=")
+    try:
+        number = float(value)
+    except ValueError:
+        sep = ""
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"{text!r}: expected KEY=NUMBER, e.g. tolfun=1e-3")
+    return key.strip(), number
 
 
 class ProgressBar:
@@ -175,39 +165,22 @@ class ProgressBar:
         self.bar.close()
 
 
-def _evaluator(args: argparse.Namespace):
-    from clamber.parallel.dask import available_cores
-    from clamber.parallel.factory import make_evaluator
-
-    workers = available_cores() if args.workers is None else args.workers
-    evaluator = make_evaluator(workers, args.cluster, args.max_retries,
-                               dashboard=args.dashboard, scheduler_file=args.scheduler_file)
-    if args.dashboard:
-        print(f"Dask dashboard: {evaluator.dashboard_link}", file=sys.stderr)
-    return evaluator
-
-
 def codesign_command(args: argparse.Namespace) -> dict[str, Any]:
     """Run or resume a co-design; returns the JSON summary."""
     from clamber.experiments.codesign import run_codesign
     from clamber.report.html import write_codesign_outputs
 
     config = codesign_config(args)
-    run_dir = Path(args.resume or args.out)
-    if not args.resume:
-        from clamber.storage.runs import RunStore
-
-        if RunStore.exists(run_dir):
-            raise ConfigError(f"{run_dir} already holds a run; use --resume {run_dir} to "
-                              "continue it or --out for a new one")
+    run_dir = run_folder(args)
     t0 = time.perf_counter()
     bar = ProgressBar(config.generations * config.popsize, config.generations,
                       enabled=not (args.json or args.no_progress))
+
     def report(partial) -> None:  # rewritten after every generation, to watch a run
         write_codesign_outputs(partial, figures=not args.no_figures, live=True)
 
     try:
-        with _evaluator(args) as evaluator:
+        with evaluator_for(args) as evaluator:
             result = run_codesign(config, run_dir, evaluator, resume=bool(args.resume),
                                   progress=bar, on_generation=report)
     finally:
@@ -232,7 +205,7 @@ def sweep_command(args: argparse.Namespace) -> dict[str, Any]:
     config = SweepConfig(samples=base.samples if args.samples is None else args.samples,
                          seed=base.seed if args.seed is None else args.seed,
                          fitness=base.fitness)
-    out = Path(args.resume or args.out)
+    out = run_folder(args) if not args.resume else Path(args.resume)
     t0 = time.perf_counter()
     bar = ProgressBar(config.samples, 1, enabled=not (args.json or args.no_progress))
     done = [0]
@@ -242,7 +215,7 @@ def sweep_command(args: argparse.Namespace) -> dict[str, Any]:
         bar({**p, "evaluations_this_session": done[0], "best_speed_mps": float("nan")})
 
     try:
-        with _evaluator(args) as evaluator:
+        with evaluator_for(args) as evaluator:
             result = run_sweep(config, out, evaluator, resume=bool(args.resume),
                                progress=progress)
     finally:

@@ -51,12 +51,19 @@ def add_output_options(p: argparse.ArgumentParser, default_out: str | None,
 
 
 def add_execution_options(p: argparse.ArgumentParser, resumable: bool = True) -> None:
-    """Where a multi-trial study runs (``--workers``, ``--cluster``), how it survives
-    lost workers, its progress bar and, for recorded studies, ``--resume``."""
+    """Where a multi-trial study runs (``--workers``, ``--cluster``, ``--scheduler-file``,
+    ``--dashboard``), how it survives lost workers, its progress bar and, for recorded
+    studies, ``--resume``."""
     p.add_argument("--workers", type=non_negative_int,
                    help="worker processes (default: one per core; 0 = in this process)")
-    p.add_argument("--cluster", metavar="ADDRESS",
-                   help="Dask scheduler to use instead of a local cluster (tcp://host:port)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--cluster", metavar="ADDRESS",
+                       help="Dask scheduler to use instead of a local cluster (tcp://host:port)")
+    where.add_argument("--scheduler-file", metavar="PATH",
+                       help="join the Dask cluster whose scheduler wrote PATH (dask-jobqueue, "
+                       "dask scheduler --scheduler-file); see docs/cluster.md")
+    p.add_argument("--dashboard", action="store_true",
+                   help="serve the Dask dashboard (on 127.0.0.1) and print its link")
     p.add_argument("--max-retries", type=non_negative_int, default=2,
                    help="resubmissions of a trial whose worker died (default 2)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -66,14 +73,21 @@ def add_execution_options(p: argparse.ArgumentParser, resumable: bool = True) ->
 
 
 def evaluator_for(args: argparse.Namespace, tasks: int | None = None):
-    """The evaluator ``--workers``/``--cluster`` ask for, never wider than ``tasks``."""
+    """The evaluator ``--workers``/``--cluster``/``--scheduler-file`` ask for, never wider
+    than ``tasks``; with ``--dashboard`` its link goes to stderr."""
     from clamber.parallel.dask import available_cores
     from clamber.parallel.factory import make_evaluator
 
+    scheduler_file = getattr(args, "scheduler_file", None)
+    dashboard = getattr(args, "dashboard", False)
     workers = available_cores() if args.workers is None else args.workers
-    if tasks is not None and args.cluster is None:
-        workers = 0 if tasks <= 1 else min(workers, tasks)
-    return make_evaluator(workers, args.cluster, args.max_retries)
+    if tasks is not None and args.cluster is None and scheduler_file is None:
+        workers = 0 if tasks <= 1 and not dashboard else min(workers, tasks)
+    evaluator = make_evaluator(workers, args.cluster, args.max_retries, dashboard=dashboard,
+                               scheduler_file=scheduler_file)
+    if dashboard:
+        print(f"Dask dashboard: {evaluator.dashboard_link}", file=sys.stderr)
+    return evaluator
 
 
 def run_folder(args: argparse.Namespace) -> Path:

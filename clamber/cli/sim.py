@@ -9,6 +9,7 @@ from pathlib import Path
 from clamber.cli.options import (
     FMT,
     add_execution_options,
+    add_output_options,
     non_negative_float,
     non_negative_int,
     positive_float,
@@ -188,9 +189,8 @@ def register(subparsers) -> None:
         epilog=EXAMPLES_SIMULATE, formatter_class=FMT)
     sim.add_argument("solution", type=Path, help="solution .npz (with its .json)")
     sim.add_argument("--jumps", type=int, default=3, help="consecutive jumps (default 3)")
-    sim.add_argument("--out", default="out/sim", help="figure folder (default out/sim)")
     sim.add_argument("--log", type=Path, help="also write a 167 Hz telemetry CSV here")
-    sim.add_argument("--no-figures", action="store_true", help="skip figures and GIF")
+    add_output_options(sim, "out/sim")
     sim.add_argument("--no-animation", action="store_true", help="skip the GIF only")
     sim.set_defaults(func=_simulate)
 
@@ -210,8 +210,7 @@ def register(subparsers) -> None:
                      help="link length tolerance [m] (0.001)")
     rob.add_argument("--jitter", type=non_negative_float,
                      help="reference packet jitter [s] (0.001)")
-    rob.add_argument("--out", default="out/robustness",
-                     help="run folder recording every trial (default: out/robustness)")
+    add_output_options(rob, "out/robustness", figures=False)
     add_execution_options(rob)
     rob.set_defaults(func=_robustness)
 
@@ -222,7 +221,7 @@ def register(subparsers) -> None:
         "reference.csv and reference.bin (versioned header).",
         epilog=EXAMPLES_EXPORT, formatter_class=FMT)
     exp.add_argument("solution", type=Path)
-    exp.add_argument("--out", default="out/export", help="output folder (default out/export)")
+    add_output_options(exp, "out/export", figures=False)
     exp.set_defaults(func=_export)
 
     tel = subparsers.add_parser(
@@ -235,8 +234,7 @@ def register(subparsers) -> None:
     tel.add_argument("--forces", type=Path, help="force-plate CSV (front gripper)")
     tel.add_argument("--solution", type=Path, help="take morphology and safe regions from it")
     tel.add_argument("--morphology", type=Path, help="morphology TOML (default nominal)")
-    tel.add_argument("--out", default="out/telemetry", help="figure folder")
-    tel.add_argument("--no-figures", action="store_true")
+    add_output_options(tel, "out/telemetry")
     tel.set_defaults(func=_telemetry)
 
     mod = subparsers.add_parser(
@@ -244,11 +242,9 @@ def register(subparsers) -> None:
         description="Generate jumper.xml, scene.xml (with the wall) and jumper.urdf.",
         epilog=EXAMPLES_MODEL, formatter_class=FMT)
     mod.add_argument("--morphology", type=Path, help="morphology TOML (default nominal)")
-    mod.add_argument("--out", default="models/jumper", help="output folder")
+    add_output_options(mod, "models/jumper", figures=False)
     mod.set_defaults(func=_model)
 
-    for p in (sim, rob, exp, tel, mod):
-        p.add_argument("--json", action="store_true", help="print one JSON summary")
     for p in (sim, rob, exp):
         p.add_argument("--supply-voltage", type=positive_float,
                        default=None if p is rob else 12.0,
@@ -258,21 +254,22 @@ def register(subparsers) -> None:
                        help="the robot's gripper radius [m] (default: the optimization's)")
 
 
-def demo_step(out_dir: Path, summary: dict, as_json: bool) -> dict:
+def demo_step(out_dir: Path, summary: dict, as_json: bool) -> tuple[dict, list]:
     """Simulate the demo's best design (the co-design's, else the optimized nominal robot)
-    for 3 jumps with a 30-trial robustness study; add the result to the co-design report."""
+    for 3 jumps with a 30-trial robustness study; returns its summary and report section."""
     from clamber.experiments.robustness import robustness
     from clamber.jumper.sim.simulate import simulate
     from clamber.parallel.dask import available_cores
     from clamber.parallel.factory import make_evaluator
+    from clamber.report.html import Section
     from clamber.report.simulation import save_simulation_figures
 
     path = summary.get("codesign_best_solution") or summary.get("solution_path")
     if not path:
-        return {}
+        return {}, []
     sol = _load(Path(path))
     if not sol.status.success:
-        return {"simulation": "skipped: the optimization did not converge"}
+        return {"simulation": "skipped: the optimization did not converge"}, []
     res = simulate(sol, jumps=3)
     figures = save_simulation_figures(res, sol, Path(out_dir) / "sim")
     with make_evaluator(min(2, available_cores())) as evaluator:
@@ -282,17 +279,13 @@ def demo_step(out_dir: Path, summary: dict, as_json: bool) -> dict:
               f"robustness: catch {rob.catch.successes}/30, ready {rob.landing.successes}/30",
               file=sys.stderr)
     sim = res.summary()
-    report = summary.get("codesign_report")
-    if report and Path(report).exists():
-        from clamber.report.html import append_section
-
-        table = {"design": str(path), "ready landings (3 jumps)": sim["ready_landings"],
-                 "catch rate (30 trials)": rob.catch.rate,
-                 "ready-landing rate (30 trials)": rob.landing.rate}
-        append_section(report, "The best design in simulation", table,
-                       {k: v for k, v in figures.items() if str(v).endswith(".png")})
+    table = {"design": str(path), "ready landings (3 jumps)": sim["ready_landings"],
+             "catch rate (30 trials)": rob.catch.rate,
+             "ready-landing rate (30 trials)": rob.landing.rate}
+    section = Section("The best design in simulation", table,
+                      {k: v for k, v in figures.items() if str(v).endswith(".png")})
     return {"simulated_solution": str(path),
             "simulation": {k: sim[k] for k in ("front_catches", "rear_catches",
                                                "ready_landings", "jumps")},
             "simulation_figures": {k: str(v) for k, v in figures.items()},
-            "robustness": rob.summary()}
+            "robustness": rob.summary()}, [section]
