@@ -200,8 +200,8 @@ class RunStore:
             meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
             version = meta.get("format_version")
             if version != str(FORMAT_VERSION):
-                hint = (" (version 1 kept a pickled optimizer, which is never read; start a "
-                        "new run)" if version == "1" else "")
+                hint = (" (version 1 stores could hold a pickled optimizer, which is never read; "
+                        "start a new run)" if version == "1" else "")
                 raise FileFormatError(f"{path} has format version {version!r}; this clamber "
                                       f"reads version {FORMAT_VERSION}{hint}")
             db.execute("SELECT count(*) FROM trials").fetchone()
