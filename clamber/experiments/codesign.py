@@ -195,7 +195,7 @@ def make_strategy(config: CodesignConfig,
 
 
 #: Called with the run so far after every finished generation (e.g. to rewrite a report).
-GenerationCallback = Callable[["CodesignResult"], None]
+GenerationCallback = Callable[[CodesignResult], None]
 
 
 def run_codesign(
@@ -284,8 +284,8 @@ def _fired(es: cma.CMAEvolutionStrategy, config: CodesignConfig) -> dict[str, An
     which this run ignores, as it always has)."""
     if not config.cma_options:
         return {}
-    return {k: _json_number(float(v)) for k, v in es.stop().items()
-            if k in config.cma_options}
+    return {k: _json_number(float(v)) if isinstance(v, int | float) else str(v)
+            for k, v in es.stop().items() if k in config.cma_options}
 
 
 def _check_prefix(store: RunStore, n_finished: int, config: CodesignConfig) -> None:
