@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	MPLBACKEND=Agg MUJOCO_GL=egl $(BIN)/clamber demo --out out
+	MPLBACKEND=Agg MUJOCO_GL=egl $(BIN)/clamber demo --out out/demo
 
 test: $(STAMP)
 	MPLBACKEND=Agg MUJOCO_GL=egl $(BIN)/python -m pytest -q

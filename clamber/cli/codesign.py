@@ -8,6 +8,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+from clamber.cli.options import (
+    OutGiven,
+    check_resume_out,
+    input_file,
+    non_negative_int,
+    number_type,
+    output_folder,
+    positive_float,
+    seed_int,
+)
 from clamber.exceptions import ConfigError
 
 EXAMPLES_CODESIGN = """examples:
@@ -16,6 +26,7 @@ EXAMPLES_CODESIGN = """examples:
   clamber jumper codesign --resume runs/quick      # continue a killed run, same result
   clamber jumper codesign --workers 0              # in-process, for debugging
   clamber jumper codesign --cluster tcp://10.0.0.5:8786 --json
+  clamber jumper codesign --settings tuned.toml    # any optimization setting, safe regions too
 """
 EXAMPLES_SWEEP = """examples:
   clamber jumper sweep --samples 256 --out runs/sweep
@@ -34,16 +45,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "three inner masses, each candidate scored by the climbing speed of its optimized "
         "jump. Every evaluation is recorded as it finishes; a killed run resumes.",
         epilog=EXAMPLES_CODESIGN, formatter_class=fmt)
-    cd.add_argument("--generations", type=int, help="generations (default 50)")
-    cd.add_argument("--popsize", type=int, help="candidates per generation (default 9)")
-    cd.add_argument("--sigma0", type=float, help="initial step size (default 0.5)")
-    cd.add_argument("--seed", type=int, help="seed of the CMA-ES sampler (default 0)")
+    cd.add_argument("--generations", type=number_type(int, 1, 10_000),
+                    help="generations (default 50)")
+    cd.add_argument("--popsize", type=number_type(int, 1, 1000),
+                    help="candidates per generation, at least 2 (default 9)")
+    cd.add_argument("--sigma0", type=number_type(float, 0, 10, low_open=True),
+                    help="initial step size (default 0.5)")
+    cd.add_argument("--seed", type=seed_int, help="seed of the CMA-ES sampler (default 0)")
     cd.add_argument("--fitness", choices=sorted(FITNESS_CHOICES),
                     help="coarse solve only, or coarse then fine refinement (default fine)")
-    cd.add_argument("--torque-limit", type=float, help="joint torque bound [N m] (0.25)")
+    cd.add_argument("--settings", type=input_file,
+                    help="TOML file setting any optimization setting of the fitness (safe "
+                    "regions too; see clamber.jumper.settings_file)")
+    cd.add_argument("--torque-limit", type=positive_float,
+                    help="joint torque bound [N m] (0.25)")
     _add_execution_options(cd)
-    cd.add_argument("--out", default="out/codesign", help="new run directory "
-                    "(default: out/codesign)")
+    cd.add_argument("--out", type=output_folder, default="out/codesign", action=OutGiven,
+                    help="new run directory (default: out/codesign)")
     cd.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR")
     cd.set_defaults(func=codesign_command)
 
@@ -53,21 +71,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "space, each optimized at coarse resolution from one seed trajectory (the paper's "
         "Fig. 7). Writes sweep.csv, figures and report.html.",
         epilog=EXAMPLES_SWEEP, formatter_class=fmt)
-    sw.add_argument("--samples", type=int, help="number of designs (default 256)")
-    sw.add_argument("--seed", type=int, help="Sobol scrambling seed (default 0)")
+    sw.add_argument("--samples", type=number_type(int, 1, 1_000_000),
+                    help="number of designs (default 256)")
+    sw.add_argument("--seed", type=seed_int, help="Sobol scrambling seed (default 0)")
     _add_execution_options(sw)
-    sw.add_argument("--out", default="out/sweep", help="new output directory "
-                    "(default: out/sweep)")
+    sw.add_argument("--out", type=output_folder, default="out/sweep", action=OutGiven,
+                    help="new output directory (default: out/sweep)")
     sw.add_argument("--resume", metavar="DIR", help="continue the sweep in DIR")
     sw.set_defaults(func=sweep_command)
 
 
 def _add_execution_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workers", type=int, help="local Dask worker processes (default: one "
-                   "per core; 0 = in-process, no multiprocessing)")
+    p.add_argument("--workers", type=non_negative_int, help="local Dask worker processes "
+                   "(default: one per core; 0 = in-process, no multiprocessing)")
     p.add_argument("--cluster", metavar="ADDRESS",
                    help="Dask scheduler to use instead of a local cluster (tcp://host:port)")
-    p.add_argument("--max-retries", type=int, default=2,
+    p.add_argument("--max-retries", type=non_negative_int, default=2,
                    help="resubmissions of a candidate whose worker died (default 2)")
     p.add_argument("--no-figures", action="store_true", help="skip figures and report")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -104,8 +123,12 @@ def codesign_config(args: argparse.Namespace):
                               sigma0=stored["sigma0"], seed=stored["seed"],
                               fitness=_fitness_from_dict(stored["fitness"]))
     fitness = base.fitness
-    if args.fitness is not None or args.torque_limit is not None:
+    if args.fitness is not None or args.torque_limit is not None or args.settings:
         settings = fitness.settings
+        if args.settings:
+            from clamber.jumper.settings_file import load_settings
+
+            settings = load_settings(args.settings, base=settings)
         if args.torque_limit is not None:
             settings = settings.with_(torque_limit=args.torque_limit)
         refine = fitness.refine if args.fitness is None else FITNESS_CHOICES[args.fitness]
@@ -160,6 +183,7 @@ def codesign_command(args: argparse.Namespace) -> dict[str, Any]:
     from clamber.report.html import write_codesign_outputs
 
     config = codesign_config(args)
+    check_resume_out(args)
     run_dir = Path(args.resume or args.out)
     if not args.resume:
         from clamber.storage.runs import RunStore
@@ -169,7 +193,7 @@ def codesign_command(args: argparse.Namespace) -> dict[str, Any]:
                               "continue it or --out for a new one")
     t0 = time.perf_counter()
     bar = ProgressBar(config.generations * config.popsize, config.generations,
-                      enabled=not (args.json or args.no_progress))
+                      enabled=not args.no_progress)
     try:
         with _evaluator(args) as evaluator:
             result = run_codesign(config, run_dir, evaluator, resume=bool(args.resume),
@@ -189,6 +213,7 @@ def sweep_command(args: argparse.Namespace) -> dict[str, Any]:
 
     if args.resume:
         stored = _stored_config(args.resume, "sweep")
+        check_resume_out(args)
         base = SweepConfig(samples=stored["samples"], seed=stored["seed"],
                            fitness=_fitness_from_dict(stored["fitness"]))
     else:
@@ -198,7 +223,7 @@ def sweep_command(args: argparse.Namespace) -> dict[str, Any]:
                          fitness=base.fitness)
     out = Path(args.resume or args.out)
     t0 = time.perf_counter()
-    bar = ProgressBar(config.samples, 1, enabled=not (args.json or args.no_progress))
+    bar = ProgressBar(config.samples, 1, enabled=not args.no_progress)
     done = [0]
 
     def progress(p: dict[str, Any]) -> None:

@@ -4,12 +4,24 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
+import logging
 import sys
 import time
 from pathlib import Path
 
+from clamber.cli.options import (
+    OutGiven,
+    Parser,
+    input_file,
+    non_negative_float,
+    output_folder,
+    positive_float,
+    seed_int,
+    strict_json,
+)
 from clamber.exceptions import ClamberError
+
+log = logging.getLogger("clamber")
 
 #: Modules that add subcommands under `clamber jumper`; each defines register(subparsers).
 JUMPER_COMMAND_MODULES: tuple[str, ...] = ("clamber.cli.codesign", "clamber.cli.sim",
@@ -34,25 +46,28 @@ EXAMPLES_OPTIMIZE = """examples:
   clamber jumper optimize --morphology robot.toml --resolution coarse --out runs/a
   clamber jumper optimize --guess random --seed 3 --json
   clamber jumper optimize --torque-limit 0.4 --collocation hermite-simpson
+  clamber jumper optimize --settings tuned.toml   # any OptimizationSettings field, e.g.
+                                                  # safe_region_front = "safe_region.json"
 """
 
 
 def _print_summary(summary: dict, as_json: bool) -> None:
     if as_json:
-        print(json.dumps(summary, default=str))
+        print(strict_json(summary))
         return
     width = max(len(k) for k in summary)
     for k, v in summary.items():
         if isinstance(v, float):
             v = f"{v:.4g}"
         elif isinstance(v, dict | list):
-            v = json.dumps(v, default=str)
+            v = strict_json(v)
         print(f"{k:<{width}}  {v}")
 
 
 def _optimize(args: argparse.Namespace) -> dict:
     from clamber.jumper.morphology import Morphology
     from clamber.jumper.settings import OptimizationSettings
+    from clamber.jumper.settings_file import load_settings
     from clamber.jumper.solve import optimize
     from clamber.jumper.verify import attach_accuracy
 
@@ -64,26 +79,30 @@ def _optimize(args: argparse.Namespace) -> dict:
         changes["collocation"] = args.collocation
     if args.torque_rate_weight is not None:
         changes["torque_rate_weight"] = args.torque_rate_weight
-    settings = OptimizationSettings().with_(**changes)
+    base = load_settings(args.settings) if getattr(args, "settings", None) \
+        else OptimizationSettings()
+    settings = base.with_(**changes)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    if not args.json:
-        print(f"optimizing ({args.resolution}, {settings.collocation}) ...", file=sys.stderr)
+    log.info("optimizing (%s, %s) ...", args.resolution, settings.collocation)
     sol = optimize(morph, settings, args.resolution, args.guess, args.seed)
+    log.info("solver: %s after %.1f s", sol.status.value, time.perf_counter() - t0)
     if sol.status.success:
+        log.info("checking the accuracy (replaying the torques) ...")
         attach_accuracy(sol)
         if not sol.physically_consistent:
-            print(f"warning: replaying the torques drifts "
-                  f"{sol.accuracy['max_position_drift_m'] * 1e3:.1f} mm from the optimized "
-                  "motion; the speed is not trustworthy at this resolution (refine, or use "
-                  "--collocation hermite-simpson)", file=sys.stderr)
+            log.warning("warning: replaying the torques drifts %.1f mm from the optimized "
+                        "motion; the speed is not trustworthy at this resolution (refine, or "
+                        "use --collocation hermite-simpson)",
+                        sol.accuracy["max_position_drift_m"] * 1e3)
     path = sol.save(out / "solution")
     morph.save(out / "morphology.toml")
     figures = {}
     if sol.status.success and not args.no_figures:
         from clamber.report.jumper import save_all
 
+        log.info("writing figures%s ...", "" if args.no_animation else " and the animation")
         paths = save_all(sol, out, animation=not args.no_animation)
         figures = {k: str(v) for k, v in paths.items()}
     summary = sol.summary()
@@ -95,6 +114,10 @@ def _optimize(args: argparse.Namespace) -> dict:
 
 
 def _demo(args: argparse.Namespace) -> dict:
+    from clamber.cli.demo import claim_demo_folder
+
+    claim_demo_folder(Path(args.out))
+    args.settings = None
     args.morphology = None
     args.resolution = "fine"
     args.guess = "seed"
@@ -110,23 +133,28 @@ def _demo(args: argparse.Namespace) -> dict:
     for step in DEMO_STEPS:
         module, func = step.split(":")
         summary.update(getattr(importlib.import_module(module), func)(root, summary, args.json))
-    if not args.json:
-        print(f"\nresults written under {root}/ (solution, figures, climb.gif)")
+    log.info("results written under %s/ (solution, figures, climb.gif)", root)
     return summary
 
 
 def build_parser() -> argparse.ArgumentParser:
     fmt = argparse.RawDescriptionHelpFormatter
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="clamber", description="Design, optimize and control climbing robots.",
         epilog=EXAMPLES_MAIN, formatter_class=fmt)
+    parser.add_argument("-v", "--verbose", action="count", default=0,
+                        help="more messages on stderr (-vv: debug)")
+    parser.add_argument("-q", "--quiet", action="count", default=0,
+                        help="fewer messages on stderr (-q: warnings only, -qq: errors only)")
     sub = parser.add_subparsers(dest="command", required=True)
 
     demo = sub.add_parser("demo", help="run the main job on the defaults",
                           description="Optimize the nominal jump-climber (coarse, then fine), "
                           "verify it and write figures and an animation.",
                           epilog="examples:\n  clamber demo --out out\n", formatter_class=fmt)
-    demo.add_argument("--out", default="out", help="output folder (default: out)")
+    demo.add_argument("--out", type=output_folder, default="out/demo",
+                      help="the demo's own folder (default: out/demo); it writes nothing "
+                      "outside it and replaces only what an earlier demo wrote there")
     demo.add_argument("--json", action="store_true", help="print one JSON summary")
     demo.set_defaults(func=_demo)
 
@@ -138,18 +166,24 @@ def build_parser() -> argparse.ArgumentParser:
         description="Direct-collocation trajectory optimization of one periodic jump "
         "(IPOPT): a coarse solve from an initial guess, then refinement.",
         epilog=EXAMPLES_OPTIMIZE, formatter_class=fmt)
-    opt.add_argument("--morphology", type=Path, help="morphology TOML (default: nominal)")
+    opt.add_argument("--morphology", type=input_file,
+                     help="morphology TOML (default: nominal)")
     opt.add_argument("--resolution", choices=("coarse", "fine"), default="fine",
                      help="coarse (18,9,15,9,12) or coarse then fine (27,14,23,14,18)")
     opt.add_argument("--guess", choices=("seed", "deterministic", "random"), default="seed",
                      help="initial guess: packaged seed trajectory (falls back to the designed "
                      "motion), the designed bounding motion, or the paper's random one")
-    opt.add_argument("--seed", type=int, default=0, help="seed of the random guess")
-    opt.add_argument("--torque-limit", type=float, help="joint torque bound [N m] (0.25)")
+    opt.add_argument("--seed", type=seed_int, default=0, help="seed of the random guess")
+    opt.add_argument("--settings", type=input_file,
+                     help="TOML file setting any optimization setting (safe regions too); "
+                     "the options below override it")
+    opt.add_argument("--torque-limit", type=positive_float,
+                     help="joint torque bound [N m] (0.25)")
     opt.add_argument("--collocation", choices=("trapezoidal", "hermite-simpson"))
-    opt.add_argument("--torque-rate-weight", type=float,
+    opt.add_argument("--torque-rate-weight", type=non_negative_float,
                      help="penalty on torque changes between nodes (1e-2; 0 = off)")
-    opt.add_argument("--out", default="out/jumper", help="output folder (default: out/jumper)")
+    opt.add_argument("--out", type=output_folder, default="out/jumper", action=OutGiven,
+                     help="output folder (default: out/jumper)")
     opt.add_argument("--no-figures", action="store_true", help="skip figures and animation")
     opt.add_argument("--no-animation", action="store_true", help="skip the GIF only")
     opt.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
@@ -170,17 +204,40 @@ def _headless_figures() -> None:
         os.environ["MPLBACKEND"] = "Agg"
 
 
+def _logging(verbosity: int) -> None:
+    """Messages on stderr through the logging module: INFO (progress) by default, also
+    with --json; -v adds DEBUG, -q keeps warnings, -qq errors only."""
+    level = {-2: logging.ERROR, -1: logging.WARNING, 0: logging.INFO}.get(
+        max(-2, min(verbosity, 1)), logging.DEBUG)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    log.handlers[:] = [handler]
+    log.setLevel(level)
+    log.propagate = False
+
+
 def main(argv: list[str] | None = None) -> int:
     _headless_figures()
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # --help (0) or a usage error (2, one line on stderr)
+        return int(e.code or 0)
+    _logging(args.verbose - args.quiet)
     try:
         summary = args.func(args)
     except ClamberError as e:
-        print(f"clamber: error: {e}", file=sys.stderr)
+        print(f"clamber: error: {_one_line(e)}", file=sys.stderr)
+        return 2
+    except OSError as e:  # the user's files and folders: unwritable, full disk, ...
+        print(f"clamber: error: {_one_line(e)}", file=sys.stderr)
         return 2
     _print_summary(summary, args.json)
     return 0 if summary.get("status") in ("converged", "acceptable", None) else 1
+
+
+def _one_line(e: Exception) -> str:
+    return " ".join(str(e).split())
 
 
 if __name__ == "__main__":

@@ -3,18 +3,33 @@
 from __future__ import annotations
 
 import argparse
-import sys
+import logging
 from pathlib import Path
 
 from clamber.cli.options import (
     FMT,
+    OutGiven,
     add_execution_options,
-    non_negative_float,
-    non_negative_int,
-    positive_float,
-    positive_int,
+    input_file,
+    number_type,
+    output_file,
+    output_folder,
+    seed_int,
+    supply_voltage,
 )
 from clamber.exceptions import ConfigError
+
+log = logging.getLogger("clamber")
+#: Ranges of the simulation options: a gripper disc of at most 5 cm (the robot's is 1 cm),
+#: up to 100 consecutive jumps, mass tolerances below 50 %, length shifts below the 20 mm
+#: that keep the shortest (40 mm) link longer than its centre offset, packet jitter below
+#: ten 500 Hz periods.
+foot_radius = number_type(float, 0, 0.05, low_open=True, unit=" m")
+jump_count = number_type(int, 1, 100)
+trial_count = number_type(int, 1, 100_000)
+mass_tolerance = number_type(float, 0, 0.5)
+length_tolerance = number_type(float, 0, 0.02, unit=" m")
+jitter_s = number_type(float, 0, 0.02, unit=" s")
 
 EXAMPLES_SIMULATE = """examples:
   clamber jumper simulate out/jumper/solution.npz
@@ -58,19 +73,21 @@ def _config(args: argparse.Namespace):
 
 def _simulate(args: argparse.Namespace) -> dict:
     from clamber.jumper.sim.simulate import simulate
+    from clamber.jumper.sim.stability import without_warnings
     from clamber.jumper.sim.telemetry import write_log
     from clamber.report.simulation import save_simulation_figures
 
     sol = _load(args.solution)
-    res = simulate(sol, jumps=args.jumps, config=_config(args))
+    log.info("simulating %d jump(s) ...", args.jumps)
+    res = without_warnings(lambda: simulate(sol, jumps=args.jumps, config=_config(args)))
     out = Path(args.out)
     summary = res.summary()
     if not args.no_figures:
-        if not args.json:
-            print("writing figures ...", file=sys.stderr)
+        log.info("writing figures%s ...", "" if args.no_animation else " and the animation")
         paths = save_simulation_figures(res, sol, out, animation=not args.no_animation)
         summary["figures"] = {k: str(v) for k, v in paths.items()}
     if args.log:
+        Path(args.log).parent.mkdir(parents=True, exist_ok=True)
         forces = Path(args.log).with_name(Path(args.log).stem + "_forces.csv")
         write_log(res, args.log, forces)
         summary["telemetry_log"] = str(args.log)
@@ -109,6 +126,9 @@ def _robustness(args: argparse.Namespace) -> dict:
     from clamber.jumper.sim.robustness import Tolerances
 
     run_dir = run_folder(args)
+    if args.resume and args.solution is not None:
+        raise ConfigError(f"--resume {args.resume} replays the solution stored in the run; "
+                          f"drop {args.solution}")
     args = _study_options(args, run_dir)
     stored_solution = run_dir / "solution.npz"
     if args.solution is None:
@@ -158,6 +178,7 @@ def _telemetry(args: argparse.Namespace) -> dict:
         morph = Morphology.load(args.morphology)
     else:
         morph = Morphology.nominal()
+    log.info("analyzing %s ...", args.log)
     analysis = load_and_analyze(args.log, morph, args.forces, **kwargs)
     summary = analysis.summary()
     if not args.no_figures:
@@ -186,10 +207,12 @@ def register(subparsers) -> None:
         "hook within a capture window and tear off outside the safe region. Reports per "
         "jump the front and rear catch, readiness, height gained and tracking error.",
         epilog=EXAMPLES_SIMULATE, formatter_class=FMT)
-    sim.add_argument("solution", type=Path, help="solution .npz (with its .json)")
-    sim.add_argument("--jumps", type=int, default=3, help="consecutive jumps (default 3)")
-    sim.add_argument("--out", default="out/sim", help="figure folder (default out/sim)")
-    sim.add_argument("--log", type=Path, help="also write a 167 Hz telemetry CSV here")
+    sim.add_argument("solution", type=input_file, help="solution .npz (with its .json)")
+    sim.add_argument("--jumps", type=jump_count, default=3,
+                     help="consecutive jumps, 1-100 (default 3)")
+    sim.add_argument("--out", type=output_folder, default="out/sim",
+                     help="figure folder (default out/sim)")
+    sim.add_argument("--log", type=output_file, help="also write a 167 Hz telemetry CSV here")
     sim.add_argument("--no-figures", action="store_true", help="skip figures and GIF")
     sim.add_argument("--no-animation", action="store_true", help="skip the GIF only")
     sim.set_defaults(func=_simulate)
@@ -199,18 +222,18 @@ def register(subparsers) -> None:
         description="Seeded trials over perturbed masses, lengths, ESC gains, motor constants, "
         "initial state and reference timing; catch rate (front gripper) and ready-landing rate "
         "with 95% Wilson intervals.", epilog=EXAMPLES_ROBUSTNESS, formatter_class=FMT)
-    rob.add_argument("solution", type=Path, nargs="?",
-                     help="solution .npz (with its .json); optional with --resume")
-    rob.add_argument("--trials", type=positive_int, help="number of trials (default 30)")
-    rob.add_argument("--jumps", type=positive_int, help="jumps per trial (default 1)")
-    rob.add_argument("--seed", type=non_negative_int, help="master seed (default 0)")
-    rob.add_argument("--mass-tol", type=non_negative_float,
-                     help="relative mass tolerance (0.05)")
-    rob.add_argument("--length-tol", type=non_negative_float,
-                     help="link length tolerance [m] (0.001)")
-    rob.add_argument("--jitter", type=non_negative_float,
-                     help="reference packet jitter [s] (0.001)")
-    rob.add_argument("--out", default="out/robustness",
+    rob.add_argument("solution", type=input_file, nargs="?",
+                     help="solution .npz (with its .json); not with --resume")
+    rob.add_argument("--trials", type=trial_count, help="number of trials (default 30)")
+    rob.add_argument("--jumps", type=jump_count, help="jumps per trial (default 1)")
+    rob.add_argument("--seed", type=seed_int, help="master seed (default 0)")
+    rob.add_argument("--mass-tol", type=mass_tolerance,
+                     help="relative mass tolerance, 0-0.5 (0.05)")
+    rob.add_argument("--length-tol", type=length_tolerance,
+                     help="link length tolerance [m], 0-0.02 (0.001)")
+    rob.add_argument("--jitter", type=jitter_s,
+                     help="reference packet jitter [s], 0-0.02 (0.001)")
+    rob.add_argument("--out", type=output_folder, default="out/robustness", action=OutGiven,
                      help="run folder recording every trial (default: out/robustness)")
     add_execution_options(rob)
     rob.set_defaults(func=_robustness)
@@ -221,8 +244,9 @@ def register(subparsers) -> None:
         "voltage feed-forward; check joint, torque, speed and voltage limits; write "
         "reference.csv and reference.bin (versioned header).",
         epilog=EXAMPLES_EXPORT, formatter_class=FMT)
-    exp.add_argument("solution", type=Path)
-    exp.add_argument("--out", default="out/export", help="output folder (default out/export)")
+    exp.add_argument("solution", type=input_file)
+    exp.add_argument("--out", type=output_folder, default="out/export",
+                     help="output folder (default out/export)")
     exp.set_defaults(func=_export)
 
     tel = subparsers.add_parser(
@@ -231,11 +255,13 @@ def register(subparsers) -> None:
         "per joint, compute torques, mechanical work per joint per jump and the share of "
         "stance outside the safe region; writes a Fig.-8 style figure.",
         epilog=EXAMPLES_TELEMETRY, formatter_class=FMT)
-    tel.add_argument("log", type=Path, help="telemetry CSV")
-    tel.add_argument("--forces", type=Path, help="force-plate CSV (front gripper)")
-    tel.add_argument("--solution", type=Path, help="take morphology and safe regions from it")
-    tel.add_argument("--morphology", type=Path, help="morphology TOML (default nominal)")
-    tel.add_argument("--out", default="out/telemetry", help="figure folder")
+    tel.add_argument("log", type=input_file, help="telemetry CSV")
+    tel.add_argument("--forces", type=input_file, help="force-plate CSV (front gripper)")
+    tel.add_argument("--solution", type=input_file,
+                     help="take morphology and safe regions from it")
+    tel.add_argument("--morphology", type=input_file, help="morphology TOML (default nominal)")
+    tel.add_argument("--out", type=output_folder, default="out/telemetry",
+                     help="figure folder")
     tel.add_argument("--no-figures", action="store_true")
     tel.set_defaults(func=_telemetry)
 
@@ -243,19 +269,21 @@ def register(subparsers) -> None:
         "model", help="write MJCF, scene and URDF of a morphology",
         description="Generate jumper.xml, scene.xml (with the wall) and jumper.urdf.",
         epilog=EXAMPLES_MODEL, formatter_class=FMT)
-    mod.add_argument("--morphology", type=Path, help="morphology TOML (default nominal)")
-    mod.add_argument("--out", default="models/jumper", help="output folder")
+    mod.add_argument("--morphology", type=input_file, help="morphology TOML (default nominal)")
+    mod.add_argument("--out", type=output_folder, default="models/jumper",
+                     help="output folder")
     mod.set_defaults(func=_model)
 
     for p in (sim, rob, exp, tel, mod):
         p.add_argument("--json", action="store_true", help="print one JSON summary")
     for p in (sim, rob, exp):
-        p.add_argument("--supply-voltage", type=positive_float,
+        p.add_argument("--supply-voltage", type=supply_voltage,
                        default=None if p is rob else 12.0,
-                       help="motor supply voltage [V] (default 12)")
+                       help="motor supply voltage [V], 0-48 (default 12)")
     for p in (sim, rob):
-        p.add_argument("--foot-radius", type=positive_float,
-                       help="the robot's gripper radius [m] (default: the optimization's)")
+        p.add_argument("--foot-radius", type=foot_radius,
+                       help="the robot's gripper radius [m], up to 0.05 (default: the "
+                       "optimization's)")
 
 
 def demo_step(out_dir: Path, summary: dict, as_json: bool) -> dict:
@@ -277,10 +305,8 @@ def demo_step(out_dir: Path, summary: dict, as_json: bool) -> dict:
     figures = save_simulation_figures(res, sol, Path(out_dir) / "sim")
     with make_evaluator(min(2, available_cores())) as evaluator:
         rob = robustness(sol, 30, evaluator=evaluator)
-    if not as_json:
-        print(f"simulation: {res.summary()['ready_landings']}/3 ready landings; "
-              f"robustness: catch {rob.catch.successes}/30, ready {rob.landing.successes}/30",
-              file=sys.stderr)
+    log.info("simulation: %d/3 ready landings; robustness: catch %d/30, ready %d/30",
+             res.summary()["ready_landings"], rob.catch.successes, rob.landing.successes)
     sim = res.summary()
     report = summary.get("codesign_report")
     if report and Path(report).exists():

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from clamber._json import strict_json
+
 REPORT_NAME = "report.html"
 
 _STYLE = """
@@ -130,7 +132,7 @@ def write_codesign_outputs(result: Any, figures: bool = True) -> dict[str, Any]:
                           notes="Fitness: climbing speed of each candidate's optimized jump; "
                                 "failed solves are recorded and scored with the penalty speed.")
     summary["report"] = str(report)
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    (run_dir / "summary.json").write_text(strict_json(summary, indent=2))
     return summary
 
 
@@ -147,5 +149,5 @@ def write_sweep_outputs(result: Any, figures: bool = True) -> dict[str, Any]:
                           notes="Each Sobol sample optimized at coarse resolution from one "
                                 "seed trajectory; the full table is sweep.csv.")
     summary["report"] = str(report)
-    (result.out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    (result.out_dir / "summary.json").write_text(strict_json(summary, indent=2))
     return summary
