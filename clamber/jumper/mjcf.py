@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from clamber import _validate as v
 from clamber.exceptions import ConfigError
 from clamber.jumper.model import GRAVITY
 from clamber.jumper.morphology import N_PARAMETERS, Morphology
@@ -55,14 +56,9 @@ class Geometry:
     """Coulomb friction of a free gripper or motor touching the wall [-]."""
 
     def __post_init__(self) -> None:
-        for name in ("foot_radius", "motor_radius", "timestep"):
-            v = getattr(self, name)
-            if not (np.isfinite(v) and v > 0):
-                raise ConfigError(f"geometry.{name} = {v!r}: must be a positive finite number")
-        for name in ("armature", "wall_friction"):
-            v = getattr(self, name)
-            if not (np.isfinite(v) and v >= 0):
-                raise ConfigError(f"geometry.{name} = {v!r}: must be finite and >= 0")
+        v.numeric_fields(self, "geometry", strict=True,
+                         names=("foot_radius", "motor_radius", "timestep"))
+        v.numeric_fields(self, "geometry", names=("armature", "wall_friction"))
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from clamber.exceptions import ConfigError
+from clamber import _validate as v
 from clamber.parallel.base import DEFAULT_MAX_RETRIES, Evaluator
 from clamber.parallel.serial import SerialEvaluator
 
@@ -16,8 +16,7 @@ def make_evaluator(workers: int = 0, cluster: str | None = None,
     worker processes on 127.0.0.1; ``cluster`` connects to a running scheduler
     (``tcp://host:port``) and ignores ``workers``.
     """
-    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 0:
-        raise ConfigError(f"workers = {workers!r}: must be an integer >= 0 (0 = in-process)")
+    v.integer("", "workers", workers, low=0)  # 0 = in-process
     if cluster is None and workers == 0:
         return SerialEvaluator(max_retries=max_retries)
     from clamber.parallel.dask import DaskEvaluator  # distributed loads only when needed
