@@ -300,7 +300,7 @@ def _check_arrays(arr: dict[str, np.ndarray], nodes: tuple[int, ...]) -> None:
         bad = np.isinf(a) if nan_ok else ~np.isfinite(a)
         if bad.any():
             k = tuple(int(i) for i in np.argwhere(bad)[0])
-            raise ConfigError(f"{name}{list(k)} = {a[k]!r}: must be finite")
+            raise ConfigError(f"{name}{list(k)} = {float(a[k])!r}: must be finite")
     t, phase, durations = arr["t"], arr["phase"], arr["phase_durations"]
     back = np.flatnonzero(np.diff(t) < 0)
     if back.size:
@@ -309,7 +309,7 @@ def _check_arrays(arr: dict[str, np.ndarray], nodes: tuple[int, ...]) -> None:
                           "time must not run backwards")
     if np.any(durations <= 0):
         i = int(np.argmax(durations <= 0))
-        raise ConfigError(f"phase_durations[{i}] = {durations[i]!r} s: must be > 0")
+        raise ConfigError(f"phase_durations[{i}] = {float(durations[i])!r} s: must be > 0")
     if not np.isclose(t[-1] - t[0], durations.sum(), rtol=1e-6, atol=1e-9):
         raise ConfigError(f"t spans {t[-1] - t[0]:.6g} s but phase_durations sum "
                           f"to {durations.sum():.6g} s")
