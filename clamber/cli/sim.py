@@ -178,7 +178,6 @@ def _telemetry(args: argparse.Namespace) -> dict:
         morph = Morphology.load(args.morphology)
     else:
         morph = Morphology.nominal()
-    log.info("analyzing %s ...", args.log)
     analysis = load_and_analyze(args.log, morph, args.forces, **kwargs)
     summary = analysis.summary()
     if not args.no_figures:
