@@ -9,16 +9,15 @@ from pathlib import Path
 from typing import Any
 
 from clamber.cli.options import (
-    OutGiven,
-    check_resume_out,
+    add_execution_options,
+    add_output_options,
+    evaluator_for,
     input_file,
-    non_negative_int,
     number_type,
-    output_folder,
     positive_float,
+    run_folder,
     seed_int,
 )
-from clamber.exceptions import ConfigError
 
 EXAMPLES_CODESIGN = """examples:
   clamber jumper codesign                          # paper's run: 50 x 9, one worker per core
@@ -48,10 +47,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     cd.add_argument("--generations", type=number_type(int, 1, 10_000),
                     help="generations (default 50)")
     cd.add_argument("--popsize", type=number_type(int, 1, 1000),
-                    help="candidates per generation, at least 2 (default 9)")
+                    help="candidates per generation (default 9; a generation uses at most "
+                    "this many workers at once)")
     cd.add_argument("--sigma0", type=number_type(float, 0, 10, low_open=True),
                     help="initial step size (default 0.5)")
-    cd.add_argument("--seed", type=seed_int, help="seed of the CMA-ES sampler (default 0)")
+    cd.add_argument("--seed", type=seed_int,
+                    help="seed of the CMA-ES sampler (default 0)")
     cd.add_argument("--fitness", choices=sorted(FITNESS_CHOICES),
                     help="coarse solve only, or coarse then fine refinement (default fine)")
     cd.add_argument("--settings", type=input_file,
@@ -59,10 +60,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "regions too; see clamber.jumper.settings_file)")
     cd.add_argument("--torque-limit", type=positive_float,
                     help="joint torque bound [N m] (0.25)")
-    _add_execution_options(cd)
-    cd.add_argument("--out", type=output_folder, default="out/codesign", action=OutGiven,
-                    help="new run directory (default: out/codesign)")
-    cd.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR")
+    add_output_options(cd, "out/codesign")
+    add_execution_options(cd)
     cd.set_defaults(func=codesign_command)
 
     sw = subparsers.add_parser(
@@ -74,23 +73,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sw.add_argument("--samples", type=number_type(int, 1, 1_000_000),
                     help="number of designs (default 256)")
     sw.add_argument("--seed", type=seed_int, help="Sobol scrambling seed (default 0)")
-    _add_execution_options(sw)
-    sw.add_argument("--out", type=output_folder, default="out/sweep", action=OutGiven,
-                    help="new output directory (default: out/sweep)")
-    sw.add_argument("--resume", metavar="DIR", help="continue the sweep in DIR")
+    add_output_options(sw, "out/sweep")
+    add_execution_options(sw)
     sw.set_defaults(func=sweep_command)
-
-
-def _add_execution_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workers", type=non_negative_int, help="local Dask worker processes "
-                   "(default: one per core; 0 = in-process, no multiprocessing)")
-    p.add_argument("--cluster", metavar="ADDRESS",
-                   help="Dask scheduler to use instead of a local cluster (tcp://host:port)")
-    p.add_argument("--max-retries", type=non_negative_int, default=2,
-                   help="resubmissions of a candidate whose worker died (default 2)")
-    p.add_argument("--no-figures", action="store_true", help="skip figures and report")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
 
 
 def _stored_config(run_dir: str | Path, kind: str) -> dict[str, Any]:
@@ -169,33 +154,18 @@ class ProgressBar:
         self.bar.close()
 
 
-def _evaluator(args: argparse.Namespace):
-    from clamber.parallel.dask import available_cores
-    from clamber.parallel.factory import make_evaluator
-
-    workers = available_cores() if args.workers is None else args.workers
-    return make_evaluator(workers, args.cluster, args.max_retries)
-
-
 def codesign_command(args: argparse.Namespace) -> dict[str, Any]:
     """Run or resume a co-design; returns the JSON summary."""
     from clamber.experiments.codesign import run_codesign
     from clamber.report.html import write_codesign_outputs
 
     config = codesign_config(args)
-    check_resume_out(args)
-    run_dir = Path(args.resume or args.out)
-    if not args.resume:
-        from clamber.storage.runs import RunStore
-
-        if RunStore.exists(run_dir):
-            raise ConfigError(f"{run_dir} already holds a run; use --resume {run_dir} to "
-                              "continue it or --out for a new one")
+    run_dir = run_folder(args)
     t0 = time.perf_counter()
     bar = ProgressBar(config.generations * config.popsize, config.generations,
                       enabled=not args.no_progress)
     try:
-        with _evaluator(args) as evaluator:
+        with evaluator_for(args) as evaluator:
             result = run_codesign(config, run_dir, evaluator, resume=bool(args.resume),
                                   progress=bar)
     finally:
@@ -213,7 +183,6 @@ def sweep_command(args: argparse.Namespace) -> dict[str, Any]:
 
     if args.resume:
         stored = _stored_config(args.resume, "sweep")
-        check_resume_out(args)
         base = SweepConfig(samples=stored["samples"], seed=stored["seed"],
                            fitness=_fitness_from_dict(stored["fitness"]))
     else:
@@ -221,7 +190,7 @@ def sweep_command(args: argparse.Namespace) -> dict[str, Any]:
     config = SweepConfig(samples=base.samples if args.samples is None else args.samples,
                          seed=base.seed if args.seed is None else args.seed,
                          fitness=base.fitness)
-    out = Path(args.resume or args.out)
+    out = run_folder(args) if not args.resume else Path(args.resume)
     t0 = time.perf_counter()
     bar = ProgressBar(config.samples, 1, enabled=not args.no_progress)
     done = [0]
@@ -231,7 +200,7 @@ def sweep_command(args: argparse.Namespace) -> dict[str, Any]:
         bar({**p, "evaluations_this_session": done[0], "best_speed_mps": float("nan")})
 
     try:
-        with _evaluator(args) as evaluator:
+        with evaluator_for(args) as evaluator:
             result = run_sweep(config, out, evaluator, resume=bool(args.resume),
                                progress=progress)
     finally:

@@ -8,7 +8,7 @@ from pathlib import Path
 from clamber.attachment.safe_region_fit import fit_safe_region, synthetic_trials
 from clamber.attachment.spine_gripper import SpineGripperGeometry, SpineLimits
 from clamber.attachment.trials_file import read_trials
-from clamber.cli.options import input_file, output_folder, strict_json
+from clamber.cli.options import add_output_options, input_file, strict_json
 
 EXAMPLES = """examples:
   clamber jumper safe-region trials.csv --unit kg --out out/gripper
@@ -74,12 +74,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("trials", nargs="?", type=input_file,
                    help="trials CSV (default: synthetic trials from the statics model)")
     p.add_argument("--unit", choices=("kg", "N"), default="kg", help="load unit (kg)")
-    p.add_argument("--out", type=output_folder, default="out/gripper",
-                   help="output folder (default out/gripper)")
-    p.add_argument("--json", action="store_true", help="print one JSON summary")
+    add_output_options(p, "out/gripper", figures=False)
     p.set_defaults(func=_command)
 
 
-def demo_step(out_dir: Path, summary: dict, as_json: bool) -> dict:
+def demo_step(out_dir: Path, summary: dict, as_json: bool) -> tuple[dict, list]:
     """The demo's gripper part: fit and plot a safe region from synthetic trials."""
-    return {"gripper": run(None, "kg", Path(out_dir) / "gripper")}
+    from clamber.report.html import Section
+
+    result = run(None, "kg", Path(out_dir) / "gripper")
+    table = {k: result[k] for k in ("trials", "source", "sector_angle_deg", "max_load_n")}
+    figures = {"Hanging-weight trials and the fitted safe region":
+               result["figures"]["safe_region_trials"]}
+    return {"gripper": result}, [Section("Gripper safe region", table, figures)]

@@ -3,51 +3,20 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import sys
-import time
-from pathlib import Path
 
-from clamber.cli.options import (
-    OutGiven,
-    Parser,
-    input_file,
-    non_negative_float,
-    output_folder,
-    positive_float,
-    seed_int,
-    strict_json,
-)
+from clamber.cli import codesign, demo, gripper, optimize, quadruped, sim
+from clamber.cli.options import Parser, strict_json
 from clamber.exceptions import ClamberError
 
 log = logging.getLogger("clamber")
 
-#: Modules that add subcommands under `clamber jumper`; each defines register(subparsers).
-JUMPER_COMMAND_MODULES: tuple[str, ...] = ("clamber.cli.codesign", "clamber.cli.sim",
-                                            "clamber.cli.gripper")
-#: Modules that add top-level commands; each defines register(subparsers).
-TOP_COMMAND_MODULES: tuple[str, ...] = ("clamber.cli.quadruped",)
-#: Steps of `clamber demo` after the single optimization: "module:function", each called
-#: as function(out_dir: Path, summary: dict, as_json: bool) -> dict merged into the summary.
-DEMO_STEPS: tuple[str, ...] = ("clamber.cli.gripper:demo_step",
-                              "clamber.cli.demo:codesign_demo",
-                              "clamber.cli.sim:demo_step",
-                              "clamber.cli.quadruped:demo_step")
-
 EXAMPLES_MAIN = """examples:
   clamber jumper optimize                       # nominal robot, coarse then fine
   clamber jumper optimize --resolution coarse --json
-  clamber demo --out out                        # what `make demo` runs
-"""
-
-EXAMPLES_OPTIMIZE = """examples:
-  clamber jumper optimize
-  clamber jumper optimize --morphology robot.toml --resolution coarse --out runs/a
-  clamber jumper optimize --guess random --seed 3 --json
-  clamber jumper optimize --torque-limit 0.4 --collocation hermite-simpson
-  clamber jumper optimize --settings tuned.toml   # any OptimizationSettings field, e.g.
-                                                  # safe_region_front = "safe_region.json"
+  clamber demo --out out/demo                   # what `make demo` runs
+  clamber -q jumper simulate sol.npz --json     # no progress messages on stderr
 """
 
 
@@ -64,134 +33,25 @@ def _print_summary(summary: dict, as_json: bool) -> None:
         print(f"{k:<{width}}  {v}")
 
 
-def _optimize(args: argparse.Namespace) -> dict:
-    from clamber.jumper.morphology import Morphology
-    from clamber.jumper.settings import OptimizationSettings
-    from clamber.jumper.settings_file import load_settings
-    from clamber.jumper.solve import optimize
-    from clamber.jumper.verify import attach_accuracy
-
-    morph = Morphology.load(args.morphology) if args.morphology else Morphology.nominal()
-    changes = {}
-    if args.torque_limit is not None:
-        changes["torque_limit"] = args.torque_limit
-    if args.collocation is not None:
-        changes["collocation"] = args.collocation
-    if args.torque_rate_weight is not None:
-        changes["torque_rate_weight"] = args.torque_rate_weight
-    base = load_settings(args.settings) if getattr(args, "settings", None) \
-        else OptimizationSettings()
-    settings = base.with_(**changes)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    t0 = time.perf_counter()
-    log.info("optimizing (%s, %s) ...", args.resolution, settings.collocation)
-    sol = optimize(morph, settings, args.resolution, args.guess, args.seed)
-    log.info("solver: %s after %.1f s", sol.status.value, time.perf_counter() - t0)
-    if sol.status.success:
-        log.info("checking the accuracy (replaying the torques) ...")
-        attach_accuracy(sol)
-        if not sol.physically_consistent:
-            log.warning("warning: replaying the torques drifts %.1f mm from the optimized "
-                        "motion; the speed is not trustworthy at this resolution (refine, or "
-                        "use --collocation hermite-simpson)",
-                        sol.accuracy["max_position_drift_m"] * 1e3)
-    path = sol.save(out / "solution")
-    morph.save(out / "morphology.toml")
-    figures = {}
-    if sol.status.success and not args.no_figures:
-        from clamber.report.jumper import save_all
-
-        log.info("writing figures%s ...", "" if args.no_animation else " and the animation")
-        paths = save_all(sol, out, animation=not args.no_animation)
-        figures = {k: str(v) for k, v in paths.items()}
-    summary = sol.summary()
-    summary["total_solve_time_s"] = sum(h["solve_time_s"] for h in sol.history)
-    summary["wall_time_s"] = time.perf_counter() - t0
-    summary["solution_path"] = str(path)
-    summary["figures"] = figures
-    return summary
-
-
-def _demo(args: argparse.Namespace) -> dict:
-    from clamber.cli.demo import claim_demo_folder
-
-    claim_demo_folder(Path(args.out))
-    args.settings = None
-    args.morphology = None
-    args.resolution = "fine"
-    args.guess = "seed"
-    args.seed = 0
-    args.torque_limit = None
-    args.collocation = None
-    args.torque_rate_weight = None
-    args.no_figures = False
-    args.no_animation = False
-    args.out = str(Path(args.out) / "jumper")
-    summary = _optimize(args)
-    root = Path(args.out).parent
-    for step in DEMO_STEPS:
-        module, func = step.split(":")
-        summary.update(getattr(importlib.import_module(module), func)(root, summary, args.json))
-    log.info("results written under %s/ (solution, figures, climb.gif)", root)
-    return summary
-
-
 def build_parser() -> argparse.ArgumentParser:
     fmt = argparse.RawDescriptionHelpFormatter
     parser = Parser(
         prog="clamber", description="Design, optimize and control climbing robots.",
         epilog=EXAMPLES_MAIN, formatter_class=fmt)
     parser.add_argument("-v", "--verbose", action="count", default=0,
-                        help="more messages on stderr (-vv: debug)")
+                        help="more messages on stderr (debug)")
     parser.add_argument("-q", "--quiet", action="count", default=0,
                         help="fewer messages on stderr (-q: warnings only, -qq: errors only)")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    demo = sub.add_parser("demo", help="run the main job on the defaults",
-                          description="Optimize the nominal jump-climber (coarse, then fine), "
-                          "verify it and write figures and an animation.",
-                          epilog="examples:\n  clamber demo --out out\n", formatter_class=fmt)
-    demo.add_argument("--out", type=output_folder, default="out/demo",
-                      help="the demo's own folder (default: out/demo); it writes nothing "
-                      "outside it and replaces only what an earlier demo wrote there")
-    demo.add_argument("--json", action="store_true", help="print one JSON summary")
-    demo.set_defaults(func=_demo)
+    demo.register(sub)
 
     jumper = sub.add_parser("jumper", help="the planar jump-climbing robot",
-                            epilog=EXAMPLES_OPTIMIZE, formatter_class=fmt)
+                            epilog=EXAMPLES_MAIN, formatter_class=fmt)
     jsub = jumper.add_subparsers(dest="jumper_command", required=True)
-    opt = jsub.add_parser(
-        "optimize", help="optimize one jump for a morphology",
-        description="Direct-collocation trajectory optimization of one periodic jump "
-        "(IPOPT): a coarse solve from an initial guess, then refinement.",
-        epilog=EXAMPLES_OPTIMIZE, formatter_class=fmt)
-    opt.add_argument("--morphology", type=input_file,
-                     help="morphology TOML (default: nominal)")
-    opt.add_argument("--resolution", choices=("coarse", "fine"), default="fine",
-                     help="coarse (18,9,15,9,12) or coarse then fine (27,14,23,14,18)")
-    opt.add_argument("--guess", choices=("seed", "deterministic", "random"), default="seed",
-                     help="initial guess: packaged seed trajectory (falls back to the designed "
-                     "motion), the designed bounding motion, or the paper's random one")
-    opt.add_argument("--seed", type=seed_int, default=0, help="seed of the random guess")
-    opt.add_argument("--settings", type=input_file,
-                     help="TOML file setting any optimization setting (safe regions too); "
-                     "the options below override it")
-    opt.add_argument("--torque-limit", type=positive_float,
-                     help="joint torque bound [N m] (0.25)")
-    opt.add_argument("--collocation", choices=("trapezoidal", "hermite-simpson"))
-    opt.add_argument("--torque-rate-weight", type=non_negative_float,
-                     help="penalty on torque changes between nodes (1e-2; 0 = off)")
-    opt.add_argument("--out", type=output_folder, default="out/jumper", action=OutGiven,
-                     help="output folder (default: out/jumper)")
-    opt.add_argument("--no-figures", action="store_true", help="skip figures and animation")
-    opt.add_argument("--no-animation", action="store_true", help="skip the GIF only")
-    opt.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
-    opt.set_defaults(func=_optimize)
-    for module in JUMPER_COMMAND_MODULES:
-        importlib.import_module(module).register(jsub)
-    for module in TOP_COMMAND_MODULES:
-        importlib.import_module(module).register(sub)
+    for module in (optimize, codesign, sim, gripper):
+        module.register(jsub)
+    quadruped.register(sub)
     return parser
 
 
@@ -216,28 +76,25 @@ def _logging(verbosity: int) -> None:
     log.propagate = False
 
 
+def _one_line(e: Exception) -> str:
+    return " ".join(str(e).split())
+
+
 def main(argv: list[str] | None = None) -> int:
     _headless_figures()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-    except SystemExit as e:  # --help (0) or a usage error (2, one line on stderr)
+    except SystemExit as e:  # argparse printed the usage error (2) or the help (0)
         return int(e.code or 0)
     _logging(args.verbose - args.quiet)
     try:
         summary = args.func(args)
-    except ClamberError as e:
-        print(f"clamber: error: {_one_line(e)}", file=sys.stderr)
-        return 2
-    except OSError as e:  # the user's files and folders: unwritable, full disk, ...
+    except (ClamberError, OSError) as e:  # OSError: the user's files (unwritable, full)
         print(f"clamber: error: {_one_line(e)}", file=sys.stderr)
         return 2
     _print_summary(summary, args.json)
     return 0 if summary.get("status") in ("converged", "acceptable", None) else 1
-
-
-def _one_line(e: Exception) -> str:
-    return " ".join(str(e).split())
 
 
 if __name__ == "__main__":

@@ -102,7 +102,7 @@ def existing_folder(text: str) -> Path:
     """An argparse type: a folder that exists (a run to resume)."""
     path = Path(text)
     if not path.is_dir():
-        raise argparse.ArgumentTypeError(f"{text} is not a folder")
+        raise argparse.ArgumentTypeError(f"{text} is not a folder: no run record to resume")
     return path
 
 

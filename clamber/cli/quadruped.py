@@ -280,7 +280,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     comp.set_defaults(func=_compare)
 
 
-def demo_step(out_dir: Path, summary: dict, as_json: bool) -> dict:
+def demo_step(out_dir: Path, summary: dict, as_json: bool) -> tuple[dict, list]:
     """A Q-WBC climb (one gait cycle on the vertical wall) with its figure and GIF.
 
     The grippers are unbreakable here so that the animation shows the whole cycle; their
@@ -289,6 +289,7 @@ def demo_step(out_dir: Path, summary: dict, as_json: bool) -> dict:
     """
     _prepare_gl()
     from clamber.quadruped.experiments import ClimbSettings, run_climb
+    from clamber.report.html import Section
     from clamber.report.quadruped import save_climb
 
     log.info("quadruped: a Q-WBC climb of one gait cycle (about a minute) ...")
@@ -296,7 +297,7 @@ def demo_step(out_dir: Path, summary: dict, as_json: bool) -> dict:
         result, trace = run_climb(ClimbSettings(controller="qwbc", incline_deg=90.0,
                                                 breakable=False), 0, log=True)
     except ConfigError as e:
-        return {"quadruped_climb": f"failed: {e}"}
+        return {"quadruped_climb": f"failed: {e}"}, []
     paths = save_climb(trace, Path(out_dir) / "quadruped",
                        "Q-WBC, 90 deg, seed 0 (grippers unbreakable)")
     log.info("quadruped: Q-WBC climb %s (%s); peak gripper load %.2f x capacity",
@@ -305,13 +306,9 @@ def demo_step(out_dir: Path, summary: dict, as_json: bool) -> dict:
     keep = ("success", "reason", "sim_time_s", "max_tracking_error_mm", "mean_power_w",
             "peak_gripper_load", "estimation_rms_mm")
     climb = {k: result.to_dict()[k] for k in keep}
-    report = summary.get("codesign_report")
-    if report and Path(report).exists():
-        from clamber.report.html import append_section
-
-        figures = {name: paths[key] for name, key in
-                   (("Body and feet with the gait phases", "figure"),
-                    ("The climb (MuJoCo)", "animation")) if key in paths}
-        append_section(report, "Quadruped: a Q-WBC climb on the vertical wall", climb, figures)
-    return {"quadruped_climb": climb,
-            "quadruped_figures": {k: str(v) for k, v in paths.items()}}
+    figures = {name: paths[key] for name, key in
+               (("Body and feet with the gait phases", "figure"),
+                ("The climb (MuJoCo)", "animation")) if key in paths}
+    return ({"quadruped_climb": climb,
+             "quadruped_figures": {k: str(v) for k, v in paths.items()}},
+            [Section("Quadruped: a Q-WBC climb on the vertical wall", climb, figures)])

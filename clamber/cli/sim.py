@@ -8,12 +8,11 @@ from pathlib import Path
 
 from clamber.cli.options import (
     FMT,
-    OutGiven,
     add_execution_options,
+    add_output_options,
     input_file,
     number_type,
     output_file,
-    output_folder,
     seed_int,
     supply_voltage,
 )
@@ -209,10 +208,8 @@ def register(subparsers) -> None:
     sim.add_argument("solution", type=input_file, help="solution .npz (with its .json)")
     sim.add_argument("--jumps", type=jump_count, default=3,
                      help="consecutive jumps, 1-100 (default 3)")
-    sim.add_argument("--out", type=output_folder, default="out/sim",
-                     help="figure folder (default out/sim)")
     sim.add_argument("--log", type=output_file, help="also write a 167 Hz telemetry CSV here")
-    sim.add_argument("--no-figures", action="store_true", help="skip figures and GIF")
+    add_output_options(sim, "out/sim")
     sim.add_argument("--no-animation", action="store_true", help="skip the GIF only")
     sim.set_defaults(func=_simulate)
 
@@ -232,8 +229,7 @@ def register(subparsers) -> None:
                      help="link length tolerance [m], 0-0.02 (0.001)")
     rob.add_argument("--jitter", type=jitter_s,
                      help="reference packet jitter [s], 0-0.02 (0.001)")
-    rob.add_argument("--out", type=output_folder, default="out/robustness", action=OutGiven,
-                     help="run folder recording every trial (default: out/robustness)")
+    add_output_options(rob, "out/robustness", figures=False)
     add_execution_options(rob)
     rob.set_defaults(func=_robustness)
 
@@ -244,8 +240,7 @@ def register(subparsers) -> None:
         "reference.csv and reference.bin (versioned header).",
         epilog=EXAMPLES_EXPORT, formatter_class=FMT)
     exp.add_argument("solution", type=input_file)
-    exp.add_argument("--out", type=output_folder, default="out/export",
-                     help="output folder (default out/export)")
+    add_output_options(exp, "out/export", figures=False)
     exp.set_defaults(func=_export)
 
     tel = subparsers.add_parser(
@@ -259,9 +254,7 @@ def register(subparsers) -> None:
     tel.add_argument("--solution", type=input_file,
                      help="take morphology and safe regions from it")
     tel.add_argument("--morphology", type=input_file, help="morphology TOML (default nominal)")
-    tel.add_argument("--out", type=output_folder, default="out/telemetry",
-                     help="figure folder")
-    tel.add_argument("--no-figures", action="store_true")
+    add_output_options(tel, "out/telemetry")
     tel.set_defaults(func=_telemetry)
 
     mod = subparsers.add_parser(
@@ -269,12 +262,9 @@ def register(subparsers) -> None:
         description="Generate jumper.xml, scene.xml (with the wall) and jumper.urdf.",
         epilog=EXAMPLES_MODEL, formatter_class=FMT)
     mod.add_argument("--morphology", type=input_file, help="morphology TOML (default nominal)")
-    mod.add_argument("--out", type=output_folder, default="models/jumper",
-                     help="output folder")
+    add_output_options(mod, "models/jumper", figures=False)
     mod.set_defaults(func=_model)
 
-    for p in (sim, rob, exp, tel, mod):
-        p.add_argument("--json", action="store_true", help="print one JSON summary")
     for p in (sim, rob, exp):
         p.add_argument("--supply-voltage", type=supply_voltage,
                        default=None if p is rob else 12.0,
@@ -285,21 +275,22 @@ def register(subparsers) -> None:
                        "optimization's)")
 
 
-def demo_step(out_dir: Path, summary: dict, as_json: bool) -> dict:
+def demo_step(out_dir: Path, summary: dict, as_json: bool) -> tuple[dict, list]:
     """Simulate the demo's best design (the co-design's, else the optimized nominal robot)
-    for 3 jumps with a 30-trial robustness study; add the result to the co-design report."""
+    for 3 jumps with a 30-trial robustness study; returns its summary and report section."""
     from clamber.experiments.robustness import robustness
     from clamber.jumper.sim.simulate import simulate
     from clamber.parallel.dask import available_cores
     from clamber.parallel.factory import make_evaluator
+    from clamber.report.html import Section
     from clamber.report.simulation import save_simulation_figures
 
     path = summary.get("codesign_best_solution") or summary.get("solution_path")
     if not path:
-        return {}
+        return {}, []
     sol = _load(Path(path))
     if not sol.status.success:
-        return {"simulation": "skipped: the optimization did not converge"}
+        return {"simulation": "skipped: the optimization did not converge"}, []
     res = simulate(sol, jumps=3)
     figures = save_simulation_figures(res, sol, Path(out_dir) / "sim")
     with make_evaluator(min(2, available_cores())) as evaluator:
@@ -307,17 +298,13 @@ def demo_step(out_dir: Path, summary: dict, as_json: bool) -> dict:
     log.info("simulation: %d/3 ready landings; robustness: catch %d/30, ready %d/30",
              res.summary()["ready_landings"], rob.catch.successes, rob.landing.successes)
     sim = res.summary()
-    report = summary.get("codesign_report")
-    if report and Path(report).exists():
-        from clamber.report.html import append_section
-
-        table = {"design": str(path), "ready landings (3 jumps)": sim["ready_landings"],
-                 "catch rate (30 trials)": rob.catch.rate,
-                 "ready-landing rate (30 trials)": rob.landing.rate}
-        append_section(report, "The best design in simulation", table,
-                       {k: v for k, v in figures.items() if str(v).endswith(".png")})
+    table = {"design": str(path), "ready landings (3 jumps)": sim["ready_landings"],
+             "catch rate (30 trials)": rob.catch.rate,
+             "ready-landing rate (30 trials)": rob.landing.rate}
+    section = Section("The best design in simulation", table,
+                      {k: v for k, v in figures.items() if str(v).endswith(".png")})
     return {"simulated_solution": str(path),
             "simulation": {k: sim[k] for k in ("front_catches", "rear_catches",
                                                "ready_landings", "jumps")},
             "simulation_figures": {k: str(v) for k, v in figures.items()},
-            "robustness": rob.summary()}
+            "robustness": rob.summary()}, [section]

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from clamber.cli import main
 from clamber.attachment.trials_file import read_trials
+from clamber.cli import main
 from clamber.cli.gripper import run
 from clamber.exceptions import FileFormatError
 

@@ -8,10 +8,9 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+from fuzz_harness import assert_refused
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from fuzz_harness import assert_refused
 
 from clamber.jumper.seed import SEED_PATH
 from clamber.jumper.sim.telemetry import LOG_COLUMNS

@@ -3,10 +3,9 @@ number at all exits with rc 2 and one line on stderr, before any work is done.""
 
 import math
 
+from fuzz_harness import assert_refused
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from fuzz_harness import assert_refused
 
 from clamber.jumper.seed import SEED_PATH
 

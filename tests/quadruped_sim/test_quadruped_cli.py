@@ -65,12 +65,11 @@ def test_sole_stiffness_option(tmp_path):
 
 
 def test_demo_step_adds_the_climb_to_the_report(tmp_path, monkeypatch):
-    """The demo's quadruped step embeds its climb (figure and GIF) in the demo report."""
+    """The demo's quadruped step returns a report section with its climb (figure and GIF)."""
     import clamber.cli.quadruped as qcli
     from clamber.quadruped.experiments import TrialResult
+    from clamber.report.html import write_page
 
-    report = tmp_path / "report.html"
-    report.write_text("<html><body><h1>r</h1><h2>Settings</h2></body></html>")
     png, gif = tmp_path / "climb.png", tmp_path / "climb.gif"
     png.write_bytes(b"\x89PNG fake")
     gif.write_bytes(b"GIF89a fake")
@@ -81,8 +80,7 @@ def test_demo_step_adds_the_climb_to_the_report(tmp_path, monkeypatch):
                         lambda *a, **k: (TrialResult(**fields), object()))
     monkeypatch.setattr("clamber.report.quadruped.save_climb",
                         lambda *a, **k: {"figure": png, "animation": gif})
-    out = qcli.demo_step(tmp_path, {"codesign_report": str(report)}, as_json=True)
+    out, sections = qcli.demo_step(tmp_path, {}, as_json=True)
     assert out["quadruped_climb"]["success"] is True
-    html = report.read_text()
+    html = write_page(tmp_path / "report.html", "demo", sections).read_text()
     assert "Q-WBC climb" in html and "data:image/gif;base64" in html
-    assert html.index("Q-WBC climb") < html.index("<h2>Settings</h2>")

@@ -22,10 +22,22 @@ def _compare(capsys, *argv) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
+def _rows(run_dir):
+    """The recorded trials' JSON, read while a writer may hold the database."""
+    for _ in range(100):
+        try:
+            db = sqlite3.connect(run_dir / STORE_NAME, timeout=5)
+            try:
+                return db.execute("SELECT record FROM trials ORDER BY generation, idx").fetchall()
+            finally:
+                db.close()
+        except sqlite3.OperationalError:  # created but not yet initialised, or locked
+            time.sleep(0.05)
+    raise AssertionError(f"cannot read {run_dir / STORE_NAME}")
+
+
 def _records(run_dir):
-    db = sqlite3.connect(run_dir / STORE_NAME)
-    rows = db.execute("SELECT record FROM trials ORDER BY generation, idx").fetchall()
-    db.close()
+    rows = _rows(run_dir)
     out = []
     for (text,) in rows:
         d = json.loads(text)
@@ -69,7 +81,7 @@ def test_compare_killed_with_sigkill_resumes_to_the_same_record(tmp_path, capsys
         [sys.executable, "-m", "clamber", "quadruped", "compare", *FAST, "--workers", "0",
          "--out", str(run_dir), "--no-progress"], stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL, env={**os.environ, "MPLBACKEND": "Agg"})
-    deadline = time.monotonic() + 300
+    deadline = time.monotonic() + 600
     while time.monotonic() < deadline and proc.poll() is None:
         if (run_dir / STORE_NAME).exists() and len(_records(run_dir)) >= 2:
             break
