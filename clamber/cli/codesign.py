@@ -190,7 +190,7 @@ def sweep_command(args: argparse.Namespace) -> dict[str, Any]:
     config = SweepConfig(samples=base.samples if args.samples is None else args.samples,
                          seed=base.seed if args.seed is None else args.seed,
                          fitness=base.fitness)
-    out = run_folder(args) if not args.resume else Path(args.resume)
+    out = run_folder(args)  # --resume wins; with --out as well it is an error
     t0 = time.perf_counter()
     bar = ProgressBar(config.samples, 1, enabled=not args.no_progress)
     done = [0]
