@@ -111,10 +111,27 @@ def _study_options(args: argparse.Namespace, run_dir: Path) -> argparse.Namespac
             stored = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as e:
             raise ConfigError(f"{path}: cannot read the study's options ({e})") from None
+    if not isinstance(stored, dict):
+        raise ConfigError(f"{run_dir / 'study.json'}: must hold a JSON object")
     for name, default in STUDY_OPTIONS.items():
         if getattr(args, name) is None:
-            setattr(args, name, stored.get(name, default))
+            setattr(args, name, _stored_option(run_dir, name, stored.get(name, default)))
     return args
+
+
+def _stored_option(run_dir: Path, name: str, value):
+    """A study option read back from study.json, checked with its command-line type."""
+    types = {"trials": trial_count, "jumps": jump_count, "seed": seed_int,
+             "mass_tol": mass_tolerance, "length_tol": length_tolerance, "jitter": jitter_s,
+             "supply_voltage": supply_voltage, "foot_radius": foot_radius}
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"{run_dir / 'study.json'}: {name} = {value!r}: must be a number")
+    try:
+        return types[name](repr(value))
+    except argparse.ArgumentTypeError as e:
+        raise ConfigError(f"{run_dir / 'study.json'}: {name} = {value!r}: {e}") from None
 
 
 def _robustness(args: argparse.Namespace) -> dict:

@@ -280,16 +280,27 @@ def test_bad_safe_region_trials_are_refused(raw):
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.one_of(st.binary(max_size=200).map(lambda b: ("file", b)),
                  st.one_of(st.text(max_size=30), st.binary(max_size=30)).map(
-                     lambda r: ("record", r))))
+                     lambda r: ("record", r)),
+                 st.tuples(st.sampled_from(["trials", "jumps", "seed", "supply_voltage",
+                                            "mass_tol"]),
+                           st.one_of(NOT_A_NUMBER.filter(lambda v: v is not None),
+                                     st.sampled_from([-1, -0.5, 1e9, 1e300]))).map(
+                     lambda kv: ("study", kv))))
 def test_damaged_run_folders_are_refused(robustness_run, damage):
-    """`--resume` of a recorded study whose run.sqlite is junk, or whose trials table holds
-    a record that is not one (corrupt bytes included), is rc 2 with one line."""
+    """`--resume` of a recorded study whose run.sqlite is junk, whose trials table holds a
+    record that is not one (corrupt bytes included), or whose stored options are out of
+    range or not numbers, is rc 2 with one line."""
     folder = _scratch()
     run = folder / "run"
     shutil.copytree(robustness_run, run)
     what, payload = damage
     if what == "file":
         (run / STORE_NAME).write_bytes(payload)
+    elif what == "study":  # the options stored for the resume
+        name, value = payload
+        study = json.loads((run / "study.json").read_text())
+        study[name] = value
+        (run / "study.json").write_text(json.dumps(study))
     else:
         db = sqlite3.connect(run / STORE_NAME)
         with db:
