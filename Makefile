@@ -6,14 +6,16 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: demo test lint bench clean
 
-$(STAMP): pyproject.toml
+# The locked versions first (requirements.lock), then clamber itself without resolving again.
+$(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	$(BIN)/python -m pip install --quiet -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
 demo: $(STAMP)
-	MPLBACKEND=Agg MUJOCO_GL=egl $(BIN)/clamber demo --out out
+	MPLBACKEND=Agg MUJOCO_GL=egl $(BIN)/clamber demo --out out/demo
 
 test: $(STAMP)
 	MPLBACKEND=Agg MUJOCO_GL=egl $(BIN)/python -m pytest -q

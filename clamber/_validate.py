@@ -9,11 +9,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from clamber.exceptions import ConfigError
+from clamber.exceptions import ConfigError, FileFormatError
 
 
 def _label(owner: str, name: str) -> str:
@@ -112,3 +113,20 @@ def _range_text(low: float | None, high: float | None, low_open: bool,
     if low is None:
         return f" and {'<' if high_open else '<='} {high:g}"
     return (f" in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}")
+
+
+def read_text(path: Any, what: str = "file",
+              error: type[Exception] = FileFormatError) -> str:
+    """The UTF-8 text of ``path``; a missing file, a folder, an unreadable or non-UTF-8 file
+    is an ``error`` (:class:`~clamber.exceptions.FileFormatError` by default) naming it."""
+    p = Path(path)
+    try:
+        return p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise error(f"{p}: {what} does not exist") from None
+    except IsADirectoryError:
+        raise error(f"{p}: is a folder, expected a {what}") from None
+    except UnicodeDecodeError as e:
+        raise error(f"{p}: not a UTF-8 text {what} (byte {e.start})") from None
+    except OSError as e:
+        raise error(f"{p}: cannot read the {what} ({e.strerror})") from None

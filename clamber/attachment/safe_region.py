@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from clamber import _validate as v
 from clamber.exceptions import ConfigError
 
 #: Default half-angle of the adhesion sector, measured from the wall (+y) toward
@@ -36,14 +37,9 @@ class SafeRegion:
     labels: tuple[str, ...] = field(default=())
 
     def __post_init__(self) -> None:
-        A = np.atleast_2d(np.asarray(self.A, dtype=float))
-        b = np.atleast_1d(np.asarray(self.b, dtype=float))
-        if A.ndim != 2 or A.shape[1] != 2:
-            raise ConfigError(f"safe region A must have shape (m, 2), got {A.shape}")
-        if b.shape != (A.shape[0],):
-            raise ConfigError(f"safe region b must have shape ({A.shape[0]},), got {b.shape}")
-        if not (np.all(np.isfinite(A)) and np.all(np.isfinite(b))):
-            raise ConfigError("safe region A and b must be finite")
+        A = v.finite_array("safe region", "A", np.atleast_2d(_numbers(self.A)), (None, 2))
+        b = v.finite_array("safe region", "b", np.atleast_1d(_numbers(self.b)),
+                           (A.shape[0],))
         if np.any(b < 0):
             raise ConfigError(f"safe region b must be >= 0 so that f = 0 is safe, got {b}")
         object.__setattr__(self, "A", A)
@@ -64,10 +60,9 @@ class SafeRegion:
         Row 1 (sector): ``-f_x <= tan(angle) f_y``, i.e. ``-f_x - tan(angle) f_y <= 0``.
         Row 2 (spine strength): ``f_y <= max_load_n``.
         """
-        if not (0.0 < angle_deg < 90.0) or not math.isfinite(angle_deg):
-            raise ConfigError(f"sector angle_deg={angle_deg!r} must lie in (0, 90) degrees")
-        if not (max_load_n > 0.0) or not math.isfinite(max_load_n):
-            raise ConfigError(f"max_load_n={max_load_n!r} must be a positive finite force in N")
+        v.number("sector", "angle_deg", angle_deg, low=0.0, high=90.0, low_open=True,
+                 high_open=True)
+        v.positive("sector", "max_load_n", max_load_n)
         t = math.tan(math.radians(angle_deg))
         return cls(
             A=np.array([[-1.0, -t], [0.0, 1.0]]),
@@ -99,7 +94,27 @@ class SafeRegion:
 
     @classmethod
     def from_dict(cls, d: dict) -> SafeRegion:
+        """From ``{"A": [[.., ..], ..], "b": [..], "labels": [..]}`` (labels optional)."""
+        if not isinstance(d, dict):
+            raise ConfigError(f"safe region = {d!r}: must be a table with A and b")
         unknown = set(d) - {"A", "b", "labels"}
         if unknown:
             raise ConfigError(f"unknown safe region keys {sorted(unknown)}; allowed: A, b, labels")
-        return cls(A=np.asarray(d["A"]), b=np.asarray(d["b"]), labels=tuple(d.get("labels", ())))
+        missing = [k for k in ("A", "b") if k not in d]
+        if missing:
+            raise ConfigError(f"safe region is missing {missing}")
+        labels = d.get("labels", ())
+        if not isinstance(labels, list | tuple) or not all(isinstance(x, str) for x in labels):
+            raise ConfigError(f"safe region labels = {labels!r}: must be a list of strings")
+        return cls(A=d["A"], b=d["b"], labels=tuple(labels))
+
+
+def _numbers(x: object) -> np.ndarray:
+    """A nested list of real numbers as a float array; booleans and strings refused."""
+    a = np.asarray(x, dtype=object)
+    if a.dtype == object and a.size and not all(v.is_real(e) for e in a.ravel()):
+        raise ConfigError(f"safe region = {x!r}: must hold numbers only")
+    try:
+        return np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise ConfigError(f"safe region = {x!r}: must hold numbers only") from None

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from clamber import _validate as v
 from clamber.attachment.safe_region import SafeRegion
 from clamber.attachment.spine_gripper import (
     STANDARD_GRAVITY,
@@ -59,12 +60,8 @@ class HangingTrial:
     held: bool
 
     def __post_init__(self) -> None:
-        if not (math.isfinite(self.load_n) and self.load_n > 0.0):
-            raise ConfigError(f"trial load_n={self.load_n!r} is invalid; allowed: finite > 0 N")
-        if not (math.isfinite(self.angle_deg) and -180.0 <= self.angle_deg <= 180.0):
-            raise ConfigError(
-                f"trial angle_deg={self.angle_deg!r} is invalid; allowed: [-180, 180] deg"
-            )
+        v.positive("trial", "load_n", self.load_n)
+        v.number("trial", "angle_deg", self.angle_deg, low=-180.0, high=180.0)
         if not isinstance(self.held, (bool, np.bool_)):
             raise ConfigError(f"trial held={self.held!r} is invalid; allowed: True or False")
 
@@ -152,14 +149,10 @@ def fit_safe_region(
     Returns:
         The region and its confusion counts on ``trials`` (after the margins).
     """
-    if not (failed_weight > 0.0):
-        raise ConfigError(f"failed_weight={failed_weight!r} is invalid; allowed: > 0 (or inf)")
-    if not (math.isfinite(angle_margin_deg) and angle_margin_deg >= 0.0):
-        raise ConfigError(
-            f"angle_margin_deg={angle_margin_deg!r} is invalid; allowed: finite >= 0 deg"
-        )
-    if not (math.isfinite(load_margin) and 0.0 <= load_margin < 1.0):
-        raise ConfigError(f"load_margin={load_margin!r} is invalid; allowed: [0, 1)")
+    if failed_weight != math.inf:
+        v.positive("fit", "failed_weight", failed_weight)
+    v.non_negative("fit", "angle_margin_deg", angle_margin_deg)
+    v.number("fit", "load_margin", load_margin, low=0.0, high=1.0, high_open=True)
     if len(trials) == 0:
         raise ConfigError("trials is empty; allowed: at least one held trial")
     f, held = trial_forces(trials)
@@ -234,12 +227,8 @@ def synthetic_trials(
         strength_scatter: Relative standard deviation of the shear cap, >= 0.
         repeats: Trials per (mass, angle) pair, >= 1.
     """
-    if not (math.isfinite(strength_scatter) and strength_scatter >= 0.0):
-        raise ConfigError(
-            f"strength_scatter={strength_scatter!r} is invalid; allowed: finite >= 0"
-        )
-    if not (isinstance(repeats, int) and repeats >= 1):
-        raise ConfigError(f"repeats={repeats!r} is invalid; allowed: an integer >= 1")
+    v.non_negative("synthetic_trials", "strength_scatter", strength_scatter)
+    v.integer("synthetic_trials", "repeats", repeats, low=1)
     masses = np.asarray(masses_kg, dtype=float)
     if masses.size == 0 or np.any(~np.isfinite(masses)) or np.any(masses <= 0.0):
         raise ConfigError(f"masses_kg={masses_kg!r} is invalid; allowed: finite masses > 0 kg")

@@ -65,10 +65,11 @@ at usual knuckle angles, and no box around the zero wrench would fit.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
+from clamber import _validate as v
 from clamber.exceptions import ConfigError
 
 #: Phalanges of the gripper as (OCM, side): side -1 is the phalange on the negative axis.
@@ -121,12 +122,7 @@ class SpasasGeometry:
     footpad_friction: float = 0.6
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
-                raise ConfigError(
-                    f"SpasasGeometry.{f.name} must be a finite number > 0, got {value!r}"
-                )
+        v.numeric_fields(self, "SpasasGeometry", strict=True)
         if self.spine_array_end <= self.spine_array_start:
             raise ConfigError(
                 f"SpasasGeometry.spine_array_end must exceed spine_array_start "
@@ -166,9 +162,7 @@ class PhalangeLoads:
 
 
 def _check_torque(tau_pha: float) -> float:
-    if not (math.isfinite(tau_pha) and tau_pha > 0):
-        raise ConfigError(f"phalange driving torque must be finite and > 0 N m, got {tau_pha}")
-    return float(tau_pha)
+    return v.positive("phalange", "tau_pha", tau_pha)
 
 
 def normal_force(tau_pha: float, f_t: np.ndarray, s_c: np.ndarray, h_c: float) -> np.ndarray:

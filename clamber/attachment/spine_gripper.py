@@ -64,16 +64,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from clamber import _validate as v
 from clamber.attachment.safe_region import SafeRegion
 from clamber.exceptions import ConfigError
 
 #: Standard gravity [m/s^2], to convert hanging masses in [kg] to loads in [N].
 STANDARD_GRAVITY = 9.80665
-
-
-def _check_finite(name: str, value: float, allowed: str, ok: bool) -> None:
-    if not (isinstance(value, (int, float)) and math.isfinite(value) and ok):
-        raise ConfigError(f"{name}={value!r} is invalid; allowed: {allowed}")
 
 
 @dataclass(frozen=True)
@@ -96,13 +92,10 @@ class SpineGripperGeometry:
     spine_depth: float = 0.0
 
     def __post_init__(self) -> None:
-        _check_finite("x_p", self.x_p, "a finite pivot distance from the wall > 0 m",
-                      self.x_p > 0.0)
-        _check_finite("y_p", self.y_p, "a finite pivot drop below the spine tips in m", True)
-        _check_finite("y_s", self.y_s, "a finite spar length below the spine tips > 0 m",
-                      self.y_s > 0.0)
-        _check_finite("spine_depth", self.spine_depth, "a finite hook depth >= 0 m",
-                      self.spine_depth >= 0.0)
+        v.positive("geometry", "x_p", self.x_p)  # pivot distance from the wall [m]
+        v.number("geometry", "y_p", self.y_p)  # pivot drop below the spine tips [m]
+        v.positive("geometry", "y_s", self.y_s)  # spar length below the spine tips [m]
+        v.non_negative("geometry", "spine_depth", self.spine_depth)  # hook depth [m]
 
     @property
     def pitch_angle_deg(self) -> float:
@@ -238,12 +231,11 @@ class SpineLimits:
     pitched_hold_probability: float = 0.5
 
     def __post_init__(self) -> None:
-        _check_finite("cone_angle_deg", self.cone_angle_deg, "an angle in (0, 90) deg",
-                      0.0 < self.cone_angle_deg < 90.0)
-        _check_finite("max_shear_n", self.max_shear_n, "a finite force > 0 N",
-                      self.max_shear_n > 0.0)
-        _check_finite("pitched_hold_probability", self.pitched_hold_probability,
-                      "a probability in [0, 1]", 0.0 <= self.pitched_hold_probability <= 1.0)
+        v.number("limits", "cone_angle_deg", self.cone_angle_deg, low=0.0, high=90.0,
+                 low_open=True, high_open=True)
+        v.positive("limits", "max_shear_n", self.max_shear_n)
+        v.number("limits", "pitched_hold_probability", self.pitched_hold_probability,
+                 low=0.0, high=1.0)
 
     def spines_hold(
         self, statics: GripperStatics, strength: np.ndarray | float = 1.0

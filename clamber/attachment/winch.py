@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass, fields
 from enum import Enum
 
+from clamber import _validate as v
 from clamber.exceptions import ConfigError
 
 
@@ -89,12 +90,10 @@ class WinchParams:
     current_limit: float = 1.2
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if not (isinstance(value, int | float) and math.isfinite(value)):
-                raise ConfigError(f"WinchParams.{f.name} must be a finite number, got {value!r}")
-            if f.name not in ("natural_angle", "detach_angle", "max_wind_angle") and value <= 0:
-                raise ConfigError(f"WinchParams.{f.name} must be > 0, got {value}")
+        angles = ("natural_angle", "detach_angle", "max_wind_angle")
+        v.numeric_fields(self, "WinchParams", low=-math.inf, names=angles)
+        v.numeric_fields(self, "WinchParams", strict=True,
+                         names=[f.name for f in fields(self) if f.name not in angles])
         if not self.torque_band < self.target_torque:
             raise ConfigError(
                 f"WinchParams.torque_band must be < target_torque ({self.target_torque} N m), "

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from clamber import _validate as v
 from clamber.exceptions import ConfigError
 
 WRENCH_AXES = ("fx", "fy", "fz", "tx", "ty", "tz")
@@ -29,14 +30,8 @@ class WrenchLimits:
     name: str = "polytope"
 
     def __post_init__(self) -> None:
-        H = np.atleast_2d(np.asarray(self.H, dtype=float))
-        h = np.atleast_1d(np.asarray(self.h, dtype=float))
-        if H.ndim != 2 or H.shape[1] != 6:
-            raise ConfigError(f"wrench limits H must have shape (m, 6), got {H.shape}")
-        if h.shape != (H.shape[0],):
-            raise ConfigError(f"wrench limits h must have shape ({H.shape[0]},), got {h.shape}")
-        if not (np.all(np.isfinite(H)) and np.all(np.isfinite(h))):
-            raise ConfigError("wrench limits H and h must be finite")
+        H = v.finite_array("wrench limits", "H", np.atleast_2d(self.H), (None, 6))
+        h = v.finite_array("wrench limits", "h", np.atleast_1d(self.h), (H.shape[0],))
         if np.any(h < 0):
             raise ConfigError("wrench limits must contain the zero wrench (h >= 0)")
         object.__setattr__(self, "H", H)

@@ -47,6 +47,7 @@ from scipy.optimize import linprog, minimize
 from scipy.sparse import csr_matrix, hstack, vstack
 from scipy.spatial import ConvexHull, HalfspaceIntersection
 
+from clamber import _validate as check
 from clamber.attachment.spasas import (
     PAPER_DRIVING_TORQUE,
     PHALANGES,
@@ -230,8 +231,7 @@ def contact_wrench_sets(
     """
     geometry = SpasasGeometry() if geometry is None else geometry
     angles = _knuckle_angles(knuckle_angles)
-    if n_prune < 0:
-        raise ConfigError(f"n_prune must be >= 0, got {n_prune}")
+    check.integer("", "n_prune", n_prune, low=0)
     states = admissible_phalange_loads(geometry, tau_pha, n_positions, n_tangential)
     directions = np.random.default_rng(0).standard_normal((n_prune, 6)) / WRENCH_SCALE
     phalanges, rows = [], []
@@ -279,8 +279,8 @@ def sample_wrench_space(
         n_random: number of random-combination samples.
         seed: seed of the random generator; equal seeds give equal samples.
     """
-    if n_support < 0 or n_random < 0:
-        raise ConfigError(f"sample counts must be >= 0, got {n_support}, {n_random}")
+    check.integer("", "n_support", n_support, low=0)
+    check.integer("", "n_random", n_random, low=0)
     sets = contact_wrench_sets(geometry, tau_pha, knuckle_angles)
     rng = np.random.default_rng(seed)
     directions = direction_set(n_support, rng) / WRENCH_SCALE
@@ -413,9 +413,9 @@ def fit_box(
     """
     _check_contains_origin(sets)
     if shape is not None:
-        shape = np.asarray(shape, dtype=float)
-        if shape.shape != (6,) or not np.all(np.isfinite(shape)) or np.any(shape <= 0):
-            raise ConfigError(f"box shape must be 6 finite positive half-widths, got {shape}")
+        shape = check.finite_array("box", "shape", shape, (6,))
+        if np.any(shape <= 0):
+            raise ConfigError(f"box.shape = {shape.tolist()}: half-widths must be > 0")
         shape = shape / WRENCH_SCALE
     directions = direction_set(n_pool, np.random.default_rng(0))
     values, _ = sets.support(directions / WRENCH_SCALE)
@@ -497,8 +497,7 @@ def fit_polytope(
         The polytope as :class:`WrenchLimits` (named "polytope", rows unit vectors in scaled
         coordinates) and its V-representation (P, 6) in [N, N m].
     """
-    if max_facets < 12:
-        raise ConfigError(f"the polytope needs max_facets >= 12, got {max_facets}")
+    check.integer("polytope", "max_facets", max_facets, low=12)
     directions = direction_set(n_candidates, np.random.default_rng(seed)) / WRENCH_SCALE
     _, support_points = sets.support(directions)
     candidates = np.unique(np.round(support_points / WRENCH_SCALE, 12), axis=0)
@@ -580,8 +579,7 @@ def fit_wrench_space(
         n_random: random-combination plotted samples.
         seed: seed of the random generator.
     """
-    if not (0.0 <= margin < 1.0):
-        raise ConfigError(f"margin must lie in [0, 1), got {margin}")
+    check.number("", "margin", margin, low=0.0, high=1.0, high_open=True)
     start = time.perf_counter()
     sets = contact_wrench_sets(geometry, tau_pha, knuckle_angles)
     shrunk = ContactWrenchSets(

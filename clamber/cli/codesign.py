@@ -12,10 +12,11 @@ from clamber.cli.options import (
     add_execution_options,
     add_output_options,
     evaluator_for,
-    non_negative_int,
+    input_file,
+    number_type,
     positive_float,
-    positive_int,
     run_folder,
+    seed_int,
 )
 
 EXAMPLES_CODESIGN = """examples:
@@ -26,6 +27,7 @@ EXAMPLES_CODESIGN = """examples:
   clamber jumper codesign --cluster tcp://10.0.0.5:8786 --json
   clamber jumper codesign --scheduler-file scheduler.json   # a dask-jobqueue cluster
   clamber jumper codesign --cma-option tolfun=1e-3 --dashboard
+  clamber jumper codesign --settings tuned.toml    # any optimization setting, safe regions too
 A generation runs at most --popsize evaluations at once, so more workers than that idle.
 """
 EXAMPLES_SWEEP = """examples:
@@ -45,15 +47,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "three inner masses, each candidate scored by the climbing speed of its optimized "
         "jump. Every evaluation is recorded as it finishes; a killed run resumes.",
         epilog=EXAMPLES_CODESIGN, formatter_class=fmt)
-    cd.add_argument("--generations", type=positive_int, help="generations (default 50)")
-    cd.add_argument("--popsize", type=positive_int,
+    cd.add_argument("--generations", type=number_type(int, 1, 10_000),
+                    help="generations (default 50)")
+    cd.add_argument("--popsize", type=number_type(int, 1, 1000),
                     help="candidates per generation (default 9; a generation uses at most "
                     "this many workers at once)")
-    cd.add_argument("--sigma0", type=positive_float, help="initial step size (default 0.5)")
-    cd.add_argument("--seed", type=non_negative_int,
+    cd.add_argument("--sigma0", type=number_type(float, 0, 10, low_open=True),
+                    help="initial step size (default 0.5)")
+    cd.add_argument("--seed", type=seed_int,
                     help="seed of the CMA-ES sampler (default 0)")
     cd.add_argument("--fitness", choices=sorted(FITNESS_CHOICES),
                     help="coarse solve only, or coarse then fine refinement (default fine)")
+    cd.add_argument("--settings", type=input_file,
+                    help="TOML file setting any optimization setting of the fitness (safe "
+                    "regions too; see clamber.jumper.settings_file)")
     cd.add_argument("--torque-limit", type=positive_float,
                     help="joint torque bound [N m] (0.25)")
     cd.add_argument("--cma-option", action="append", metavar="KEY=VALUE", default=[],
@@ -70,8 +77,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "space, each optimized at coarse resolution from one seed trajectory (the paper's "
         "Fig. 7). Writes sweep.csv, figures and report.html.",
         epilog=EXAMPLES_SWEEP, formatter_class=fmt)
-    sw.add_argument("--samples", type=positive_int, help="number of designs (default 256)")
-    sw.add_argument("--seed", type=non_negative_int, help="Sobol scrambling seed (default 0)")
+    sw.add_argument("--samples", type=number_type(int, 1, 1_000_000),
+                    help="number of designs (default 256)")
+    sw.add_argument("--seed", type=seed_int, help="Sobol scrambling seed (default 0)")
     add_output_options(sw, "out/sweep")
     add_execution_options(sw)
     sw.set_defaults(func=sweep_command)
@@ -109,8 +117,12 @@ def codesign_config(args: argparse.Namespace):
                               cma_options={k: float(v) for k, v
                                            in stored.get("cma_options", {}).items()})
     fitness = base.fitness
-    if args.fitness is not None or args.torque_limit is not None:
+    if args.fitness is not None or args.torque_limit is not None or args.settings:
         settings = fitness.settings
+        if args.settings:
+            from clamber.jumper.settings_file import load_settings
+
+            settings = load_settings(args.settings, base=settings)
         if args.torque_limit is not None:
             settings = settings.with_(torque_limit=args.torque_limit)
         refine = fitness.refine if args.fitness is None else FITNESS_CHOICES[args.fitness]
@@ -174,7 +186,7 @@ def codesign_command(args: argparse.Namespace) -> dict[str, Any]:
     run_dir = run_folder(args)
     t0 = time.perf_counter()
     bar = ProgressBar(config.generations * config.popsize, config.generations,
-                      enabled=not (args.json or args.no_progress))
+                      enabled=not args.no_progress)
 
     def report(partial) -> None:  # rewritten after every generation, to watch a run
         write_codesign_outputs(partial, figures=not args.no_figures, live=True)
@@ -205,9 +217,9 @@ def sweep_command(args: argparse.Namespace) -> dict[str, Any]:
     config = SweepConfig(samples=base.samples if args.samples is None else args.samples,
                          seed=base.seed if args.seed is None else args.seed,
                          fitness=base.fitness)
-    out = run_folder(args) if not args.resume else Path(args.resume)
+    out = run_folder(args)  # --resume wins; with --out as well it is an error
     t0 = time.perf_counter()
-    bar = ProgressBar(config.samples, 1, enabled=not (args.json or args.no_progress))
+    bar = ProgressBar(config.samples, 1, enabled=not args.no_progress)
     done = [0]
 
     def progress(p: dict[str, Any]) -> None:

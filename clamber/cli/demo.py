@@ -1,28 +1,43 @@
 """`clamber demo`: the main job on the embedded defaults, with one results page.
 
 Steps (:func:`run_demo`) run in order; each returns its summary entries and the sections it adds to
-``OUT/report.html``. The demo writes only inside ``OUT`` and deletes nothing: a co-design
-folder left by an earlier demo with the same settings is resumed (it is already complete,
-so it returns at once), one with other settings is an error.
+``OUT/report.html``. The demo writes only inside ``OUT`` (default ``out/demo``, apart from
+the other commands' default folders) and deletes nothing: it refuses a non-empty ``OUT``
+that it did not write (it leaves a mark file there), and a co-design folder left by an
+earlier demo with the same settings is resumed (it is already complete, so it returns at
+once), one with other settings is an error.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
+import logging
 from pathlib import Path
 from typing import Any
 
 from clamber.cli import gripper, quadruped, sim
 from clamber.cli.optimize import optimize_command
 from clamber.cli.options import FMT, add_output_options
+from clamber.exceptions import ConfigError
 from clamber.experiments.codesign import CodesignConfig, run_codesign
 from clamber.experiments.fitness import FitnessConfig
 
 #: A few generations of a small population, scored by the coarse solve only: a couple
 #: of minutes on 2 cores. The paper's run is `clamber jumper codesign` (50 x 9, refined).
 DEMO_CONFIG = CodesignConfig(generations=3, popsize=4, fitness=FitnessConfig(refine=None))
+#: A file the demo leaves in its folder: only a folder holding it (or an empty one) is used.
+DEMO_MARK = ".clamber-demo"
+log = logging.getLogger("clamber")
 
+
+def claim_demo_folder(root: Path) -> None:
+    """The demo writes only into its own folder: a new or empty one, or one an earlier demo
+    wrote (it holds :data:`DEMO_MARK`)."""
+    if root.exists() and any(root.iterdir()) and not (root / DEMO_MARK).exists():
+        raise ConfigError(f"{root} holds files the demo did not write; give the demo a "
+                          "folder of its own with --out (default out/demo)")
+    root.mkdir(parents=True, exist_ok=True)
+    (root / DEMO_MARK).write_text("written by `clamber demo`\n", encoding="utf-8")
 
 
 def run_demo(args: argparse.Namespace) -> dict[str, Any]:
@@ -31,8 +46,9 @@ def run_demo(args: argparse.Namespace) -> dict[str, Any]:
     from clamber.report.html import Section, write_page
 
     root = Path(args.out)
+    claim_demo_folder(root)
     opt = argparse.Namespace(
-        morphology=None, resolution="fine", guess="seed", seed=0, torque_limit=None,
+        settings=None, morphology=None, resolution="fine", guess="seed", seed=0, torque_limit=None,
         collocation=None, torque_rate_weight=None, no_figures=False, no_animation=False,
         out=str(root / "jumper"), json=args.json)
     summary = optimize_command(opt)
@@ -46,8 +62,7 @@ def run_demo(args: argparse.Namespace) -> dict[str, Any]:
         summary.update(entries)
         sections.extend(more)
     summary["report"] = str(write_page(root / "report.html", "clamber demo", sections))
-    if not args.json:
-        print(f"\nresults written under {root}/ (open {summary['report']})", file=sys.stderr)
+    log.info("results written under %s/ (open %s)", root, summary["report"])
     return summary
 
 
@@ -62,9 +77,8 @@ def codesign_demo(out_dir: Path, summary: dict[str, Any],
 
     run_dir = Path(out_dir) / "codesign"
     cfg = DEMO_CONFIG
-    if not as_json:
-        print(f"\nco-design demo: {cfg.generations} generations x {cfg.popsize} candidates "
-              "(coarse fitness) ...", file=sys.stderr)
+    log.info("co-design demo: %d generations x %d candidates (coarse fitness) ...",
+             cfg.generations, cfg.popsize)
     bar = ProgressBar(cfg.generations * cfg.popsize, cfg.generations, enabled=True)
     try:
         with make_evaluator(min(2, available_cores())) as evaluator:
@@ -73,8 +87,7 @@ def codesign_demo(out_dir: Path, summary: dict[str, Any],
     finally:
         bar.close()
     out = write_codesign_outputs(result)
-    if not as_json:
-        print(f"co-design report: {out['report']}", file=sys.stderr)
+    log.info("co-design report: %s", out["report"])
     entries = {"codesign_best_speed_mps": out["best_speed_mps"],
                "codesign_findings": out["findings"],
                "codesign_evaluations": out["evaluations"],
@@ -95,6 +108,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                           "and verify it, fit a gripper safe region, run a short co-design, "
                           "simulate the best design and climb the quadruped; one results "
                           "page, OUT/report.html.",
-                          epilog="examples:\n  clamber demo --out out\n", formatter_class=FMT)
-    add_output_options(demo, "out", figures=False)
+                          epilog="examples:\n  clamber demo --out out/demo\n",
+                          formatter_class=FMT)
+    add_output_options(demo, "out/demo", figures=False)
     demo.set_defaults(func=run_demo)

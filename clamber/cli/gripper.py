@@ -3,21 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import csv
-import json
 from pathlib import Path
 
-import numpy as np
-
-from clamber.attachment.safe_region_fit import (
-    HangingTrial,
-    fit_safe_region,
-    synthetic_trials,
-    trials_from_records,
-)
+from clamber.attachment.safe_region_fit import fit_safe_region, synthetic_trials
 from clamber.attachment.spine_gripper import SpineGripperGeometry, SpineLimits
-from clamber.cli.options import add_output_options
-from clamber.exceptions import FileFormatError
+from clamber.attachment.trials_file import read_trials
+from clamber.cli.options import add_output_options, input_file, strict_json
 
 EXAMPLES = """examples:
   clamber jumper safe-region trials.csv --unit kg --out out/gripper
@@ -31,40 +22,6 @@ trials.csv has a header and one trial per line:
 #: The paper's Fig. 4 grid: 400 g to 2 kg, from vertical to about 135 deg.
 PAPER_MASSES_KG = (0.4, 0.8, 1.2, 1.6, 2.0)
 PAPER_ANGLES_DEG = tuple(range(0, 136, 15))
-_TRUE = {"1", "true", "yes", "held", "y"}
-_FALSE = {"0", "false", "no", "failed", "n"}
-
-
-def read_trials(path: Path, unit: str) -> list[HangingTrial]:
-    """Trials from a CSV with columns load, angle_deg, held; errors name the line."""
-    try:
-        lines = path.read_text().splitlines()
-    except FileNotFoundError:
-        raise FileFormatError(f"{path}: no such file") from None
-    rows = list(csv.reader(lines))
-    if not rows or [c.strip().lower() for c in rows[0]] != ["load", "angle_deg", "held"]:
-        raise FileFormatError(f"{path}:1: header must be 'load,angle_deg,held'")
-    records = []
-    for n, row in enumerate(rows[1:], start=2):
-        if not row or all(not c.strip() for c in row):
-            continue
-        if len(row) != 3:
-            raise FileFormatError(f"{path}:{n}: expected 3 fields, got {len(row)}")
-        held = row[2].strip().lower()
-        if held not in _TRUE | _FALSE:
-            raise FileFormatError(f"{path}:{n}: held={row[2]!r}; allowed: 1/0, true/false")
-        try:
-            load, angle = float(row[0]), float(row[1])
-        except ValueError:
-            raise FileFormatError(f"{path}:{n}: load and angle_deg must be numbers") from None
-        if not (np.isfinite(load) and np.isfinite(angle)):
-            raise FileFormatError(f"{path}:{n}: load and angle_deg must be finite")
-        records.append((load, angle, held in _TRUE))
-    if not records:
-        raise FileFormatError(f"{path}: no trials after the header")
-    return trials_from_records(records, unit=unit)
-
-
 def run(trials_path: Path | None, unit: str, out: Path) -> dict:
     """Fit, write safe_region.json and the figures; return the summary."""
     import matplotlib.pyplot as plt
@@ -85,7 +42,7 @@ def run(trials_path: Path | None, unit: str, out: Path) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     region = {"angle_deg": fit.angle_deg, "max_load_n": fit.max_load_n,
               **fit.region.to_dict()}
-    (out / "safe_region.json").write_text(json.dumps(region, indent=2))
+    (out / "safe_region.json").write_text(strict_json(region, indent=2))
     figures = {}
     for name, fig in (("safe_region_trials", plot_trials(trials, fit)),
                       ("adhesion_trends", plot_adhesion_trends(geometry, 9.81, 30.0))):
@@ -114,7 +71,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "paper's Fig. 4 experiment; plot the trials, the region and the adhesion trends of "
         "the spined-gripper statics.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("trials", nargs="?", type=Path,
+    p.add_argument("trials", nargs="?", type=input_file,
                    help="trials CSV (default: synthetic trials from the statics model)")
     p.add_argument("--unit", choices=("kg", "N"), default="kg", help="load unit (kg)")
     add_output_options(p, "out/gripper", figures=False)

@@ -3,23 +3,28 @@
 from __future__ import annotations
 
 import argparse
-import sys
+import logging
 import time
 from pathlib import Path
 
 from clamber.cli.options import (
     FMT,
     add_output_options,
+    input_file,
     non_negative_float,
-    non_negative_int,
     positive_float,
+    seed_int,
 )
+
+log = logging.getLogger("clamber")
 
 EXAMPLES_OPTIMIZE = """examples:
   clamber jumper optimize
   clamber jumper optimize --morphology robot.toml --resolution coarse --out runs/a
   clamber jumper optimize --guess random --seed 3 --json
   clamber jumper optimize --torque-limit 0.4 --collocation hermite-simpson
+  clamber jumper optimize --settings tuned.toml   # any OptimizationSettings field, e.g.
+                                                  # safe_region_front = "safe_region.json"
 """
 
 
@@ -27,6 +32,7 @@ def optimize_command(args: argparse.Namespace) -> dict:
     """`clamber jumper optimize`: solve, check by replay, save, draw; the JSON summary."""
     from clamber.jumper.morphology import Morphology
     from clamber.jumper.settings import OptimizationSettings
+    from clamber.jumper.settings_file import load_settings
     from clamber.jumper.solve import optimize
     from clamber.jumper.verify import attach_accuracy
 
@@ -38,26 +44,29 @@ def optimize_command(args: argparse.Namespace) -> dict:
         changes["collocation"] = args.collocation
     if args.torque_rate_weight is not None:
         changes["torque_rate_weight"] = args.torque_rate_weight
-    settings = OptimizationSettings().with_(**changes)
+    base = load_settings(args.settings) if args.settings else OptimizationSettings()
+    settings = base.with_(**changes)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    if not args.json:
-        print(f"optimizing ({args.resolution}, {settings.collocation}) ...", file=sys.stderr)
+    log.info("optimizing (%s, %s) ...", args.resolution, settings.collocation)
     sol = optimize(morph, settings, args.resolution, args.guess, args.seed)
+    log.info("solver: %s after %.1f s", sol.status.value, time.perf_counter() - t0)
     if sol.status.success:
+        log.info("checking the accuracy (replaying the torques) ...")
         attach_accuracy(sol)
         if not sol.physically_consistent:
-            print(f"warning: replaying the torques drifts "
-                  f"{sol.accuracy['max_position_drift_m'] * 1e3:.1f} mm from the optimized "
-                  "motion; the speed is not trustworthy at this resolution (refine, or use "
-                  "--collocation hermite-simpson)", file=sys.stderr)
+            log.warning("warning: replaying the torques drifts %.1f mm from the optimized "
+                        "motion; the speed is not trustworthy at this resolution (refine, or "
+                        "use --collocation hermite-simpson)",
+                        sol.accuracy["max_position_drift_m"] * 1e3)
     path = sol.save(out / "solution")
     morph.save(out / "morphology.toml")
     figures = {}
     if sol.status.success and not args.no_figures:
         from clamber.report.jumper import save_all
 
+        log.info("writing figures%s ...", "" if args.no_animation else " and the animation")
         paths = save_all(sol, out, animation=not args.no_animation)
         figures = {k: str(v) for k, v in paths.items()}
     summary = sol.summary()
@@ -75,13 +84,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Direct-collocation trajectory optimization of one periodic jump "
         "(IPOPT): a coarse solve from an initial guess, then refinement.",
         epilog=EXAMPLES_OPTIMIZE, formatter_class=FMT)
-    opt.add_argument("--morphology", type=Path, help="morphology TOML (default: nominal)")
+    opt.add_argument("--morphology", type=input_file,
+                     help="morphology TOML (default: nominal)")
+    opt.add_argument("--settings", type=input_file,
+                     help="TOML file setting any optimization setting (safe regions too; "
+                     "see clamber.jumper.settings_file); the options below override it")
     opt.add_argument("--resolution", choices=("coarse", "fine"), default="fine",
                      help="coarse (18,9,15,9,12) or coarse then fine (27,14,23,14,18)")
     opt.add_argument("--guess", choices=("seed", "deterministic", "random"), default="seed",
                      help="initial guess: packaged seed trajectory (falls back to the designed "
                      "motion), the designed bounding motion, or the paper's random one")
-    opt.add_argument("--seed", type=non_negative_int, default=0,
+    opt.add_argument("--seed", type=seed_int, default=0,
                      help="seed of the random guess")
     opt.add_argument("--torque-limit", type=positive_float,
                      help="joint torque bound [N m] (0.25)")

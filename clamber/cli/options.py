@@ -13,29 +13,114 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
+
+from clamber._json import strict_json
 
 FMT = argparse.RawDescriptionHelpFormatter
+__all__ = ["strict_json"]
+
+
+# --- the parser ---------------------------------------------------------------------------------
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line on stderr (exit status 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
 # --- argument types ---------------------------------------------------------------------------
-def _number(kind: Callable[[str], Any], low: float, strict: bool, what: str):
+def number_type(kind: Callable[[str], Any], low: float | None = None,
+                high: float | None = None, *, low_open: bool = False,
+                unit: str = "") -> Callable[[str], Any]:
+    """An argparse type: a finite ``kind`` (int or float) within ``[low, high]``
+    (``low_open``: excluding ``low``); ``unit`` is named in the message."""
+    what = "an integer" if kind is int else "a number"
+    if low is None and high is None:
+        allowed = ""
+    elif high is None:
+        allowed = f" {'>' if low_open else '>='} {low:g}{unit}"
+    elif low is None:
+        allowed = f" <= {high:g}{unit}"
+    else:
+        allowed = f" in {'(' if low_open else '['}{low:g}, {high:g}]{unit}"
+
     def parse(text: str) -> Any:
         try:
             v = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
-        if not math.isfinite(v) or (v <= low if strict else v < low):
-            raise argparse.ArgumentTypeError(
-                f"must be {'>' if strict else '>='} {low:g} and finite, got {text}")
+        if (not math.isfinite(v) or (low is not None and (v <= low if low_open else v < low))
+                or (high is not None and v > high)):
+            raise argparse.ArgumentTypeError(f"must be finite{allowed}, got {text}")
         return v
+    parse.__name__ = "integer" if kind is int else "number"
     return parse
 
 
-positive_int = _number(int, 0, True, "an integer")
-non_negative_int = _number(int, 0, False, "an integer")
-positive_float = _number(float, 0, True, "a number")
-non_negative_float = _number(float, 0, False, "a number")
+positive_int = number_type(int, 0, low_open=True)
+non_negative_int = number_type(int, 0)
+positive_float = number_type(float, 0, low_open=True)
+non_negative_float = number_type(float, 0)
+#: Seeds of NumPy's generators are integers in [0, 2**32).
+seed_int = number_type(int, 0, 2**32 - 1)
+#: Battery voltage of the motor modules [V]: small brushed DC motors on 1-12 cell packs.
+supply_voltage = number_type(float, 0, 48.0, low_open=True, unit=" V")
+
+
+def output_folder(text: str) -> Path:
+    """An argparse type: a folder to write into (created later); an existing file is refused."""
+    path = Path(text)
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path is not a folder")
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a file, expected a folder")
+    for parent in path.parents:
+        if parent.exists() and not parent.is_dir():
+            raise argparse.ArgumentTypeError(f"{parent} is a file, expected a folder")
+    return path
+
+
+def input_file(text: str) -> Path:
+    """An argparse type: an existing file to read (not a folder)."""
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a folder, expected a file")
+    return path
+
+
+def output_file(text: str) -> Path:
+    """An argparse type: a file to write (its folder is created later); a folder is refused."""
+    path = Path(text)
+    if path.is_dir() or text.endswith(("/", "\\")):
+        raise argparse.ArgumentTypeError(f"{text} is a folder, expected a file name")
+    output_folder(str(path.parent))
+    return path
+
+
+def existing_folder(text: str) -> Path:
+    """An argparse type: a folder that exists (a run to resume)."""
+    path = Path(text)
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is not a folder: no run record to resume")
+    return path
+
+
+class OutGiven(argparse.Action):
+    """Stores ``--out`` and remembers that it was given (``--resume`` refuses it)."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        setattr(namespace, self.dest, values)
+        namespace.out_given = True
+
+
+def check_resume_out(args: argparse.Namespace) -> None:
+    """``--resume RUN_DIR`` writes into RUN_DIR: an explicit ``--out`` as well is an error."""
+    from clamber.exceptions import ConfigError
+
+    if getattr(args, "resume", None) and getattr(args, "out_given", False):
+        raise ConfigError(f"--resume {args.resume} writes into the run it continues; "
+                          f"drop --out {args.out}")
 
 
 # --- option groups ----------------------------------------------------------------------------
@@ -43,7 +128,7 @@ def add_output_options(p: argparse.ArgumentParser, default_out: str | None,
                        figures: bool = True) -> None:
     """``--out`` (a folder), ``--json`` and, where a command draws, ``--no-figures``."""
     if default_out is not None:
-        p.add_argument("--out", default=default_out,
+        p.add_argument("--out", type=output_folder, default=default_out, action=OutGiven,
                        help=f"output folder (default: {default_out})")
     p.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
     if figures:
@@ -68,8 +153,9 @@ def add_execution_options(p: argparse.ArgumentParser, resumable: bool = True) ->
                    help="resubmissions of a trial whose worker died (default 2)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     if resumable:
-        p.add_argument("--resume", metavar="RUN_DIR",
-                       help="continue the run recorded in RUN_DIR (finished trials are kept)")
+        p.add_argument("--resume", metavar="RUN_DIR", type=existing_folder,
+                       help="continue the run recorded in RUN_DIR (finished trials are kept; "
+                       "its results are written there, so not with --out)")
 
 
 def evaluator_for(args: argparse.Namespace, tasks: int | None = None):
@@ -96,6 +182,7 @@ def run_folder(args: argparse.Namespace) -> Path:
     from clamber.exceptions import ConfigError
     from clamber.storage.runs import RunStore
 
+    check_resume_out(args)
     if args.resume:
         return Path(args.resume)
     out = Path(args.out)
@@ -134,3 +221,4 @@ class TrialProgress:
 def progress_enabled(args: argparse.Namespace) -> bool:
     """Progress goes to stderr, also with ``--json`` (stdout stays one JSON object)."""
     return not getattr(args, "no_progress", False)
+

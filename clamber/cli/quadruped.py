@@ -4,21 +4,29 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
+import logging
 import os
-import sys
 import time
 from pathlib import Path
 
 from clamber.cli.options import (
     add_execution_options,
     add_output_options,
-    non_negative_float,
-    non_negative_int,
-    positive_float,
-    positive_int,
+    number_type,
+    seed_int,
+    strict_json,
 )
 from clamber.exceptions import ConfigError
+
+log = logging.getLogger("clamber")
+
+#: Option ranges: wall inclines from flat ground to an overhanging ceiling [deg], control
+#: rates up to the 1 kHz servo loop [Hz], sole stiffness up to a practically rigid sole.
+incline_deg = number_type(float, 0, 180, unit=" deg")
+control_rate = number_type(float, 0, 1000, low_open=True, unit=" Hz")
+sole_stiffness = number_type(float, 0, 1e4, unit=" N m/rad")
+trial_count = number_type(int, 1, 100_000)
+cycle_count = number_type(int, 1, 1000)
 
 EXAMPLES = """examples:
   clamber quadruped climb --controller qwbc --incline 90 --trials 5 --seed 0
@@ -59,7 +67,7 @@ def _run(args: argparse.Namespace, kind: str, conditions: list, run_dir: Path):
 
 
 def _write_json(path: Path, summary: dict) -> None:
-    path.write_text(json.dumps(summary, indent=1, allow_nan=False, default=str) + "\n")
+    path.write_text(strict_json(summary, indent=1) + "\n")
 
 
 def _climb(args: argparse.Namespace) -> dict:
@@ -84,8 +92,10 @@ def _climb(args: argparse.Namespace) -> dict:
     if not args.no_figures:
         from clamber.report.quadruped import save_climb
 
-        _, log = run_climb(settings, args.seed, log=True)
-        paths = save_climb(log, out, f"{args.controller}, {args.incline:g} deg, seed "
+        log.info("replaying seed %d for the figures%s ...", args.seed,
+                 "" if args.no_animation else " and the animation")
+        _, trace = run_climb(settings, args.seed, log=True)
+        paths = save_climb(trace, out, f"{args.controller}, {args.incline:g} deg, seed "
                            f"{args.seed}", animation=not args.no_animation)
         figures = {k: str(v) for k, v in paths.items()}
     summary["figures"] = figures
@@ -123,14 +133,15 @@ def _trot(args: argparse.Namespace) -> dict:
         plt.close(fig)
         settings = TrotSettings(terrain=terrains[0], feet=feet[0],
                                 gait=TrotParams(cycles=args.cycles))
-        _, log = run_trot(settings, args.seed, log=True)
-        log.snapshot_period = 0.1
-        fig = plot_trot(log, f"trot, {terrains[0]}, {feet[0]} feet")
+        log.info("replaying seed %d for the figures ...", args.seed)
+        _, trace = run_trot(settings, args.seed, log=True)
+        trace.snapshot_period = 0.1
+        fig = plot_trot(trace, f"trot, {terrains[0]}, {feet[0]} feet")
         figures["trot"] = out / "trot.png"
         fig.savefig(figures["trot"], dpi=110)
         plt.close(fig)
         if not args.no_animation:
-            figures["animation"], _ = animate(log, out / "trot.gif")
+            figures["animation"], _ = animate(trace, out / "trot.gif")
     _write_trials(out / "trials.csv", trials)
     summary = {"command": "trot", "results": study, "run_dir": str(out),
                "figures": {k: str(v) for k, v in figures.items()},
@@ -186,8 +197,7 @@ def _compare(args: argparse.Namespace) -> dict:
     summary["run_dir"] = str(out)
     summary["total_wall_time_s"] = time.perf_counter() - t0
     _write_json(out / "comparison.json", summary)
-    if not args.json:
-        print("\n".join(text), file=sys.stderr)
+    log.info("%s", "\n".join(text))
     return summary
 
 
@@ -213,9 +223,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     def common(p: argparse.ArgumentParser, default_out: str, trials: int = 1,
                figures: bool = True) -> None:
-        p.add_argument("--trials", type=positive_int, default=trials,
+        p.add_argument("--trials", type=trial_count, default=trials,
                        help=f"seeded trials per condition ({trials})")
-        p.add_argument("--seed", type=non_negative_int, default=0, help="first seed (0)")
+        p.add_argument("--seed", type=seed_int, default=0, help="first seed (0)")
         add_output_options(p, default_out, figures=figures)
         if figures:
             p.add_argument("--no-animation", action="store_true", help="skip the GIF only")
@@ -227,15 +237,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         "seeded rock holds with a perturbed robot; a trial fails when a gripper breaks off, "
         "a grasp misses or the body falls.", epilog=EXAMPLES, formatter_class=fmt)
     climb.add_argument("--controller", choices=("qwbc", "clik", "vmc"), default="qwbc")
-    climb.add_argument("--incline", type=float, default=90.0, help="wall incline [deg] (90)")
-    climb.add_argument("--cycles", type=positive_int, default=1, help="gait cycles (1)")
-    climb.add_argument("--rate", type=positive_float, default=50.0,
-                       help="control rate [Hz] (50)")
+    climb.add_argument("--incline", type=incline_deg, default=90.0,
+                       help="wall incline [deg], 0-180 (90)")
+    climb.add_argument("--cycles", type=cycle_count, default=1, help="gait cycles (1)")
+    climb.add_argument("--rate", type=control_rate, default=50.0,
+                       help="control rate [Hz], up to 1000 (50)")
     climb.add_argument("--state", choices=("estimate", "true"), default="estimate",
                        help="controllers see the EKF estimate (default) or the true state")
     climb.add_argument("--unbreakable", action="store_true",
                        help="record gripper overloads without breaking")
-    climb.add_argument("--sole-stiffness", type=non_negative_float, default=25.0,
+    climb.add_argument("--sole-stiffness", type=sole_stiffness, default=25.0,
                        help="stiffness of the grippers' compliant soles about x and y "
                        "[N m/rad] (25; 0: rigid weld)")
     common(climb, "out/quadruped/climb")
@@ -249,7 +260,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     trot.add_argument("--terrain", choices=("flat", "gravel", "grass", "mud", "stone", "all"),
                       default="gravel")
     trot.add_argument("--feet", choices=("gripper", "rubber", "both"), default="both")
-    trot.add_argument("--cycles", type=positive_int, default=20, help="gait cycles (20)")
+    trot.add_argument("--cycles", type=cycle_count, default=20, help="gait cycles (20)")
     common(trot, "out/quadruped/trot")
     trot.set_defaults(func=_trot)
 
@@ -258,10 +269,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="The paper's comparison: seeded trials per controller and incline, "
         "written as comparison.md, comparison.csv and comparison.json.",
         epilog=EXAMPLES, formatter_class=fmt)
-    comp.add_argument("--inclines", type=positive_float, nargs="+", default=[70.0, 90.0],
+    comp.add_argument("--inclines", type=incline_deg, nargs="+", default=[70.0, 90.0],
                       help="wall inclines [deg] (70 90)")
     comp.add_argument("--state", choices=("estimate", "true"), default="estimate")
-    comp.add_argument("--sole-stiffness", type=non_negative_float, default=25.0,
+    comp.add_argument("--sole-stiffness", type=sole_stiffness, default=25.0,
                       help="sole stiffness about x and y [N m/rad] (25; 0: rigid weld)")
     comp.add_argument("--unbreakable-too", action="store_true",
                       help="also run every cell with unbreakable grippers")
@@ -281,17 +292,17 @@ def demo_step(out_dir: Path, summary: dict, as_json: bool) -> tuple[dict, list]:
     from clamber.report.html import Section
     from clamber.report.quadruped import save_climb
 
+    log.info("quadruped: a Q-WBC climb of one gait cycle (about a minute) ...")
     try:
-        result, log = run_climb(ClimbSettings(controller="qwbc", incline_deg=90.0,
-                                              breakable=False), 0, log=True)
+        result, trace = run_climb(ClimbSettings(controller="qwbc", incline_deg=90.0,
+                                                breakable=False), 0, log=True)
     except ConfigError as e:
         return {"quadruped_climb": f"failed: {e}"}, []
-    paths = save_climb(log, Path(out_dir) / "quadruped",
+    paths = save_climb(trace, Path(out_dir) / "quadruped",
                        "Q-WBC, 90 deg, seed 0 (grippers unbreakable)")
-    if not as_json:
-        print(f"quadruped: Q-WBC climb {'completed' if result.success else 'failed'} "
-              f"({result.reason or 'one gait cycle'}); peak gripper load "
-              f"{result.peak_gripper_load:.2f} x capacity", file=sys.stderr)
+    log.info("quadruped: Q-WBC climb %s (%s); peak gripper load %.2f x capacity",
+             "completed" if result.success else "failed", result.reason or "one gait cycle",
+             result.peak_gripper_load)
     keep = ("success", "reason", "sim_time_s", "max_tracking_error_mm", "mean_power_w",
             "peak_gripper_load", "estimation_rms_mm")
     climb = {k: result.to_dict()[k] for k in keep}

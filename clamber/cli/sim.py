@@ -3,19 +3,32 @@
 from __future__ import annotations
 
 import argparse
-import sys
+import logging
 from pathlib import Path
 
 from clamber.cli.options import (
     FMT,
     add_execution_options,
     add_output_options,
-    non_negative_float,
-    non_negative_int,
-    positive_float,
-    positive_int,
+    input_file,
+    number_type,
+    output_file,
+    seed_int,
+    supply_voltage,
 )
 from clamber.exceptions import ConfigError
+
+log = logging.getLogger("clamber")
+#: Ranges of the simulation options: a gripper disc of at most 5 cm (the robot's is 1 cm),
+#: up to 100 consecutive jumps, mass tolerances below 50 %, length shifts below the 20 mm
+#: that keep the shortest (40 mm) link longer than its centre offset, packet jitter below
+#: ten 500 Hz periods.
+foot_radius = number_type(float, 0, 0.05, low_open=True, unit=" m")
+jump_count = number_type(int, 1, 100)
+trial_count = number_type(int, 1, 100_000)
+mass_tolerance = number_type(float, 0, 0.5)
+length_tolerance = number_type(float, 0, 0.02, unit=" m")
+jitter_s = number_type(float, 0, 0.02, unit=" s")
 
 EXAMPLES_SIMULATE = """examples:
   clamber jumper simulate out/jumper/solution.npz
@@ -59,19 +72,21 @@ def _config(args: argparse.Namespace):
 
 def _simulate(args: argparse.Namespace) -> dict:
     from clamber.jumper.sim.simulate import simulate
+    from clamber.jumper.sim.stability import without_warnings
     from clamber.jumper.sim.telemetry import write_log
     from clamber.report.simulation import save_simulation_figures
 
     sol = _load(args.solution)
-    res = simulate(sol, jumps=args.jumps, config=_config(args))
+    log.info("simulating %d jump(s) ...", args.jumps)
+    res = without_warnings(lambda: simulate(sol, jumps=args.jumps, config=_config(args)))
     out = Path(args.out)
     summary = res.summary()
     if not args.no_figures:
-        if not args.json:
-            print("writing figures ...", file=sys.stderr)
+        log.info("writing figures%s ...", "" if args.no_animation else " and the animation")
         paths = save_simulation_figures(res, sol, out, animation=not args.no_animation)
         summary["figures"] = {k: str(v) for k, v in paths.items()}
     if args.log:
+        Path(args.log).parent.mkdir(parents=True, exist_ok=True)
         forces = Path(args.log).with_name(Path(args.log).stem + "_forces.csv")
         write_log(res, args.log, forces)
         summary["telemetry_log"] = str(args.log)
@@ -96,10 +111,27 @@ def _study_options(args: argparse.Namespace, run_dir: Path) -> argparse.Namespac
             stored = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as e:
             raise ConfigError(f"{path}: cannot read the study's options ({e})") from None
+    if not isinstance(stored, dict):
+        raise ConfigError(f"{run_dir / 'study.json'}: must hold a JSON object")
     for name, default in STUDY_OPTIONS.items():
         if getattr(args, name) is None:
-            setattr(args, name, stored.get(name, default))
+            setattr(args, name, _stored_option(run_dir, name, stored.get(name, default)))
     return args
+
+
+def _stored_option(run_dir: Path, name: str, value):
+    """A study option read back from study.json, checked with its command-line type."""
+    types = {"trials": trial_count, "jumps": jump_count, "seed": seed_int,
+             "mass_tol": mass_tolerance, "length_tol": length_tolerance, "jitter": jitter_s,
+             "supply_voltage": supply_voltage, "foot_radius": foot_radius}
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"{run_dir / 'study.json'}: {name} = {value!r}: must be a number")
+    try:
+        return types[name](repr(value))
+    except argparse.ArgumentTypeError as e:
+        raise ConfigError(f"{run_dir / 'study.json'}: {name} = {value!r}: {e}") from None
 
 
 def _robustness(args: argparse.Namespace) -> dict:
@@ -110,6 +142,9 @@ def _robustness(args: argparse.Namespace) -> dict:
     from clamber.jumper.sim.robustness import Tolerances
 
     run_dir = run_folder(args)
+    if args.resume and args.solution is not None:
+        raise ConfigError(f"--resume {args.resume} replays the solution stored in the run; "
+                          f"drop {args.solution}")
     args = _study_options(args, run_dir)
     stored_solution = run_dir / "solution.npz"
     if args.solution is None:
@@ -187,9 +222,10 @@ def register(subparsers) -> None:
         "hook within a capture window and tear off outside the safe region. Reports per "
         "jump the front and rear catch, readiness, height gained and tracking error.",
         epilog=EXAMPLES_SIMULATE, formatter_class=FMT)
-    sim.add_argument("solution", type=Path, help="solution .npz (with its .json)")
-    sim.add_argument("--jumps", type=int, default=3, help="consecutive jumps (default 3)")
-    sim.add_argument("--log", type=Path, help="also write a 167 Hz telemetry CSV here")
+    sim.add_argument("solution", type=input_file, help="solution .npz (with its .json)")
+    sim.add_argument("--jumps", type=jump_count, default=3,
+                     help="consecutive jumps, 1-100 (default 3)")
+    sim.add_argument("--log", type=output_file, help="also write a 167 Hz telemetry CSV here")
     add_output_options(sim, "out/sim")
     sim.add_argument("--no-animation", action="store_true", help="skip the GIF only")
     sim.set_defaults(func=_simulate)
@@ -199,17 +235,17 @@ def register(subparsers) -> None:
         description="Seeded trials over perturbed masses, lengths, ESC gains, motor constants, "
         "initial state and reference timing; catch rate (front gripper) and ready-landing rate "
         "with 95% Wilson intervals.", epilog=EXAMPLES_ROBUSTNESS, formatter_class=FMT)
-    rob.add_argument("solution", type=Path, nargs="?",
-                     help="solution .npz (with its .json); optional with --resume")
-    rob.add_argument("--trials", type=positive_int, help="number of trials (default 30)")
-    rob.add_argument("--jumps", type=positive_int, help="jumps per trial (default 1)")
-    rob.add_argument("--seed", type=non_negative_int, help="master seed (default 0)")
-    rob.add_argument("--mass-tol", type=non_negative_float,
-                     help="relative mass tolerance (0.05)")
-    rob.add_argument("--length-tol", type=non_negative_float,
-                     help="link length tolerance [m] (0.001)")
-    rob.add_argument("--jitter", type=non_negative_float,
-                     help="reference packet jitter [s] (0.001)")
+    rob.add_argument("solution", type=input_file, nargs="?",
+                     help="solution .npz (with its .json); not with --resume")
+    rob.add_argument("--trials", type=trial_count, help="number of trials (default 30)")
+    rob.add_argument("--jumps", type=jump_count, help="jumps per trial (default 1)")
+    rob.add_argument("--seed", type=seed_int, help="master seed (default 0)")
+    rob.add_argument("--mass-tol", type=mass_tolerance,
+                     help="relative mass tolerance, 0-0.5 (0.05)")
+    rob.add_argument("--length-tol", type=length_tolerance,
+                     help="link length tolerance [m], 0-0.02 (0.001)")
+    rob.add_argument("--jitter", type=jitter_s,
+                     help="reference packet jitter [s], 0-0.02 (0.001)")
     add_output_options(rob, "out/robustness", figures=False)
     add_execution_options(rob)
     rob.set_defaults(func=_robustness)
@@ -220,7 +256,7 @@ def register(subparsers) -> None:
         "voltage feed-forward; check joint, torque, speed and voltage limits; write "
         "reference.csv and reference.bin (versioned header).",
         epilog=EXAMPLES_EXPORT, formatter_class=FMT)
-    exp.add_argument("solution", type=Path)
+    exp.add_argument("solution", type=input_file)
     add_output_options(exp, "out/export", figures=False)
     exp.set_defaults(func=_export)
 
@@ -230,10 +266,11 @@ def register(subparsers) -> None:
         "per joint, compute torques, mechanical work per joint per jump and the share of "
         "stance outside the safe region; writes a Fig.-8 style figure.",
         epilog=EXAMPLES_TELEMETRY, formatter_class=FMT)
-    tel.add_argument("log", type=Path, help="telemetry CSV")
-    tel.add_argument("--forces", type=Path, help="force-plate CSV (front gripper)")
-    tel.add_argument("--solution", type=Path, help="take morphology and safe regions from it")
-    tel.add_argument("--morphology", type=Path, help="morphology TOML (default nominal)")
+    tel.add_argument("log", type=input_file, help="telemetry CSV")
+    tel.add_argument("--forces", type=input_file, help="force-plate CSV (front gripper)")
+    tel.add_argument("--solution", type=input_file,
+                     help="take morphology and safe regions from it")
+    tel.add_argument("--morphology", type=input_file, help="morphology TOML (default nominal)")
     add_output_options(tel, "out/telemetry")
     tel.set_defaults(func=_telemetry)
 
@@ -241,17 +278,18 @@ def register(subparsers) -> None:
         "model", help="write MJCF, scene and URDF of a morphology",
         description="Generate jumper.xml, scene.xml (with the wall) and jumper.urdf.",
         epilog=EXAMPLES_MODEL, formatter_class=FMT)
-    mod.add_argument("--morphology", type=Path, help="morphology TOML (default nominal)")
+    mod.add_argument("--morphology", type=input_file, help="morphology TOML (default nominal)")
     add_output_options(mod, "models/jumper", figures=False)
     mod.set_defaults(func=_model)
 
     for p in (sim, rob, exp):
-        p.add_argument("--supply-voltage", type=positive_float,
+        p.add_argument("--supply-voltage", type=supply_voltage,
                        default=None if p is rob else 12.0,
-                       help="motor supply voltage [V] (default 12)")
+                       help="motor supply voltage [V], 0-48 (default 12)")
     for p in (sim, rob):
-        p.add_argument("--foot-radius", type=positive_float,
-                       help="the robot's gripper radius [m] (default: the optimization's)")
+        p.add_argument("--foot-radius", type=foot_radius,
+                       help="the robot's gripper radius [m], up to 0.05 (default: the "
+                       "optimization's)")
 
 
 def demo_step(out_dir: Path, summary: dict, as_json: bool) -> tuple[dict, list]:
@@ -274,10 +312,8 @@ def demo_step(out_dir: Path, summary: dict, as_json: bool) -> tuple[dict, list]:
     figures = save_simulation_figures(res, sol, Path(out_dir) / "sim")
     with make_evaluator(min(2, available_cores())) as evaluator:
         rob = robustness(sol, 30, evaluator=evaluator)
-    if not as_json:
-        print(f"simulation: {res.summary()['ready_landings']}/3 ready landings; "
-              f"robustness: catch {rob.catch.successes}/30, ready {rob.landing.successes}/30",
-              file=sys.stderr)
+    log.info("simulation: %d/3 ready landings; robustness: catch %d/30, ready %d/30",
+             res.summary()["ready_landings"], rob.catch.successes, rob.landing.successes)
     sim = res.summary()
     table = {"design": str(path), "ready landings (3 jumps)": sim["ready_landings"],
              "catch rate (30 trials)": rob.catch.rate,

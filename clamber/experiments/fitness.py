@@ -14,7 +14,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-from clamber.exceptions import ConfigError
+from clamber import _validate as v
 from clamber.jumper.morphology import Morphology
 from clamber.jumper.schedule import resolve_nodes
 from clamber.jumper.settings import OptimizationSettings
@@ -57,8 +57,7 @@ class FitnessConfig:
         resolve_nodes(self.resolution)
         if self.refine is not None:
             resolve_nodes(self.refine)
-        if not math.isfinite(self.failure_speed):
-            raise ConfigError(f"failure_speed = {self.failure_speed!r}: must be finite")
+        v.number("fitness", "failure_speed", self.failure_speed)
 
     def to_dict(self) -> dict[str, Any]:
         return {

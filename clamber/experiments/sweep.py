@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import qmc
 
-from clamber.exceptions import ConfigError
+from clamber import _validate as v
 from clamber.experiments.codesign import FitnessFunction, ProgressCallback, _record
 from clamber.experiments.fitness import CandidateTask, FitnessConfig, evaluate_candidate
 from clamber.jumper.morphology import DesignBounds, Morphology
@@ -46,11 +46,8 @@ class SweepConfig:
     bounds: DesignBounds = field(default_factory=DesignBounds)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.samples, int) or isinstance(self.samples, bool) \
-                or self.samples < 1:
-            raise ConfigError(f"samples = {self.samples!r}: must be an integer >= 1")
-        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
-            raise ConfigError(f"seed = {self.seed!r}: must be an integer >= 0")
+        v.integer("", "samples", self.samples, low=1)
+        v.integer("", "seed", self.seed, low=0)
 
     def to_dict(self) -> dict[str, Any]:
         return {"samples": self.samples, "seed": self.seed, "fitness": self.fitness.to_dict(),

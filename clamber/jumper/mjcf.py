@@ -12,9 +12,19 @@ link 2, m1 to link 1). A body's inertial is the combination of its point masses 
 CAD link body (``link_mass``, ``link_com``, ``link_inertia``). Out-of-plane inertias are
 set so the triangle inequality holds; they never enter the planar dynamics.
 
-The world is the x-y plane with gravity along -y and the wall at x = 0 (robot at x > 0),
-as in the rest of clamber. Gripper hooks are MuJoCo ``connect`` equality constraints
+Frame convention: the world is the x-y plane with gravity along -y and the wall at x = 0
+(robot at x > 0), not MuJoCo's usual z-up. The reason: ``qpos`` and every site position are
+then clamber's planar coordinates unchanged (x from the wall, y up the wall), which the
+simulator, the telemetry and the tests compare entry by entry with the CasADi model; a
+z-up model would need a rotation at every one of those boundaries. The camera ``side``
+looks along -z at that plane. Gripper hooks are MuJoCo ``connect`` equality constraints
 (pins), inactive by default and toggled by the simulator.
+
+Model files (``clamber jumper model``) carry the robot's real limits: +-0.25 N m per motor
+(``ctrlrange``, URDF ``effort``), 40 rad/s and +-2.6 rad per joint, the optimization's
+bounds. The simulator compiles the scene without ``ctrlrange``: its DC-motor model already
+limits each torque through the supply voltage. A keyframe ``home`` hangs the robot on the
+wall by both grippers with the motors clear of it.
 """
 
 from __future__ import annotations
@@ -24,9 +34,23 @@ from pathlib import Path
 
 import numpy as np
 
+from clamber import _validate as v
 from clamber.exceptions import ConfigError
 from clamber.jumper.model import GRAVITY
 from clamber.jumper.morphology import N_PARAMETERS, Morphology
+from clamber.jumper.settings import OptimizationSettings
+
+_LIMITS = OptimizationSettings()
+#: The robot's limits written into model files: motor torque [N m], joint speed [rad/s],
+#: relative joint angle [rad] (the optimization's bounds, from the paper's robot).
+TORQUE_LIMIT = _LIMITS.torque_limit
+SPEED_LIMIT = _LIMITS.joint_speed_limit
+ANGLE_LIMIT = _LIMITS.joint_angle_limit
+#: Out-of-plane inertia added to every body and the mass of the URDF's planar-base carriers
+#: [kg m^2, kg]: they make every inertia positive definite (MuJoCo's URDF importer refuses
+#: zero ones) and never enter the planar dynamics (carriers: 1e-12 of the robot's mass).
+_OUT_OF_PLANE = 1e-8
+_CARRIER_MASS = 1e-12
 
 #: MJCF joint names in qpos order (equal to the rear-foot coordinates of clamber's model).
 JOINTS = ("x5", "y5", "phi5", "hip", "spine", "shoulder")
@@ -53,16 +77,19 @@ class Geometry:
     """Physics step [s]."""
     wall_friction: float = 0.3
     """Coulomb friction of a free gripper or motor touching the wall [-]."""
+    torque_limit: float | None = None
+    """Motor torque range [N m] written as ``ctrlrange``; None: unlimited (the simulator's
+    motor model limits the torque itself)."""
+    joint_limits: bool = False
+    """Whether the motor joints are limited to +-2.6 rad (model files; the simulator plays
+    optimized motions that respect the bound by construction)."""
 
     def __post_init__(self) -> None:
-        for name in ("foot_radius", "motor_radius", "timestep"):
-            v = getattr(self, name)
-            if not (np.isfinite(v) and v > 0):
-                raise ConfigError(f"geometry.{name} = {v!r}: must be a positive finite number")
-        for name in ("armature", "wall_friction"):
-            v = getattr(self, name)
-            if not (np.isfinite(v) and v >= 0):
-                raise ConfigError(f"geometry.{name} = {v!r}: must be finite and >= 0")
+        v.numeric_fields(self, "geometry", strict=True,
+                         names=("foot_radius", "motor_radius", "timestep"))
+        v.numeric_fields(self, "geometry", names=("armature", "wall_friction"))
+        if self.torque_limit is not None:
+            v.positive("geometry", "torque_limit", self.torque_limit)
 
 
 @dataclass(frozen=True)
@@ -130,10 +157,12 @@ def _robot_sections(p: np.ndarray, g: Geometry) -> dict[str, str]:
             xml.append(f'{pad}  <joint name="phi5" type="hinge" axis="0 0 1"/>')
         else:
             xml.append(f'{pad}  <joint name="{hinge[k - 1]}" type="hinge" axis="0 0 1" '
-                       f'armature="{_f(g.armature)}"/>')
+                       f'armature="{_f(g.armature)}" range="{_f(-ANGLE_LIMIT)} '
+                       f'{_f(ANGLE_LIMIT)}" limited="{str(g.joint_limits).lower()}"/>')
         izz = max(body.izz, 1e-12)
+        ixx = izz + _OUT_OF_PLANE
         xml.append(f'{pad}  <inertial pos="{_f(body.com)} 0 0" mass="{_f(body.mass)}" '
-                   f'diaginertia="{_f(1e-3 * izz)} {_f(izz)} {_f(izz)}"/>')
+                   f'diaginertia="{_f(ixx)} {_f(ixx)} {_f(izz)}"/>')
         xml.append(f'{pad}  <geom name="{name}_bar" type="capsule" fromto="0 0 0 '
                    f'{_f(length)} 0 0" size="0.003" contype="0" conaffinity="0" '
                    f'rgba="0.3 0.3 0.35 1"/>')
@@ -142,6 +171,8 @@ def _robot_sections(p: np.ndarray, g: Geometry) -> dict[str, str]:
                        f'contype="1" conaffinity="0" friction="{_f(g.wall_friction)} 0 0" '
                        f'rgba="0.8 0.2 0.2 1"/>')
             xml.append(f'{pad}  <site name="rear_gripper" size="0.002"/>')
+            xml.append(f'{pad}  <camera name="side" mode="trackcom" pos="0.1 0 0.6" '
+                       'xyaxes="1 0 0 0 1 0"/>')
         else:
             xml.append(f'{pad}  <geom name="{hinge[k - 1]}_motor" type="sphere" '
                        f'size="{_f(g.motor_radius)}" contype="1" conaffinity="0" '
@@ -154,7 +185,10 @@ def _robot_sections(p: np.ndarray, g: Geometry) -> dict[str, str]:
                        f'size="0.002"/>')
     for k in range(len(BODIES) - 1, -1, -1):
         xml.append(f"{indent * (k + 2)}</body>")
-    actuators = "\n".join(f'    <motor name="{j}" joint="{j}" gear="1"/>' for j in ACTUATED)
+    ctrl = ("" if g.torque_limit is None else
+            f' ctrllimited="true" ctrlrange="{_f(-g.torque_limit)} {_f(g.torque_limit)}"')
+    actuators = "\n".join(f'    <motor name="{j}" joint="{j}" gear="1"{ctrl}/>'
+                           for j in ACTUATED)
     equality = (f'    <connect name="front_hook" body1="link1" anchor="{_f(L[0])} 0 0" '
                 f'active="false" solref="0.002 1" solimp="0.998 0.999 0.001"/>\n'
                 f'    <connect name="rear_hook" body1="link4" anchor="0 0 0" '
@@ -166,7 +200,19 @@ def _robot_sections(p: np.ndarray, g: Geometry) -> dict[str, str]:
         "worldbody": "\n".join(xml),
         "actuator": actuators,
         "equality": equality,
+        "keyframe": f'    <key name="home" qpos="{" ".join(_f(x) for x in home_qpos(p, g))}"/>',
     }
+
+
+def home_qpos(p: np.ndarray, g: Geometry) -> np.ndarray:
+    """Both grippers hooked on the wall (centres at x = foot radius), link 4 leaning out by
+    0.3 rad, links 3 and 2 parallel to the wall and link 1 back to it, so every motor
+    clears the wall by more than its radius: ``[x5, y5, phi5, hip, spine, shoulder]``."""
+    L1, L4 = p[0], p[3]
+    lean = 0.3
+    out = L4 * np.sin(lean)  # the inner joints' distance from the rear gripper's line [m]
+    link1 = np.arccos(np.clip(-out / L1, -1.0, 1.0))  # link 1 direction from +x [rad]
+    return np.array([g.foot_radius, 0.0, np.pi / 2 - lean, lean, 0.0, link1 - np.pi / 2])
 
 
 def _wall_xml() -> str:
@@ -180,7 +226,8 @@ def _mujoco_doc(model: str, s: dict[str, str], extra_world: str = "") -> str:
     return (f'<mujoco model="{model}">\n  {s["compiler"]}\n  {s["option"]}\n'
             f"  <worldbody>\n{world}\n  </worldbody>\n"
             f"  <actuator>\n{s['actuator']}\n  </actuator>\n"
-            f"  <equality>\n{s['equality']}\n  </equality>\n</mujoco>\n")
+            f"  <equality>\n{s['equality']}\n  </equality>\n"
+            f"  <keyframe>\n{s['keyframe']}\n  </keyframe>\n</mujoco>\n")
 
 
 def scene_xml(model_file: str = "jumper.xml") -> str:
@@ -199,8 +246,9 @@ def urdf(morphology: Morphology | np.ndarray, name: str = "jumper") -> str:
     """URDF of the same tree: massless carriers for the planar base (x, y, yaw), then links.
 
     URDF has no planar joint, so the base is two prismatic joints and one revolute joint
-    through zero-mass intermediate links; joint order equals :data:`JOINTS`. Revolute
-    joints carry a +-2 pi limit only because URDF requires one.
+    through carrier links of negligible mass; joint order equals :data:`JOINTS`. The motor
+    joints carry the robot's limits (+-2.6 rad, 0.25 N m, 40 rad/s); every inertia is
+    positive definite, so MuJoCo's URDF importer and Pinocchio both load it.
     """
     p = parameter_vector(morphology)
     L = p[0:4]
@@ -209,14 +257,17 @@ def urdf(morphology: Morphology | np.ndarray, name: str = "jumper") -> str:
     out = [f'<?xml version="1.0"?>\n<robot name="{name}">', '  <link name="world"/>']
     carriers = ("base_x", "base_y")
     for c in carriers:
-        out.append(f'  <link name="{c}"><inertial><mass value="0"/><inertia ixx="0" ixy="0" '
-                   f'ixz="0" iyy="0" iyz="0" izz="0"/></inertial></link>')
+        out.append(f'  <link name="{c}"><inertial><mass value="{_f(_CARRIER_MASS)}"/>'
+                   f'<inertia ixx="{_f(_CARRIER_MASS)}" ixy="0" ixz="0" '
+                   f'iyy="{_f(_CARRIER_MASS)}" iyz="0" izz="{_f(_CARRIER_MASS)}"/></inertial>'
+                   '</link>')
     for body, nm in zip(bodies, BODIES, strict=True):
         izz = max(body.izz, 1e-12)
+        ixx = izz + _OUT_OF_PLANE
         out.append(
             f'  <link name="{nm}"><inertial><origin xyz="{_f(body.com)} 0 0"/>'
-            f'<mass value="{_f(body.mass)}"/><inertia ixx="{_f(1e-3 * izz)}" ixy="0" ixz="0" '
-            f'iyy="{_f(izz)}" iyz="0" izz="{_f(izz)}"/></inertial></link>')
+            f'<mass value="{_f(body.mass)}"/><inertia ixx="{_f(ixx)}" ixy="0" ixz="0" '
+            f'iyy="{_f(ixx)}" iyz="0" izz="{_f(izz)}"/></inertial></link>')
     out.append('  <link name="front_gripper"/>')
     chain = [("x5", "prismatic", "world", "base_x", "0 0 0", "1 0 0"),
              ("y5", "prismatic", "base_x", "base_y", "0 0 0", "0 1 0"),
@@ -225,8 +276,13 @@ def urdf(morphology: Morphology | np.ndarray, name: str = "jumper") -> str:
         chain.append((j, "revolute", BODIES[k], BODIES[k + 1], f"{_f(lengths[k])} 0 0",
                       "0 0 1"))
     for jn, kind, parent, child, xyz, axis in chain:
-        span = 10.0 if kind == "prismatic" else 2 * np.pi
-        limit = f'<limit lower="{_f(-span)}" upper="{_f(span)}" effort="100" velocity="100"/>'
+        if kind == "prismatic":  # the unactuated base: 10 m of wall, no effort
+            limit = '<limit lower="-10" upper="10" effort="0" velocity="10"/>'
+        elif jn == "phi5":  # the base turns freely (a plain revolute: nq stays 6)
+            limit = '<limit lower="-100" upper="100" effort="0" velocity="100"/>'
+        else:
+            limit = (f'<limit lower="{_f(-ANGLE_LIMIT)}" upper="{_f(ANGLE_LIMIT)}" '
+                     f'effort="{_f(TORQUE_LIMIT)}" velocity="{_f(SPEED_LIMIT)}"/>')
         out.append(f'  <joint name="{jn}" type="{kind}"><parent link="{parent}"/>'
                    f'<child link="{child}"/><origin xyz="{xyz}"/><axis xyz="{axis}"/>'
                    f"{limit}</joint>")
@@ -238,11 +294,14 @@ def urdf(morphology: Morphology | np.ndarray, name: str = "jumper") -> str:
 
 def write_model(morphology: Morphology, out_dir: str | Path,
                 geometry: Geometry | None = None) -> dict[str, Path]:
-    """Write ``jumper.xml``, ``scene.xml`` and ``jumper.urdf`` into ``out_dir``."""
+    """Write ``jumper.xml``, ``scene.xml`` and ``jumper.urdf`` into ``out_dir``; the model
+    file carries the motors' torque range (``ctrlrange``) unless ``geometry`` says otherwise."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"mjcf": out / "jumper.xml", "scene": out / "scene.xml", "urdf": out / "jumper.urdf"}
-    paths["mjcf"].write_text(robot_xml(morphology, geometry))
+    paths["mjcf"].write_text(robot_xml(morphology,
+                                       geometry or Geometry(torque_limit=TORQUE_LIMIT,
+                                                                    joint_limits=True)))
     paths["scene"].write_text(scene_xml(paths["mjcf"].name))
     paths["urdf"].write_text(urdf(morphology))
     return paths

@@ -7,7 +7,6 @@ All values are SI: lengths in [m], masses in [kg], inertias in [kg m^2].
 
 from __future__ import annotations
 
-import math
 import tomllib
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -15,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import tomli_w
 
+from clamber import _validate as v
+from clamber._validate import read_text
 from clamber.exceptions import ConfigError
 
 N_LINKS = 4
@@ -47,10 +48,7 @@ class DesignBounds:
     """m2 + m3 + m4 [kg]."""
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-                raise ConfigError(f"bounds.{f.name} = {v!r}: must be a positive finite number")
+        v.numeric_fields(self, "bounds", strict=True)
         if self.length_min >= self.length_max:
             raise ConfigError(
                 f"bounds.length_min = {self.length_min} must be below "
@@ -84,17 +82,10 @@ class Morphology:
         for name, n in (("lengths", 4), ("masses", 5), ("link_mass", 4), ("link_com", 4),
                         ("link_inertia", 4)):
             value = getattr(self, name)
-            try:
-                arr = tuple(float(v) for v in value)
-            except (TypeError, ValueError):
-                raise ConfigError(f"{name} = {value!r}: must be a list of {n} numbers") from None
-            if len(arr) != n:
-                raise ConfigError(f"{name} = {value!r}: must have exactly {n} entries")
-            for i, v in enumerate(arr):
-                if not math.isfinite(v):
-                    raise ConfigError(f"{name}[{i}] = {v}: must be finite")
-                if v < 0:
-                    raise ConfigError(f"{name}[{i}] = {v}: must not be negative")
+            if isinstance(value, str | bytes | dict) or not hasattr(value, "__len__") \
+                    or len(value) != n:
+                raise ConfigError(f"{name} = {value!r}: must be a list of {n} numbers")
+            arr = tuple(v.non_negative("", f"{name}[{i}]", x) for i, x in enumerate(value))
             object.__setattr__(self, name, arr)
         self._check_bounds()
 
@@ -180,6 +171,9 @@ class Morphology:
 
     @classmethod
     def from_dict(cls, d: dict) -> Morphology:
+        """From the TOML layout of :meth:`to_dict`; every table and number checked."""
+        if not isinstance(d, dict):
+            raise ConfigError(f"morphology = {d!r}: must be a table")
         allowed = {"lengths_m", "masses_kg", "links", "bounds"}
         unknown = set(d) - allowed
         if unknown:
@@ -189,14 +183,14 @@ class Morphology:
         for key in ("lengths_m", "masses_kg"):
             if key not in d:
                 raise ConfigError(f"morphology is missing '{key}'")
-        bounds_d = d.get("bounds", {})
+        bounds_d = _table(d, "bounds")
         allowed_b = {f.name for f in fields(DesignBounds)}
         unknown_b = set(bounds_d) - allowed_b
         if unknown_b:
             raise ConfigError(
                 f"unknown bounds keys {sorted(unknown_b)}; allowed: {sorted(allowed_b)}"
             )
-        links = d.get("links", {})
+        links = _table(d, "links")
         allowed_l = {"mass_kg", "com_m", "inertia_kg_m2"}
         unknown_l = set(links) - allowed_l
         if unknown_l:
@@ -220,11 +214,21 @@ class Morphology:
 
     @classmethod
     def load(cls, path: str | Path) -> Morphology:
+        """Read a morphology TOML; errors name the file, the field and the value."""
         path = Path(path)
+        text = read_text(path, "morphology file", ConfigError)
         try:
-            data = tomllib.loads(path.read_text())
-        except FileNotFoundError:
-            raise ConfigError(f"morphology file {path} does not exist") from None
+            data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             raise ConfigError(f"morphology file {path} is not valid TOML: {e}") from None
-        return cls.from_dict(data)
+        try:
+            return cls.from_dict(data)
+        except ConfigError as e:
+            raise ConfigError(f"{path}: {e}") from None
+
+
+def _table(d: dict, key: str) -> dict:
+    value = d.get(key, {})
+    if not isinstance(value, dict):
+        raise ConfigError(f"{key} = {value!r}: must be a table ([{key}])")
+    return value

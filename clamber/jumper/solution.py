@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import enum
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from clamber.exceptions import FileFormatError
+from clamber import _validate as v
+from clamber._validate import read_text
+from clamber.exceptions import ConfigError, FileFormatError
 from clamber.jumper.morphology import Morphology
 from clamber.jumper.settings import OptimizationSettings
+from clamber.jumper.settings_file import settings_from_mapping
 
 FORMAT_VERSION = 1
 #: Largest replay drift [m] of any joint or gripper for a solution to count as physical.
@@ -163,46 +167,155 @@ class TrajectorySolution:
 
     @classmethod
     def load(cls, path: str | Path) -> TrajectorySolution:
+        """Read a solution written by :meth:`save`, checked at the boundary: every key,
+        shape, finiteness (forces of detached grippers may be NaN), monotone time and
+        positive phase durations; errors name the file, the field and the value."""
         npz = _npz_path(path)
         meta_path = npz.with_suffix(".json")
         for p in (npz, meta_path):
+            if p.is_dir():
+                raise FileFormatError(f"{p}: is a folder, expected a solution file")
             if not p.exists():
                 raise FileFormatError(f"solution file {p} is missing (need both .npz and .json)")
         try:
-            meta = json.loads(meta_path.read_text())
+            meta = json.loads(read_text(meta_path, "solution file"))
         except json.JSONDecodeError as e:
             raise FileFormatError(f"{meta_path}: not valid JSON ({e})") from None
+        if not isinstance(meta, dict):
+            raise FileFormatError(f"{meta_path}: must hold a JSON object")
         if meta.get("format_version") != FORMAT_VERSION:
             raise FileFormatError(
                 f"{meta_path}: format_version {meta.get('format_version')!r}, "
                 f"this clamber reads {FORMAT_VERSION}"
             )
         try:
-            with np.load(npz) as data:
+            with np.load(npz, allow_pickle=False) as data:
                 arr = {k: data[k] for k in data.files}
         except Exception as e:  # noqa: BLE001 - any unreadable archive is a format error
             raise FileFormatError(f"{npz}: unreadable archive ({e})") from None
+        try:
+            fields_ = _checked_meta(meta)
+        except ConfigError as e:
+            raise FileFormatError(f"{meta_path}: {e}") from None
+        try:
+            _check_arrays(arr, fields_["nodes"])
+        except ConfigError as e:
+            raise FileFormatError(f"{npz}: {e}") from None
         impulses = {k.split(".", 1)[1]: v for k, v in arr.items() if k.startswith("impulse.")}
         return cls(
-            morphology=Morphology.from_dict(meta["morphology"]),
-            settings=OptimizationSettings.from_dict(meta["settings"]),
-            nodes=tuple(meta["nodes"]),
-            status=SolveStatus(meta["status"]),
-            impulses=impulses,
-            height=float(meta["height"]),
-            front_anchor=float(meta["front_anchor"]),
-            iterations=int(meta["iterations"]),
-            solve_time_s=float(meta["solve_time_s"]),
-            build_time_s=float(meta["build_time_s"]),
-            return_status=meta["return_status"],
-            objective=float(meta.get("objective", float("nan"))),
-            active_bounds=meta.get("active_bounds", {}),
-            accuracy=meta.get("accuracy", {}),
-            history=meta.get("history", []),
-            tau_mid=arr.get("tau_mid"),
-            **{k: arr[k] for k in ("t", "phase", "q", "q_rear", "qd", "qdd", "tau", "f_front",
-                                   "f_rear", "points", "phase_durations", "x")},
+            impulses=impulses, tau_mid=arr.get("tau_mid"), **fields_,
+            **{k: arr[k] for k in (*_ARRAYS, *_OTHER_ARRAYS)},
         )
+
+
+#: Arrays of a solution file: trailing shape after the node axis, and whether NaN is
+#: allowed (forces of a detached gripper are NaN by design; so is the last midpoint torque
+#: of each Hermite-Simpson phase).
+_ARRAYS = {"t": ((), False), "phase": ((), False), "q": ((6,), False),
+           "q_rear": ((6,), False), "qd": ((6,), False), "qdd": ((6,), False),
+           "tau": ((3,), False), "f_front": ((2,), True), "f_rear": ((2,), True),
+           "points": ((2, 5), False)}
+_OTHER_ARRAYS = ("phase_durations", "x")
+_META = ("morphology", "settings", "nodes", "status", "height", "front_anchor", "iterations",
+         "solve_time_s", "build_time_s", "return_status")
+
+
+def _checked_meta(meta: dict) -> dict:
+    """The metadata fields of a solution file, type- and range-checked."""
+    missing = [k for k in _META if k not in meta]
+    if missing:
+        raise ConfigError(f"missing keys {missing}")
+    nodes = meta["nodes"]
+    if not isinstance(nodes, list) or len(nodes) != 5:
+        raise ConfigError(f"nodes = {nodes!r}: must be a list of 5 integers >= 1")
+    for i, n in enumerate(nodes):
+        v.integer("", f"nodes[{i}]", n, low=1)
+    statuses = [s.value for s in SolveStatus]
+    for name in ("morphology", "settings"):
+        if not isinstance(meta[name], dict):
+            raise ConfigError(f"{name} = {meta[name]!r}: must be a JSON object")
+    objective = meta.get("objective")
+    return {
+        "morphology": Morphology.from_dict(meta["morphology"]),
+        "settings": settings_from_mapping(meta["settings"]),
+        "nodes": tuple(nodes),
+        "status": SolveStatus(v.choice("", "status", meta["status"], statuses)),
+        "height": v.number("", "height", meta["height"]),
+        "front_anchor": v.number("", "front_anchor", meta["front_anchor"]),
+        "iterations": v.integer("", "iterations", meta["iterations"], low=0),
+        "solve_time_s": v.non_negative("", "solve_time_s", meta["solve_time_s"]),
+        "build_time_s": v.non_negative("", "build_time_s", meta["build_time_s"]),
+        "return_status": str(meta["return_status"]),
+        # A failed solve has no objective value (NaN or null).
+        "objective": float("nan") if objective is None or (
+            isinstance(objective, float) and math.isnan(objective))
+        else v.number("", "objective", objective),
+        "active_bounds": _json_object(meta, "active_bounds"),
+        "accuracy": _json_object(meta, "accuracy"),
+        "history": _json_list(meta, "history"),
+    }
+
+
+def _json_object(meta: dict, name: str) -> dict:
+    value = meta.get(name, {})
+    if not isinstance(value, dict):
+        raise ConfigError(f"{name} = {value!r}: must be a JSON object")
+    return value
+
+
+def _json_list(meta: dict, name: str) -> list:
+    value = meta.get(name, [])
+    if not isinstance(value, list):
+        raise ConfigError(f"{name} = {value!r}: must be a JSON list")
+    return value
+
+
+def _array_spec(name: str, K: int) -> tuple[tuple[int | None, ...], bool]:
+    """Expected shape (None: any length) and whether NaN is allowed."""
+    if name in _ARRAYS:
+        tail, nan_ok = _ARRAYS[name]
+        return (K, *tail), nan_ok
+    if name == "tau_mid":
+        return (K, 3), True
+    if name.startswith("impulse."):
+        return (2,), False
+    return ((5,) if name == "phase_durations" else (None,)), False
+
+
+def _check_arrays(arr: dict[str, np.ndarray], nodes: tuple[int, ...]) -> None:
+    """Shapes, finiteness, monotone time and positive phase durations of the arrays."""
+    missing = [k for k in (*_ARRAYS, *_OTHER_ARRAYS) if k not in arr]
+    if missing:
+        raise ConfigError(f"missing arrays {missing}")
+    K = sum(n + 1 for n in nodes)
+    for name, a in arr.items():
+        if a.dtype.kind not in "biuf":
+            raise ConfigError(f"{name}: must hold numbers, found dtype {a.dtype}")
+        shape, nan_ok = _array_spec(name, K)
+        if a.ndim != len(shape) or any(s is not None and n != s
+                                       for n, s in zip(a.shape, shape, strict=True)):
+            want = "x".join("n" if s is None else str(s) for s in shape)
+            raise ConfigError(f"{name}: shape {'x'.join(map(str, a.shape)) or '()'}, "
+                              f"expected {want}")
+        bad = np.isinf(a) if nan_ok else ~np.isfinite(a)
+        if bad.any():
+            k = tuple(int(i) for i in np.argwhere(bad)[0])
+            raise ConfigError(f"{name}{list(k)} = {float(a[k])!r}: must be finite")
+    t, phase, durations = arr["t"], arr["phase"], arr["phase_durations"]
+    back = np.flatnonzero(np.diff(t) < 0)
+    if back.size:
+        k = int(back[0]) + 1
+        raise ConfigError(f"t[{k}] = {t[k]:.6g} s < t[{k - 1}] = {t[k - 1]:.6g} s: "
+                          "time must not run backwards")
+    if np.any(durations <= 0):
+        i = int(np.argmax(durations <= 0))
+        raise ConfigError(f"phase_durations[{i}] = {float(durations[i])!r} s: must be > 0")
+    if not np.isclose(t[-1] - t[0], durations.sum(), rtol=1e-6, atol=1e-9):
+        raise ConfigError(f"t spans {t[-1] - t[0]:.6g} s but phase_durations sum "
+                          f"to {durations.sum():.6g} s")
+    expected = np.repeat(np.arange(1, 6), [n + 1 for n in nodes])
+    if not np.array_equal(phase, expected):
+        raise ConfigError("phase: must number the nodes of phases 1..5 in order")
 
 
 def _npz_path(path: str | Path) -> Path:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from clamber.exceptions import ConfigError
+from clamber import _validate as v
 
 DEFAULT_MAX_RETRIES = 2
 
@@ -81,6 +81,4 @@ class Evaluator(abc.ABC):
 
 def check_retries(max_retries: int) -> int:
     """Validate a retry budget."""
-    if not isinstance(max_retries, int) or isinstance(max_retries, bool) or max_retries < 0:
-        raise ConfigError(f"max_retries = {max_retries!r}: must be an integer >= 0")
-    return max_retries
+    return v.integer("", "max_retries", max_retries, low=0)

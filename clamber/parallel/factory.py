@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from clamber import _validate as v
 from clamber.exceptions import ConfigError
 from clamber.parallel.base import DEFAULT_MAX_RETRIES, Evaluator
 from clamber.parallel.serial import SerialEvaluator
@@ -19,8 +20,7 @@ def make_evaluator(workers: int = 0, cluster: str | None = None,
     ``scheduler_file`` to the one that wrote that file (both ignore ``workers``).
     ``dashboard`` serves the local cluster's Dask dashboard.
     """
-    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 0:
-        raise ConfigError(f"workers = {workers!r}: must be an integer >= 0 (0 = in-process)")
+    v.integer("", "workers", workers, low=0)  # 0 = in-process
     if cluster is None and scheduler_file is None and workers == 0:
         if dashboard:
             raise ConfigError("the dashboard needs Dask workers: --workers >= 1, --cluster "

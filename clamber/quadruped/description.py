@@ -89,11 +89,12 @@ def _mjcf_geom(link: Link, name: str, contact: bool) -> str:
     return f'<geom name="{name}" type="box" size="{_fmt(half)}" pos="{_fmt(link.com)}"{bits}/>'
 
 
-def mjcf_string(robot: Marcbot) -> str:
+def mjcf_string(robot: Marcbot, keyframe: bool = True) -> str:
     """The robot as an MJCF model (no world); joints carry range, actuators torque limits.
 
     Only the gripper boxes collide; the body and leg links are visual so that a scene's
-    contacts happen where the real robot touches the rock.
+    contacts happen where the real robot touches the rock. The keyframe ``home`` is the
+    default sprawling stance, body level, soles on the ground plane z = 0.
     """
     out = ['<mujoco model="marcbot">',
            '<compiler angle="radian" autolimits="true"/>',
@@ -124,8 +125,25 @@ def mjcf_string(robot: Marcbot) -> str:
         out.append(f'<motor name="{joint_name(leg, j)}_motor" joint="{joint_name(leg, j)}" '
                    f'ctrlrange="{-s.torque_limit} {s.torque_limit}"/>')
     out.extend(["</actuator>", '<sensor><framequat name="body_quat" objtype="site" objname="imu"/>'
-                "</sensor>", "</mujoco>"])
+                "</sensor>"])
+    if keyframe:
+        qpos = [0.0, 0.0, _home_height(robot), 1.0, 0.0, 0.0, 0.0,
+                *robot.default_joint_angles()]
+        out.extend(["<keyframe>", f'<key name="home" qpos="{_fmt(qpos)}"/>', "</keyframe>"])
+    out.append("</mujoco>")
     return "\n".join(out)
+
+
+def _home_height(robot: Marcbot) -> float:
+    """Body height [m] at which the default stance puts the lowest sole on z = 0."""
+    import mujoco
+
+    m = mujoco.MjModel.from_xml_string(mjcf_string(robot, keyframe=False))
+    d = mujoco.MjData(m)
+    d.qpos[7:] = robot.default_joint_angles()
+    mujoco.mj_kinematics(m, d)
+    soles = [d.site_xpos[m.site(foot_name(leg)).id][2] for leg in LEG_NAMES]
+    return round(float(d.qpos[2] - min(soles)), 6)
 
 
 def scene_string(model_file: str = "marcbot.xml") -> str:

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from clamber._json import strict_json
+
 REPORT_NAME = "report.html"
 
 _STYLE = """
@@ -157,7 +159,7 @@ def write_codesign_outputs(result: Any, figures: bool = True,
                           findings=labelled, notes=_codesign_notes(result, live),
                           refresh_s=LIVE_REFRESH_S if live else None)
     summary["report"] = str(report)
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    (run_dir / "summary.json").write_text(strict_json(summary, indent=2))
     return summary
 
 
@@ -186,5 +188,5 @@ def write_sweep_outputs(result: Any, figures: bool = True) -> dict[str, Any]:
                           notes="Each Sobol sample optimized at coarse resolution from one "
                                 "seed trajectory; the full table is sweep.csv.")
     summary["report"] = str(report)
-    (result.out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    (result.out_dir / "summary.json").write_text(strict_json(summary, indent=2))
     return summary

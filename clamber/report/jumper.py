@@ -14,6 +14,8 @@ from clamber.jumper.solution import TrajectorySolution
 from clamber.report.gripper import region_polygon
 
 PHASE_COLORS = ("#dbe9f6", "#fde6cf", "#ffffff", "#e2f0d9", "#ece2f0")
+#: Marker colours of the five phases (tab10: distinct, colour-blind-safe first five).
+PHASE_MARKERS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd")
 
 
 def shade_phases(ax, sol: TrajectorySolution) -> None:
@@ -65,14 +67,19 @@ def plot_forces(sol: TrajectorySolution):
         if len(poly):
             ax.fill(poly[:, 0], poly[:, 1], color="#cfe8cf", label="safe region")
         ph = sol.phase[np.all(np.isfinite(f), axis=1)]
-        sc = ax.scatter(finite[:, 0], finite[:, 1], c=ph, cmap="viridis", s=10, vmin=1, vmax=5)
+        for k in np.unique(ph):  # one discrete colour per phase (the attached ones only)
+            sel = ph == k
+            ax.scatter(finite[sel, 0], finite[sel, 1], s=12, color=PHASE_MARKERS[int(k) - 1],
+                       label=f"phase {int(k)}")
         ax.axvline(0, c="k", lw=0.5)
         ax.set_xlim(-span, span)
         ax.set_ylim(-span, span)
         ax.set_xlabel("$f_x$ [N]  (<0: adhesion)")
         ax.set_ylabel("$f_y$ [N]")
         ax.set_aspect("equal")
-        fig.colorbar(sc, ax=ax, label="phase")
+        ax.legend(fontsize=7, loc="upper right")
+        axes[row, 0].set_title(f"{name} gripper: wall force over time", fontsize=9, pad=12)
+        ax.set_title(f"{name} gripper: force in its safe region", fontsize=9)
     axes[1, 0].set_xlabel("time [s]")
     fig.tight_layout()
     return fig

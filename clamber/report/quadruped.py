@@ -48,10 +48,13 @@ def plot_climb(log: TrialLog, title: str = ""):
         ax2.plot(t, 1000 * (a["body_ref"][:, k] - a["body_true"][0, k]), c="0.6", ls=ls,
                  lw=1)
     ax2.set_ylabel("body displacement in {S} [mm]\n(black true, grey reference)")
-    ax.plot(t, a["power_w"], c="tab:purple", lw=0.8)
+    ax.plot(t, a["power_w"], c="tab:purple", lw=0.8, label="joint power [W]")
     ax.set_ylabel("joint power [W]", color="tab:purple")
     ax.set_xlabel("time [s]")
     shade_swings(ax, log)
+    ref = plt.Line2D([], [], c="0.6", lw=1, label="reference (same axis style)")
+    handles = [*ax2.get_legend_handles_labels()[0], ref, *ax.get_legend_handles_labels()[0]]
+    ax2.legend(handles=handles, ncol=3, fontsize=7, loc="upper left")
     if title:
         fig.suptitle(title)
     fig.tight_layout()

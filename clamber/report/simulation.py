@@ -37,7 +37,13 @@ def plot_tracking(result: SimulationResult, sol: TrajectorySolution):
         ax.plot(t, np.degrees(result.column(name)), "C0", lw=1.2, label="simulated")
         ax.set_ylabel(f"{name} [deg]")
         _hook_spans(ax, t, result.column("front_hooked"), "C2", "front hooked")
-    axes[0].legend(fontsize=7, loc="upper right", ncols=3)
+        for i, (te, g) in enumerate((te, g) for te, g, e in result.events if e == "tear"):
+            ax.axvline(te, color="C3", lw=1.2, ls=":",
+                       label="tear-off" if i == 0 else None)
+            if j == 0:
+                ax.annotate(f"{g} tears off", (te, 1.0), xycoords=("data", "axes fraction"),
+                            fontsize=7, color="C3", ha="left", va="top")
+    axes[0].legend(fontsize=7, loc="upper right", ncols=4)
     axes[-1].set_xlabel("t [s]")
     fig.suptitle("open-loop playback: joint angles")
     fig.tight_layout()
@@ -45,15 +51,23 @@ def plot_tracking(result: SimulationResult, sol: TrajectorySolution):
 
 
 def plot_forces(result: SimulationResult, sol: TrajectorySolution):
-    """Wall forces on each gripper while hooked, simulated and optimized, over the safe region."""
+    """Wall forces on each gripper while hooked, simulated and optimized, over the safe region.
+
+    The axes frame the safe region and the optimized forces; impact spikes beyond it are
+    counted in the panel (their peak is given) rather than shrinking the region to a dot."""
     fig, axes = plt.subplots(1, 2, figsize=(8, 4))
     regions = (sol.settings.safe_region_front, sol.settings.safe_region_rear)
     opt = (sol.f_front, sol.f_rear)
     for ax, g, region, f_opt in zip(axes, ("front", "rear"), regions, opt, strict=True):
         fx, fy = result.column(f"fx_{g}"), result.column(f"fy_{g}")
         ok = np.isfinite(fx)
-        lim = max(8.0, float(np.nanmax(np.abs(np.r_[fx[ok], fy[ok], np.nan_to_num(f_opt).ravel()]),
-                                       initial=0.0)) * 1.1)
+        cap = float(np.max(region.b, initial=0.0))  # the load cap [N]
+        lim = max(8.0, 1.3 * cap, 1.2 * float(np.max(np.abs(np.nan_to_num(f_opt)), initial=0.0)))
+        outside = ok & ((np.abs(fx) > lim) | (np.abs(fy) > lim))
+        if outside.any():
+            peak = float(np.max(np.hypot(fx[outside], fy[outside])))
+            ax.text(0.02, 0.02, f"{int(outside.sum())} samples beyond the frame\n(impacts, "
+                    f"peak {peak:.0f} N)", transform=ax.transAxes, fontsize=7, va="bottom")
         poly = region_polygon(region, (-lim, lim), (-lim, lim))
         if len(poly):
             ax.fill(poly[:, 0], poly[:, 1], color="C2", alpha=0.2, label="safe region")

@@ -287,9 +287,12 @@ class RunStore:
         sql, args = "SELECT record FROM trials", ()
         if generation is not None:
             sql, args = sql + " WHERE generation = ?", (generation,)
-        rows = self._db.execute(sql + " ORDER BY generation, idx", args).fetchall()
         try:
+            rows = self._db.execute(sql + " ORDER BY generation, idx", args).fetchall()
             return [self.record_type.from_json(r[0]) for r in rows]
+        except sqlite3.DatabaseError as e:  # corrupt pages, undecodable text
+            raise FileFormatError(f"{self.run_dir / STORE_NAME}: the trials table is "
+                                  f"corrupt ({e})") from None
         except (ValueError, KeyError, TypeError, FileFormatError) as e:
             raise FileFormatError(f"a trial record in {self.run_dir} is malformed ({e})") from None
 

@@ -31,11 +31,11 @@ ANGLES_DEG = np.arange(0.0, 135.1, 2.5)  # vertical to about 135 deg
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"angle_deg": 0.0}, "angle_deg=0.0"),
-        ({"angle_deg": 90.0}, "angle_deg=90.0"),
-        ({"angle_deg": float("nan")}, "angle_deg=nan"),
-        ({"max_load_n": -1.0}, "max_load_n=-1.0"),
-        ({"max_load_n": float("inf")}, "max_load_n=inf"),
+        ({"angle_deg": 0.0}, "angle_deg = 0.0"),
+        ({"angle_deg": 90.0}, "angle_deg = 90.0"),
+        ({"angle_deg": float("nan")}, "angle_deg = nan"),
+        ({"max_load_n": -1.0}, "max_load_n = -1.0"),
+        ({"max_load_n": float("inf")}, "max_load_n = inf"),
     ],
 )
 def test_sector_validation_names_the_value(kwargs, message):
@@ -48,7 +48,7 @@ def test_region_validation():
     """Malformed A, b, labels or keys raise ConfigError, never a bare numpy error."""
     with pytest.raises(ConfigError, match="shape"):
         SafeRegion(A=np.ones((2, 3)), b=np.zeros(2))
-    with pytest.raises(ConfigError, match="b must have shape"):
+    with pytest.raises(ConfigError, match="b: must have shape"):
         SafeRegion(A=np.ones((2, 2)), b=np.zeros(3))
     with pytest.raises(ConfigError, match="finite"):
         SafeRegion(A=np.array([[np.nan, 1.0]]), b=np.zeros(1))
@@ -87,9 +87,9 @@ def test_trial_wall_force_and_records():
     )
     with pytest.raises(ConfigError, match="unit='lb'"):
         trials_from_records([(1.0, 0.0, True)], unit="lb")
-    with pytest.raises(ConfigError, match="load_n=0.0"):
+    with pytest.raises(ConfigError, match="load_n = 0.0"):
         HangingTrial(0.0, 10.0, True)
-    with pytest.raises(ConfigError, match="angle_deg=200"):
+    with pytest.raises(ConfigError, match="angle_deg = 200"):
         HangingTrial(1.0, 200.0, True)
     with pytest.raises(ConfigError, match="record 0"):
         trials_from_records([(1.0, 0.0)])

@@ -4,8 +4,9 @@ import json
 
 import pytest
 
+from clamber.attachment.trials_file import read_trials
 from clamber.cli import main
-from clamber.cli.gripper import read_trials, run
+from clamber.cli.gripper import run
 from clamber.exceptions import FileFormatError
 
 

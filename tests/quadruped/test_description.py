@@ -100,3 +100,17 @@ def test_committed_models_match_generator():
     assert (d / "marcbot.urdf").read_text() == urdf_string(r) + "\n"
     assert (d / "marcbot.xml").read_text() == mjcf_string(r) + "\n"
     assert (d / "scene.xml").read_text() == scene_string("marcbot.xml") + "\n"
+
+
+def test_home_keyframe_stands_on_the_ground():
+    """The 'home' key is the default stance, body level, with the lowest sole on z = 0."""
+    import mujoco
+
+    r = Marcbot()
+    m = build_mujoco_model(r)
+    d = mujoco.MjData(m)
+    mujoco.mj_resetDataKeyframe(m, d, m.key("home").id)
+    mujoco.mj_kinematics(m, d)
+    soles = [d.site_xpos[m.site(foot_name(leg)).id][2] for leg in ("LF", "LR", "RF", "RR")]
+    assert min(soles) == pytest.approx(0.0, abs=1e-5)
+    np.testing.assert_allclose(d.qpos[7:], r.default_joint_angles())

@@ -57,7 +57,7 @@ def test_sole_stiffness_option(tmp_path):
     infinite values."""
     for bad in ("-1", "inf"):
         p = _run("quadruped", "climb", "--sole-stiffness", bad)
-        assert p.returncode == 2 and "must be >= 0 and finite" in p.stderr
+        assert p.returncode == 2 and "must be finite in [0, 10000] N m/rad" in p.stderr
     from clamber.cli.quadruped import _sole
 
     assert _sole(0.0) is None

@@ -77,3 +77,39 @@ def test_bad_inputs_raise_config_errors():
         Geometry(foot_radius=0.0)
     with pytest.raises(ConfigError, match="parameter vector"):
         parameter_vector(np.ones(5))
+
+
+def test_urdf_loads_in_mujoco_with_clamber_mass_matrix_and_real_limits():
+    """MuJoCo's URDF importer accepts the URDF (positive-definite inertias) and its mass
+    matrix equals clamber's; the motor joints carry 2.6 rad and 0.25 N m, 40 rad/s."""
+    text = urdf(CAD)
+    m = mujoco.MjModel.from_xml_string(text)
+    d = mujoco.MjData(m)
+    q = np.random.default_rng(3).uniform(-2, 2, 6)
+    d.qpos[:] = q
+    mujoco.mj_forward(m, d)
+    M = np.zeros((6, 6))
+    mujoco.mj_fullM(m, d, M)
+    np.testing.assert_allclose(M, np.array(jumper_model("rear_foot").mass_matrix(
+        q, CAD.parameters())), atol=1e-9)
+    np.testing.assert_allclose(m.jnt_range[m.joint("hip").id], [-2.6, 2.6])
+    assert 'effort="0.25" velocity="40"' in text and "effort=\"100\"" not in text
+
+
+def test_model_files_have_ctrlrange_camera_and_a_home_keyframe_on_the_wall(tmp_path):
+    """jumper.xml limits the motors to +-0.25 N m and the joints to +-2.6 rad, has a camera,
+    and its 'home' key hangs both grippers on the wall with every motor clear of it."""
+    paths = write_model(CAD, tmp_path)
+    m = mujoco.MjModel.from_xml_path(str(paths["scene"]))
+    d = mujoco.MjData(m)
+    mujoco.mj_resetDataKeyframe(m, d, m.key("home").id)
+    mujoco.mj_forward(m, d)
+    np.testing.assert_allclose(m.actuator_ctrlrange, [[-0.25, 0.25]] * 3)
+    assert m.ncam >= 1 and m.jnt_limited[m.joint("spine").id]
+    r_foot = Geometry().foot_radius
+    for site in ("front_gripper", "rear_gripper"):
+        assert d.site_xpos[m.site(site).id][0] == pytest.approx(r_foot, abs=1e-9)
+    for body in ("link3", "link2", "link1"):
+        assert d.xpos[m.body(body).id][0] > Geometry().motor_radius
+    mujoco.mj_step(m, d)
+    assert all(w.number == 0 for w in d.warning)

@@ -54,14 +54,18 @@ class ExportLimits:
 
 
 def check_limits(ref: Reference, limits: ExportLimits) -> None:
-    """Raise :class:`ExportError` at the first sample and joint over a limit."""
+    """Raise :class:`ExportError` at the first sample and joint over a limit or not finite
+    (``NaN > limit`` is False, so the test is written as "not within the limit")."""
+    if len(ref.t) == 0:
+        raise ExportError("the reference has no samples (a jump shorter than one "
+                          f"{1e3 / ref.rate_hz:.3g} ms period); nothing was written")
     checks = (("joint angle", ref.theta, limits.joint_angle, "rad"),
               ("torque", ref.torque, limits.torque, "N m"),
               ("speed", ref.omega, limits.speed, "rad/s"),
               ("feed-forward voltage", ref.voltage, limits.voltage, "V"))
     first = None
     for name, arr, lim, unit in checks:
-        over = np.abs(arr) > lim * (1 + limits.tolerance)
+        over = ~(np.abs(arr) <= lim * (1 + limits.tolerance))
         if over.any():
             k, j = np.argwhere(over)[0]
             if first is None or k < first[0]:
@@ -70,7 +74,21 @@ def check_limits(ref: Reference, limits: ExportLimits) -> None:
         k, j, name, value, lim, unit = first
         raise ExportError(
             f"sample {k} (t = {ref.t[k]:.4f} s), joint '{JOINT_NAMES[j]}': {name} "
-            f"{value:.4g} {unit} exceeds the limit +-{lim:.4g} {unit}; nothing was written")
+            f"{value:.4g} {unit} is not within the limit +-{lim:.4g} {unit}; "
+            "nothing was written")
+
+
+def check_timing(sol: TrajectorySolution) -> None:
+    """Refuse a solution whose phases are not positive and finite or whose time runs
+    backwards: its reference would be empty or constant."""
+    d = np.asarray(sol.phase_durations, dtype=float)
+    if d.shape != (5,) or not np.all(np.isfinite(d)) or np.any(d <= 0):
+        raise ExportError(f"phase durations {d.tolist()} s must be 5 finite values > 0; "
+                          "nothing was written")
+    t = np.asarray(sol.t, dtype=float)
+    if not np.all(np.isfinite(t)) or np.any(np.diff(t) < 0):
+        raise ExportError("the solution's time is not finite and non-decreasing; "
+                          "nothing was written")
 
 
 def _flags(ref: Reference) -> np.ndarray:
@@ -135,6 +153,7 @@ def export_reference(sol: TrajectorySolution, out_dir: str | Path,
                      limits: ExportLimits | None = None) -> dict[str, Path]:
     """Resample, check every limit, then write ``reference.csv`` and ``reference.bin``."""
     motor = motor or MotorParameters()
+    check_timing(sol)
     ref = build_reference(sol, motor, rate_hz)
     check_limits(ref, limits or ExportLimits.from_solution(sol, motor))
     out = Path(out_dir)

@@ -18,27 +18,20 @@ speed (:meth:`MotorParameters.voltage`).
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from clamber.exceptions import ConfigError
+from clamber import _validate as check
 
 #: ESC loop rate [Hz] and reference rate [Hz] of the paper's robot.
 ESC_RATE_HZ = 1000
 REFERENCE_RATE_HZ = 500
 
 
-def _check_positive(obj: object, names: tuple[str, ...], allow_zero: tuple[str, ...] = ()) -> None:
-    for f in fields(obj):  # type: ignore[arg-type]
-        v = getattr(obj, f.name)
-        if f.name not in names:
-            continue
-        ok = math.isfinite(v) and (v >= 0 if f.name in allow_zero else v > 0)
-        if not ok:
-            bound = ">= 0" if f.name in allow_zero else "> 0"
-            raise ConfigError(f"{type(obj).__name__}.{f.name} = {v!r}: must be finite and {bound}")
+#: Highest supply voltage [V] of the motor modules modelled here: small brushed DC motors
+#: on packs of up to 12 lithium cells.
+MAX_SUPPLY_VOLTAGE = 48.0
 
 
 @dataclass(frozen=True)
@@ -61,7 +54,11 @@ class MotorParameters:
     """Gearbox viscous friction b [N m s/rad]."""
 
     def __post_init__(self) -> None:
-        _check_positive(self, tuple(f.name for f in fields(self)), ("viscous_friction",))
+        check.numeric_fields(self, "MotorParameters", strict=True,
+                         names=("torque_constant", "back_emf_constant", "resistance"))
+        check.non_negative("MotorParameters", "viscous_friction", self.viscous_friction)
+        check.number("MotorParameters", "supply_voltage", self.supply_voltage, low=0.0,
+                 high=MAX_SUPPLY_VOLTAGE, low_open=True)
 
     @property
     def gain(self) -> float:
@@ -115,7 +112,8 @@ class EscGains:
     """Derivative gain [V s/rad] on the speed error (reference speed: difference of packets)."""
 
     def __post_init__(self) -> None:
-        _check_positive(self, ("kp", "kd"), ("kd",))
+        check.positive("EscGains", "kp", self.kp)
+        check.non_negative("EscGains", "kd", self.kd)
 
 
 def pd_voltage(gains: EscGains, theta_ref: float, theta: float, speed_ref: float, speed: float,

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from clamber._validate import read_text
 from clamber.attachment.safe_region import SafeRegion
 from clamber.exceptions import ConfigError, FileFormatError
 from clamber.jumper.model import JOINT_NAMES, jumper_model
@@ -45,15 +46,13 @@ MIN_SAMPLES = 10
 def read_csv(path: str | Path, required: tuple[str, ...]) -> dict[str, np.ndarray]:
     """Columns of a numeric CSV with a header; errors name the file and line."""
     path = Path(path)
-    try:
-        lines = path.read_text().splitlines()
-    except FileNotFoundError:
-        raise FileFormatError(f"{path}: file does not exist") from None
-    except UnicodeDecodeError as e:
-        raise FileFormatError(f"{path}: not a text file ({e})") from None
+    lines = read_text(path, "telemetry file").splitlines()
     if not lines:
         raise FileFormatError(f"{path}: empty file, expected a header line")
     header = [h.strip() for h in lines[0].split(",")]
+    twice = sorted({h for h in header if header.count(h) > 1})
+    if twice:
+        raise FileFormatError(f"{path}, line 1: columns {twice} appear more than once")
     missing = [c for c in required if c not in header]
     if missing:
         raise FileFormatError(f"{path}, line 1: header lacks columns {missing}; found {header}")
@@ -214,6 +213,10 @@ def analyze(log: dict[str, np.ndarray], morphology: Morphology,
         if usable.sum() < MIN_SAMPLES:
             raise ConfigError(f"only {usable.sum()} samples with known torque: cannot fit the "
                               "motor model (give force-plate data for double stance)")
+        if not np.any(np.abs(A[:, 0]) > 1e-9) or np.linalg.matrix_rank(A) < 2:
+            raise ConfigError(f"log column v_{name}_V: voltages (or speeds) are all zero on "
+                              f"the {int(usable.sum())} usable samples; the motor model "
+                              "tau = a V - c omega cannot be fitted")
         a, c, res = _robust_fit(A, tau_id[usable, j])
         torque[:, j] = a * volt[:, j] - c * w
         fits.append(MotorFit(name, float(a), float(c), float(np.sqrt(np.mean(res**2))),
