@@ -64,6 +64,8 @@ def _optimize(args: argparse.Namespace) -> dict:
         changes["collocation"] = args.collocation
     if args.torque_rate_weight is not None:
         changes["torque_rate_weight"] = args.torque_rate_weight
+    if args.backend is not None:
+        changes["backend"] = args.backend
     settings = OptimizationSettings().with_(**changes)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -149,6 +151,8 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--collocation", choices=("trapezoidal", "hermite-simpson"))
     opt.add_argument("--torque-rate-weight", type=float,
                      help="penalty on torque changes between nodes (1e-2; 0 = off)")
+    opt.add_argument("--backend", choices=("compiled", "reference"),
+                     help="NLP function evaluation: compiled C (default, cached) or reference")
     opt.add_argument("--out", default="out/jumper", help="output folder (default: out/jumper)")
     opt.add_argument("--no-figures", action="store_true", help="skip figures and animation")
     opt.add_argument("--no-animation", action="store_true", help="skip the GIF only")

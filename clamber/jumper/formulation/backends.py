@@ -4,8 +4,8 @@
 :mod:`.problem`) and their derivatives are assembled node by node (:mod:`.assembly`), so
 the NLP's functions (objective, constraints, constraint Jacobian, Lagrangian Hessian)
 generate a few MB of C however fine the grid. That code is compiled once with the system
-C compiler (``$CC``, default ``cc``) into a shared library, cached on disk under ``$CLAMBER_CACHE`` (default
-``~/.cache/clamber``) with a name that hashes the NLP's structure (its serialized
+C compiler (``$CC``, default ``cc``) into a shared library, cached on disk under
+``$CLAMBER_CACHE`` (default ``~/.cache/clamber``) with a name that hashes the NLP's structure (its serialized
 expression graph), CasADi's version and the compiler flags: every later process, and
 every parallel worker, loads it in milliseconds instead of rebuilding.
 
