@@ -5,9 +5,10 @@
 the NLP's functions (objective, constraints, constraint Jacobian, Lagrangian Hessian)
 generate a few MB of C however fine the grid. That code is compiled once with the system
 C compiler (``$CC``, default ``cc``) into a shared library, cached on disk under
-``$CLAMBER_CACHE`` (default ``~/.cache/clamber``) with a name that hashes the NLP's structure (its serialized
-expression graph), CasADi's version and the compiler flags: every later process, and
-every parallel worker, loads it in milliseconds instead of rebuilding.
+``$CLAMBER_CACHE`` (default ``~/.cache/clamber``) with a name that hashes the NLP's
+structure (its serialized expression graph), CasADi's version and the compiler flags:
+every later process, and every parallel worker, loads it in milliseconds instead of
+rebuilding (compiling takes about a minute per structure, once).
 
 ``reference``: the same graph expanded into one flat SX expression and evaluated by
 CasADi's virtual machine (the original path). Kept to check the compiled backend (same
@@ -15,10 +16,11 @@ optimum) and to run where no C compiler exists: ``compiled`` falls back to it th
 saying so in one line on stderr.
 
 Why not the alternatives: code generation of the flat SX graph gives a 72 MB C file;
-CasADi's structure-exploiting fatrop needs explicit stage-wise dynamics
-x_{k+1} = f(x_k, u_k) while the pins, the implicit trapezoidal rule and the global
-variables (height, anchors, impulses) couple nodes. Measured figures and the linear
-solver floor: ``docs/trajopt_backends.md``.
+CasADi's own derivatives of the mapped graph gave 23 MB of C (64-direction copies of every
+node function) no faster than the SX machine; CasADi's structure-exploiting fatrop needs
+explicit stage-wise dynamics x_{k+1} = f(x_k, u_k) while the pins, the implicit
+trapezoidal rule and the global variables (height, anchors, impulses) couple nodes.
+Measured figures and the linear solver floor: ``docs/trajopt_backends.md``.
 """
 
 from __future__ import annotations
