@@ -21,10 +21,13 @@ A user term, e.g. a soft preference for a straight spine and a hard hip range::
     sol = solve(morphology, settings, "coarse", terms=DEFAULT_TERMS + (spine_terms,))
 
 Bounds are numbers, arrays (one per row, or one node's rows, repeated for every node)
-or functions of the
-:class:`~clamber.jumper.settings.OptimizationSettings`, evaluated at every solve, so one
-build serves every setting. Terms add rows and costs, never variables, so solutions of
-any term set share the variable layout (and interpolate onto each other).
+or functions of the :class:`~clamber.jumper.settings.OptimizationSettings`, evaluated at
+every solve, so one build serves every setting. Terms add rows and costs, never
+variables, so solutions of any term set share the variable layout (and interpolate onto
+each other). Nonlinear per-node expressions go through :meth:`Context.map` (a small
+function mapped over the nodes) so the compiled backend differentiates them node by
+node. A new term set is a new structure: the compiled backend generates and compiles its
+code once (about half a minute), so ``backend="reference"`` suits quick experiments.
 """
 
 from __future__ import annotations
