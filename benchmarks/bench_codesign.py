@@ -3,9 +3,12 @@
 Scores one fixed batch of candidates (Sobol designs, warm-started from the nominal
 robot's trajectory as the co-design does after its first generation) serially and on a
 local Dask cluster of 1, 2, ... workers (up to the cores here, or ``--workers``), after
-every process has built its solver once. Also times the local cluster's start. Prints
-one JSON object on its last line.
-    python benchmarks/bench_codesign.py [--quick] [--workers 1,2,4,8,16]
+every process has built its solver once. Also times the local cluster's start. The
+serial throughput is measured for both NLP backends side by side (evaluations per
+core-minute and their ratio). ``--scaling`` runs 1, 2, 4, ... workers up to the cores
+here (the last count is the core count itself), so the same command measures a 16-core
+node or a cluster. Prints one JSON object on its last line.
+    python benchmarks/bench_codesign.py [--quick] [--scaling | --workers 1,2,4,8,16]
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import argparse
 import json
 import statistics
 import time
+from dataclasses import replace
 
 from clamber.experiments.fitness import CandidateTask, FitnessConfig, evaluate_candidate
 from clamber.experiments.sweep import sobol_designs
@@ -51,10 +55,16 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="tiny grids, 8 candidates")
     ap.add_argument("--workers", help="comma-separated worker counts (default: 1, 2 up to "
                     "the cores here)")
+    ap.add_argument("--scaling", action="store_true",
+                    help="1, 2, 4, ... workers up to the cores here")
     args = ap.parse_args()
     cores = available_cores()
-    counts = ([int(w) for w in args.workers.split(",")] if args.workers
-              else [w for w in (1, 2, 4, 8, 16) if w <= max(cores, 2)])
+    if args.workers:
+        counts = [int(w) for w in args.workers.split(",")]
+    elif args.scaling:
+        counts = [w for w in (2**k for k in range(12)) if w < cores] + [cores]
+    else:
+        counts = [w for w in (1, 2, 4, 8, 16) if w <= max(cores, 2)]
     if args.quick:
         fitness = FitnessConfig(settings=OptimizationSettings(max_iterations=300),
                                 resolution=(6, 3, 5, 3, 4), refine=None)
@@ -64,6 +74,8 @@ def main() -> None:
         n = 2 * max(counts)
     tasks = _tasks(fitness, n)
     serial = _throughput(SerialEvaluator(), tasks)
+    reference = replace(fitness, settings=fitness.settings.with_(backend="reference"))
+    ref_serial = _throughput(SerialEvaluator(), [replace(t, fitness=reference) for t in tasks])
     starts, dask = [], []
     for w in counts:
         t0 = time.perf_counter()
@@ -91,6 +103,12 @@ def main() -> None:
         "scaling": [{k: d[k] for k in ("workers", "evals_per_min", "parallel_efficiency")}
                     for d in dask],
         "core_min_per_eval": serial["mean_eval_s"] / 60,
+        "evals_per_core_min": 60 / serial["mean_eval_s"],
+        "reference_backend_evals_per_core_min": 60 / ref_serial["mean_eval_s"],
+        "backend_ratio": ref_serial["mean_eval_s"] / serial["mean_eval_s"],
+        "reference_backend_max_speed_difference": max(
+            (abs(a / b - 1) for a, b in zip(serial["speeds"], ref_serial["speeds"], strict=False)),
+            default=None) if len(serial["speeds"]) == len(ref_serial["speeds"]) else None,
         "paper_core_min_per_eval": PAPER_CORE_MIN_PER_EVAL,
         "converged": serial["converged"],
         "dask_equals_serial": same,

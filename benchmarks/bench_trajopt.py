@@ -1,6 +1,11 @@
-"""Jumper trajectory optimization: build and solve times, convergence, grid convergence.
+"""Jumper trajectory optimization: backends side by side, build and solve times, convergence.
 
-Runs on one core (thread pools pinned to 1). Prints one JSON object on its last line.
+First the NLP backends (compiled vs reference) in one run: per-process build with a cold
+and a warm disk cache (fresh subprocesses), the coarse solve and the refinement from the
+same start, IPOPT's own split between function evaluations and the rest, and the optimum
+of each backend on the nominal robot and on Sobol morphologies (4 with --quick, 16). Then
+convergence figures on the default backend. Runs on one core (thread pools pinned to 1).
+Prints one JSON object on its last line.
     python benchmarks/bench_trajopt.py [--quick]
 """
 
@@ -14,16 +19,18 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import argparse  # noqa: E402
 import json  # noqa: E402
 import statistics  # noqa: E402
-import time  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
 
 import numpy as np  # noqa: E402
 from scipy.stats import qmc  # noqa: E402
 
-from clamber.jumper.formulation.problem import build_problem  # noqa: E402
+from clamber.jumper.formulation.backends import resolve  # noqa: E402
 from clamber.jumper.morphology import DesignBounds, Morphology  # noqa: E402
 from clamber.jumper.schedule import RESOLUTIONS  # noqa: E402
 from clamber.jumper.settings import OptimizationSettings  # noqa: E402
-from clamber.jumper.solve import refine, solve  # noqa: E402
+from clamber.jumper.solve import problem_for, refine, solve  # noqa: E402
 from clamber.jumper.verify import attach_accuracy  # noqa: E402
 
 
@@ -41,22 +48,110 @@ def sobol_morphologies(n: int, seed: int = 0) -> list[Morphology]:
     return out
 
 
+_BUILD = """
+import os, sys, time
+t0 = time.perf_counter()
+from clamber.jumper.schedule import RESOLUTIONS
+from clamber.jumper.formulation.problem import build_problem
+t1 = time.perf_counter()
+pr = build_problem(RESOLUTIONS[sys.argv[1]])
+pr.solver(False, backend=sys.argv[2])
+pr.solver(True, backend=sys.argv[2])
+print(t1 - t0, time.perf_counter() - t1)
+"""
+
+
+def _build_in_fresh_process(resolution: str, backend: str, cache: str) -> dict:
+    """Import and build times [s] of one new process (graph and both IPOPT instances)."""
+    env = {**os.environ, "CLAMBER_CACHE": cache}
+    out = subprocess.run([sys.executable, "-c", _BUILD, resolution, backend], env=env,
+                         capture_output=True, text=True, check=True)
+    imp, build = (float(v) for v in out.stdout.split()[-2:])
+    return {"import_s": imp, "build_s": build}
+
+
+def _ipopt_split(sol, settings) -> dict:
+    """IPOPT's wall time split: NLP function evaluations vs the rest (IPOPT + MUMPS)."""
+    stats = problem_for(sol.nodes, settings).solver(
+        True, settings.max_iterations, settings.tolerance, settings.backend).stats()
+    fun = sum(v for k, v in stats.items() if k.startswith("t_wall_nlp_"))
+    total = stats.get("t_wall_total", sol.solve_time_s)
+    it = max(sol.iterations, 1)
+    return {"iterations": sol.iterations, "solve_s": sol.solve_time_s, "functions_s": fun,
+            "ipopt_and_mumps_s": total - fun, "ms_per_iteration": 1e3 * total / it,
+            "ipopt_and_mumps_ms_per_iteration": 1e3 * (total - fun) / it}
+
+
+def compare_backends(quick: bool) -> dict:
+    """Both backends side by side: builds, timed solves from the same start, optima."""
+    res: dict = {"compiled_backend_used": resolve("compiled")}
+    builds = {}
+    with tempfile.TemporaryDirectory() as cache:
+        for name in ("coarse",) if quick else ("coarse", "fine"):
+            builds[name] = {
+                "reference": _build_in_fresh_process(name, "reference", cache),
+                "compiled_cold": _build_in_fresh_process(name, "compiled", cache),
+                "compiled_warm": _build_in_fresh_process(name, "compiled", cache),
+            }
+    res["builds"] = builds
+    nominal = Morphology.nominal()
+    sets = {b: OptimizationSettings(backend=b) for b in ("compiled", "reference")}
+    for b in sets:  # build (or load) both in this process before timing solves
+        for name in RESOLUTIONS:
+            pr = problem_for(RESOLUTIONS[name], sets[b])
+            pr.solver(True, backend=b)
+            pr.solver(False, backend=b)
+    timing = {}
+    for b, s in sets.items():  # the packaged seed as the start, as every evaluation does
+        c = solve(nominal, s, "coarse")
+        timing[f"{b}_coarse"] = _ipopt_split(c, s)
+        f = refine(c)
+        timing[f"{b}_refine"] = _ipopt_split(f, s)
+        timing[f"{b}_coarse"]["speed_mps"], timing[f"{b}_refine"]["speed_mps"] = c.speed, f.speed
+    res["timing"] = timing
+    for step in ("coarse", "refine"):
+        res[f"{step}_ratio"] = (timing[f"reference_{step}"]["solve_s"]
+                                / timing[f"compiled_{step}"]["solve_s"])
+    # Same optimum: solved to 1e-9 (at the default 1e-6 each backend stops within its
+    # tolerance of the optimum, which differs between them by about that much).
+    # A multimodal landscape can split the two paths onto different local optima; the
+    # per-morphology rows say where (speeds [compiled, reference]).
+    worst, same_active, rows = 0.0, True, []
+    for m in [nominal, *sobol_morphologies(4 if quick else 16, seed=7)]:
+        sols = {b: solve(m, s.with_(tolerance=1e-9), "coarse") for b, s in sets.items()}
+        a, r = sols["compiled"], sols["reference"]
+        if not (a.status.success and r.status.success):
+            rows.append({"status": [a.status.value, r.status.value]})
+            continue
+        rel = abs(a.speed / r.speed - 1)
+        worst = max(worst, rel)
+        same_active &= a.active_bounds == r.active_bounds
+        rows.append({"speed_mps": [a.speed, r.speed], "relative_difference": rel,
+                     "same_active_bounds": a.active_bounds == r.active_bounds,
+                     "solve_s": [a.solve_time_s, r.solve_time_s]})
+    res["same_optimum"] = {"morphologies": len(rows), "max_relative_speed_difference": worst,
+                           "same_active_bounds": same_active, "per_morphology": rows}
+    return res
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="fewer repeats and morphologies")
+    ap.add_argument("--backends-only", action="store_true",
+                    help="only the side-by-side backend comparison")
     args = ap.parse_args()
     repeats = 1 if args.quick else 3
     n_morph = 8 if args.quick else 64
     s = OptimizationSettings()
     nominal = Morphology.nominal()
-    res: dict = {}
-
-    for name, nodes in RESOLUTIONS.items():
-        t0 = time.perf_counter()
-        pr = build_problem(nodes)
-        pr.solver(False)
-        pr.solver(True)
-        res[f"build_{name}_s"] = time.perf_counter() - t0
+    res: dict = {"backends": compare_backends(args.quick)}
+    b = res["backends"]
+    print(f"coarse {b['coarse_ratio']:.2f}x, refine {b['refine_ratio']:.2f}x faster compiled; "
+          f"max speed difference {b['same_optimum']['max_relative_speed_difference']:.1e}",
+          file=sys.stderr)
+    if args.backends_only:
+        print(json.dumps(res))
+        return
 
     cold_t, cold_it = [], []
     for _ in range(repeats):

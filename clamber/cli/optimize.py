@@ -44,6 +44,8 @@ def optimize_command(args: argparse.Namespace) -> dict:
         changes["collocation"] = args.collocation
     if args.torque_rate_weight is not None:
         changes["torque_rate_weight"] = args.torque_rate_weight
+    if getattr(args, "backend", None) is not None:
+        changes["backend"] = args.backend
     base = load_settings(args.settings) if args.settings else OptimizationSettings()
     settings = base.with_(**changes)
     out = Path(args.out)
@@ -101,6 +103,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     opt.add_argument("--collocation", choices=("trapezoidal", "hermite-simpson"))
     opt.add_argument("--torque-rate-weight", type=non_negative_float,
                      help="penalty on torque changes between nodes (1e-2; 0 = off)")
+    opt.add_argument("--backend", choices=("compiled", "reference"),
+                     help="NLP function evaluation: compiled C (default, cached) or reference")
     add_output_options(opt, "out/jumper")
     opt.add_argument("--no-animation", action="store_true", help="skip the GIF only")
     opt.set_defaults(func=optimize_command)

@@ -14,6 +14,7 @@ from clamber.attachment.safe_region import SafeRegion
 from clamber.exceptions import ConfigError
 
 COLLOCATIONS = ("trapezoidal", "hermite-simpson")
+BACKENDS = ("compiled", "reference")
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,10 @@ class OptimizationSettings:
     """IPOPT iteration budget; running out is the status MAX_ITERATIONS, not an error."""
     tolerance: float = 1e-6
     """IPOPT's optimality tolerance (scaled NLP error); constraints always hold to 1e-6."""
+    backend: str = "compiled"
+    """How the NLP's functions are evaluated: 'compiled' (generated C, cached on disk; falls
+    back to 'reference' without a C compiler) or 'reference' (CasADi's SX virtual machine).
+    Same optimum, different speed: see docs/trajopt_backends.md."""
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -69,6 +74,8 @@ class OptimizationSettings:
             raise ConfigError(
                 f"settings.collocation = {self.collocation!r}; allowed: {COLLOCATIONS}"
             )
+        if self.backend not in BACKENDS:
+            raise ConfigError(f"settings.backend = {self.backend!r}; allowed: {BACKENDS}")
         lo, hi = tuple(self.phase_duration_min), tuple(self.phase_duration_max)
         if len(lo) != 5 or len(hi) != 5:
             raise ConfigError("phase_duration_min/max need one entry per phase (5)")

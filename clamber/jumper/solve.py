@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 import numpy as np
 
 from clamber.exceptions import ConfigError
-from clamber.jumper.formulation.problem import JumperProblem, ProblemKey, build_problem
+from clamber.jumper.formulation.problem import (
+    DEFAULT_TERMS,
+    JumperProblem,
+    ProblemKey,
+    build_problem,
+)
+from clamber.jumper.formulation.terms import TermGroup
 from clamber.jumper.guess import deterministic_guess, random_guess
 from clamber.jumper.model import jumper_model
 from clamber.jumper.morphology import Morphology
@@ -19,12 +26,18 @@ _PROBLEMS: dict[ProblemKey, JumperProblem] = {}
 GUESSES = ("seed", "deterministic", "random")
 
 
-def problem_for(nodes: tuple[int, ...], settings: OptimizationSettings) -> JumperProblem:
-    """The NLP of this structure, built on first request and reused for the process."""
-    key = ProblemKey(tuple(nodes), settings.collocation,
-                     settings.safe_region_front.A.shape[0], settings.safe_region_rear.A.shape[0])
+def problem_for(nodes: tuple[int, ...], settings: OptimizationSettings,
+                terms: Sequence[TermGroup] = DEFAULT_TERMS) -> JumperProblem:
+    """The NLP of this structure, built on first request and reused for the process.
+
+    The structure is the grid, the collocation rule, the safe regions' row counts and the
+    term groups; every number is a parameter or bound, so candidates never rebuild.
+    """
+    key = ProblemKey(tuple(nodes), settings.collocation, settings.safe_region_front.A.shape[0],
+                     settings.safe_region_rear.A.shape[0], tuple(terms))
     if key not in _PROBLEMS:
-        _PROBLEMS[key] = build_problem(*key.__dict__.values())
+        _PROBLEMS[key] = build_problem(key.nodes, key.collocation, key.rows_front,
+                                       key.rows_rear, key.terms)
     return _PROBLEMS[key]
 
 
@@ -34,17 +47,20 @@ def solve(
     resolution: str | tuple[int, ...] = "coarse",
     guess: str | TrajectorySolution | np.ndarray = "seed",
     seed: int = 0,
+    terms: Sequence[TermGroup] = DEFAULT_TERMS,
 ) -> TrajectorySolution:
     """One IPOPT solve on one grid. Non-convergence is a status, never an exception.
 
     ``guess`` is 'seed' (the packaged seed trajectory of a reference robot, falling back to
     the designed guess if that solve fails), 'deterministic' (the designed bounding
     motion), 'random' (the paper's, seeded), a solution (interpolated onto this grid) or a
-    raw decision vector.
+    raw decision vector. ``terms`` are the formulation's term groups (add your own to
+    :data:`~clamber.jumper.formulation.problem.DEFAULT_TERMS`; see
+    :mod:`clamber.jumper.formulation.terms`).
     """
     settings = settings or OptimizationSettings()
     nodes = resolve_nodes(resolution)
-    problem = problem_for(nodes, settings)
+    problem = problem_for(nodes, settings, terms)
     if isinstance(guess, str):
         if guess not in GUESSES:
             raise ConfigError(f"guess {guess!r} unknown; allowed: {GUESSES}")
@@ -56,7 +72,7 @@ def solve(
             first.history[-1]["guess"] = "seed"
             if first.status.success:
                 return first
-            fallback = solve(morphology, settings, resolution, "deterministic", seed)
+            fallback = solve(morphology, settings, resolution, "deterministic", seed, terms)
             fallback.history = first.history + fallback.history
             return fallback
         make = deterministic_guess if guess == "deterministic" else None
@@ -77,9 +93,11 @@ def solve(
 
 
 def refine(solution: TrajectorySolution, resolution: str | tuple[int, ...] = "fine",
-           settings: OptimizationSettings | None = None) -> TrajectorySolution:
+           settings: OptimizationSettings | None = None,
+           terms: Sequence[TermGroup] = DEFAULT_TERMS) -> TrajectorySolution:
     """Interpolate every decision variable onto a finer grid and warm-start from it."""
-    return solve(solution.morphology, settings or solution.settings, resolution, guess=solution)
+    return solve(solution.morphology, settings or solution.settings, resolution,
+                 guess=solution, terms=terms)
 
 
 def optimize(
@@ -88,14 +106,15 @@ def optimize(
     resolution: str = "fine",
     guess: str | TrajectorySolution = "seed",
     seed: int = 0,
+    terms: Sequence[TermGroup] = DEFAULT_TERMS,
 ) -> TrajectorySolution:
     """The paper's procedure: a coarse solve, then (for 'fine') refinement from it."""
-    coarse = solve(morphology, settings, "coarse", guess, seed)
+    coarse = solve(morphology, settings, "coarse", guess, seed, terms)
     if resolution == "coarse" or not coarse.status.success:
         return coarse
     if resolution not in RESOLUTIONS:
         raise ConfigError(f"resolution {resolution!r} unknown; allowed: {sorted(RESOLUTIONS)}")
-    fine = refine(coarse, resolution, settings)
+    fine = refine(coarse, resolution, settings, terms)
     fine.history = coarse.history + fine.history
     return fine
 
@@ -103,7 +122,7 @@ def optimize(
 # ---------------------------------------------------------------------------------------------
 def _run(problem: JumperProblem, morph: Morphology, settings: OptimizationSettings,
          x0: np.ndarray, warm: bool) -> TrajectorySolution:
-    solver = problem.solver(warm, settings.max_iterations, settings.tolerance)
+    solver = problem.solver(warm, settings.max_iterations, settings.tolerance, settings.backend)
     params = problem.parameter_vector(morph.parameters(), settings)
     lbx, ubx = problem.variable_bounds(settings)
     lbg, ubg = problem.constraint_bounds(settings)
@@ -131,7 +150,8 @@ def _run(problem: JumperProblem, morph: Morphology, settings: OptimizationSettin
     sol.active_bounds = active_bounds(problem, x, params, settings)
     sol.history = [{"nodes": list(problem.nodes), "status": status.value,
                     "iterations": iterations, "solve_time_s": elapsed,
-                    "speed_mps": sol.speed, "warm_start": warm}]
+                    "speed_mps": sol.speed, "warm_start": warm,
+                    "backend": problem.backend_used(settings.backend)}]
     return sol
 
 

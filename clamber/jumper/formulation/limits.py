@@ -1,0 +1,94 @@
+"""Limits: wall clearances, the motor line and the simple bounds on every variable.
+
+Clearances hold at the nodes only (the trapezoidal motion between nodes is not checked):
+inner joints (shoulder, spine, hip) stay ``motor_radius`` from the wall, a free gripper's
+disc centre ``foot_radius``. The motor line ``|tau + k w| <= tau_max`` with
+``k = tau_max / no_load_speed`` (``k = 0`` leaves the plain torque bound) holds per joint
+at every node. Simple bounds: relative joint angles, joint speeds, torques and each
+phase's time step (phase-duration bounds divided by the phase's interval count, so
+refining the grid keeps the same problem).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import casadi as ca
+import numpy as np
+
+from clamber.jumper.formulation.layout import Layout
+from clamber.jumper.formulation.terms import Constraint, Context
+from clamber.jumper.model import NQ, jumper_model
+from clamber.jumper.morphology import N_PARAMETERS
+from clamber.jumper.schedule import PHASES
+from clamber.jumper.settings import OptimizationSettings
+
+INF = np.inf
+
+
+@cache
+def wall_distances() -> ca.Function:
+    """(q, p) -> x of the five mass points p1..p5 (5,) [m]: their distance from the wall."""
+    m = jumper_model("com")
+    q, p = ca.SX.sym("q", NQ), ca.SX.sym("p", N_PARAMETERS)
+    return ca.Function("wall_distances", [q, p], [m.points(q, p)[0, :].T], {"cse": True})
+
+
+def _motor_radius(s: OptimizationSettings) -> float:
+    return s.motor_radius
+
+
+def _foot_radius(s: OptimizationSettings) -> float:
+    return s.foot_radius
+
+
+def _torque_limit(s: OptimizationSettings) -> float:
+    return s.torque_limit
+
+
+def _minus_torque_limit(s: OptimizationSettings) -> float:
+    return -s.torque_limit
+
+
+def limits(ctx: Context) -> list[Constraint]:
+    """Per phase: joint clearance, free-gripper clearance and the motor line."""
+    rows = []
+    slope = ctx.parameter("motor_slope")
+    for p in PHASES:
+        i, N = p.index, ctx.intervals(p.index)
+        q, qd, tau = (ctx.nodes(i, t) for t in ("q", "qd", "tau"))
+        x = ctx.map(wall_distances(), N + 1, q, ctx.morphology)  # 5 x (N+1)
+        rows.append(Constraint(f"p{i}.joint_clearance", ca.vec(x[1:4, :]), _motor_radius, INF))
+        free = [0 if c == "front" else 4 for c in ("front", "rear") if c not in p.contacts]
+        if free:
+            rows.append(Constraint(f"p{i}.foot_clearance",
+                                   ca.vec(ca.vertcat(*(x[j, :] for j in free))),
+                                   _foot_radius, INF))
+        rows.append(Constraint(f"p{i}.motor_line", ca.vec(tau + slope * qd[3:6, :]),
+                               _minus_torque_limit, _torque_limit))
+    return rows
+
+
+def variable_bounds(variables: Layout, nodes: tuple[int, ...],
+                    s: OptimizationSettings) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper simple bounds on the decision vector (physical units)."""
+    lo = variables.pack({}, -INF)
+    hi = variables.pack({}, INF)
+    ang, speed = s.joint_angle_limit, s.joint_speed_limit
+    for p, n in zip(PHASES, nodes, strict=True):
+        pre = f"p{p.index}."
+        b = variables.blocks[pre + "q"]
+        bound = np.tile([INF, INF, INF, ang, ang, ang], b.shape[0])
+        lo[b.slice], hi[b.slice] = -bound, bound
+        b = variables.blocks[pre + "qd"]
+        bound = np.tile([INF, INF, INF, speed, speed, speed], b.shape[0])
+        lo[b.slice], hi[b.slice] = -bound, bound
+        for tag in ("tau", "mid.tau"):
+            if pre + tag in variables:
+                b = variables.blocks[pre + tag]
+                lo[b.slice], hi[b.slice] = -s.torque_limit, s.torque_limit
+        b = variables.blocks[pre + "dt"]
+        lo[b.slice] = s.phase_duration_min[p.index - 1] / n
+        hi[b.slice] = s.phase_duration_max[p.index - 1] / n
+    lo[variables.blocks["height"].slice] = s.min_height_gain
+    return lo, hi
