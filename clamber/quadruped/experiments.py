@@ -248,7 +248,7 @@ def run_climb(settings: ClimbSettings, seed: int, log: bool = False,
             else:
                 if k == round(t_place / dt):
                     sim.grippers.breakable = settings.breakable
-                    sim.grippers.peak_ratio = dict.fromkeys(LEG_NAMES, 0.0)
+                    sim.grippers.reset_peaks()
                 ref, events = gait.reference(t - t_place, feet, sim.joint4_torques())
             for ev in events:
                 if ev.action == "release":
@@ -303,7 +303,7 @@ def run_climb(settings: ClimbSettings, seed: int, log: bool = False,
     result = _result("climb", settings.controller, f"{settings.incline_deg:g}deg", seed,
                      success, reason, k * dt, time.perf_counter() - wall_t0, setup_time, moved,
                      sim_robot.total_mass, dt, errors, powers, attitude, est_err, att_err,
-                     max(sim.grippers.peak_ratio.values()))
+                     max(sim.grippers.peak_loads().values()))
     if record is not None:
         record.model = sim.model
         record.bands = [(a + t_place, b + t_place, name, leg) for a, b, name, leg in gait.bands]
