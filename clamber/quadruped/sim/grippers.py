@@ -68,10 +68,13 @@ class SoleCompliance:
     range: float = 0.3
 
     def __post_init__(self) -> None:
-        for name in ("stiffness", "damping", "armature", "pad_mass", "range"):
+        for name in ("stiffness", "damping", "pad_mass", "range"):
             if not 0 < getattr(self, name) < np.inf:
                 raise ConfigError(f"sole compliance {name} must be finite and > 0, "
                                   f"got {getattr(self, name)}")
+        if not 0 <= self.armature < np.inf:
+            raise ConfigError(f"sole compliance armature must be finite and >= 0, "
+                              f"got {self.armature}")
 
 
 #: The default sole compliance of climbing scenes.
