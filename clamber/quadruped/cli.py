@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 
 from clamber.exceptions import ConfigError
+from clamber.quadruped.scenarios import SCENARIOS
+from clamber.quadruped.variants import CONTROLLER_NAMES
 
 EXAMPLES = """examples:
   clamber quadruped climb --controller qwbc --incline 90 --trials 5 --seed 0
@@ -18,6 +20,8 @@ EXAMPLES = """examples:
   clamber quadruped climb --controller vmc --unbreakable --out out/quadruped/vmc
   clamber quadruped trot --terrain gravel --feet both --cycles 20
   clamber quadruped compare --trials 20 --workers 2 --json
+  clamber quadruped compare --trials 20 --ablations --scenarios wall90 payload90 --workers 2
+  clamber quadruped compare --trials 5 --cycles 5 --gains out/quadruped/compare/comparison.json
   clamber quadruped compare --trials 20 --sole-stiffness 0 --workers 2   # rigid soles
 """
 
@@ -62,6 +66,14 @@ def _climb(args: argparse.Namespace) -> dict:
                              gait=ClimbGaitParams(cycles=args.cycles),
                              breakable=not args.unbreakable,
                              sole=_sole(args.sole_stiffness))
+    if args.scenario:
+        from dataclasses import replace
+
+        from clamber.quadruped.scenarios import scenario_settings
+
+        base = scenario_settings(args.scenario)
+        settings = replace(settings, incline_deg=base.incline_deg, heading_deg=base.heading_deg,
+                           rocks=base.rocks, disturbance=base.disturbance, scenario=args.scenario)
     seeds = list(range(args.seed, args.seed + args.trials))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -126,46 +138,48 @@ def _trot(args: argparse.Namespace) -> dict:
 
 
 def _compare(args: argparse.Namespace) -> dict:
-    from clamber.quadruped.experiments import compare, comparison_table
+    from clamber.quadruped.comparison import (
+        ABLATION_ROWS,
+        MAIN,
+        cell_table,
+        plot_loads,
+        run_comparison,
+    )
+    from clamber.quadruped.scenarios import SCENARIOS
+    from clamber.quadruped.tuning import TuningSpec
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    inclines = tuple(args.inclines)
-    records: list = []
-    sole = _sole(args.sole_stiffness)
-    results = compare(args.trials, inclines, args.seed, args.workers, breakable=True,
-                      state=args.state, records=records, sole=sole)
-    text = ["# Controller comparison in simulation",
-            "",
-            f"{args.trials} seeded trials per controller and wall, one gait cycle each "
-            f"(0.22 m), sole stiffness {args.sole_stiffness:g} N m/rad (0: rigid); paper "
-            "values in parentheses.", "",
-            comparison_table(results, "grippers break at their true capacity")]
-    summary = {"command": "compare", "trials": args.trials,
-               "sole_stiffness": args.sole_stiffness, "breakable": results}
-    if args.unbreakable_too:
-        free_records: list = []
-        free = compare(args.trials, inclines, args.seed, args.workers, breakable=False,
-                       state=args.state, records=free_records, sole=sole)
-        _write_trials(out / "trials_unbreakable.csv", free_records)
-        text += ["", comparison_table(free, "grippers never break (overloads recorded)")]
-        summary["unbreakable"] = free
+    scenarios = args.scenarios or list(SCENARIOS)
+    rows = ABLATION_ROWS if args.ablations else MAIN
+    gains = None
+    if args.gains:
+        try:
+            gains = {c: tuple(g.items()) for c, g in
+                     json.loads(Path(args.gains).read_text())["gains"].items()}
+        except (OSError, ValueError, KeyError, AttributeError) as e:
+            raise ConfigError(f"cannot read gains from {args.gains}: {e}") from None
+    tuning = None if args.no_tune else TuningSpec(budget=args.tune_budget)
+    res = run_comparison(args.trials, scenarios, rows, args.seed, args.workers, args.cycles,
+                         tuning, gains, _sole(args.sole_stiffness))
+    text = ["# Controller comparison in simulation", "",
+            f"{args.trials} trials per cell on seeds {args.seed}-{args.seed + args.trials - 1} "
+            f"(no tuning step used them), {args.cycles} gait cycle(s) of 0.22 m each, sole "
+            f"stiffness {args.sole_stiffness:g} N m/rad; gains: "
+            + ("class defaults" if not res["gains"] else
+               "; ".join(f"{c} " + ", ".join(f"{k} x{v:.2f}" for k, v in g.items())
+                         for c, g in res["gains"].items())), "",
+            cell_table(res["cells"], rows, scenarios)]
     (out / "comparison.md").write_text("\n".join(text) + "\n")
-    with open(out / "comparison.csv", "w", newline="") as fh:
-        w = csv.writer(fh)
-        keys = ["success_rate", "success_ci95", "max_tracking_error_mm", "mean_power_w",
-                "peak_power_w", "cost_of_transport", "peak_gripper_load",
-                "estimation_rms_mm", "sim_time_s", "wall_time_s"]
-        w.writerow(["grippers", "controller", "incline_deg", *keys])
-        for label in ("breakable", "unbreakable"):
-            for key, s in summary.get(label, {}).items():
-                name, incline = key.split("@")
-                w.writerow([label, name, incline, *[s[k] for k in keys]])
-    _write_trials(out / "trials.csv", records)
-    summary["table"] = str(out / "comparison.md")
-    summary["csv"] = str(out / "comparison.csv")
-    summary["total_wall_time_s"] = time.perf_counter() - t0
+    _write_trials(out / "trials.csv", res["trials"])
+    figure = plot_loads(res["trials"], out / "gripper_loads.png")
+    summary = {"command": "compare", "trials": args.trials, "cycles": args.cycles,
+               "scenarios": scenarios, "controllers": list(rows),
+               "sole_stiffness": args.sole_stiffness, "gains": res["gains"],
+               "tuning": res["tuning"], "results": res["cells"],
+               "table": str(out / "comparison.md"), "figure": str(figure),
+               "total_wall_time_s": time.perf_counter() - t0}
     (out / "comparison.json").write_text(json.dumps(summary, indent=1, default=str) + "\n")
     if not args.json:
         print("\n".join(text), file=sys.stderr)
@@ -204,7 +218,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Seeded trials of one gait cycle (0.22 m, about 90 s) on a wall of "
         "seeded rock holds with a perturbed robot; a trial fails when a gripper breaks off, "
         "a grasp misses or the body falls.", epilog=EXAMPLES, formatter_class=fmt)
-    climb.add_argument("--controller", choices=("qwbc", "clik", "vmc"), default="qwbc")
+    climb.add_argument("--controller", choices=CONTROLLER_NAMES, default="qwbc")
+    climb.add_argument("--scenario", choices=tuple(SCENARIOS), default=None,
+                       help="a comparison scenario (overrides --incline)")
     climb.add_argument("--incline", type=float, default=90.0, help="wall incline [deg] (90)")
     climb.add_argument("--cycles", type=_positive(int), default=1, help="gait cycles (1)")
     climb.add_argument("--rate", type=_positive(float), default=50.0,
@@ -232,19 +248,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     trot.set_defaults(func=_trot)
 
     comp = qsub.add_parser(
-        "compare", help="Q-WBC vs CLIK vs VMC on the 70-degree and vertical walls",
-        description="The paper's comparison: seeded trials per controller and incline, "
-        "written as comparison.md, comparison.csv and comparison.json.",
-        epilog=EXAMPLES, formatter_class=fmt)
+        "compare", help="Q-WBC vs CLIK vs VMC (tuned alike) on every scenario, and ablations",
+        description="The paper's comparison: the three controllers' gains tuned by one "
+        "random search on training seeds, then seeded trials per controller and scenario on "
+        "held-out seeds, written as comparison.md, comparison.json, trials.csv and "
+        "gripper_loads.png.", epilog=EXAMPLES, formatter_class=fmt)
     comp.add_argument("--trials", type=_positive(int), default=20, help="trials per cell (20)")
-    comp.add_argument("--inclines", type=float, nargs="+", default=[70.0, 90.0])
+    comp.add_argument("--scenarios", nargs="+", default=None,
+                      help="scenarios (default: all of clamber.quadruped.scenarios)")
+    comp.add_argument("--ablations", action="store_true",
+                      help="also run the Q-WBC, VMC and CLIK ablations")
+    comp.add_argument("--cycles", type=_positive(int), default=1, help="gait cycles (1)")
+    comp.add_argument("--tune-budget", type=_positive(int), default=6,
+                      help="candidates per controller in the gain search (6)")
+    comp.add_argument("--no-tune", action="store_true", help="class-default gains")
+    comp.add_argument("--gains", default=None,
+                      help="take the gains from a previous comparison.json (no tuning)")
     comp.add_argument("--seed", type=int, default=0, help="first seed (0)")
     comp.add_argument("--workers", type=int, default=0, help="worker processes (0)")
-    comp.add_argument("--state", choices=("estimate", "true"), default="estimate")
     comp.add_argument("--sole-stiffness", type=_non_negative, default=25.0,
                       help="sole stiffness about x and y [N m/rad] (25; 0: rigid weld)")
-    comp.add_argument("--unbreakable-too", action="store_true",
-                      help="also run every cell with unbreakable grippers")
     comp.add_argument("--out", default="out/quadruped/compare", help="output folder")
     comp.add_argument("--json", action="store_true", help="print one JSON summary")
     comp.set_defaults(func=_compare)

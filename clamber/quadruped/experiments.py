@@ -73,7 +73,8 @@ class ClimbSettings:
     without breaking (to measure tracking and power of a controller that would fail).
     ``sole`` is the grippers' sole compliance (None: rigid weld). ``gains`` are the
     controller's gain multipliers (:mod:`clamber.quadruped.variants`), ``rocks`` the holds'
-    shape, ``disturbance`` an optional push or payload, ``scenario`` a label."""
+    shape, ``heading_deg`` the climb's direction on the wall, ``disturbance`` an optional
+    push or payload, ``scenario`` a label."""
 
     controller: str = "qwbc"
     incline_deg: float = 90.0
@@ -87,6 +88,7 @@ class ClimbSettings:
     sole: SoleCompliance | None = field(default_factory=SoleCompliance)
     gains: tuple[tuple[str, float], ...] = ()
     rocks: RockSpec = field(default_factory=RockSpec)
+    heading_deg: float = 0.0
     disturbance: Disturbance | None = None
     scenario: str = ""
 
@@ -219,7 +221,8 @@ def run_climb(settings: ClimbSettings, seed: int, log: bool = False,
     gp = settings.gait
     sim_robot = settings.mismatch.perturb(robot, seed)
     layout = wall_layout(settings.incline_deg, gp.stance_offsets(NOMINAL_FEET), gp.stride,
-                         gp.cycles, seed, spec=settings.rocks)
+                         gp.cycles, seed, spec=settings.rocks,
+                         heading_deg=settings.heading_deg)
     servos = ServoBank(sim_robot)
     sim = QuadrupedSim(climb_scene(sim_robot, layout, servos, settings.physics_dt,
                                    settings.sole), sim_robot, servos,

@@ -17,19 +17,16 @@ feed-forward (``clik-plain``).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS, WrenchLimits
 from clamber.exceptions import ConfigError
-from clamber.quadruped.controllers import (
-    BodyPD,
-    CLIKController,
-    Controller,
-    QWBCController,
-    VMCController,
-)
-from clamber.quadruped.model import RobotModel
-from clamber.quadruped.wbc_problem import QWBCWeights
+
+if TYPE_CHECKING:  # the names above are needed by the CLI without the dynamics stack
+    from clamber.quadruped.controllers import Controller
+    from clamber.quadruped.model import RobotModel
 
 #: Tunable gains of each controller and their default values (multiplied by the gains).
 GAINS = {
@@ -75,6 +72,14 @@ def make_controller(name: str, rm: RobotModel,
                     gains: tuple[tuple[str, float], ...] = (),
                     control_period: float = 0.02) -> Controller:
     """Controller ``name`` (a key of ``CONTROLLER_NAMES``) with gain multipliers ``gains``."""
+    from clamber.quadruped.controllers import (
+        BodyPD,
+        CLIKController,
+        QWBCController,
+        VMCController,
+    )
+    from clamber.quadruped.wbc_problem import QWBCWeights
+
     g = gain_values(name, gains)
     clik = min(1.0, g.get("clik_gain", 0.5))
     if parent(name) == "qwbc":
