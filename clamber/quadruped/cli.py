@@ -161,12 +161,18 @@ def _compare(args: argparse.Namespace) -> dict:
         except (OSError, ValueError, KeyError, AttributeError) as e:
             raise ConfigError(f"cannot read gains from {args.gains}: {e}") from None
     tuning = None if args.no_tune else TuningSpec(budget=args.tune_budget)
+    sole = _sole(args.sole_stiffness)
+    if sole is not None and args.sole_armature is not None:
+        from dataclasses import replace
+
+        sole = replace(sole, armature=args.sole_armature)
     res = run_comparison(args.trials, scenarios, rows, args.seed, args.workers, args.cycles,
-                         tuning, gains, _sole(args.sole_stiffness))
+                         tuning, gains, sole, args.physics_dt)
     text = ["# Controller comparison in simulation", "",
             f"{args.trials} trials per cell on seeds {args.seed}-{args.seed + args.trials - 1} "
             f"(no tuning step used them), {args.cycles} gait cycle(s) of 0.22 m each, sole "
-            f"stiffness {args.sole_stiffness:g} N m/rad; gains: "
+            f"stiffness {args.sole_stiffness:g} N m/rad, physics step "
+            f"{1000 * args.physics_dt:g} ms; gains: "
             + ("class defaults" if not res["gains"] else
                "; ".join(f"{c} " + ", ".join(f"{k} x{v:.2f}" for k, v in g.items())
                          for c, g in res["gains"].items())), "",
@@ -268,6 +274,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     comp.add_argument("--workers", type=int, default=0, help="worker processes (0)")
     comp.add_argument("--sole-stiffness", type=_non_negative, default=25.0,
                       help="sole stiffness about x and y [N m/rad] (25; 0: rigid weld)")
+    comp.add_argument("--sole-armature", type=_non_negative, default=None,
+                      help="sole hinge armature [kg m^2] (default 1e-3)")
+    comp.add_argument("--physics-dt", type=_positive(float), default=0.004,
+                      help="physics step [s] (0.004)")
     comp.add_argument("--out", default="out/quadruped/compare", help="output folder")
     comp.add_argument("--json", action="store_true", help="print one JSON summary")
     comp.set_defaults(func=_compare)

@@ -45,14 +45,15 @@ DEFAULT_TUNING = TuningSpec()
 
 def run_cells(cells: Sequence[tuple[str, str]], seeds: Sequence[int], gains: Gains,
               workers: int = 0, cycles: int = 1,
-              sole: SoleCompliance | None = DEFAULT_SOLE) -> dict[tuple[str, str], list]:
+              sole: SoleCompliance | None = DEFAULT_SOLE,
+              physics_dt: float = 0.004) -> dict[tuple[str, str], list]:
     """Trials of every ``(scenario, controller)`` cell on ``seeds`` with the gains of each
-    controller's parent; ``workers`` processes (0: this process)."""
+    controller's parent; ``workers`` processes (0: this process); physics step [s]."""
     jobs = []
     for sc, name in cells:
         check_name(name)
         settings = scenario_settings(sc, controller=name, gains=gains.get(parent(name), ()),
-                                     sole=sole)
+                                     sole=sole, physics_dt=physics_dt)
         settings = replace(settings, gait=replace(settings.gait, cycles=cycles))
         jobs += [(("climb", settings, s), (sc, name)) for s in seeds]
     if workers <= 0:
@@ -106,7 +107,8 @@ def tune_all(spec: TuningSpec, workers: int = 0, cycles: int = 1) -> dict[str, T
 def run_comparison(trials: int, scenarios: Sequence[str], controllers: Sequence[str] = MAIN,
                    seed: int = 0, workers: int = 0, cycles: int = 1,
                    tuning: TuningSpec | None = DEFAULT_TUNING, gains: Gains | None = None,
-                   sole: SoleCompliance | None = DEFAULT_SOLE) -> dict:
+                   sole: SoleCompliance | None = DEFAULT_SOLE,
+                   physics_dt: float = 0.004) -> dict:
     """Tune (unless ``gains`` are given or ``tuning`` is None: class defaults), then run every
     cell on seeds ``seed .. seed + trials - 1``. Returns the gains, the tuning record, the
     cell summaries keyed ``"controller@scenario"`` and every trial."""
@@ -124,7 +126,8 @@ def run_comparison(trials: int, scenarios: Sequence[str], controllers: Sequence[
     if set(range(seed, seed + trials)) & set(tuning.seeds if tuning else ()):
         raise ConfigError("evaluation seeds overlap the tuning seeds")
     cells = [(sc, c) for sc in scenarios for c in controllers]
-    results = run_cells(cells, list(range(seed, seed + trials)), gains, workers, cycles, sole)
+    results = run_cells(cells, list(range(seed, seed + trials)), gains, workers, cycles, sole,
+                        physics_dt)
     return {"gains": {c: dict(g) for c, g in gains.items()}, "tuning": record,
             "cells": {f"{c}@{sc}": summarize_cell(rs) for (sc, c), rs in results.items()},
             "trials": [r for rs in results.values() for r in rs]}
