@@ -50,7 +50,8 @@ def realtime(controller: str, seeds: list[int], state: str = "estimate") -> dict
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one seed, 2-trial comparison")
-    parser.add_argument("--workers", type=int, default=2, help="processes for the comparison")
+    parser.add_argument("--workers", type=int, default=2,
+                        help="worker processes for the comparison (0: in this process)")
     args = parser.parse_args()
     seeds = [0] if args.quick else [0, 1, 2]
     out: dict = {"control_rate_hz": ClimbSettings().control_rate,

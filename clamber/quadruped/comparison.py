@@ -27,10 +27,10 @@ import numpy as np
 from scipy.stats import binomtest
 
 from clamber.exceptions import ConfigError
-from clamber.quadruped.experiments import PAPER_70, TrialResult, _job
-from clamber.quadruped.scenarios import SCENARIOS, scenario_settings
+from clamber.quadruped.experiments import ClimbSettings, TrialResult, run_climb
+from clamber.quadruped.scenarios import SCENARIOS, scenario
 from clamber.quadruped.sim.grippers import DEFAULT_SOLE, SoleCompliance
-from clamber.quadruped.tuning import TuningResult, TuningSpec, simulated_evaluator, tune
+from clamber.quadruped.tuning import Evaluator, TuningResult, TuningSpec, tune
 from clamber.quadruped.variants import ABLATIONS, GAINS, check_name, parent
 
 #: The compared controllers, then the ablations.
@@ -39,8 +39,45 @@ ABLATION_ROWS = ("qwbc", "qwbc-nolimits", "qwbc-noweights", "qwbc-noramp", "qwbc
                  "vmc", "vmc-plain", "clik", "clik-plain")
 
 Gains = dict[str, tuple[tuple[str, float], ...]]
+#: The paper's 70-degree successes out of 5 (hardware).
+PAPER_70 = {"qwbc": (5,), "clik": (3,), "vmc": (3,)}
 #: The tuning procedure of the comparison.
 DEFAULT_TUNING = TuningSpec()
+
+
+def scenario_settings(name: str, **kwargs):
+    """:class:`~clamber.quadruped.experiments.ClimbSettings` of scenario ``name``; keyword
+    arguments (controller, gains, gait, ...) are passed on."""
+    sc = scenario(name)
+    return ClimbSettings(incline_deg=sc.incline_deg, heading_deg=sc.heading_deg, rocks=sc.rocks,
+                         disturbance=sc.disturbance, scenario=sc.name, **kwargs)
+
+
+def simulated_evaluator(workers: int = 0, cycles: int = 1) -> Evaluator:
+    """The evaluator of the comparison: seeded climbs of the scenario (breakable grippers)."""
+    def evaluate(controller, gains, scenario, seeds):
+        settings = scenario_settings(scenario, controller=controller, gains=gains)
+        settings = replace(settings, gait=replace(settings.gait, cycles=cycles))
+        return [(r.success, r.max_tracking_error_mm)
+                for r in run_settings(settings, list(seeds), workers)]
+    return evaluate
+
+
+def _job(job: tuple[str, ClimbSettings, int]) -> TrialResult:
+    """One climbing trial of a ``("climb", settings, seed)`` job."""
+    return run_climb(job[1], job[2])[0]
+
+
+def run_settings(settings: ClimbSettings, seeds: Sequence[int],
+                 workers: int = 0) -> list[TrialResult]:
+    """Trials of one setting on ``seeds``, in their order, for any number of workers."""
+    jobs = [("climb", settings, s) for s in seeds]
+    if workers <= 0:
+        return [_job(j) for j in jobs]
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(_job, jobs))
 
 
 def run_cells(cells: Sequence[tuple[str, str]], seeds: Sequence[int], gains: Gains,

@@ -110,12 +110,3 @@ class DisturbanceDriver:
         self.data.xfrc_applied[self.body, :3] = force
         self.applied = True
 
-
-def scenario_settings(name: str, **kwargs):
-    """:class:`~clamber.quadruped.experiments.ClimbSettings` of scenario ``name``; keyword
-    arguments (controller, gains, gait, ...) are passed on."""
-    from clamber.quadruped.experiments import ClimbSettings
-
-    sc = scenario(name)
-    return ClimbSettings(incline_deg=sc.incline_deg, heading_deg=sc.heading_deg, rocks=sc.rocks,
-                         disturbance=sc.disturbance, scenario=sc.name, **kwargs)

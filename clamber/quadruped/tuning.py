@@ -113,17 +113,3 @@ def tune(controller: str, spec: TuningSpec, evaluate: Evaluator) -> TuningResult
         out.append(Candidate(gains, cost(ok, len(outcomes), err), ok, len(outcomes), err))
     return TuningResult(controller, spec, tuple(out))
 
-
-def simulated_evaluator(workers: int = 0, cycles: int = 1) -> Evaluator:
-    """The evaluator of the comparison: seeded climbs of the scenario (breakable grippers)."""
-    from dataclasses import replace
-
-    from clamber.quadruped.experiments import run_trials
-    from clamber.quadruped.scenarios import scenario_settings
-
-    def evaluate(controller, gains, scenario, seeds):
-        settings = scenario_settings(scenario, controller=controller, gains=gains)
-        settings = replace(settings, gait=replace(settings.gait, cycles=cycles))
-        return [(r.success, r.max_tracking_error_mm)
-                for r in run_trials(settings, list(seeds), workers)]
-    return evaluate

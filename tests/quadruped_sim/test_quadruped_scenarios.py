@@ -8,7 +8,7 @@ import pytest
 from scipy.stats import binomtest
 
 from clamber.exceptions import ConfigError
-from clamber.quadruped.comparison import summarize_cell
+from clamber.quadruped.comparison import scenario_settings, summarize_cell
 from clamber.quadruped.experiments import TrialResult
 from clamber.quadruped.scenarios import (
     PUSH_DIRECTIONS,
@@ -16,7 +16,6 @@ from clamber.quadruped.scenarios import (
     Disturbance,
     DisturbanceDriver,
     scenario,
-    scenario_settings,
 )
 from clamber.quadruped.sim.world import wall_layout, wall_rotation
 from clamber.quadruped.variants import CONTROLLER_NAMES, gain_values, make_controller
@@ -98,8 +97,11 @@ def test_controller_variants_switch_one_ingredient_each():
 
 
 def _trial(success, err=3.0, load=0.5, reason=""):
-    r = TrialResult("climb", "qwbc", "wall90", 0, success, reason, 90.0, 4.0, 0.2, err, 80.0,
-                    100.0, 7000.0, 700.0, 1.0, 2.0, 0.1, 0.5, 1.0, load, 0.1)
+    from clamber.failures import FailureReason
+
+    r = TrialResult("climb", "qwbc", "wall90", 0, success, reason,
+                    None if success else FailureReason.GRIPPER_BROKE, 90.0, 4.0, 0.2, err,
+                    80.0, 100.0, 7000.0, 700.0, 1.0, 2.0, 0.1, 0.5, 1.0, load, 0.1)
     return replace(r, failure_phase="" if success else "release LR", limit_active_fraction=0.1,
                    planned_load=0.4)
 
