@@ -1,5 +1,26 @@
 """Q-WBC, CLIK and VMC behind one interface, and the SE(3) PD law of the body.
 
+Baselines as their sources write them:
+
+* **CLIK** (Siciliano, Sciavicco, Villani, Oriolo, *Robotics: Modelling, Planning and
+  Control*, 2009: closed-loop inverse kinematics, Sec. 3.7, under joint PD control with
+  gravity compensation, Sec. 8.5.2, and integral action on the task error, Sec. 8.4): the
+  body-pose target is corrected by the integral of the measured pose error, and the servos
+  get the static torques that carry the robot's weight as feed-forward, so their position
+  loops only correct errors instead of sagging under the load.
+* **VMC** (Pratt, Chew, Torres, Dilworth, Pratt, "Virtual model control: an intuitive
+  approach for bipedal locomotion", IJRR 20(2), 2001): a virtual spring-damper on the body
+  gives a body wrench, distributed over the attached grippers. The distribution is the
+  weighted pseudo-inverse of the grasp map (the minimum of ``sum_i F_i^T W_i F_i / l_i^2``
+  subject to ``A F = B``): each axis weighted by ``1/limit^2`` (a newton and a newton metre
+  count as fractions of the gripper's capacity on that axis) and each gripper by its load
+  factor ``l_i``, so a gripper being unloaded before release hands its share over (as in
+  force distribution for multi-legged robots, e.g. Klein and Kittivatcharapong, 1990).
+  No inequality limits, no QP.
+* **Q-WBC** (the paper): the same body wrench, distributed by the wrench QP with gripper
+  limits, joint-torque limits, weights and the unloading ramp; its ablations switch each
+  ingredient off (:class:`QWBCController` options).
+
 Every controller maps a measured :class:`RobotState` and a :class:`MotionReference` to a
 :class:`JointCommand` for current-based position control: goal positions (inside the joint
 limits), feed-forward torques (inside the torque limits) and per-servo current limits (inside
@@ -15,14 +36,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import pinocchio as pin
 
-from clamber.attachment.wrench_limits import WrenchLimits
+from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS, WrenchLimits
 from clamber.exceptions import ConfigError
 from clamber.quadruped.kinematics import Clik
 from clamber.quadruped.model import RobotModel, RobotState
 from clamber.quadruped.qwbc import WrenchQP, WrenchStatus
 from clamber.quadruped.robot import LEG_NAMES, N_JOINTS
-from clamber.quadruped.statics import Statics, StaticsEvaluator
-from clamber.quadruped.wbc_problem import QWBCWeights, check_load
+from clamber.quadruped.statics import N_WRENCH, Statics, StaticsEvaluator
+from clamber.quadruped.wbc_problem import MIN_LOAD, QWBCWeights, check_load
 
 
 @dataclass
@@ -78,12 +99,13 @@ def _stance(load: np.ndarray) -> tuple[str, ...]:
 @dataclass(frozen=True)
 class JointCommand:
     """Servo commands (20 joints): goal position [rad], feed-forward torque [N m], current
-    limit [A], with the controller's wrench status and the gripper wrenches it planned."""
+    limit [A], with the wrench QP's status (None for controllers without a QP) and the
+    gripper wrenches the controller planned."""
 
     position: np.ndarray
     torque: np.ndarray
     current_limit: np.ndarray
-    status: WrenchStatus = WrenchStatus.OPTIMAL
+    status: WrenchStatus | None = None
     wrenches: np.ndarray = field(default_factory=lambda: np.zeros(24))
 
 
@@ -154,7 +176,7 @@ class Controller(ABC):
                    else feet[i] for i, leg in enumerate(LEG_NAMES)}
         return self.clik.step_from(state.joint_positions, feet_b, J, ref.body_pose, targets)
 
-    def _command(self, position: np.ndarray, torque: np.ndarray, status: WrenchStatus,
+    def _command(self, position: np.ndarray, torque: np.ndarray, status: WrenchStatus | None,
                  F: np.ndarray) -> JointCommand:
         rm = self.rm
         if not np.isfinite(torque).all():
@@ -169,51 +191,119 @@ class Controller(ABC):
         """One control cycle: joint goals, feed-forward torques and current limits."""
 
 
+def weighted_distribution(A: np.ndarray, B: np.ndarray, axis_weights: np.ndarray,
+                          load: np.ndarray) -> np.ndarray:
+    """Gripper wrenches (24,) minimizing ``sum_i F_i^T diag(w) F_i / l_i^2`` with ``A F = B``.
+
+    ``A`` (6, 24) and ``B`` (6,) are the body statics, ``axis_weights`` (6,) the per-axis
+    weights ``w`` [1/N^2, 1/(N m)^2], ``load`` (4,) the load factors ``l_i`` in [0, 1]
+    (0: swinging, no wrench). Closed form ``F = W^-1 A^T (A W^-1 A^T)^-1 B``.
+    """
+    inv_w = np.zeros(N_WRENCH)
+    on = load > 0
+    inv_w[np.repeat(on, 6)] = (np.maximum(load[on], MIN_LOAD)[:, None] ** 2
+                               / axis_weights[None, :]).reshape(-1)
+    AW = A * inv_w
+    return inv_w * (A.T @ np.linalg.solve(AW @ A.T, B))
+
+
 class QWBCController(Controller):
-    """Quasi-whole-body control: SE(3) PD -> ``A F = B`` -> wrench QP -> torques -> currents."""
+    """Quasi-whole-body control: SE(3) PD -> ``A F = B`` -> wrench QP -> torques -> currents.
+
+    Ablations: ``ramp=False`` sees every attached gripper at full load (no unloading before
+    release); ``torque_rows=False`` drops the joint-torque rows; no gripper limits and no
+    weights are a huge box and unit weights passed as ``limits`` and ``weights``.
+    """
 
     def __init__(self, rm: RobotModel | None = None,
                  limits: list[WrenchLimits] | WrenchLimits | None = None,
                  weights: QWBCWeights | None = None, pd: BodyPD | None = None,
-                 **kwargs) -> None:
+                 ramp: bool = True, torque_rows: bool = True, **kwargs) -> None:
         super().__init__(rm, **kwargs)
         if limits is None or isinstance(limits, WrenchLimits):
             limits = [limits or WrenchLimits.paper_box()] * len(LEG_NAMES)
-        self.qp = WrenchQP(limits, self.rm.tau_max, weights, robot_mass=self.rm.mass)
+        self.qp = WrenchQP(limits, self.rm.tau_max, weights, robot_mass=self.rm.mass,
+                           torque_rows=torque_rows)
         self.statics = StaticsEvaluator(self.rm)
         self.pd = pd or BodyPD()
+        self.ramp = ramp
         self.last_solution = None
 
     def step(self, state: RobotState, ref: MotionReference) -> JointCommand:
         self._check(state, ref)
         a = self.pd.acceleration(state, ref)
         statics = self.statics.evaluate(state.q(), a)
-        sol = self.qp.solve(statics, ref.load_array)
+        load = ref.load_array if self.ramp else (ref.load_array > 0).astype(float)
+        sol = self.qp.solve(statics, load)
         self.last_solution = sol
         tau = statics.torques(sol.F)
         return self._command(self._positions(state, ref, statics), tau, sol.status, sol.F)
 
 
 class CLIKController(Controller):
-    """Stiff position control through closed-loop IK; no force regulation (full current)."""
+    """Stiff position control through closed-loop IK with integral action on the body pose
+    and gravity feed-forward (full current: no force regulation).
+
+    ``integral_gain`` [1/s] integrates the body's pose error ``log6(T^-1 T_ref)`` into a
+    correction of the CLIK body target, clamped to ``integral_limit`` (position [m],
+    rotation [rad]) against wind-up; ``gravity_feedforward`` adds the static joint torques
+    that carry the weight, distributed like :class:`VMCController`'s wrench (axis weights
+    ``1/limit^2``, load factors).
+    """
+
+    def __init__(self, rm: RobotModel | None = None, integral_gain: float = 0.5,
+                 integral_limit: tuple[float, float] = (0.02, 0.1),
+                 gravity_feedforward: bool = True, control_period: float = 0.02,
+                 **kwargs) -> None:
+        super().__init__(rm, **kwargs)
+        if integral_gain < 0 or control_period <= 0:
+            raise ConfigError(f"integral_gain must be >= 0 and control_period > 0, got "
+                              f"{integral_gain}, {control_period}")
+        self.ki, self.dt = integral_gain, control_period
+        self._limit = np.array([integral_limit[0]] * 3 + [integral_limit[1]] * 3)
+        self.integral = np.zeros(6)
+        self.feedforward = gravity_feedforward
+        self.statics = StaticsEvaluator(self.rm)
+        self.axis_weights = 1.0 / PAPER_BOX_HALF_WIDTHS**2
+        self.pd = BodyPD()
 
     def step(self, state: RobotState, ref: MotionReference) -> JointCommand:
         self._check(state, ref)
         rm = self.rm
-        return JointCommand(self._positions(state, ref), np.zeros(N_JOINTS),
-                            rm.current_max.copy(), WrenchStatus.OPTIMAL, np.zeros(24))
+        statics = self.statics.evaluate(state.q())
+        if self.ki > 0:
+            e, _ = self.pd.wrench_error(state, ref)
+            self.integral = np.clip(self.integral + self.ki * self.dt * e, -self._limit,
+                                    self._limit)
+            target = ref.body_pose * pin.exp6(pin.Motion(self.integral))
+            ref = MotionReference.trusted(target, ref.body_twist, ref.body_acceleration,
+                                          ref.load, ref.foot_targets)
+        F = np.zeros(N_WRENCH)
+        tau = np.zeros(N_JOINTS)
+        if self.feedforward:
+            F = weighted_distribution(statics.A, statics.B, self.axis_weights, ref.load_array)
+            tau = np.clip(statics.torques(F), -rm.tau_max, rm.tau_max)
+        return JointCommand(self._positions(state, ref, statics), tau, rm.current_max.copy(),
+                            None, F)
 
 
 class VMCController(Controller):
-    """Virtual model control: a spring-damper on the body gives a body wrench, shared by the
-    attached grippers with the minimum-norm pseudo-inverse (no wrench limits), mapped to
-    torques through the leg Jacobian transposes plus gravity compensation."""
+    """Virtual model control: a spring-damper on the body gives a body wrench, distributed
+    over the attached grippers by the axis- and load-weighted pseudo-inverse
+    (:func:`weighted_distribution`; no limits), mapped to torques through the leg Jacobian
+    transposes plus gravity compensation. ``axis_weights=None`` weighs every axis alike
+    (the minimum-norm pseudo-inverse) and ``unload=False`` ignores the load factors (both
+    as the comparison's first VMC had them)."""
 
     def __init__(self, rm: RobotModel | None = None, stiffness: np.ndarray | None = None,
-                 damping: np.ndarray | None = None, **kwargs) -> None:
+                 damping: np.ndarray | None = None,
+                 axis_weights: np.ndarray | None = 1.0 / PAPER_BOX_HALF_WIDTHS**2,
+                 unload: bool = True, **kwargs) -> None:
         super().__init__(rm, **kwargs)
         self.k = np.array([400.0] * 3 + [40.0] * 3) if stiffness is None else stiffness
         self.d = np.array([60.0] * 3 + [6.0] * 3) if damping is None else damping
+        self.axis_weights = np.ones(6) if axis_weights is None else np.asarray(axis_weights)
+        self.unload = unload
         self.statics = StaticsEvaluator(self.rm)
         self.pd = BodyPD()
 
@@ -222,8 +312,7 @@ class VMCController(Controller):
         statics = self.statics.evaluate(state.q())
         e, de = self.pd.wrench_error(state, ref)
         wrench = statics.B + self.k * e + self.d * de
-        cols = np.repeat(ref.load_array > 0, 6)
-        F = np.zeros(24)
-        F[cols] = np.linalg.pinv(statics.A[:, cols]) @ wrench
+        load = ref.load_array if self.unload else (ref.load_array > 0).astype(float)
+        F = weighted_distribution(statics.A, wrench, self.axis_weights, load)
         return self._command(self._positions(state, ref, statics), statics.torques(F),
-                             WrenchStatus.OPTIMAL, F)
+                             None, F)

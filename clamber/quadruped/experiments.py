@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 
 import numpy as np
@@ -34,17 +34,21 @@ from clamber.quadruped.gaits import ClimbGait, ClimbGaitParams, TrotGait, TrotPa
 from clamber.quadruped.kinematics import Clik, leg_ik, world_foot_poses
 from clamber.quadruped.model import RobotModel, RobotState
 from clamber.quadruped.robot import GRAVITY, LEG_NAMES, N_JOINTS, Marcbot
+from clamber.quadruped.scenarios import Disturbance, DisturbanceDriver
 from clamber.quadruped.sim.grippers import SoleCompliance
 from clamber.quadruped.sim.scene import climb_scene, ground_scene
 from clamber.quadruped.sim.servos import ServoBank
 from clamber.quadruped.sim.simulator import QuadrupedSim, SimulationError
 from clamber.quadruped.sim.world import (
     ModelMismatch,
+    RockSpec,
     ground_terrain,
     wall_layout,
 )
+from clamber.quadruped.variants import CONTROLLER_NAMES, limits_active, make_controller
 
 CONTROLLERS = {"qwbc": QWBCController, "clik": CLIKController, "vmc": VMCController}
+_BOX24 = np.tile(PAPER_BOX_HALF_WIDTHS, 4)
 #: Nominal footholds relative to the body centre (u, y) [m] (mid-cycle, each leg).
 NOMINAL_FEET = {"LF": np.array([0.17, 0.25]), "LR": np.array([-0.17, 0.25]),
                 "RF": np.array([0.17, -0.25]), "RR": np.array([-0.17, -0.25])}
@@ -57,7 +61,10 @@ class ClimbSettings:
     whether controllers see the EKF's estimate (``"estimate"``) or the true state, the gait,
     the mismatch and the fall threshold [m]. ``breakable=False`` records gripper overloads
     without breaking (to measure tracking and power of a controller that would fail).
-    ``sole`` is the grippers' sole compliance (None: rigid weld)."""
+    ``sole`` is the grippers' sole compliance (None: rigid weld). ``gains`` are the
+    controller's gain multipliers (:mod:`clamber.quadruped.variants`), ``rocks`` the holds'
+    shape, ``heading_deg`` the climb's direction on the wall, ``disturbance`` an optional
+    push or payload, ``scenario`` a label."""
 
     controller: str = "qwbc"
     incline_deg: float = 90.0
@@ -69,11 +76,16 @@ class ClimbSettings:
     fall_error: float = 0.05
     breakable: bool = True
     sole: SoleCompliance | None = field(default_factory=SoleCompliance)
+    gains: tuple[tuple[str, float], ...] = ()
+    rocks: RockSpec = field(default_factory=RockSpec)
+    heading_deg: float = 0.0
+    disturbance: Disturbance | None = None
+    scenario: str = ""
 
     def __post_init__(self) -> None:
-        if self.controller not in CONTROLLERS:
+        if self.controller not in CONTROLLER_NAMES:
             raise ConfigError(f"unknown controller {self.controller!r}; "
-                              f"controllers are {', '.join(CONTROLLERS)}")
+                              f"controllers are {', '.join(CONTROLLER_NAMES)}")
         if self.state not in ("estimate", "true"):
             raise ConfigError(f"state must be 'estimate' or 'true', got {self.state!r}")
 
@@ -86,7 +98,11 @@ class TrialResult:
     the wall frame; trotting: level, yaw free; exponential coordinates), ``estimation_*``
     the EKF's position and attitude errors. ``wall_time_s`` is the simulation loop's wall
     time, ``setup_time_s`` building the scene and placing the robot. ``peak_gripper_load``
-    is the largest gripper wrench over its true capacity (per axis) after the placement;
+    is the largest gauge of a gripper's wrench in its achievable set (1 = on the boundary)
+    after the placement; ``failure_phase`` the gait phase and swing leg a failed trial was
+    in, ``failure_distance_m`` how far up the wall it got; ``limit_active_fraction`` the
+    share of control cycles in which a gripper limit of the wrench QP was active (Q-WBC
+    only); ``planned_load`` the largest planned wrench over the paper's box (per axis);
     ``cost_of_transport`` the energy over ``m g distance``.
     """
 
@@ -112,6 +128,10 @@ class TrialResult:
     attitude_error_max_deg: float
     peak_gripper_load: float
     setup_time_s: float
+    failure_phase: str = ""
+    failure_distance_m: float = float("nan")
+    limit_active_fraction: float = float("nan")
+    planned_load: float = float("nan")
 
     def to_dict(self) -> dict:
         """JSON-ready: the failure by name, non-finite numbers as None."""
@@ -196,7 +216,8 @@ def run_climb(settings: ClimbSettings, seed: int, log: bool = False,
     gp = settings.gait
     sim_robot = settings.mismatch.perturb(robot, seed)
     layout = wall_layout(settings.incline_deg, gp.stance_offsets(NOMINAL_FEET), gp.stride,
-                         gp.cycles, seed)
+                         gp.cycles, seed, spec=settings.rocks,
+                         heading_deg=settings.heading_deg)
     servos = ServoBank(sim_robot)
     sim = QuadrupedSim(climb_scene(sim_robot, layout, servos, settings.physics_dt,
                                    settings.sole), sim_robot, servos,
@@ -214,7 +235,12 @@ def run_climb(settings: ClimbSettings, seed: int, log: bool = False,
     for leg in LEG_NAMES:
         sim.grippers.attach(leg, layout.holds[leg][0])
     rm = RobotModel(robot)
-    ctrl: Controller = CONTROLLERS[settings.controller](rm)
+    ctrl: Controller = make_controller(settings.controller, rm, settings.gains,
+                                       1.0 / settings.control_rate)
+    push = DisturbanceDriver(settings.disturbance, sim.model, sim.data, sim.body_id)
+    first_release: float | None = None
+    n_active = n_cycles = 0
+    planned_load = 0.0
     imu = SimulatedImu(seed=seed + 101)
     ekf = LegOdometryEkf(rm, body0.translation, body0.rotation, imu.spec)
     record = TrialLog() if log else None
@@ -244,21 +270,27 @@ def run_climb(settings: ClimbSettings, seed: int, log: bool = False,
             else:
                 if k == round(t_place / dt):
                     sim.grippers.breakable = settings.breakable
-                    sim.grippers.peak_ratio = dict.fromkeys(LEG_NAMES, 0.0)
+                    sim.grippers.reset_peaks()
                 ref, events = gait.reference(t - t_place, feet, sim.joint4_torques())
             for ev in events:
                 if ev.action == "release":
                     sim.grippers.release(ev.leg)
+                    first_release = t if first_release is None else first_release
                 elif not sim.grippers.attach(ev.leg, layout.holds[ev.leg][ev.hold]):
                     failure, reason = (FailureReason.GRASP_MISSED,
                                        f"{ev.leg} missed hold {ev.hold}")
             if reason:
                 break
             cmd = ctrl.step(state, ref)
+            push.update(None if first_release is None else t - first_release, R)
             rec = sim.step(cmd)
+            if t >= t_place:
+                planned_load = max(planned_load, float(np.max(np.abs(cmd.wrenches)
+                                                              / _BOX24)))
+                n_cycles += 1
+                n_active += limits_active(ctrl)
             if record is not None:
-                planned = np.abs(cmd.wrenches.reshape(4, 6)) / PAPER_BOX_HALF_WIDTHS
-                record.planned_load = max(record.planned_load, float(planned.max()))
+                record.planned_load = planned_load
             err = float(np.linalg.norm(p_true - ref.body_pose.translation))
             if t >= t_place:
                 errors.append(err)
@@ -300,10 +332,17 @@ def run_climb(settings: ClimbSettings, seed: int, log: bool = False,
     moved = float((sim.true_state().body_position - start) @ R[:, 0])
     series = TrialSeries(errors, powers, attitude, est_err, att_err)
     result = _result(
-        TrialIdentity("climb", settings.controller, f"{settings.incline_deg:g}deg", seed),
+        TrialIdentity("climb", settings.controller,
+                      settings.scenario or f"{settings.incline_deg:g}deg", seed),
         failure, reason, series, sim_time=k * dt, wall=time.perf_counter() - wall_t0,
         setup_time=setup_time, distance=moved, mass=sim_robot.total_mass, dt=dt,
-        peak_load=max(sim.grippers.peak_ratio.values()))
+        peak_load=max(sim.grippers.peak_loads().values()))
+    phase = "" if failure is None else f"{gait.phase.value} {gait.swing_leg or ''}".strip()
+    active = n_active / n_cycles if n_cycles and settings.controller.startswith("qwbc") \
+        else float("nan")
+    result = replace(result, failure_phase=phase,
+                     failure_distance_m=float("nan") if failure is None else moved,
+                     limit_active_fraction=active, planned_load=planned_load)
     if record is not None:
         record.model = sim.model
         record.bands = [(a + t_place, b + t_place, name, leg) for a, b, name, leg in gait.bands]

@@ -95,8 +95,9 @@ class WrenchQP:
 
     def __init__(self, limits: list[WrenchLimits], tau_max: np.ndarray,
                  weights: QWBCWeights | None = None, torque_margin: float = 0.9,
-                 robot_mass: float = 4.8) -> None:
-        self.builder = WrenchProblemBuilder(limits, tau_max, weights, torque_margin, robot_mass)
+                 robot_mass: float = 4.8, torque_rows: bool = True) -> None:
+        self.builder = WrenchProblemBuilder(limits, tau_max, weights, torque_margin, robot_mass,
+                                            torque_rows)
         self.F_prev = np.zeros(N_WRENCH)
         self._models: dict[bool, daqp.Model] = {}
         self._swing: dict[bool, np.ndarray] = {}

@@ -133,12 +133,14 @@ class WrenchProblemBuilder:
     """Builds :class:`WrenchProblem` instances into arrays allocated once.
 
     ``limits`` are the four grippers' wrench limits (order of ``LEG_NAMES``); their shapes fix
-    the row layout. ``torque_margin`` is the share of each servo's torque limit the QP may use.
+    the row layout. ``torque_margin`` is the share of each servo's torque limit the QP may use;
+    ``torque_rows=False`` leaves the joint-torque rows unbounded (an ablation).
     """
 
     def __init__(self, limits: list[WrenchLimits], tau_max: np.ndarray,
                  weights: QWBCWeights | None = None, torque_margin: float = 0.9,
-                 robot_mass: float = 4.8) -> None:
+                 robot_mass: float = 4.8, torque_rows: bool = True) -> None:
+        self.torque_rows = torque_rows
         if len(limits) != N_LEGS or not all(isinstance(x, WrenchLimits) for x in limits):
             raise ConfigError(f"need {N_LEGS} WrenchLimits, one per leg ({', '.join(LEG_NAMES)})")
         if not 0 < torque_margin <= 1:
@@ -211,7 +213,7 @@ class WrenchProblemBuilder:
                 r += n
         # Joint-torque rows: block diagonal of the legs' J^T, one fancy-indexed write.
         C[r + self._jt_rows, self._jt_cols] = statics.leg_jacobians.transpose(0, 2, 1).reshape(-1)
-        free = np.repeat(swing, JOINTS_PER_LEG)
+        free = np.repeat(swing | (not self.torque_rows), JOINTS_PER_LEG)
         lo[r:] = np.where(free, -INF, statics.tau_bias - self.tau_max)
         up[r:] = np.where(free, INF, statics.tau_bias + self.tau_max)
         return WrenchProblem(H, f, lb, ub, C, lo, up, hard, 6 if hard else 0, swing, statics)

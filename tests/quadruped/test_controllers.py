@@ -17,6 +17,7 @@ from clamber.quadruped.controllers import (
 from clamber.quadruped.model import RobotState
 from clamber.quadruped.qwbc import WrenchStatus
 from clamber.quadruped.robot import LEG_NAMES
+from clamber.quadruped.statics import StaticsEvaluator
 
 CONTROLLERS = (QWBCController, CLIKController, VMCController)
 
@@ -69,21 +70,63 @@ def test_qwbc_holds_weight_with_servo_currents(rm):
 
 
 def test_clik_is_stiff_and_vmc_ignores_limits(rm):
-    """CLIK commands full current and no torque; VMC's wrench share can exceed a gripper's box
-    where Q-WBC's cannot (the paper's reason CLIK and VMC fail on a vertical wall)."""
+    """CLIK commands full current with a gravity feed-forward that balances the body
+    (``A F = B``, torques within the servo limits); the unweighted VMC's wrench share can exceed a
+    gripper's box where Q-WBC's cannot; CLIK and VMC report no QP status."""
     s0 = rm.default_state()
     s = RobotState(s0.body_position, pin.utils.rotate("y", -np.pi / 2), s0.joint_positions)
     ref = MotionReference(s.body_pose, load={"LF": 1.0, "LR": 1.0, "RF": 1.0})
     clik = CLIKController(rm).step(s, ref)
     np.testing.assert_array_equal(clik.current_limit, rm.current_max)
-    np.testing.assert_array_equal(clik.torque, 0.0)
+    statics = StaticsEvaluator(rm).evaluate(s.q())
+    np.testing.assert_allclose(statics.A @ clik.wrenches, statics.B, atol=1e-9)
+    np.testing.assert_allclose(clik.torque, np.clip(statics.torques(clik.wrenches),
+                                                    -rm.tau_max, rm.tau_max), atol=1e-9)
     box = WrenchLimits.paper_box()
-    vmc = VMCController(rm).step(s, ref)
+    vmc = VMCController(rm, axis_weights=None, unload=False).step(s, ref)
     qwbc = QWBCController(rm).step(s, ref)
     for cmd in (vmc, qwbc):
         np.testing.assert_array_equal(cmd.wrenches[18:], 0.0)
     assert not all(box.contains(vmc.wrenches[6 * i:6 * i + 6]) for i in range(3))
     assert all(box.contains(qwbc.wrenches[6 * i:6 * i + 6], tol=1e-7) for i in range(3))
+    assert clik.status is None and vmc.status is None
+    assert qwbc.status is WrenchStatus.OPTIMAL
+
+
+def test_weighted_distribution_is_the_weighted_least_norm(rm):
+    """The VMC distribution solves ``min sum F_i^T W F_i / l_i^2 s.t. A F = B`` (checked
+    against the KKT system), leaves swing grippers unloaded, and an unloading gripper
+    (l = 0.2) carries less than at full load."""
+    from clamber.quadruped.controllers import weighted_distribution
+
+    s0 = rm.default_state()
+    s = RobotState(s0.body_position, pin.utils.rotate("y", -np.pi / 2), s0.joint_positions)
+    st = StaticsEvaluator(rm).evaluate(s.q())
+    w = 1.0 / WrenchLimits.paper_box().h[:6] ** 2
+    load = np.array([1.0, 0.2, 1.0, 0.0])
+    F = weighted_distribution(st.A, st.B, w, load)
+    on = np.repeat(load > 0, 6)
+    D = np.diag((np.tile(w, 4) / np.repeat(np.maximum(load, 1e-9), 6) ** 2)[on])
+    A = st.A[:, on]
+    kkt = np.block([[2 * D, A.T], [A, np.zeros((6, 6))]])
+    x = np.linalg.solve(kkt, np.concatenate([np.zeros(on.sum()), st.B]))
+    np.testing.assert_allclose(F[on], x[:on.sum()], rtol=1e-8, atol=1e-10)
+    np.testing.assert_array_equal(F[18:], 0.0)
+    full = weighted_distribution(st.A, st.B, w, np.array([1.0, 1.0, 1.0, 0.0]))
+    assert np.linalg.norm(F[6:12] * np.sqrt(w)) < 0.5 * np.linalg.norm(full[6:12] * np.sqrt(w))
+
+
+def test_clik_integral_action_winds_up_and_is_clamped(rm):
+    """A constant body error grows CLIK's integral by ``ki dt e`` per cycle until the clamp."""
+    s = rm.default_state()
+    target = pin.SE3(np.eye(3), s.body_position + np.array([0.0, 0.0, 0.01]))
+    ctrl = CLIKController(rm, integral_gain=0.5, integral_limit=(0.02, 0.1))
+    ref = MotionReference(target)
+    ctrl.step(s, ref)
+    assert ctrl.integral[2] == pytest.approx(0.5 * 0.02 * 0.01, rel=1e-6)
+    for _ in range(1000):
+        ctrl.step(s, ref)
+    assert ctrl.integral[2] == pytest.approx(0.02)
 
 
 def test_body_pd_zero_at_reference(rm):

@@ -14,7 +14,7 @@ def _run(*args: str) -> subprocess.CompletedProcess:
                           text=True, timeout=120)
 
 
-@pytest.mark.parametrize("sub", [[], ["climb"], ["trot"], ["compare"]])
+@pytest.mark.parametrize("sub", [[], ["climb"], ["trot"], ["compare"], ["evaluate"]])
 def test_help(sub, capsys):
     """Every quadruped subcommand prints its help with examples."""
     with pytest.raises(SystemExit) as e:

@@ -52,11 +52,12 @@ def test_release_frees_the_gripper(wall_sim):
 
 
 def test_overload_breaks_the_gripper(wall_sim, hold_still):
-    """A gripper whose true capacity is below its load breaks off: weld off, event logged."""
+    """Grippers on holds whose capacity is far below their load break off within one control
+    cycle: weld off, state broken, event logged."""
     sim, layout, _ = wall_sim
     for leg in LEG_NAMES:
         sim.grippers.attach(leg, layout.holds[leg][0])
-    sim.grippers.box = spasas_axis_extents() * 1e-3
+        layout.holds[leg][0].capacity_factor[:] = 1e-3
     rec = sim.step(hold_still(sim))
     assert set(rec.broken) == set(LEG_NAMES)
     assert all(sim.grippers.state[leg] is GripperState.BROKEN for leg in LEG_NAMES)
@@ -64,11 +65,15 @@ def test_overload_breaks_the_gripper(wall_sim, hold_still):
     assert sim.grippers.events[-1].kind == "break"
 
 
-def test_true_capacity_exceeds_the_conservative_box():
-    """The true capacity's extents (at the lowest hold factor 0.7) exceed the paper's box."""
+def test_conservative_box_lies_in_the_true_capacity():
+    """Every vertex of the controllers' conservative box lies inside the gripper's achievable
+    wrench set (gauge <= 1), and its single-axis extents exceed the box by at least 2x."""
     from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS
+    from clamber.attachment.wrench_space import BOX_SIGNS
+    from clamber.quadruped.sim.failure import default_wrench_set
 
-    assert np.all(0.7 * spasas_axis_extents() > PAPER_BOX_HALF_WIDTHS)
+    assert np.all(default_wrench_set().gauge(BOX_SIGNS * PAPER_BOX_HALF_WIDTHS) <= 1.0)
+    assert np.all(spasas_axis_extents() > 2 * PAPER_BOX_HALF_WIDTHS)
 
 
 def test_wrench_matches_constraint_forces(wall_sim, hold_still):

@@ -118,14 +118,18 @@ class QuadrupedSim:
         self._prev_velocity[:] = d.qvel[:3]
         torque = self._torque
         torque[:] = 0.0
+        broken: list[str] = []
+        h = m.opt.timestep
         for _ in range(self.substeps):
             mujoco.mj_step(m, d)
             torque += np.abs(d.actuator_force)
+            if self.grippers is not None:
+                broken += self.grippers.check(h)
         torque *= 1.0 / self.substeps
         if not np.isfinite(d.qpos.sum()) or d.warning.number[_FATAL_WARNINGS].any():
             raise SimulationError(f"simulation unstable at t = {d.time:.3f} s")
-        broken = tuple(self.grippers.check(self.dt)) if self.grippers else ()
-        return StepRecord(d.time, self._torque.copy(), self.servos.power(self._torque), broken)
+        return StepRecord(d.time, self._torque.copy(), self.servos.power(self._torque),
+                          tuple(broken))
 
     def joint4_torques(self) -> np.ndarray:
         """Torque [N m] each leg's joint-4 servo applies now (from its current reading)."""

@@ -112,18 +112,25 @@ def _rock_vertices(rng: np.random.Generator, spec: RockSpec, height: float,
 
 def wall_layout(incline_deg: float, stance: dict[str, np.ndarray], stride: float = 0.22,
                 n_steps: int = 1, seed: int = 0, spec: RockSpec | None = None,
-                start: np.ndarray | None = None) -> WallLayout:
+                start: np.ndarray | None = None, heading_deg: float = 0.0) -> WallLayout:
     """Seeded holds for ``n_steps`` strides of every leg.
 
     ``stance`` maps each leg to its foothold at the start relative to the body centre, in the
     wall's (u, y) plane [m]; leg ``leg``'s k-th hold sits at ``start + stance[leg] + k *
     stride * u`` plus a random jitter. ``start`` [m] is the body centre's projection on the
-    wall at the start, in {W} coordinates (default: 0.4 m up the slope).
+    wall at the start, in {W} coordinates (default: 0.4 m up the slope). ``heading_deg``
+    turns the climbing direction on the wall about its normal (0: straight up the slope):
+    the layout's frame, the robot's and every gripper's turn with it.
     """
     spec = spec or RockSpec()
     if stride <= 0 or n_steps < 1:
         raise ConfigError(f"stride must be > 0 and n_steps >= 1, got {stride}, {n_steps}")
-    R = wall_rotation(incline_deg)
+    if not -90.0 <= heading_deg <= 90.0:
+        raise ConfigError(f"heading must lie in [-90, 90] deg, got {heading_deg}")
+    h = math.radians(heading_deg)
+    R = wall_rotation(incline_deg) @ np.array([[math.cos(h), -math.sin(h), 0.0],
+                                                [math.sin(h), math.cos(h), 0.0],
+                                                [0.0, 0.0, 1.0]])
     rng = np.random.default_rng(seed)
     start = np.array([0.4, 0.0]) if start is None else np.asarray(start, dtype=float)[:2]
     holds: dict[str, list[Hold]] = {}

@@ -1,0 +1,221 @@
+"""When a simulated gripper lets go: its wrench leaves the achievable wrench set long enough.
+
+Failure set. The gripper holds a wrench ``w`` (rock on gripper, gripper frame, [N, N m])
+exactly when ``w`` lies in the achievable set ``W`` of this project's SPASAS kinetostatic
+model (:mod:`clamber.attachment.spasas`, Eqs. 6-11, at the paper's driving torque and 15 deg
+knuckles): the Minkowski sum of the four phalanges' and the footpad's admissible loads, with
+every combination of axes (combined loading) and no per-axis box. A hold's
+``capacity_factor`` (6,) scales ``W`` per axis (``w`` is held on that hold iff
+``w / factor`` is in ``W``). Membership is the gauge ``g(w) = min {t : w in t W}``, ``<= 1``
+inside (:func:`clamber.attachment.wrench_space.wrench_gauge`'s LP). Evaluated every physics
+step, the gauge is bracketed cheaply first: an inner polytope of ``W`` (the fitted
+polytope; gauge above the true one) and supporting half-spaces of ``W`` in 1136
+directions (gauge below it, within a few per cent). Only a wrench the bracket leaves
+undecided, or one outside, goes to the LP (solved by DAQP, with scipy's HiGHS as fallback),
+so the decision is the LP's.
+
+Time filter (spine slip). Spines hold by hooking asperities; a wrench outside ``W`` is not
+an instant detachment but an unbalanced load that drags the spines across their asperities
+until they ride off. The part of the wrench beyond the set along its ray,
+``e = w (1 - 1/g)``, is that unbalanced load; the spines slide as a rigid body of the
+gripper's mass ``m`` under the equivalent force ``|e_f| + |e_tau| / r`` (a moment acts on
+the spine ring of radius ``r`` as a force couple). The gripper breaks off when the slide
+exceeds the asperity engagement depth ``d``: for a constant excess force ``F`` after
+``t = sqrt(2 d m / F)`` (0.5 mm, 0.4 kg: 6 ms at 15 N over, 20 ms at 1 N). Back inside ``W``
+the spines re-seat (the hooks' elastic deflection returns) and the slide resets. The slide
+is a failure clock only: the gripper does not move on the rock before it breaks off.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import daqp
+import numpy as np
+
+from clamber.attachment.wrench_limits import WrenchLimits
+from clamber.attachment.wrench_space import (
+    WRENCH_SCALE,
+    ContactWrenchSets,
+    _GaugeProgram,
+    contact_wrench_sets,
+    direction_set,
+    fit_box,
+    fit_polytope,
+)
+from clamber.exceptions import ConfigError
+
+#: DAQP exit flags meaning an optimum was found.
+_DAQP_OK = (1, 2)
+
+
+@dataclass(frozen=True)
+class SpineSlip:
+    """The failure clock's parameters.
+
+    ``engagement_depth`` [m]: slide of the spines along their asperities before they ride
+    off (spine tips of 10-50 um radius on asperities of a similar size; 0.5 mm is the depth a
+    hooked tip travels up an asperity face). ``spine_radius`` [m]: lever of a moment on the
+    spine ring (the pressure centres sit 30-40 mm from the gripper axis). ``mass`` [kg]: the
+    sliding gripper (the simulated gripper weighs 0.4 kg).
+    """
+
+    engagement_depth: float = 5e-4
+    spine_radius: float = 0.035
+    mass: float = 0.4
+
+    def __post_init__(self) -> None:
+        for name in ("engagement_depth", "spine_radius", "mass"):
+            v = getattr(self, name)
+            if not (math.isfinite(v) and v > 0):
+                raise ConfigError(f"spine slip {name} must be finite and > 0, got {v}")
+
+    def time_to_fail(self, excess_force: float) -> float:
+        """Time [s] a constant equivalent excess force [N] needs to break a gripper off."""
+        if excess_force <= 0:
+            return math.inf
+        return math.sqrt(2.0 * self.engagement_depth * self.mass / excess_force)
+
+
+class WrenchSet:
+    """The achievable wrench set ``W`` of a gripper with an exact, fast gauge.
+
+    ``sets`` are the contacts' extreme loads (default: the SPASAS model at the paper's
+    driving torque); ``n_directions`` the supporting half-spaces of the lower bound.
+    """
+
+    def __init__(self, sets: ContactWrenchSets | None = None, n_directions: int = 1000) -> None:
+        self.sets = sets or contact_wrench_sets()
+        scaled = self.sets.scaled()
+        directions = direction_set(n_directions, np.random.default_rng(1)) / WRENCH_SCALE
+        values, _ = self.sets.support(directions)
+        if np.any(values <= 0):
+            raise ConfigError("the wrench set must contain the zero wrench in its interior")
+        #: Supporting half-spaces ``cuts @ w <= 1`` of ``W`` (wrench units).
+        self.cuts = directions / values[:, None]
+        box, vertices = fit_box(self.sets)
+        inner: WrenchLimits = fit_polytope(self.sets, vertices)[0]
+        #: Inner polytope ``inner @ w <= 1`` (wrench units).
+        self.inner = inner.H / inner.h[:, None]
+        self.box = box
+        self._stacked = np.vstack([self.cuts, self.inner]).T.copy()
+        self._n_cuts = self.cuts.shape[0]
+        self._program = _GaugeProgram(scaled)
+        n_c = len(scaled)
+        blocks = []
+        for c, q in enumerate(scaled):
+            pick = np.zeros((q.shape[0], n_c))
+            pick[:, c] = -1.0
+            blocks.append(np.hstack([q, pick]))
+        blocks.append(np.concatenate([np.zeros(6), np.ones(n_c)])[None, :])
+        self._A = np.vstack(blocks)
+        m = self._A.shape[0]
+        self._up = np.zeros(m)
+        self._up[-1] = 1.0
+        self._lo = np.full(m, -1e30)
+        self._H = np.zeros((6 + n_c, 6 + n_c))
+        self._sense = np.zeros(m, dtype=np.int32)
+        self._n_c = n_c
+        #: LPs solved (for profiling).
+        self.lp_count = 0
+
+    def bounds(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper bounds (n,) of the gauge of wrenches ``w`` (n, 6) [N, N m]."""
+        v = np.atleast_2d(w) @ self._stacked
+        n = self._n_cuts
+        return np.maximum(v[:, :n].max(axis=1), 0.0), np.maximum(v[:, n:].max(axis=1), 0.0)
+
+    def exact(self, w: np.ndarray) -> float:
+        """Gauge of one wrench (6,) [N, N m] by LP: ``<= 1`` exactly inside ``W``."""
+        self.lp_count += 1
+        v = np.asarray(w, dtype=float) / WRENCH_SCALE
+        f = -np.concatenate([v, np.zeros(self._n_c)])
+        x, fval, flag, _ = daqp.solve(self._H, f, self._A, self._up, self._lo, self._sense,
+                                      primal_tol=1e-9)
+        if flag in _DAQP_OK and math.isfinite(fval):
+            return max(0.0, -float(fval))
+        return max(0.0, self._program.solve(v)[0])
+
+    def gauge(self, w: np.ndarray) -> np.ndarray:
+        """Exact gauges (n,) of wrenches (n, 6): LP only where the bracket is not decisive
+        about ``<= 1`` (returns the bracket's upper bound where it certifies ``<= 1``)."""
+        w = np.atleast_2d(w)
+        out = self.bounds(w)[1]
+        for i in np.flatnonzero(out > 1.0):
+            out[i] = self.exact(w[i])
+        return out
+
+    def contains(self, w: np.ndarray) -> np.ndarray:
+        """Whether each wrench (n, 6) [N, N m] lies in ``W``."""
+        return self.gauge(w) <= 1.0
+
+
+@lru_cache(maxsize=1)
+def default_wrench_set() -> WrenchSet:
+    """The SPASAS gripper's achievable set at the paper's driving torque (built once, ~2 s)."""
+    return WrenchSet()
+
+
+class FailureClock:
+    """Per-gripper spine-slip state: advanced every physics step, reset on re-attachment.
+
+    ``wrench_set`` is ``W``; ``slip`` the clock's parameters. The peak load of each gripper
+    is kept as the wrench with the largest lower gauge bound (supporting half-spaces, within
+    a few per cent of the gauge) and made exact by one LP when read (:meth:`peaks`); above 1
+    every gauge is exact.
+    """
+
+    def __init__(self, n: int, wrench_set: WrenchSet | None = None,
+                 slip: SpineSlip | None = None) -> None:
+        self.set = wrench_set or default_wrench_set()
+        self.slip = slip or SpineSlip()
+        self.slide = np.zeros(n)
+        self.speed = np.zeros(n)
+        self._peak_lo = np.zeros(n)
+        self._peak_wrench = np.zeros((n, 6))
+
+    def reset(self, i: int) -> None:
+        """Gripper ``i`` grasped anew: no slide."""
+        self.slide[i] = self.speed[i] = 0.0
+
+    def reset_peaks(self) -> None:
+        self._peak_lo[:] = 0.0
+        self._peak_wrench[:] = 0.0
+
+    def peaks(self) -> np.ndarray:
+        """Largest gauge (n,) per gripper since :meth:`reset_peaks` (>= 1: it failed)."""
+        return np.array([max(lo, self.set.exact(w)) if lo > 0 else 0.0
+                         for lo, w in zip(self._peak_lo, self._peak_wrench, strict=True)])
+
+    def advance(self, rows: np.ndarray, w: np.ndarray, factor: np.ndarray,
+                dt: float) -> tuple[np.ndarray, np.ndarray]:
+        """Advance the grippers ``rows`` by ``dt`` [s] under wrenches ``w`` (k, 6) [N, N m]
+        on holds of capacity factors ``factor`` (k, 6).
+
+        Returns the gauges (k,) (exact above 1, else an upper bound <= 1) and which
+        grippers' slides passed the engagement depth.
+        """
+        ws = w / factor
+        lo, g = self.set.bounds(ws)
+        higher = lo > self._peak_lo[rows]
+        if higher.any():
+            self._peak_lo[rows[higher]] = lo[higher]
+            self._peak_wrench[rows[higher]] = ws[higher]
+        failed = np.zeros(len(rows), dtype=bool)
+        s = self.slip
+        for k in np.flatnonzero(g > 1.0):
+            g[k] = self.set.exact(ws[k])
+        for k, i in enumerate(rows):
+            if g[k] > 1.0:
+                e = w[k] * (1.0 - 1.0 / g[k])
+                accel = (math.hypot(*e[:3]) + math.hypot(*e[3:]) / s.spine_radius) / s.mass
+                self.speed[i] += accel * dt
+                self.slide[i] += self.speed[i] * dt
+                failed[k] = self.slide[i] > s.engagement_depth
+                if g[k] > self._peak_lo[i]:
+                    self._peak_lo[i], self._peak_wrench[i] = g[k], ws[k]
+            elif self.slide[i] > 0.0:
+                self.slide[i] = self.speed[i] = 0.0
+        return g, failed

@@ -1,0 +1,97 @@
+"""The simulated gripper's failure model: exact wrench-set membership and the spine-slip clock."""
+
+import math
+
+import numpy as np
+import pytest
+
+from clamber.attachment.wrench_space import WRENCH_SCALE, wrench_gauge
+from clamber.exceptions import ConfigError
+from clamber.quadruped.sim.failure import FailureClock, SpineSlip, default_wrench_set
+
+
+@pytest.fixture(scope="module")
+def wset():
+    return default_wrench_set()
+
+
+def _boundary_points(wset, n, seed):
+    """``n`` wrenches on the boundary of the set, along random scaled directions."""
+    u = np.random.default_rng(seed).standard_normal((n, 6)) * WRENCH_SCALE
+    g = np.array([wset.exact(x) for x in u])
+    return u / g[:, None]
+
+
+def test_failure_set_equals_the_membership_lp(wset):
+    """On random wrenches (many within 3 % of the boundary, inside and out) the fast gauge's
+    hold/fail decision equals the wrench-space membership LP (scipy HiGHS)."""
+    rng = np.random.default_rng(4)
+    b = _boundary_points(wset, 60, 5)
+    near = b * rng.uniform(0.97, 1.03, (60, 1))
+    wide = rng.standard_normal((200, 6)) * WRENCH_SCALE * rng.uniform(0.2, 6.0, (200, 1))
+    w = np.vstack([near, wide])
+    reference = wrench_gauge(wset.sets, w)
+    ok = np.abs(reference - 1.0) > 1e-6
+    assert np.array_equal(wset.contains(w)[ok], (reference <= 1.0)[ok])
+    assert 20 < np.sum(reference[ok] <= 1.0) < len(w) - 20
+    lo, hi = wset.bounds(w)
+    assert np.all(lo <= reference + 1e-6) and np.all(hi >= reference - 1e-6)
+    outside = reference > 1.0
+    np.testing.assert_allclose(wset.gauge(w)[outside], reference[outside], rtol=1e-5)
+
+
+def test_combined_load_fails_where_each_axis_holds(wset):
+    """A wrench whose every component is within the single-axis capacity can still lie
+    outside the set (combined loading): the per-axis box is not the failure set."""
+    from clamber.quadruped.sim.grippers import spasas_axis_extents
+
+    ext = spasas_axis_extents()
+    corner = 0.9 * ext * np.array([1.0, 1.0, 1.0, 1.0, 1.0, 1.0])
+    assert np.all(np.abs(corner) < ext)
+    assert not wset.contains(corner[None])[0]
+
+
+def test_just_inside_holds_and_just_outside_fails(wset):
+    """A wrench at 0.99 of the boundary never breaks the gripper; one at 1.02 breaks it after
+    ``sqrt(2 d m / F)`` with ``F = |e_f| + |e_tau| / r`` of the excess ``e = w (1 - 1/g)``."""
+    slip = SpineSlip()
+    dt = 1e-4
+    for b in _boundary_points(wset, 4, 9):
+        clock = FailureClock(1, wset, slip)
+        for _ in range(2000):
+            _, failed = clock.advance(np.array([0]), 0.99 * b[None], np.ones((1, 6)), dt)
+            assert not failed[0]
+        clock = FailureClock(1, wset, slip)
+        w = 1.02 * b
+        e = w * (1 - 1 / 1.02)
+        force = np.linalg.norm(e[:3]) + np.linalg.norm(e[3:]) / slip.spine_radius
+        expected = slip.time_to_fail(force)
+        steps = 0
+        while True:
+            steps += 1
+            _, failed = clock.advance(np.array([0]), w[None], np.ones((1, 6)), dt)
+            if failed[0]:
+                break
+            assert steps * dt < 2 * expected + 0.1
+        assert steps * dt == pytest.approx(expected, abs=2 * dt + 0.01 * expected)
+
+
+def test_reseat_and_hold_factor(wset):
+    """Back inside the set the slide resets; a hold factor scales the set per axis."""
+    clock = FailureClock(1, wset)
+    b = _boundary_points(wset, 1, 11)[0]
+    clock.advance(np.array([0]), 1.5 * b[None], np.ones((1, 6)), 1e-3)
+    assert clock.slide[0] > 0
+    clock.advance(np.array([0]), 0.5 * b[None], np.ones((1, 6)), 1e-3)
+    assert clock.slide[0] == 0
+    g, _ = clock.advance(np.array([0]), 1.5 * b[None], np.full((1, 6), 2.0), 1e-3)
+    assert g[0] <= 1.0 and clock.slide[0] == 0
+    assert wset.exact(1.5 * b / 2.0) == pytest.approx(0.75, rel=1e-5)
+    assert clock.peaks()[0] == pytest.approx(1.5, rel=1e-5)
+
+
+def test_slip_parameters_are_checked():
+    """Non-positive slip parameters are rejected with a ConfigError."""
+    with pytest.raises(ConfigError):
+        SpineSlip(engagement_depth=0.0)
+    assert math.isinf(SpineSlip().time_to_fail(0.0))
