@@ -135,9 +135,11 @@ class JumperProblem:
     def constraint_bounds(self, s: OptimizationSettings) -> tuple[np.ndarray, np.ndarray]:
         values = {
             "foot_radius": s.foot_radius,
-            "motor_radius": s.motor_radius,
-            "b_front": s.safe_region_front.b,
-            "b_rear": s.safe_region_rear.b,
+            # Path limits at the nodes carry margins so they hold between nodes too.
+            "foot_clearance": s.foot_radius,  # a released foot starts at the wall: no margin
+            "motor_radius": s.motor_radius + s.clearance_margin,
+            "b_front": s.safe_region_front.b - s.force_margin * _row_norms(s.safe_region_front),
+            "b_rear": s.safe_region_rear.b - s.force_margin * _row_norms(s.safe_region_rear),
             "cone_front": np.where(s.safe_region_front.b == 0, 0.0, INF),
             "cone_rear": np.where(s.safe_region_rear.b == 0, 0.0, INF),
             "torque_limit": s.torque_limit,
@@ -168,7 +170,8 @@ class JumperProblem:
                 lo[b.slice] = lo_q
                 hi[b.slice] = -lo_q
             b = self.variables.blocks[pre + "qd"]
-            v = np.tile([-INF, -INF, -INF] + [-s.joint_speed_limit] * 3, b.shape[0])
+            w_max = s.joint_speed_limit * (1 - s.speed_margin)
+            v = np.tile([-INF, -INF, -INF] + [-w_max] * 3, b.shape[0])
             lo[b.slice], hi[b.slice] = v, -v
             for tag in ("tau", "mid.tau"):
                 if pre + tag in self.variables:
@@ -185,6 +188,11 @@ class JumperProblem:
         """Constraint rows by name at a point ``x`` in physical units (for residual checks)."""
         g = np.array(self.diagnostics(np.asarray(x) / self.scale, params)).ravel()
         return {name: g[sl] for name, sl in self.row_slices.items()}
+
+
+def _row_norms(region) -> np.ndarray:
+    """Euclidean norm of each safe-region row (a force margin in [N] per row)."""
+    return np.linalg.norm(region.A, axis=1)
 
 
 def build_problem(nodes: tuple[int, int, int, int, int], collocation: str = "trapezoidal",
@@ -359,7 +367,7 @@ class _Builder:
             self.add(f"p{i}.safe_region_{c}", safe[c], -INF, f"b_{c}")
         self.add(f"p{i}.joint_clearance", clear, "motor_radius", INF)
         if foot_clear:
-            self.add(f"p{i}.foot_clearance", foot_clear, "foot_radius", INF)
+            self.add(f"p{i}.foot_clearance", foot_clear, "foot_clearance", INF)
         # Optional motor line |tau + k w| <= tau_max (k = 0 leaves the plain bound).
         slope = self.P[self.par.blocks["motor_slope"].slice]
         line = [tau[k] + slope * qd[k][3:6] for k in range(N + 1)]
