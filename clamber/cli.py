@@ -65,6 +65,10 @@ def _optimize(args: argparse.Namespace) -> dict:
     if args.torque_rate_weight is not None:
         changes["torque_rate_weight"] = args.torque_rate_weight
     settings = OptimizationSettings().with_(**changes)
+    if args.robust:
+        from clamber.jumper.robust import robust_settings
+
+        settings = robust_settings(settings)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
@@ -149,6 +153,9 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--collocation", choices=("trapezoidal", "hermite-simpson"))
     opt.add_argument("--torque-rate-weight", type=float,
                      help="penalty on torque changes between nodes (1e-2; 0 = off)")
+    opt.add_argument("--robust", action="store_true",
+                     help="add the landing-margin options (longer phase 4, catch approach "
+                     "speed; clamber.jumper.robust)")
     opt.add_argument("--out", default="out/jumper", help="output folder (default: out/jumper)")
     opt.add_argument("--no-figures", action="store_true", help="skip figures and animation")
     opt.add_argument("--no-animation", action="store_true", help="skip the GIF only")

@@ -61,9 +61,9 @@ class OptimizationSettings:
     """Extra clearance of the joints' motors at the nodes [m]. Free grippers get none: a
     released gripper starts on the wall, so a margin there is infeasible; the replay
     dips about 0.5 mm into the foot clearance next to releases and catches."""
-    force_margin: float = 0.3
+    force_margin: float = 0.15
     """Distance [N] kept from every safe-region row at the nodes (the replay's forces
-    left the region by up to 0.13 N between nodes without it)."""
+    left the region by up to 0.12 N between nodes without it, by none with it)."""
     collocation: str = "trapezoidal"
     """'trapezoidal' (the paper's) or 'hermite-simpson' (4th order, adds midpoints)."""
     max_iterations: int = 1500

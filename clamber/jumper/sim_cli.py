@@ -19,6 +19,8 @@ EXAMPLES_ROBUSTNESS = """examples:
   clamber jumper robustness sol.npz --trials 100 --mass-tol 0.1 --jitter 0.002
   clamber jumper robustness aimed.npz --trials 200 --foot-radius 0.010  # robot's real radius
 """
+EXAMPLES_ROBUSTNESS += """  clamber jumper robustness sol.npz --controller closed-loop --jumps 10 --trials 200 --json
+"""
 EXAMPLES_EXPORT = """examples:
   clamber jumper export out/jumper/solution.npz --out out/export
   clamber jumper export sol.npz --supply-voltage 7.4     # fails if 7.4 V cannot follow
@@ -40,11 +42,12 @@ def _load(path: Path):
 
 
 def _config(args: argparse.Namespace):
+    from clamber.jumper.sim.calibration import calibrated_config
     from clamber.jumper.sim.motor import MotorParameters
-    from clamber.jumper.sim.simulate import SimulationConfig
 
     motor = MotorParameters(supply_voltage=args.supply_voltage)
-    return SimulationConfig(motor=motor, foot_radius=getattr(args, "foot_radius", None))
+    return calibrated_config(motor=motor, foot_radius=getattr(args, "foot_radius", None),
+                             controller=getattr(args, "controller", "open-loop"))
 
 
 def _simulate(args: argparse.Namespace) -> dict:
@@ -73,8 +76,10 @@ def _simulate(args: argparse.Namespace) -> dict:
 def _robustness(args: argparse.Namespace) -> dict:
     from clamber.jumper.sim.robustness import Tolerances, robustness
 
+    from clamber.jumper.sim.calibration import CALIBRATED
+
     sol = _load(args.solution)
-    base = Tolerances()
+    base = Tolerances().scaled(CALIBRATED["tolerance_scale"] * args.tol_scale)
     tol = Tolerances(
         mass_rel=base.mass_rel if args.mass_tol is None else args.mass_tol,
         length_abs=base.length_abs if args.length_tol is None else args.length_tol,
@@ -84,6 +89,21 @@ def _robustness(args: argparse.Namespace) -> dict:
     res = robustness(sol, args.trials, seed=args.seed, jumps=args.jumps, config=_config(args),
                      tolerances=tol, workers=args.workers)
     return res.summary()
+
+
+def _calibrate(args: argparse.Namespace) -> dict:
+    from clamber.jumper.sim.calibration import calibrate, hardware_trajectories
+
+    if not args.json:
+        print("solving the optimized and the tuned jump ...", file=sys.stderr)
+    traj = hardware_trajectories()
+    grid = None
+    if args.quick:
+        grid = {"hook_timeconst": (0.002, 0.006), "tolerance_scale": (1.0, 1.5)}
+    res = calibrate(traj, grid, args.trials, args.check_trials, args.seed, args.workers)
+    out = res.summary()
+    out["speeds_mps"] = {k: v.speed for k, v in traj.items()}
+    return out
 
 
 def _export(args: argparse.Namespace) -> dict:
@@ -159,7 +179,25 @@ def register(subparsers) -> None:
     rob.add_argument("--mass-tol", type=float, help="relative mass tolerance (0.05)")
     rob.add_argument("--length-tol", type=float, help="link length tolerance [m] (0.001)")
     rob.add_argument("--jitter", type=float, help="reference packet jitter [s] (0.001)")
+    rob.add_argument("--controller", choices=("open-loop", "closed-loop"), default="open-loop",
+                     help="reference clock: playback, or event-triggered catching on the "
+                     "contact switches (default open-loop)")
+    rob.add_argument("--tol-scale", type=float, default=1.0,
+                     help="every tolerance times this, on top of the calibrated scale")
     rob.set_defaults(func=_robustness)
+
+    cal = subparsers.add_parser(
+        "calibrate", help="fit the simulator to the paper's 30-trial hardware counts",
+        description="Solve the optimized and the hand-tuned jump of the nominal robot, grid-"
+        "search the hook compliance and the tolerance scale against 12/30 front catches, 1/30 "
+        "ready (optimized) and 25/30 both caught (tuned), then rerun the best point.",
+        formatter_class=FMT)
+    cal.add_argument("--trials", type=int, default=60, help="trials per grid point (60)")
+    cal.add_argument("--check-trials", type=int, default=200, help="trials of the check (200)")
+    cal.add_argument("--seed", type=int, default=0)
+    cal.add_argument("--workers", type=int, default=0, help="processes; 0 = serial")
+    cal.add_argument("--quick", action="store_true", help="a 2 x 2 grid (a smoke run)")
+    cal.set_defaults(func=_calibrate)
 
     exp = subparsers.add_parser(
         "export", help="500 Hz reference + voltage feed-forward for the robot",
@@ -193,7 +231,7 @@ def register(subparsers) -> None:
     mod.add_argument("--out", default="models/jumper", help="output folder")
     mod.set_defaults(func=_model)
 
-    for p in (sim, rob, exp, tel, mod):
+    for p in (sim, rob, exp, tel, mod, cal):
         p.add_argument("--json", action="store_true", help="print one JSON summary")
     for p in (sim, rob, exp):
         p.add_argument("--supply-voltage", type=float, default=12.0,

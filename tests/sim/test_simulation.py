@@ -7,7 +7,7 @@ import pytest
 from clamber.exceptions import ConfigError, FileFormatError
 from clamber.jumper.mjcf import load_scene
 from clamber.jumper.morphology import Morphology
-from clamber.jumper.sim.gripper import CaptureWindow
+from clamber.jumper.sim.gripper import CaptureWindow, FootPivot
 from clamber.jumper.sim.motor import MotorParameters
 from clamber.jumper.sim.robustness import Tolerances, robustness
 from clamber.jumper.sim.simulate import SimulationConfig, simulate
@@ -16,7 +16,8 @@ from clamber.jumper.sim.telemetry import LOG_COLUMNS, load_and_analyze, true_wor
 #: A forgiving gripper, so that the coarse jump's log holds one whole jump.
 FORGIVING = SimulationConfig(capture=CaptureWindow(distance=0.01, tear_margin=100.0,
                                                    max_speed=10.0, max_normal_speed=10.0,
-                                                   max_angle_deg=180.0), catch_timeout=0.1)
+                                                   max_angle_deg=180.0), catch_timeout=0.1,
+                             pivot=FootPivot(capture_angle=np.pi))
 
 
 def test_pin_forces_read_from_the_constraints_carry_the_weight_at_rest():

@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 from clamber.exceptions import ConfigError
 from clamber.jumper.morphology import Morphology
 from clamber.jumper.settings import OptimizationSettings
+from clamber.jumper.sim.motor import EscGains
 from clamber.jumper.sim.robustness import Tolerances, robustness, wilson_interval
 from clamber.jumper.sim.simulate import SimulationConfig
 from clamber.jumper.solution import TrajectorySolution
@@ -46,20 +47,28 @@ HARDWARE = {
 TUNED_CHANGES = {"phase_duration_min": (0.090, 0.045, 0.075, 0.120, 0.060),
                  "torque_rate_weight": 0.1}
 #: Grid searched by default: hook time constants [s] and tolerance scales [-].
-DEFAULT_GRID = {"hook_timeconst": (0.002, 0.004, 0.006, 0.008, 0.012),
-                "tolerance_scale": (1.0, 1.5, 2.0)}
+PARAMETERS = ("hook_timeconst", "tolerance_scale", "kd_scale")
+DEFAULT_GRID = {"hook_timeconst": (0.004, 0.006, 0.01),
+                "tolerance_scale": (0.75, 1.0),
+                "kd_scale": (0.25, 0.5, 1.0)}
 #: The calibrated values (from ``clamber jumper calibrate``, 200 trials per point).
-CALIBRATED = {"hook_timeconst": 0.006, "tolerance_scale": 1.5}
+CALIBRATED = {"hook_timeconst": 0.01, "tolerance_scale": 1.0, "kd_scale": 0.5}
+
+
+def point_config(point: dict, **changes) -> SimulationConfig:
+    """The simulator at one calibration point (``hook_timeconst``, ``kd_scale``)."""
+    gains = EscGains(kp=EscGains().kp, kd=EscGains().kd * point["kd_scale"])
+    return SimulationConfig(hook_timeconst=point["hook_timeconst"], gains=gains, **changes)
 
 
 def calibrated_config(**changes) -> SimulationConfig:
-    """The simulator with the calibrated hook compliance (other fields from ``changes``)."""
-    return SimulationConfig(hook_timeconst=CALIBRATED["hook_timeconst"], **changes)
+    """The simulator at the calibrated point (other fields from ``changes``)."""
+    return point_config(CALIBRATED, **changes)
 
 
-def calibrated_tolerances() -> Tolerances:
-    """Default tolerances times the calibrated scale."""
-    return Tolerances().scaled(CALIBRATED["tolerance_scale"])
+def calibrated_tolerances(factor: float = 1.0) -> Tolerances:
+    """Default tolerances times the calibrated scale (times ``factor``)."""
+    return Tolerances().scaled(CALIBRATED["tolerance_scale"] * factor)
 
 
 def hardware_trajectories(morphology: Morphology | None = None,
@@ -134,21 +143,29 @@ def calibrate(trajectories: dict[str, TrajectorySolution], grid: dict | None = N
     grid = grid or DEFAULT_GRID
     t0 = time.perf_counter()
     rows = []
-    for tc in grid["hook_timeconst"]:
-        for sc in grid["tolerance_scale"]:
-            counts = rates(trajectories, SimulationConfig(hook_timeconst=tc),
-                           Tolerances().scaled(sc), trials, seed, workers)
-            rows.append({"hook_timeconst": tc, "tolerance_scale": sc, **counts,
-                         "score": score(counts)})
+    for point in _grid_points(grid):
+        counts = rates(trajectories, point_config(point),
+                       Tolerances().scaled(point["tolerance_scale"]), trials, seed, workers)
+        rows.append({**point, **counts, "score": score(counts)})
     best = min(rows, key=lambda r: r["score"])
-    counts = rates(trajectories, SimulationConfig(hook_timeconst=best["hook_timeconst"]),
-                   Tolerances().scaled(best["tolerance_scale"]), check_trials, seed + 1,
-                   workers)
-    check = {"hook_timeconst": best["hook_timeconst"],
-             "tolerance_scale": best["tolerance_scale"], **counts, "score": score(counts),
+    point = {k: best[k] for k in PARAMETERS}
+    counts = rates(trajectories, point_config(point), Tolerances().scaled(point["tolerance_scale"]),
+                   check_trials, seed + 1, workers)
+    check = {**point, **counts, "score": score(counts),
              "inside_wilson_95": inside_intervals(counts)}
     return CalibrationResult(grid=rows, best=best, check=check,
                              wall_time=time.perf_counter() - t0)
+
+
+def _grid_points(grid: dict) -> list[dict]:
+    unknown = set(grid) - set(PARAMETERS)
+    if unknown:
+        raise ConfigError(f"calibration grid keys {sorted(unknown)} unknown; allowed: {PARAMETERS}")
+    points = [{}]
+    for name in PARAMETERS:
+        values = grid.get(name, (CALIBRATED[name],))
+        points = [{**p, name: v} for p in points for v in values]
+    return points
 
 
 def sensitivity(trajectories: dict[str, TrajectorySolution], trials: int = 100, seed: int = 0,

@@ -17,7 +17,10 @@ happens (the paper's playback). :class:`EventTriggered` switches phases on event
 * wait for the catch: at the optimized catch instant the reference holds the catch pose
   until the switch closes, at most ``catch_wait`` [s];
 * settle: at the end of a jump the stance is held ``settle_time`` [s] before the next
-  jump starts, so the joints' oscillation after impact decays.
+  jump starts, so the joints' oscillation after impact decays;
+* impact damping: for ``impact_damping_time`` after a detected catch the ESCs' derivative
+  gain is raised by ``impact_kd_scale`` (a gain sent with the packets), which damps the
+  joint ringing the paper saw after impact.
 
 Neither changes the commanded torques beyond the reference's own (the ESC clips the
 voltage to the supply in every case), so a closed-loop robot never commands beyond its
@@ -40,13 +43,15 @@ class Sensors:
     """What the simulated robot measures (units in brackets)."""
 
     encoder_resolution: float = 2 * math.pi / 4096
-    """Joint angle quantum of the ESCs' 12-bit magnetic encoders [rad], read at 1 kHz.
-    Joint speeds reach the PD loop exactly (an observer on the ESC; an approximation)."""
+    """Joint angle quantum of the ESCs' 12-bit magnetic encoders [rad], read at 1 kHz."""
+    speed_filter: float = 0.002
+    """Time constant [s] of the ESC's first-order low-pass on the differenced encoder
+    angle, its joint-speed estimate (so a high derivative gain amplifies quantization)."""
     switch_latency: float = 0.002
     """Delay from a gripper hooking to its contact switch reading closed [s]."""
 
     def __post_init__(self) -> None:
-        for name in ("encoder_resolution", "switch_latency"):
+        for name in ("encoder_resolution", "switch_latency", "speed_filter"):
             v = getattr(self, name)
             if not (math.isfinite(v) and v >= 0):
                 raise ConfigError(f"sensors.{name} = {v!r}: must be finite and >= 0")
@@ -64,6 +69,11 @@ class ReferenceClock(ABC):
         self.phase_times = [float(x) for x in phase_times]
         self.jumps = jumps
         self.r = 0.0
+
+    @property
+    def kd_scale(self) -> float:
+        """Factor on the ESCs' derivative gain sent with the next packet [-]."""
+        return 1.0
 
     @abstractmethod
     def advance(self, dt: float, switches: tuple[bool, bool]) -> float:
@@ -88,9 +98,14 @@ class EventTriggeredSettings:
     """Hold of the stance between jumps [s]."""
     reflex_lead: float = 0.03
     """How early before the optimized catch a detected hook starts the next phase [s]."""
+    impact_kd_scale: float = 3.0
+    """Factor on the ESC derivative gain after a detected catch [-] (1: off)."""
+    impact_damping_time: float = 0.08
+    """How long the raised derivative gain lasts after a detected catch [s]."""
 
     def __post_init__(self) -> None:
-        for name in ("catch_wait", "settle_time", "reflex_lead"):
+        for name in ("catch_wait", "settle_time", "reflex_lead", "impact_kd_scale",
+                     "impact_damping_time"):
             v = getattr(self, name)
             if not (math.isfinite(v) and v >= 0):
                 raise ConfigError(f"event_triggered.{name} = {v!r}: must be finite and >= 0")
@@ -105,6 +120,12 @@ class EventTriggered(ReferenceClock):
         self.s = settings or EventTriggeredSettings()
         self._held = 0.0
         self._seen = [False, False]
+        self._time = 0.0  # board time [s]
+        self._damp_until = -1.0
+
+    @property
+    def kd_scale(self) -> float:
+        return self.s.impact_kd_scale if self._time < self._damp_until else 1.0
 
     def _hold(self, dt: float, limit: float) -> bool:
         """Count one held tick; whether to keep holding (``limit`` [s] not reached)."""
@@ -118,8 +139,11 @@ class EventTriggered(ReferenceClock):
         k = min(math.floor(self.r / T + 1e-9), self.jumps)
         base = k * T
         ri = self.r - base  # [s] into jump k (may be -1e-17 at a boundary)
+        self._time += dt
         new = [switches[i] and not self._seen[i] for i in (0, 1)]
         self._seen = [bool(x) for x in switches]
+        if any(new):
+            self._damp_until = self._time + self.s.impact_damping_time
         for gi, catch in ((0, pt[3]), (1, pt[4])):
             if k < self.jumps and new[gi] and catch - self.s.reflex_lead <= ri < catch:
                 self.r, self._held = base + catch, 0.0  # reflex: the phase starts now

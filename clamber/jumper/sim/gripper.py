@@ -87,7 +87,7 @@ class CaptureWindow:
 
 @dataclass(frozen=True)
 class FootPivot:
-    """Passive wrist of a spined foot (units in brackets).
+    r"""Passive wrist of a spined foot (units in brackets).
 
     One rotational degree of freedom per free foot, driven by the measured acceleration
     of its pivot (one-way coupled: the 10 g foot's reaction on the robot is neglected):

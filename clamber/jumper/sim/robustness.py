@@ -132,8 +132,8 @@ def wilson_interval(successes: int, trials: int, confidence: float = 0.95) -> In
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return Interval(p, max(0.0, centre - half), min(1.0, centre + half), successes, trials,
-                    confidence)
+    return Interval(p, max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half)),
+                    successes, trials, confidence)
 
 
 @dataclass

@@ -222,11 +222,11 @@ def catch_link_angles(sol: TrajectorySolution) -> tuple[float, float]:
 class _Packet:
     """One reference packet: joint targets [rad], speed targets [rad/s], voltages [V]."""
 
-    __slots__ = ("arrival", "theta", "omega", "volt", "commands")
+    __slots__ = ("arrival", "theta", "omega", "volt", "commands", "kd_scale")
 
-    def __init__(self, arrival, theta, omega, volt, commands) -> None:
+    def __init__(self, arrival, theta, omega, volt, commands, kd_scale=1.0) -> None:
         self.arrival, self.theta, self.omega, self.volt = arrival, theta, omega, volt
-        self.commands = commands
+        self.commands, self.kd_scale = commands, kd_scale
 
 
 class JumpTrial:
@@ -316,6 +316,10 @@ class JumpTrial:
         n = round((self.jumps * ref.period + 2.0) * ESC_RATE_HZ)
         self.rec = Recorder(LOG_COLUMNS, n) if self.record else None
         self.stop_tick = None
+        self.enc_prev: list[float] | None = None
+        self.speed_est: list[float] = [0.0, 0.0, 0.0]
+        tf = cfg.sensors.speed_filter
+        self.speed_alpha = math.exp(-self.dt / tf) if tf > 0 else 0.0
 
     # ---- actuation of the grippers -------------------------------------------------------
     def _hook(self, i: int, at_wall: bool) -> None:
@@ -356,7 +360,7 @@ class JumpTrial:
         arrival = max(t + delay, self.last_arrival)
         self.last_arrival = arrival
         self.pending.append(_Packet(arrival, theta.tolist(), omega.tolist(), volt.tolist(),
-                                    commands))
+                                    commands, self.clock.kd_scale))
         self._jump_boundaries(t, r)
 
     def _jump_boundaries(self, t: float, r: float) -> None:
@@ -388,17 +392,29 @@ class JumpTrial:
             self.deadline[gi] = t + self.cfg.catch_timeout
 
     # ---- the ESCs (1 kHz) ------------------------------------------------------------------
+    def _encoders(self, q: list[float]) -> tuple[list[float], list[float]]:
+        """Quantized joint angles [rad] and the ESCs' filtered speed estimates [rad/s]."""
+        res = self.cfg.sensors.encoder_resolution
+        angles = [round(x / res) * res if res > 0 else x for x in q[3:6]]
+        if self.enc_prev is None:
+            self.enc_prev, self.speed_est = angles, list(self.d.qvel[3:6])
+        a = self.speed_alpha
+        self.speed_est = [a * s + (1 - a) * (x - p) / self.dt
+                          for s, x, p in zip(self.speed_est, angles, self.enc_prev, strict=True)]
+        self.enc_prev = angles
+        return angles, self.speed_est
+
     def _esc(self) -> tuple[list[float], list[float]]:
         pk, d = self.packet, self.d
         q = d.qpos.tolist()
         w = d.qvel.tolist()
-        res = self.cfg.sensors.encoder_resolution
+        angles, speeds = self._encoders(q)
         volts, taus = [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]
         for i in range(3):
             if pk is not None:
-                angle = round(q[3 + i] / res) * res if res > 0 else q[3 + i]
                 g = self.real.gains[i]
-                v = g.kp * (pk.theta[i] - angle) + g.kd * (pk.omega[i] - w[3 + i]) + pk.volt[i]
+                v = (g.kp * (pk.theta[i] - angles[i])
+                     + g.kd * pk.kd_scale * (pk.omega[i] - speeds[i]) + pk.volt[i])
                 vs = self.real.motors[i].supply_voltage
                 volts[i] = vs if v > vs else (-vs if v < -vs else v)
             mo = self.real.motors[i]
