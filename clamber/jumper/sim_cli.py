@@ -19,8 +19,8 @@ EXAMPLES_ROBUSTNESS = """examples:
   clamber jumper robustness sol.npz --trials 100 --mass-tol 0.1 --jitter 0.002
   clamber jumper robustness aimed.npz --trials 200 --foot-radius 0.010  # robot's real radius
 """
-EXAMPLES_ROBUSTNESS += """  clamber jumper robustness sol.npz --controller closed-loop --jumps 10 --trials 200 --json
-"""
+EXAMPLES_ROBUSTNESS += (
+    "  clamber jumper robustness s.npz --controller closed-loop --jumps 10 --json\n")
 EXAMPLES_EXPORT = """examples:
   clamber jumper export out/jumper/solution.npz --out out/export
   clamber jumper export sol.npz --supply-voltage 7.4     # fails if 7.4 V cannot follow
@@ -74,9 +74,8 @@ def _simulate(args: argparse.Namespace) -> dict:
 
 
 def _robustness(args: argparse.Namespace) -> dict:
-    from clamber.jumper.sim.robustness import Tolerances, robustness
-
     from clamber.jumper.sim.calibration import CALIBRATED
+    from clamber.jumper.sim.robustness import Tolerances, robustness
 
     sol = _load(args.solution)
     base = Tolerances().scaled(CALIBRATED["tolerance_scale"] * args.tol_scale)

@@ -18,6 +18,9 @@ happens (the paper's playback). :class:`EventTriggered` switches phases on event
   until the switch closes, at most ``catch_wait`` [s];
 * settle: at the end of a jump the stance is held ``settle_time`` [s] before the next
   jump starts, so the joints' oscillation after impact decays;
+* stiff push-off: until the front catch is detected the ESCs' proportional gain is
+  ``push_kp_scale`` times its default, so the take-off follows the reference despite the
+  robot's own motor and gain errors (the flight then lands where it was planned);
 * impact damping: for ``impact_damping_time`` after a detected catch the ESCs' derivative
   gain is raised by ``impact_kd_scale`` (a gain sent with the packets), which damps the
   joint ringing the paper saw after impact.
@@ -75,6 +78,11 @@ class ReferenceClock(ABC):
         """Factor on the ESCs' derivative gain sent with the next packet [-]."""
         return 1.0
 
+    @property
+    def kp_scale(self) -> float:
+        """Factor on the ESCs' proportional gain sent with the next packet [-]."""
+        return 1.0
+
     @abstractmethod
     def advance(self, dt: float, switches: tuple[bool, bool]) -> float:
         """Move the clock one board tick of ``dt`` [s] given the contact switches."""
@@ -92,20 +100,28 @@ class OpenLoop(ReferenceClock):
 class EventTriggeredSettings:
     """Tuning of :class:`EventTriggered` (units in brackets)."""
 
-    catch_wait: float = 0.04
-    """Longest hold of the catch pose waiting for a switch [s]."""
-    settle_time: float = 0.06
-    """Hold of the stance between jumps [s]."""
-    reflex_lead: float = 0.03
-    """How early before the optimized catch a detected hook starts the next phase [s]."""
+    catch_wait: float = 0.0
+    """Longest hold of the catch pose waiting for a switch [s]. Off by default: holding
+    the pose also stops the motion that carries the rear gripper to the wall."""
+    settle_time: float = 0.0
+    """Hold of the stance between jumps [s]. Off by default: the stance pose held still
+    loads the rear gripper outside its safe region and tears it off in the simulator."""
+    reflex_lead: float = 0.0
+    """How early before the optimized catch a detected hook starts the next phase [s]
+    (0: off; skipping reference steps jumps the joint targets)."""
+    push_kp_scale: float = 3.0
+    """Factor on the ESC proportional gain from a jump's start to the detected front
+    catch [-] (1: off)."""
+    push_kd_scale: float = 3.0
+    """Factor on the ESC derivative gain over the same span [-]."""
     impact_kd_scale: float = 3.0
     """Factor on the ESC derivative gain after a detected catch [-] (1: off)."""
     impact_damping_time: float = 0.08
     """How long the raised derivative gain lasts after a detected catch [s]."""
 
     def __post_init__(self) -> None:
-        for name in ("catch_wait", "settle_time", "reflex_lead", "impact_kd_scale",
-                     "impact_damping_time"):
+        for name in ("catch_wait", "settle_time", "reflex_lead", "push_kp_scale", "push_kd_scale",
+                     "impact_kd_scale", "impact_damping_time"):
             v = getattr(self, name)
             if not (math.isfinite(v) and v >= 0):
                 raise ConfigError(f"event_triggered.{name} = {v!r}: must be finite and >= 0")
@@ -121,11 +137,18 @@ class EventTriggered(ReferenceClock):
         self._held = 0.0
         self._seen = [False, False]
         self._time = 0.0  # board time [s]
+        self._front_caught = False  # the front caught in the current jump
         self._damp_until = -1.0
 
     @property
     def kd_scale(self) -> float:
-        return self.s.impact_kd_scale if self._time < self._damp_until else 1.0
+        if self._time < self._damp_until:
+            return self.s.impact_kd_scale
+        return 1.0 if self._front_caught else self.s.push_kd_scale
+
+    @property
+    def kp_scale(self) -> float:
+        return 1.0 if self._front_caught else self.s.push_kp_scale
 
     def _hold(self, dt: float, limit: float) -> bool:
         """Count one held tick; whether to keep holding (``limit`` [s] not reached)."""
@@ -144,6 +167,10 @@ class EventTriggered(ReferenceClock):
         self._seen = [bool(x) for x in switches]
         if any(new):
             self._damp_until = self._time + self.s.impact_damping_time
+        if new[0] and ri > pt[1]:
+            self._front_caught = True
+        if abs(ri) < 1e-9 and not self._held:
+            self._front_caught = False  # a new jump: stiff again until its catch
         for gi, catch in ((0, pt[3]), (1, pt[4])):
             if k < self.jumps and new[gi] and catch - self.s.reflex_lead <= ri < catch:
                 self.r, self._held = base + catch, 0.0  # reflex: the phase starts now

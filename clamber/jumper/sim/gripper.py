@@ -143,7 +143,7 @@ class FootState:
         self.beta, self.rate = math.pi, 0.0
 
     def step(self, dt: float, phi: float, phi_rate: float, ax: float, ay: float) -> None:
-        """Advance by ``dt`` [s] under link angle ``phi`` [rad], its rate and pivot accel [m/s^2]."""
+        """Advance ``dt`` [s]: link angle ``phi`` [rad], its rate, pivot accel [m/s^2]."""
         rel = self.beta - phi - self.rest_offset
         rel = (rel + math.pi) % (2 * math.pi) - math.pi
         torque = (-self.k * rel - self.c * (self.rate - phi_rate)

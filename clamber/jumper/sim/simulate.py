@@ -222,11 +222,12 @@ def catch_link_angles(sol: TrajectorySolution) -> tuple[float, float]:
 class _Packet:
     """One reference packet: joint targets [rad], speed targets [rad/s], voltages [V]."""
 
-    __slots__ = ("arrival", "theta", "omega", "volt", "commands", "kd_scale")
+    __slots__ = ("arrival", "theta", "omega", "volt", "commands", "kp_scale", "kd_scale")
 
-    def __init__(self, arrival, theta, omega, volt, commands, kd_scale=1.0) -> None:
+    def __init__(self, arrival, theta, omega, volt, commands, kp_scale=1.0,
+                 kd_scale=1.0) -> None:
         self.arrival, self.theta, self.omega, self.volt = arrival, theta, omega, volt
-        self.commands, self.kd_scale = commands, kd_scale
+        self.commands, self.kp_scale, self.kd_scale = commands, kp_scale, kd_scale
 
 
 class JumpTrial:
@@ -360,7 +361,7 @@ class JumpTrial:
         arrival = max(t + delay, self.last_arrival)
         self.last_arrival = arrival
         self.pending.append(_Packet(arrival, theta.tolist(), omega.tolist(), volt.tolist(),
-                                    commands, self.clock.kd_scale))
+                                    commands, self.clock.kp_scale, self.clock.kd_scale))
         self._jump_boundaries(t, r)
 
     def _jump_boundaries(self, t: float, r: float) -> None:
@@ -413,7 +414,7 @@ class JumpTrial:
         for i in range(3):
             if pk is not None:
                 g = self.real.gains[i]
-                v = (g.kp * (pk.theta[i] - angles[i])
+                v = (g.kp * pk.kp_scale * (pk.theta[i] - angles[i])
                      + g.kd * pk.kd_scale * (pk.omega[i] - speeds[i]) + pk.volt[i])
                 vs = self.real.motors[i].supply_voltage
                 volts[i] = vs if v > vs else (-vs if v < -vs else v)
