@@ -15,11 +15,11 @@ import json
 import statistics
 import time
 
+from clamber.experiments.fitness import CandidateTask, FitnessConfig, evaluate_candidate
+from clamber.experiments.sweep import sobol_designs
 from clamber.jumper.settings import OptimizationSettings
 from clamber.parallel.dask import DaskEvaluator, available_cores
 from clamber.parallel.serial import SerialEvaluator
-from clamber.search.fitness import CandidateTask, FitnessConfig, evaluate_candidate
-from clamber.search.sweep import sobol_designs
 
 #: The paper: 50 generations x 9 candidates in 188 min on 9 cores.
 PAPER_CORE_MIN_PER_EVAL = 188 * 9 / (50 * 9)

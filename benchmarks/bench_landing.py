@@ -17,18 +17,19 @@ import json
 import sys
 import time
 
-from clamber.jumper.morphology import Morphology
-from clamber.jumper.robust import robust_settings
-from clamber.jumper.settings import OptimizationSettings
-from clamber.jumper.sim.calibration import (
+from clamber.experiments.calibration import (
     CALIBRATED,
     HARDWARE,
     TUNED_CHANGES,
     calibrated_config,
     calibrated_tolerances,
 )
-from clamber.jumper.sim.robustness import robustness
+from clamber.experiments.robustness import robustness
+from clamber.jumper.morphology import Morphology
+from clamber.jumper.robust import robust_settings
+from clamber.jumper.settings import OptimizationSettings
 from clamber.jumper.solve import optimize
+from clamber.parallel.factory import make_evaluator
 
 
 def _trajectories(resolution: str) -> dict:
@@ -44,9 +45,9 @@ def _trajectories(resolution: str) -> dict:
     return out
 
 
-def _study(sol, controller: str, trials: int, jumps: int, factor: float, workers: int) -> dict:
+def _study(sol, controller: str, trials: int, jumps: int, factor: float, evaluator) -> dict:
     res = robustness(sol, trials, seed=0, jumps=jumps, config=calibrated_config(
-        controller=controller), tolerances=calibrated_tolerances(factor), workers=workers)
+        controller=controller), tolerances=calibrated_tolerances(factor), evaluator=evaluator)
     s = res.summary()
     keep = ("ready_rate", "ready_interval", "first_catch_rate", "both_caught_rate",
             "climb_success_rate", "climb_speed_mps", "expected_speed_mps", "wall_time_s")
@@ -63,13 +64,15 @@ def main() -> None:
     t0 = time.perf_counter()
     traj = _trajectories("coarse" if args.quick else "fine")
     rows = []
+    evaluator = make_evaluator(args.workers)
     for name, sol in traj.items():
         for controller in ("open-loop", "closed-loop"):
             for factor in (1.0, 2.0):
                 row = {"trajectory": name, "controller": controller, "tolerance_factor": factor,
                        "speed_mps": sol.speed}
-                row["one_jump"] = _study(sol, controller, trials, 1, factor, args.workers)
-                row["climb"] = _study(sol, controller, trials, climb_jumps, factor, args.workers)
+                row["one_jump"] = _study(sol, controller, trials, 1, factor, evaluator)
+                row["climb"] = _study(sol, controller, trials, climb_jumps, factor,
+                                      evaluator)
                 rows.append(row)
                 print(json.dumps(row), file=sys.stderr)
     best = max((r for r in rows if r["tolerance_factor"] == 1.0),

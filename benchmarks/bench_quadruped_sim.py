@@ -24,7 +24,12 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from clamber.quadruped.experiments import ClimbSettings, compare, run_climb  # noqa: E402
+from clamber.experiments.quadruped import (  # noqa: E402
+    comparison_conditions,
+    run_quadruped_study,
+)
+from clamber.parallel.factory import make_evaluator  # noqa: E402
+from clamber.quadruped.experiments import ClimbSettings, run_climb  # noqa: E402
 
 
 def realtime(controller: str, seeds: list[int], state: str = "estimate") -> dict:
@@ -44,7 +49,8 @@ def realtime(controller: str, seeds: list[int], state: str = "estimate") -> dict
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one seed, 2-trial comparison")
-    parser.add_argument("--workers", type=int, default=2, help="processes for the comparison")
+    parser.add_argument("--workers", type=int, default=2,
+                        help="worker processes for the comparison (0: in this process)")
     args = parser.parse_args()
     seeds = [0] if args.quick else [0, 1, 2]
     out: dict = {"control_rate_hz": ClimbSettings().control_rate,
@@ -57,9 +63,11 @@ def main() -> None:
         "climb_qwbc_realtime_factor_median"]
     trials = 2 if args.quick else 20
     t0 = time.perf_counter()
-    res = compare(trials, (70.0, 90.0), 0, args.workers)
+    with make_evaluator(args.workers) as evaluator:
+        res, _ = run_quadruped_study("quadruped-compare", comparison_conditions(),
+                                     range(trials), evaluator)
     wall = time.perf_counter() - t0
-    sim = sum(s["sim_time_s"] for s in res.values())
+    sim = sum(r.summary["sim_time_s"] for r in res)
     out["compare_trials"] = trials
     out["compare_workers"] = args.workers
     out["compare_wall_s"] = wall

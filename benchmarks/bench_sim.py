@@ -11,11 +11,12 @@ import json
 import statistics
 import time
 
+from clamber.experiments.robustness import robustness
 from clamber.jumper.morphology import Morphology
 from clamber.jumper.sim.gripper import CaptureWindow
-from clamber.jumper.sim.robustness import robustness
 from clamber.jumper.sim.simulate import SimulationConfig, simulate
 from clamber.jumper.solve import solve
+from clamber.parallel.dask import DaskEvaluator
 
 
 def main() -> None:
@@ -37,7 +38,8 @@ def main() -> None:
         factors_rec.append(simulate(sol, 3, full, record=True).realtime_factor)
     trials = 40 if args.quick else 200
     t0 = time.perf_counter()
-    rob = robustness(sol, trials, workers=2)
+    with DaskEvaluator(n_workers=2) as evaluator:
+        rob = robustness(sol, trials, evaluator=evaluator)
     wall = time.perf_counter() - t0
     out = {
         "realtime_factor_median": statistics.median(factors),

@@ -14,9 +14,9 @@ from __future__ import annotations
 import argparse
 import json
 
+from clamber.experiments.robustness import robustness
 from clamber.jumper.morphology import Morphology
 from clamber.jumper.settings import OptimizationSettings
-from clamber.jumper.sim.robustness import robustness
 from clamber.jumper.solve import optimize
 
 

@@ -4,7 +4,7 @@ The paper seeded every morphology of its Sobol sweep with one trajectory; clambe
 same by default. The seed is the coarse optimum of a *reference* design that is neither the
 nominal robot nor any design a test or benchmark solves, so a seeded solve is a real solve
 from a neighbouring motion. Rebuild it after changing the formulation with
-``python -m clamber.jumper.seed``.
+``python -m clamber.jumper.build_seed``.
 """
 
 from __future__ import annotations
@@ -26,21 +26,5 @@ def seed_solution() -> TrajectorySolution:
     """The packaged seed (loaded once per process)."""
     if not SEED_PATH.exists():
         raise ClamberError(f"packaged seed trajectory {SEED_PATH.name} is missing; "
-                           "rebuild it with `python -m clamber.jumper.seed`")
+                           "rebuild it with `python -m clamber.jumper.build_seed`")
     return TrajectorySolution.load(SEED_PATH)
-
-
-def build_seed(path: Path = SEED_PATH) -> TrajectorySolution:
-    """Solve the reference design from the designed guess and store its coarse optimum."""
-    from clamber.jumper.solve import solve
-
-    sol = solve(REFERENCE, resolution="coarse", guess="deterministic")
-    if not sol.status.success:
-        raise ClamberError(f"seed solve failed: {sol.return_status}")
-    sol.save(path)
-    return sol
-
-
-if __name__ == "__main__":
-    s = build_seed()
-    print(f"seed written: {s.speed:.3f} m/s, {s.iterations} iterations")

@@ -11,7 +11,8 @@ installed (``dask worker ADDRESS --nthreads 1``), then pass its address
 dataclasses and arrays; nothing unpicklable crosses process boundaries.
 """
 
-from clamber.parallel.base import Evaluator, Outcome, make_evaluator
+from clamber.parallel.base import Evaluator, Outcome
+from clamber.parallel.factory import make_evaluator
 from clamber.parallel.serial import SerialEvaluator
 
 __all__ = ["Evaluator", "Outcome", "SerialEvaluator", "make_evaluator"]

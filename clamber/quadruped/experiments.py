@@ -1,4 +1,4 @@
-"""The paper's experiments in simulation: seeded climbing and trotting trials and their summaries.
+"""Seeded climbing and trotting trials of the quadruped in simulation (one trial each).
 
 A climbing trial builds a wall (seeded holds), a perturbed robot (seeded
 :class:`~clamber.quadruped.sim.world.ModelMismatch`), places the robot on its four start holds
@@ -21,6 +21,7 @@ import pinocchio as pin
 
 from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS
 from clamber.exceptions import ConfigError
+from clamber.failures import FailureReason
 from clamber.quadruped.controllers import (
     CLIKController,
     Controller,
@@ -33,7 +34,7 @@ from clamber.quadruped.gaits import ClimbGait, ClimbGaitParams, TrotGait, TrotPa
 from clamber.quadruped.kinematics import Clik, leg_ik, world_foot_poses
 from clamber.quadruped.model import RobotModel, RobotState
 from clamber.quadruped.robot import GRAVITY, LEG_NAMES, N_JOINTS, Marcbot
-from clamber.quadruped.sim.grippers import DEFAULT_SOLE, SoleCompliance
+from clamber.quadruped.sim.grippers import SoleCompliance
 from clamber.quadruped.sim.scene import climb_scene, ground_scene
 from clamber.quadruped.sim.servos import ServoBank
 from clamber.quadruped.sim.simulator import QuadrupedSim, SimulationError
@@ -47,17 +48,6 @@ CONTROLLERS = {"qwbc": QWBCController, "clik": CLIKController, "vmc": VMCControl
 #: Nominal footholds relative to the body centre (u, y) [m] (mid-cycle, each leg).
 NOMINAL_FEET = {"LF": np.array([0.17, 0.25]), "LR": np.array([-0.17, 0.25]),
                 "RF": np.array([0.17, -0.25]), "RR": np.array([-0.17, -0.25])}
-
-
-def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """Wilson score interval of a binomial proportion (95 % for ``z = 1.96``)."""
-    if n <= 0 or not 0 <= successes <= n:
-        raise ConfigError(f"need 0 <= successes <= n and n > 0, got {successes}, {n}")
-    p = successes / n
-    d = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / d
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return max(0.0, c - h), min(1.0, c + h)
 
 
 @dataclass(frozen=True)
@@ -106,6 +96,7 @@ class TrialResult:
     seed: int
     success: bool
     reason: str
+    failure: FailureReason | None
     sim_time_s: float
     wall_time_s: float
     distance_m: float
@@ -123,7 +114,11 @@ class TrialResult:
     setup_time_s: float
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """JSON-ready: the failure by name, non-finite numbers as None."""
+        d = asdict(self)
+        d["failure"] = self.failure.name.lower() if self.failure else None
+        return {k: None if isinstance(v, float) and not math.isfinite(v) else v
+                for k, v in d.items()}
 
 
 @dataclass
@@ -223,7 +218,8 @@ def run_climb(settings: ClimbSettings, seed: int, log: bool = False,
     imu = SimulatedImu(seed=seed + 101)
     ekf = LegOdometryEkf(rm, body0.translation, body0.rotation, imu.spec)
     record = TrialLog() if log else None
-    reason, success = "", False
+    reason = ""
+    failure: FailureReason | None = None
     errors, powers, est_err, att_err, attitude = [], [], [], [], []
     dt, t_place = sim.dt, 1.0
     t_end = gp.settle_time + t_place + 1.6 * gp.cycles * gp.nominal_cycle_time
@@ -254,7 +250,8 @@ def run_climb(settings: ClimbSettings, seed: int, log: bool = False,
                 if ev.action == "release":
                     sim.grippers.release(ev.leg)
                 elif not sim.grippers.attach(ev.leg, layout.holds[ev.leg][ev.hold]):
-                    reason = f"{ev.leg} missed hold {ev.hold}"
+                    failure, reason = (FailureReason.GRASP_MISSED,
+                                       f"{ev.leg} missed hold {ev.hold}")
             if reason:
                 break
             cmd = ctrl.step(state, ref)
@@ -280,30 +277,33 @@ def run_climb(settings: ClimbSettings, seed: int, log: bool = False,
                 record.power_w.append(rec.power)
                 record.snapshot(t, sim)
             if rec.broken:
+                failure = FailureReason.GRIPPER_BROKE
                 reason = f"gripper {', '.join(rec.broken)} broke off"
                 break
             if err > settings.fall_error:
+                failure = FailureReason.BODY_STRAYED
                 reason = f"body strayed {err * 1000:.0f} mm from its reference"
                 break
             if gait.done:
-                success = True
                 break
             if t > t_end:
-                reason = "gait did not finish in time"
+                failure, reason = FailureReason.TIME_LIMIT, "gait did not finish in time"
                 break
             if time_limit is not None and t >= time_limit:
-                reason = "time limit"
+                failure, reason = FailureReason.TIME_LIMIT, "time limit"
                 break
             k += 1
     except SimulationError as e:
-        reason = str(e)
+        failure, reason = FailureReason.UNSTABLE, str(e)
     gait.close(max(0.0, k * dt - t_place))
     start = body0.translation
     moved = float((sim.true_state().body_position - start) @ R[:, 0])
-    result = _result("climb", settings.controller, f"{settings.incline_deg:g}deg", seed,
-                     success, reason, k * dt, time.perf_counter() - wall_t0, setup_time, moved,
-                     sim_robot.total_mass, dt, errors, powers, attitude, est_err, att_err,
-                     max(sim.grippers.peak_ratio.values()))
+    series = TrialSeries(errors, powers, attitude, est_err, att_err)
+    result = _result(
+        TrialIdentity("climb", settings.controller, f"{settings.incline_deg:g}deg", seed),
+        failure, reason, series, sim_time=k * dt, wall=time.perf_counter() - wall_t0,
+        setup_time=setup_time, distance=moved, mass=sim_robot.total_mass, dt=dt,
+        peak_load=max(sim.grippers.peak_ratio.values()))
     if record is not None:
         record.model = sim.model
         record.bands = [(a + t_place, b + t_place, name, leg) for a, b, name, leg in gait.bands]
@@ -311,13 +311,34 @@ def run_climb(settings: ClimbSettings, seed: int, log: bool = False,
     return result, record
 
 
-def _result(kind: str, controller: str, setting: str, seed: int, success: bool, reason: str,
-            sim_time: float, wall: float, setup_time: float, distance: float, mass: float,
-            dt: float, errors: list[float], powers: list[float], attitude: list[float],
-            est_position: list[float], est_attitude: list[float],
-            peak_load: float) -> TrialResult:
+@dataclass(frozen=True)
+class TrialIdentity:
+    """Which trial: its kind (climb/trot), controller or feet, setting (wall/terrain), seed."""
+
+    kind: str
+    controller: str
+    setting: str
+    seed: int
+
+
+@dataclass
+class TrialSeries:
+    """Per-control-cycle samples a trial reduces to its metrics (SI units): body tracking
+    error [m], power [W], attitude error [rad], estimation position [m] and attitude
+    [rad] errors."""
+
+    errors: list[float] = field(default_factory=list)
+    powers: list[float] = field(default_factory=list)
+    attitude: list[float] = field(default_factory=list)
+    est_position: list[float] = field(default_factory=list)
+    est_attitude: list[float] = field(default_factory=list)
+
+
+def _result(who: TrialIdentity, failure: FailureReason | None, reason: str,
+            series: TrialSeries, *, sim_time: float, wall: float, setup_time: float,
+            distance: float, mass: float, dt: float, peak_load: float) -> TrialResult:
     """Reduce a trial's per-cycle series (SI units) to a :class:`TrialResult`."""
-    p = np.asarray(powers) if powers else np.zeros(1)
+    p = np.asarray(series.powers) if series.powers else np.zeros(1)
     energy = float(p.sum() * dt)
     cot = energy / (mass * GRAVITY * distance) if distance > 1e-3 else float("nan")
 
@@ -325,13 +346,19 @@ def _result(kind: str, controller: str, setting: str, seed: int, success: bool, 
         a = np.asarray(x) * scale if x else np.zeros(1)
         return float(np.sqrt(np.mean(a**2))), float(a.max())
 
-    att_rms, att_max = rms_max(attitude, 180 / math.pi)
-    est_rms, est_max = rms_max(est_position, 1000.0)
-    est_att_rms, _ = rms_max(est_attitude, 180 / math.pi)
-    return TrialResult(kind, controller, setting, seed, success, reason, sim_time, wall,
-                       distance, 1000 * max(errors, default=0.0), float(p.mean()),
-                       float(p.max()), energy, cot, est_rms, est_max, est_att_rms, att_rms,
-                       att_max, float(peak_load), setup_time)
+    att_rms, att_max = rms_max(series.attitude, 180 / math.pi)
+    est_rms, est_max = rms_max(series.est_position, 1000.0)
+    est_att_rms, _ = rms_max(series.est_attitude, 180 / math.pi)
+    return TrialResult(
+        kind=who.kind, controller=who.controller, setting=who.setting, seed=who.seed,
+        success=failure is None, reason=reason, failure=failure, sim_time_s=sim_time,
+        wall_time_s=wall, distance_m=distance,
+        max_tracking_error_mm=1000 * max(series.errors) if series.errors else math.nan,
+        mean_power_w=float(p.mean()), peak_power_w=float(p.max()), energy_j=energy,
+        cost_of_transport=cot, estimation_rms_mm=est_rms, estimation_max_mm=est_max,
+        estimation_attitude_rms_deg=est_att_rms, attitude_error_rms_deg=att_rms,
+        attitude_error_max_deg=att_max, peak_gripper_load=float(peak_load),
+        setup_time_s=setup_time)
 
 
 @dataclass(frozen=True)
@@ -383,6 +410,7 @@ def run_trot(settings: TrotSettings, seed: int, log: bool = False,
     record = TrialLog() if log else None
     dt = sim.dt
     powers, att, est_err, est_att, reason = [], [], [], [], ""
+    failure: FailureReason | None = None
     setup_time = time.perf_counter() - wall_t0
     wall_t0 = time.perf_counter()
     n = int(round(gp.duration / dt))
@@ -432,18 +460,20 @@ def run_trot(settings: TrotSettings, seed: int, log: bool = False,
                 record.power_w.append(rec.power)
                 record.snapshot(t, sim)
             if math.degrees(a_err) > settings.fall_attitude_deg:
-                reason = "robot tipped over"
+                failure, reason = FailureReason.TIPPED_OVER, "robot tipped over"
                 break
     except SimulationError as e:
-        reason = str(e)
+        failure, reason = FailureReason.UNSTABLE, str(e)
     distance = float(sim.true_state().body_position[0] - body0.translation[0])
     expected = gp.speed * (gp.duration - gp.start_time)
     if not reason and distance < 0.5 * expected:
+        failure = FailureReason.SHORT_DISTANCE
         reason = f"covered {distance:.2f} m of {expected:.2f} m"
-    result = _result("trot", settings.feet, settings.terrain, seed, not reason, reason,
-                     (k + 1) * dt, time.perf_counter() - wall_t0, setup_time, distance,
-                     float(sim.model.body_mass.sum()), dt, [0.0], powers, att, est_err,
-                     est_att, 0.0)
+    result = _result(
+        TrialIdentity("trot", settings.feet, settings.terrain, seed), failure, reason,
+        TrialSeries([], powers, att, est_err, est_att), sim_time=(k + 1) * dt,
+        wall=time.perf_counter() - wall_t0, setup_time=setup_time, distance=distance,
+        mass=float(sim.model.body_mass.sum()), dt=dt, peak_load=math.nan)
     if record is not None:
         record.model = sim.model
         record.bands = [(gp.start_time + c * gp.period, gp.start_time + (c + gp.duty)
@@ -484,129 +514,3 @@ def tilt_true(state: RobotState) -> np.ndarray:
     R = state.body_rotation
     yaw = math.atan2(R[1, 0], R[0, 0])
     return pin.utils.rotate("z", yaw).T @ R
-
-
-def summarize(results: list[TrialResult]) -> dict:
-    """Success rate with its Wilson interval and metrics: tracking error and powers are means
-    over successful trials (over all trials, up to their failure, when none succeeded), peak
-    power the largest; the cost of transport only over successful trials (None without)."""
-    if not results:
-        raise ConfigError("no trials to summarize")
-    ok = [r for r in results if r.success]
-    pool = ok or results
-    lo, hi = wilson_interval(len(ok), len(results))
-    cots = [r.cost_of_transport for r in ok if np.isfinite(r.cost_of_transport)]
-    reasons: dict[str, int] = {}
-    for r in results:
-        if not r.success:
-            key = r.reason.split(" at ")[0]
-            reasons[key] = reasons.get(key, 0) + 1
-    return {
-        "trials": len(results), "successes": len(ok),
-        "success_rate": len(ok) / len(results), "success_ci95": [lo, hi],
-        "max_tracking_error_mm": float(np.mean([r.max_tracking_error_mm for r in pool])),
-        "mean_power_w": float(np.mean([r.mean_power_w for r in pool])),
-        "peak_power_w": float(max(r.peak_power_w for r in pool)),
-        "cost_of_transport": float(np.mean(cots)) if cots else None,
-        "estimation_rms_mm": float(np.mean([r.estimation_rms_mm for r in pool])),
-        "attitude_error_rms_deg": float(np.mean([r.attitude_error_rms_deg for r in pool])),
-        "attitude_error_max_deg": float(np.mean([r.attitude_error_max_deg for r in pool])),
-        "estimation_attitude_rms_deg": float(np.mean([r.estimation_attitude_rms_deg
-                                                      for r in pool])),
-        "peak_gripper_load": float(np.median([r.peak_gripper_load for r in results])),
-        "sim_time_s": float(sum(r.sim_time_s for r in results)),
-        "wall_time_s": float(sum(r.wall_time_s for r in results)),
-        "failures": reasons,
-    }
-
-
-def _job(args: tuple[str, ClimbSettings | TrotSettings, int]) -> TrialResult:
-    kind, settings, seed = args
-    run = run_climb if kind == "climb" else run_trot
-    return run(settings, seed)[0]
-
-
-def run_trials(settings: ClimbSettings | TrotSettings, seeds: list[int],
-               workers: int = 0) -> list[TrialResult]:
-    """Run one trial per seed; ``workers`` processes (0: in this process). The results are
-    the same for any number of workers, in the order of ``seeds``."""
-    kind = "climb" if isinstance(settings, ClimbSettings) else "trot"
-    jobs = [(kind, settings, s) for s in seeds]
-    if workers <= 0:
-        return [_job(j) for j in jobs]
-    from concurrent.futures import ProcessPoolExecutor
-
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(_job, jobs))
-
-
-#: The paper's 70-degree results (Q-WBC, CLIK, VMC): successes of 5, maximum body error
-#: [mm], mean and peak power [W]; on the vertical wall only Q-WBC completed its climbs.
-PAPER_70 = {"qwbc": (5, 6.64, 64.65, 120.29), "clik": (3, 11.12, 80.84, 147.65),
-            "vmc": (3, 8.54, 69.71, 128.03)}
-PAPER_90 = {"qwbc": "completed", "clik": "failed", "vmc": "failed"}
-
-
-def compare(trials: int = 20, inclines: tuple[float, ...] = (70.0, 90.0), seed: int = 0,
-            workers: int = 0, breakable: bool = True, state: str = "estimate",
-            records: list[TrialResult] | None = None,
-            sole: SoleCompliance | None = DEFAULT_SOLE) -> dict[str, dict]:
-    """The controller comparison: ``trials`` seeded climbs per controller and incline.
-
-    Every controller sees the same seeds (the same walls, robots and IMU noise) and runs
-    with its class defaults. Returns ``{f"{controller}@{incline}": summary}``; every trial
-    is appended to ``records`` if given.
-    """
-    out = {}
-    seeds = list(range(seed, seed + trials))
-    for incline in inclines:
-        for name in CONTROLLERS:
-            settings = ClimbSettings(controller=name, incline_deg=incline, breakable=breakable,
-                                     state=state, sole=sole)
-            results = run_trials(settings, seeds, workers)
-            if records is not None:
-                records.extend(results)
-            out[f"{name}@{incline:g}"] = summarize(results)
-    return out
-
-
-def comparison_table(results: dict[str, dict], title: str = "") -> str:
-    """Markdown table of :func:`compare`'s summaries beside the paper's numbers."""
-    lines = [f"### {title}" if title else "",
-             "| wall | controller | success (95 % CI) | paper | max body error [mm] (paper) "
-             "| mean power [W] (paper) | peak power [W] (paper) | cost of transport "
-             "| peak gripper load / capacity | EKF error [mm] |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    for key, s in results.items():
-        name, incline = key.split("@")
-        lo, hi = s["success_ci95"]
-        if float(incline) == 70.0:
-            p = PAPER_70[name]
-            paper = f"{p[0]}/5"
-            err, mean_p, peak_p = (f"({p[1]:.2f})", f"({p[2]:.2f})", f"({p[3]:.2f})")
-        else:
-            paper = PAPER_90[name] if float(incline) == 90.0 else "-"
-            err = mean_p = peak_p = ""
-        lines.append(
-            f"| {incline} deg | {name} | {s['successes']}/{s['trials']} ({lo:.2f}-{hi:.2f}) | "
-            f"{paper} | {s['max_tracking_error_mm']:.2f} {err} | {s['mean_power_w']:.1f} "
-            f"{mean_p} | {s['peak_power_w']:.1f} {peak_p} | {_fmt(s['cost_of_transport'])} | "
-            f"{s['peak_gripper_load']:.2f} | {s['estimation_rms_mm']:.2f} |")
-    return "\n".join(line for line in lines if line)
-
-
-def _fmt(x: float | None) -> str:
-    return "-" if x is None else f"{x:.0f}"
-
-
-def trot_study(terrains: tuple[str, ...], feet: tuple[str, ...] = ("gripper", "rubber"),
-               trials: int = 1, seed: int = 0, cycles: int = 20,
-               workers: int = 0) -> dict[str, dict]:
-    """Trotting with grippers and with rubber feet on each terrain (the paper's Fig. 11)."""
-    out = {}
-    seeds = list(range(seed, seed + trials))
-    for terrain in terrains:
-        for f in feet:
-            settings = TrotSettings(terrain=terrain, feet=f, gait=TrotParams(cycles=cycles))
-            out[f"{f}@{terrain}"] = summarize(run_trials(settings, seeds, workers))
-    return out

@@ -85,6 +85,11 @@ class TrialRecord:
     error: str = ""
     info: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def slot(self) -> tuple[int, int]:
+        """The record's unique key in a run store."""
+        return self.generation, self.index
+
     def to_json(self) -> str:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}
         d["state"] = self.state.value
@@ -109,11 +114,19 @@ def canonical(config: dict[str, Any]) -> str:
 
 
 class RunStore:
-    """The SQLite record of one run directory; use :meth:`create` or :meth:`open`."""
+    """The SQLite record of one run directory; use :meth:`create` or :meth:`open`.
 
-    def __init__(self, run_dir: Path, connection: sqlite3.Connection) -> None:
+    ``record_type`` is the class of the trial records it holds: any frozen record with a
+    ``slot`` ``(group, index)``, a ``state`` (:class:`TrialState`), ``to_json()`` and a
+    ``from_json(text)`` class method (:class:`TrialRecord` for the co-design and sweep,
+    ``clamber.experiments.record.StudyTrial`` for simulation studies).
+    """
+
+    def __init__(self, run_dir: Path, connection: sqlite3.Connection,
+                 record_type: type | None = None) -> None:
         self.run_dir = run_dir
         self._db = connection
+        self.record_type = TrialRecord if record_type is None else record_type
 
     # --- opening ------------------------------------------------------------------------
     @classmethod
@@ -122,7 +135,8 @@ class RunStore:
         return (Path(run_dir) / STORE_NAME).exists()
 
     @classmethod
-    def create(cls, run_dir: str | Path, kind: str, config: dict[str, Any]) -> RunStore:
+    def create(cls, run_dir: str | Path, kind: str, config: dict[str, Any],
+               record_type: type | None = None) -> RunStore:
         """A new, empty record for a run of ``kind`` with ``config``."""
         run_dir = Path(run_dir)
         if cls.exists(run_dir):
@@ -137,7 +151,7 @@ class RunStore:
                 ("format_version", str(FORMAT_VERSION)), ("kind", kind),
                 ("config", canonical(config)), ("created_at", repr(time.time())),
             ])
-        return cls(run_dir, db)
+        return cls(run_dir, db, record_type)
 
     @classmethod
     def _connect(cls, run_dir: Path, kind: str) -> tuple[sqlite3.Connection, dict[str, str]]:
@@ -171,7 +185,8 @@ class RunStore:
         return json.loads(meta["config"])
 
     @classmethod
-    def open(cls, run_dir: str | Path, kind: str, config: dict[str, Any]) -> RunStore:
+    def open(cls, run_dir: str | Path, kind: str, config: dict[str, Any],
+             record_type: type | None = None) -> RunStore:
         """An existing record, checked against the expected kind and configuration."""
         run_dir = Path(run_dir)
         db, meta = cls._connect(run_dir, kind)
@@ -184,7 +199,7 @@ class RunStore:
             details = "; ".join(f"{k}: run has {stored.get(k)!r}, asked {expected.get(k)!r}"
                                 for k in keys)
             raise ConfigError(f"{run_dir} was started with different settings ({details})")
-        return cls(run_dir, db)
+        return cls(run_dir, db, record_type)
 
     def close(self) -> None:
         self._db.close()
@@ -203,28 +218,29 @@ class RunStore:
         return json.loads(row[0])
 
     # --- trials -------------------------------------------------------------------------
-    def append(self, trial: TrialRecord) -> None:
+    def append(self, trial: Any) -> None:
         """Record a finished trial (an error if that slot is already taken)."""
+        group, index = trial.slot
         try:
             with self._db:
                 self._db.execute("INSERT INTO trials VALUES (?, ?, ?, ?, ?)",
-                                 (trial.generation, trial.index, trial.state.value,
-                                  trial.to_json(), time.time()))
+                                 (group, index, trial.state.value, trial.to_json(),
+                                  time.time()))
         except sqlite3.IntegrityError:
             raise FileFormatError(
-                f"trial {trial.generation}/{trial.index} is already recorded; finished "
+                f"trial {group}/{index} is already recorded; finished "
                 "trials are never rewritten"
             ) from None
 
-    def trials(self, generation: int | None = None) -> list[TrialRecord]:
+    def trials(self, generation: int | None = None) -> list[Any]:
         """Finished trials in (generation, index) order, all or of one generation."""
         sql, args = "SELECT record FROM trials", ()
         if generation is not None:
             sql, args = sql + " WHERE generation = ?", (generation,)
         rows = self._db.execute(sql + " ORDER BY generation, idx", args).fetchall()
         try:
-            return [TrialRecord.from_json(r[0]) for r in rows]
-        except (ValueError, KeyError, TypeError) as e:
+            return [self.record_type.from_json(r[0]) for r in rows]
+        except (ValueError, KeyError, TypeError, FileFormatError) as e:
             raise FileFormatError(f"a trial record in {self.run_dir} is malformed ({e})") from None
 
     # --- optimizer snapshots ----------------------------------------------------------------

@@ -21,7 +21,7 @@ from clamber.attachment.spine_gripper import (
     predicted_safe_region,
 )
 from clamber.exceptions import ConfigError
-from clamber.plotting.gripper import plot_adhesion_trends, plot_trials, region_polygon
+from clamber.report.gripper import plot_adhesion_trends, plot_trials, region_polygon
 
 GEOMETRY = SpineGripperGeometry(x_p=0.012, y_p=0.004, y_s=0.030)
 MASSES_KG = np.arange(0.4, 2.001, 0.1)  # the paper's 400 g to 2000 g

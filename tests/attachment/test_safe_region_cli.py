@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from clamber.attachment.cli import read_trials, run
 from clamber.cli import main
+from clamber.cli.gripper import read_trials, run
 from clamber.exceptions import FileFormatError
 
 

@@ -29,7 +29,7 @@ def test_climb_json(tmp_path):
              "--no-figures", "--json", "--out", str(tmp_path))
     assert p.returncode == 0, p.stderr
     s = json.loads(p.stdout)
-    for key in ("success_rate", "success_ci95", "max_tracking_error_mm", "mean_power_w",
+    for key in ("success_rate", "success_interval", "max_tracking_error_mm", "mean_power_w",
                 "peak_power_w", "cost_of_transport"):
         assert key in s
     assert (tmp_path / "trials.csv").exists()
@@ -41,8 +41,9 @@ def test_trot_json(tmp_path):
              "--no-figures", "--json", "--out", str(tmp_path))
     assert p.returncode == 0, p.stderr
     s = json.loads(p.stdout)
-    assert set(s["results"]) == {"gripper@flat", "rubber@flat"}
-    assert all(r["mean_power_w"] > 0 for r in s["results"].values())
+    assert {(r["feet"], r["terrain"]) for r in s["results"]} == {("gripper", "flat"),
+                                                                  ("rubber", "flat")}
+    assert all(r["mean_power_w"] > 0 for r in s["results"])
 
 
 def test_bad_input_is_a_clean_error():
@@ -56,32 +57,30 @@ def test_sole_stiffness_option(tmp_path):
     infinite values."""
     for bad in ("-1", "inf"):
         p = _run("quadruped", "climb", "--sole-stiffness", bad)
-        assert p.returncode == 2 and "must be finite and >= 0" in p.stderr
-    from clamber.quadruped.cli import _sole
+        assert p.returncode == 2 and "must be >= 0 and finite" in p.stderr
+    from clamber.cli.quadruped import _sole
 
     assert _sole(0.0) is None
     assert _sole(40.0).stiffness == 40.0
 
 
 def test_demo_step_adds_the_climb_to_the_report(tmp_path, monkeypatch):
-    """The demo's quadruped step embeds its climb (figure and GIF) in the demo report."""
-    import clamber.quadruped.cli as qcli
+    """The demo's quadruped step returns a report section with its climb (figure and GIF)."""
+    import clamber.cli.quadruped as qcli
     from clamber.quadruped.experiments import TrialResult
+    from clamber.report.html import write_page
 
-    report = tmp_path / "report.html"
-    report.write_text("<html><body><h1>r</h1><h2>Settings</h2></body></html>")
     png, gif = tmp_path / "climb.png", tmp_path / "climb.gif"
     png.write_bytes(b"\x89PNG fake")
     gif.write_bytes(b"GIF89a fake")
     fields = {name: 0.0 for name in TrialResult.__dataclass_fields__}
     fields.update(kind="climb", controller="qwbc", setting="90deg", seed=0, success=True,
-                  reason="")
+                  reason="", failure=None)
     monkeypatch.setattr("clamber.quadruped.experiments.run_climb",
                         lambda *a, **k: (TrialResult(**fields), object()))
-    monkeypatch.setattr("clamber.plotting.quadruped.save_climb",
+    monkeypatch.setattr("clamber.report.quadruped.save_climb",
                         lambda *a, **k: {"figure": png, "animation": gif})
-    out = qcli.demo_step(tmp_path, {"codesign_report": str(report)}, as_json=True)
+    out, sections = qcli.demo_step(tmp_path, {}, as_json=True)
     assert out["quadruped_climb"]["success"] is True
-    html = report.read_text()
+    html = write_page(tmp_path / "report.html", "demo", sections).read_text()
     assert "Q-WBC climb" in html and "data:image/gif;base64" in html
-    assert html.index("Q-WBC climb") < html.index("<h2>Settings</h2>")

@@ -2,7 +2,13 @@
 
 import numpy as np
 
-from clamber.quadruped.experiments import ClimbSettings, run_climb, summarize, wilson_interval
+from clamber.experiments.quadruped import summarize
+from clamber.experiments.record import StudyTrial, TrialOutcome
+from clamber.experiments.statistics import wilson_interval
+from clamber.experiments.study import TrialTask
+from clamber.failures import FailureReason
+from clamber.quadruped.experiments import ClimbSettings, run_climb
+from clamber.storage.runs import TrialState
 
 
 def test_qwbc_keeps_grippers_within_capacity():
@@ -28,11 +34,17 @@ def test_clik_overloads_a_gripper_at_release():
 
 
 def test_wilson_interval_and_summary():
-    """The Wilson interval contains the rate and matches a known value; summaries count."""
-    lo, hi = wilson_interval(5, 5)
-    assert np.isclose(lo, 0.5655, atol=1e-4) and hi == 1.0
-    lo, hi = wilson_interval(0, 20)
-    assert lo == 0.0 and np.isclose(hi, 0.1611, atol=1e-4)
-    r, _ = run_climb(ClimbSettings(controller="vmc", incline_deg=70.0), 0, time_limit=0.5)
-    s = summarize([r, r])
-    assert s["trials"] == 2 and s["successes"] == 0 and s["success_ci95"][0] == 0.0
+    """The Wilson interval contains the rate and matches a known value; summaries count
+    trials, successes and failure reasons by name."""
+    iv = wilson_interval(5, 5)
+    assert np.isclose(iv.low, 0.5655, atol=1e-4) and iv.high == 1.0
+    iv = wilson_interval(0, 20)
+    assert iv.low == 0.0 and np.isclose(iv.high, 0.1611, atol=1e-4)
+    task = TrialTask(0, 0, 0, ClimbSettings(controller="vmc", incline_deg=70.0))
+    r, _ = run_climb(task.condition, 0, time_limit=0.5)
+    assert r.failure is FailureReason.TIME_LIMIT
+    trial = StudyTrial(0, 0, 0, TrialState.COMPLETE,
+                       TrialOutcome(r.success, r.failure, r.reason, r.to_dict()))
+    s = summarize([trial, trial])
+    assert s["trials"] == 2 and s["successes"] == 0 and s["success_interval"][0] == 0.0
+    assert s["failures"] == {"time_limit": 2}

@@ -5,9 +5,9 @@ import pytest
 
 from clamber.attachment.safe_region import SafeRegion
 from clamber.exceptions import ConfigError, ExportError
+from clamber.experiments.statistics import wilson_interval
 from clamber.jumper.sim.gripper import CaptureWindow, Gripper, GripperState
 from clamber.jumper.sim.motor import EscGains, MotorParameters, pd_voltage
-from clamber.jumper.sim.robustness import wilson_interval
 
 
 def test_motor_voltage_inverts_torque_and_limits_follow_the_supply():

@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 
 from clamber.exceptions import ConfigError
-from clamber.jumper.sim.calibration import HARDWARE, calibrate, inside_intervals, score
+from clamber.experiments.calibration import HARDWARE, calibrate, inside_intervals, score
+from clamber.experiments.robustness import robustness
 from clamber.jumper.sim.control import EventTriggered, EventTriggeredSettings, OpenLoop
 from clamber.jumper.sim.gripper import FootPivot, FootState
 from clamber.jumper.sim.recorder import Recorder
-from clamber.jumper.sim.robustness import Tolerances, robustness
+from clamber.jumper.sim.robustness import Tolerances
 from clamber.jumper.sim.simulate import SimulationConfig, simulate
 
 PHASES = [0.0, 0.1, 0.15, 0.25, 0.3, 0.4]
@@ -99,7 +100,7 @@ def test_calibration_is_reproducible_and_scores_the_hardware_counts(coarse_solut
 
 def test_robustness_reports_ready_and_climb_figures(coarse_solution):
     """The summary carries the landing figures with an interval bracketing the rate."""
-    res = robustness(coarse_solution, 3, jumps=2, workers=0, tolerances=Tolerances().scaled(0.5))
+    res = robustness(coarse_solution, 3, jumps=2, tolerances=Tolerances().scaled(0.5))
     s = res.summary()
     for key in ("ready_rate", "ready_interval", "climb_success_rate", "expected_speed_mps"):
         assert key in s

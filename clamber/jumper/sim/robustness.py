@@ -1,25 +1,20 @@
-"""Monte-Carlo robustness of an open-loop jump: the simulated counterpart of 30 robot trials.
+"""The perturbed robots of a robustness study: manufacturing and timing tolerances.
 
-Each trial samples one robot (:class:`Tolerances`: masses, link lengths, ESC gains,
-motor constants, initial state, reference timing) from its own seed, spawned from one
-master seed, and plays the jump(s) open-loop. Trials are independent, so running them
-on several processes returns exactly what the serial loop returns (``workers=0`` runs
-serially, without multiprocessing).
+One trial's robot (:class:`Tolerances`: masses, link lengths, ESC gains, motor constants,
+initial state, reference timing) is a pure function of its seed; the study that plays
+them is :mod:`clamber.experiments.robustness`.
 """
 
 from __future__ import annotations
 
 import math
-import multiprocessing
-import time
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from clamber.exceptions import ConfigError
 from clamber.jumper.sim.motor import EscGains
-from clamber.jumper.sim.simulate import Realization, SimulationConfig, simulate
+from clamber.jumper.sim.simulate import Realization, SimulationConfig
 from clamber.jumper.solution import TrajectorySolution
 
 
@@ -90,171 +85,3 @@ def sample_realization(sol: TrajectorySolution, config: SimulationConfig, tol: T
                        front_offset=float(rng.uniform(-tol.stance_offset, tol.stance_offset)),
                        start_delay=float(rng.uniform(0, tol.start_delay)), jitter=tol.jitter,
                        seed=int(rng.integers(2**31)))
-
-
-@dataclass(frozen=True)
-class TrialRecord:
-    """Outcome of one trial (all jumps): frozen, never rewritten."""
-
-    seed: int
-    caught: bool  # the front gripper caught on every jump
-    ready: bool  # the robot landed ready after every jump (the climb succeeded)
-    height_gain: float  # [m] summed over jumps (NaN after a missed rear catch)
-    tracking_rms: float  # [rad] worst jump
-    first_caught: bool = False  # the front gripper caught on the first jump
-    first_both: bool = False  # both grippers caught on the first jump
-    first_ready: bool = False  # the first jump landed ready
-    ready_jumps: int = 0  # jumps landed ready before the first failure
-    climbed_m: float = 0.0  # [m] height gained by the ready jumps
-    time_s: float = 0.0  # [s] duration of the ready jumps (settling included)
-
-
-@dataclass(frozen=True)
-class Interval:
-    """A rate with its Wilson score confidence interval."""
-
-    rate: float
-    low: float
-    high: float
-    successes: int
-    trials: int
-    confidence: float = 0.95
-
-
-def wilson_interval(successes: int, trials: int, confidence: float = 0.95) -> Interval:
-    """Wilson score interval of a binomial rate (good at small n and rates near 0 or 1)."""
-    if trials < 1 or not 0 <= successes <= trials:
-        raise ConfigError(f"need 0 <= successes <= trials, trials >= 1; got {successes}/{trials}")
-    from scipy.stats import norm
-
-    z = float(norm.ppf(0.5 + confidence / 2))
-    n, p = trials, successes / trials
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return Interval(p, max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half)),
-                    successes, trials, confidence)
-
-
-@dataclass
-class RobustnessResult:
-    """All trials and the two rates of the paper's experiment."""
-
-    trials: list[TrialRecord]
-    catch: Interval
-    landing: Interval
-    wall_time: float  # [s]
-    workers: int
-    tolerances: Tolerances = field(default_factory=Tolerances)
-    jumps: int = 1
-    controller: str = "open-loop"
-
-    @property
-    def ready(self) -> Interval:
-        """First-jump ready landings (the paper's per-jump trial)."""
-        return wilson_interval(sum(r.first_ready for r in self.trials), len(self.trials))
-
-    @property
-    def both_caught(self) -> Interval:
-        """First jump: both grippers caught (the tuned jump's 25/30 on hardware)."""
-        return wilson_interval(sum(r.first_both for r in self.trials), len(self.trials))
-
-    @property
-    def climb_speed(self) -> float:
-        """Mean climbing speed of ready jumps [m/s] (height over time, settling included)."""
-        h = sum(r.climbed_m for r in self.trials)
-        t = sum(r.time_s for r in self.trials)
-        return h / t if t > 0 else float("nan")
-
-    def summary(self) -> dict:
-        ready = self.ready
-        return {
-            "trials": len(self.trials),
-            "jumps": self.jumps,
-            "controller": self.controller,
-            "catch_rate": self.catch.rate,
-            "catch_interval": [self.catch.low, self.catch.high],
-            "landing_rate": self.landing.rate,
-            "landing_interval": [self.landing.low, self.landing.high],
-            "ready_rate": ready.rate,
-            "ready_interval": [ready.low, ready.high],
-            "first_catch_rate": sum(r.first_caught for r in self.trials) / len(self.trials),
-            "both_caught_rate": self.both_caught.rate,
-            "climb_success_rate": self.landing.rate,
-            "climb_speed_mps": self.climb_speed,
-            "expected_speed_mps": ready.rate * self.climb_speed if ready.successes else 0.0,
-            "confidence": self.catch.confidence,
-            "wall_time_s": self.wall_time,
-            "workers": self.workers,
-        }
-
-
-_WORKER: dict = {}
-
-
-def _init_worker(sol: TrajectorySolution, config: SimulationConfig, tol: Tolerances,
-                 jumps: int) -> None:
-    _WORKER.update(sol=sol, config=config, tol=tol, jumps=jumps)
-
-
-def run_trial(sol: TrajectorySolution, config: SimulationConfig, tol: Tolerances, jumps: int,
-              seed: int) -> TrialRecord:
-    """One seeded trial: a pure function of its arguments (any process, same record)."""
-    real = sample_realization(sol, config, tol, seed)
-    res = simulate(sol, jumps=jumps, config=config, realization=real, record=False)
-    done = res.jumps
-    complete = len(done) == jumps
-    good = []
-    for j in done:
-        if not j.ready:
-            break
-        good.append(j)
-    first = done[0] if done else None
-    return TrialRecord(
-        seed=seed,
-        caught=complete and all(j.front_catch for j in done),
-        ready=complete and all(j.ready for j in done),
-        height_gain=float(sum(j.height_gain for j in done)) if done else float("nan"),
-        tracking_rms=max((j.tracking_rms for j in done), default=float("nan")),
-        first_caught=bool(first and first.front_catch),
-        first_both=bool(first and first.front_catch and first.rear_catch),
-        first_ready=bool(first and first.ready),
-        ready_jumps=len(good),
-        climbed_m=float(sum(j.height_gain for j in good)),
-        time_s=float(sum(j.duration for j in good)),
-    )
-
-
-def _run_trial(seed: int) -> TrialRecord:
-    return run_trial(*(_WORKER[k] for k in ("sol", "config", "tol", "jumps")), seed)
-
-
-def robustness(sol: TrajectorySolution, trials: int, seed: int = 0, jumps: int = 1,
-               config: SimulationConfig | None = None, tolerances: Tolerances | None = None,
-               workers: int = 2) -> RobustnessResult:
-    """Run ``trials`` seeded trials; ``workers`` processes (0: serial, same results)."""
-    if trials < 1:
-        raise ConfigError(f"trials = {trials}: must be at least 1")
-    if workers < 0:
-        raise ConfigError(f"workers = {workers}: must be >= 0")
-    config = config or SimulationConfig()
-    tol = tolerances or Tolerances()
-    seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(trials)]
-    t0 = time.perf_counter()
-    args = (sol, config, tol, jumps)
-    if workers == 0:
-        _init_worker(*args)
-        records = [_run_trial(s) for s in seeds]
-    else:
-        methods = multiprocessing.get_all_start_methods()
-        ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-        chunk = max(1, trials // (4 * workers))
-        with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
-                                 initargs=args) as pool:
-            records = list(pool.map(_run_trial, seeds, chunksize=chunk))
-    return RobustnessResult(
-        trials=records,
-        catch=wilson_interval(sum(r.caught for r in records), trials),
-        landing=wilson_interval(sum(r.ready for r in records), trials),
-        wall_time=time.perf_counter() - t0, workers=workers, tolerances=tol, jumps=jumps,
-        controller=config.controller)

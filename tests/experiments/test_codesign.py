@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from clamber.exceptions import ConfigError, FileFormatError
+from clamber.experiments.codesign import CodesignConfig, run_codesign
+from clamber.experiments.fitness import FitnessConfig
 from clamber.parallel.dask import DaskEvaluator
 from clamber.parallel.serial import SerialEvaluator
-from clamber.search.codesign import CodesignConfig, run_codesign
-from clamber.search.fitness import FitnessConfig
 from clamber.storage.runs import RunStore, TrialState
 
 CONFIG = CodesignConfig(generations=6, popsize=5, sigma0=0.8, seed=7,
@@ -75,8 +75,8 @@ def test_failures_are_recorded_with_the_penalty(serial_run):
 
 def test_search_improves_on_the_initial_design(serial_run):
     """On the cheap landscape the best design beats the initial one and shows its trends."""
-    from clamber.search.fitness import CandidateTask
-    from clamber.search.space import DesignSpace
+    from clamber.experiments.fitness import CandidateTask
+    from clamber.experiments.space import DesignSpace
 
     z0 = DesignSpace().initial_mean()
     nominal = cheap.analytic_speed(CandidateTask(0, 0, (), DesignSpace().decode(z0),
@@ -107,7 +107,7 @@ def test_kill_9_then_resume_gives_the_same_result(serial_run, tmp_path):
     run_dir = tmp_path / "killed"
     script = (
         "import sys; sys.path.insert(0, sys.argv[2]); import cheap, test_codesign as t\n"
-        "from clamber.search.codesign import run_codesign\n"
+        "from clamber.experiments.codesign import run_codesign\n"
         "run_codesign(t.CONFIG, sys.argv[1], fitness_fn=cheap.cheap_fitness)\n"
     )
     env = {**os.environ, cheap.DELAY_ENV: "0.03"}

@@ -16,6 +16,7 @@ from clamber.attachment.safe_region_fit import (
     trials_from_records,
 )
 from clamber.attachment.spine_gripper import SpineGripperGeometry, SpineLimits
+from clamber.cli.options import add_output_options
 from clamber.exceptions import FileFormatError
 
 EXAMPLES = """examples:
@@ -66,12 +67,9 @@ def read_trials(path: Path, unit: str) -> list[HangingTrial]:
 
 def run(trials_path: Path | None, unit: str, out: Path) -> dict:
     """Fit, write safe_region.json and the figures; return the summary."""
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from clamber.plotting.gripper import plot_adhesion_trends, plot_trials
+    from clamber.report.gripper import plot_adhesion_trends, plot_trials
 
     geometry = SpineGripperGeometry()
     if trials_path is None:
@@ -119,11 +117,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("trials", nargs="?", type=Path,
                    help="trials CSV (default: synthetic trials from the statics model)")
     p.add_argument("--unit", choices=("kg", "N"), default="kg", help="load unit (kg)")
-    p.add_argument("--out", default="out/gripper", help="output folder (default out/gripper)")
-    p.add_argument("--json", action="store_true", help="print one JSON summary")
+    add_output_options(p, "out/gripper", figures=False)
     p.set_defaults(func=_command)
 
 
-def demo_step(out_dir: Path, summary: dict, as_json: bool) -> dict:
+def demo_step(out_dir: Path, summary: dict, as_json: bool) -> tuple[dict, list]:
     """The demo's gripper part: fit and plot a safe region from synthetic trials."""
-    return {"gripper": run(None, "kg", Path(out_dir) / "gripper")}
+    from clamber.report.html import Section
+
+    result = run(None, "kg", Path(out_dir) / "gripper")
+    table = {k: result[k] for k in ("trials", "source", "sector_angle_deg", "max_load_n")}
+    figures = {"Hanging-weight trials and the fitted safe region":
+               result["figures"]["safe_region_trials"]}
+    return {"gripper": result}, [Section("Gripper safe region", table, figures)]

@@ -29,12 +29,15 @@ import time
 from dataclasses import dataclass, replace
 
 from clamber.exceptions import ConfigError
+from clamber.experiments.robustness import robustness
+from clamber.experiments.statistics import wilson_interval
 from clamber.jumper.morphology import Morphology
 from clamber.jumper.settings import OptimizationSettings
 from clamber.jumper.sim.motor import EscGains
-from clamber.jumper.sim.robustness import Tolerances, robustness, wilson_interval
+from clamber.jumper.sim.robustness import Tolerances
 from clamber.jumper.sim.simulate import SimulationConfig
 from clamber.jumper.solution import TrajectorySolution
+from clamber.parallel.base import Evaluator
 
 #: The paper's hardware counts: (successes, trials).
 HARDWARE = {
@@ -88,14 +91,15 @@ def hardware_trajectories(morphology: Morphology | None = None,
 
 
 def rates(trajectories: dict[str, TrajectorySolution], config: SimulationConfig,
-          tolerances: Tolerances, trials: int, seed: int = 0, workers: int = 0) -> dict:
+          tolerances: Tolerances, trials: int, seed: int = 0,
+          evaluator: Evaluator | None = None) -> dict:
     """The three simulated counts the hardware measured, on the same seeds for both jumps."""
-    opt = robustness(trajectories["optimized"], trials, seed, 1, config, tolerances, workers)
-    tun = robustness(trajectories["tuned"], trials, seed, 1, config, tolerances, workers)
+    opt = robustness(trajectories["optimized"], trials, seed, 1, config, tolerances, evaluator)
+    tun = robustness(trajectories["tuned"], trials, seed, 1, config, tolerances, evaluator)
     return {
-        "optimized_front_catch": sum(r.first_caught for r in opt.trials),
-        "optimized_ready": sum(r.first_ready for r in opt.trials),
-        "tuned_both_caught": sum(r.first_both for r in tun.trials),
+        "optimized_front_catch": opt.count("first_caught").successes,
+        "optimized_ready": opt.ready.successes,
+        "tuned_both_caught": tun.both_caught.successes,
         "trials": trials,
     }
 
@@ -138,19 +142,19 @@ class CalibrationResult:
 
 def calibrate(trajectories: dict[str, TrajectorySolution], grid: dict | None = None,
               trials: int = 60, check_trials: int = 200, seed: int = 0,
-              workers: int = 0) -> CalibrationResult:
+              evaluator: Evaluator | None = None) -> CalibrationResult:
     """Grid search of the two calibrated parameters, then a ``check_trials`` rerun of the best."""
     grid = grid or DEFAULT_GRID
     t0 = time.perf_counter()
     rows = []
     for point in _grid_points(grid):
         counts = rates(trajectories, point_config(point),
-                       Tolerances().scaled(point["tolerance_scale"]), trials, seed, workers)
+                       Tolerances().scaled(point["tolerance_scale"]), trials, seed, evaluator)
         rows.append({**point, **counts, "score": score(counts)})
     best = min(rows, key=lambda r: r["score"])
     point = {k: best[k] for k in PARAMETERS}
     counts = rates(trajectories, point_config(point), Tolerances().scaled(point["tolerance_scale"]),
-                   check_trials, seed + 1, workers)
+                   check_trials, seed + 1, evaluator)
     check = {**point, **counts, "score": score(counts),
              "inside_wilson_95": inside_intervals(counts)}
     return CalibrationResult(grid=rows, best=best, check=check,
@@ -169,7 +173,7 @@ def _grid_points(grid: dict) -> list[dict]:
 
 
 def sensitivity(trajectories: dict[str, TrajectorySolution], trials: int = 100, seed: int = 0,
-                workers: int = 0) -> list[dict]:
+                evaluator: Evaluator | None = None) -> list[dict]:
     """Rates with one parameter moved off the calibrated point at a time (same seeds)."""
     base_cfg, tol = calibrated_config(), calibrated_tolerances()
     cases = [("calibrated", base_cfg, tol)]
@@ -187,7 +191,7 @@ def sensitivity(trajectories: dict[str, TrajectorySolution], trials: int = 100, 
                       tol))
     out = []
     for name, cfg, tl in cases:
-        counts = rates(trajectories, cfg, tl, trials, seed, workers)
+        counts = rates(trajectories, cfg, tl, trials, seed, evaluator)
         out.append({"case": name, **{k: counts[k] / trials for k in HARDWARE},
                     "trials": trials})
     if not math.isfinite(out[0]["optimized_ready"]):

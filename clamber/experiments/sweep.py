@@ -22,12 +22,12 @@ import numpy as np
 from scipy.stats import qmc
 
 from clamber.exceptions import ConfigError
+from clamber.experiments.codesign import FitnessFunction, ProgressCallback, _record
+from clamber.experiments.fitness import CandidateTask, FitnessConfig, evaluate_candidate
 from clamber.jumper.morphology import DesignBounds, Morphology
 from clamber.jumper.solution import TrajectorySolution
 from clamber.parallel.base import Evaluator
 from clamber.parallel.serial import SerialEvaluator
-from clamber.search.codesign import FitnessFunction, ProgressCallback, _record
-from clamber.search.fitness import CandidateTask, FitnessConfig, evaluate_candidate
 from clamber.storage.runs import RunStore, TrialRecord, TrialState
 
 KIND = "sweep"

@@ -1,8 +1,8 @@
 """CMA-ES co-design of the jump-climber's morphology (the paper's Stage 2), ask/tell.
 
 Each generation: ask pycma for ``popsize`` candidates in the coordinates of
-:mod:`clamber.search.space`, score each by the speed of its optimized jump
-(:mod:`clamber.search.fitness`) on an :class:`~clamber.parallel.Evaluator`, record every
+:mod:`clamber.experiments.space`, score each by the speed of its optimized jump
+(:mod:`clamber.experiments.fitness`) on an :class:`~clamber.parallel.Evaluator`, record every
 result as it finishes (:mod:`clamber.storage`), tell pycma the negated speeds, snapshot
 its state. Warm starts come from the best trajectory of earlier generations only, so a
 generation's results do not depend on which worker finishes first.
@@ -23,12 +23,17 @@ import cma
 import numpy as np
 
 from clamber.exceptions import ConfigError, FileFormatError
+from clamber.experiments.fitness import (
+    CandidateResult,
+    CandidateTask,
+    FitnessConfig,
+    evaluate_candidate,
+)
+from clamber.experiments.space import DesignSpace, paper_findings
 from clamber.jumper.morphology import DesignBounds, Morphology
 from clamber.jumper.solution import TrajectorySolution
 from clamber.parallel.base import Evaluator, Outcome
 from clamber.parallel.serial import SerialEvaluator
-from clamber.search.fitness import CandidateResult, CandidateTask, FitnessConfig, evaluate_candidate
-from clamber.search.space import DesignSpace, paper_findings
 from clamber.storage.runs import RunStore, TrialRecord, TrialState, best_trial
 
 KIND = "codesign"
@@ -58,7 +63,7 @@ class CodesignConfig:
     generations: int = 50
     popsize: int = 9
     sigma0: float = 0.5
-    """Initial CMA-ES step size in the unitless coordinates of :mod:`clamber.search.space`
+    """Initial CMA-ES step size in the unitless coordinates of :mod:`clamber.experiments.space`
     (0.5 is about 20 mm of link length or 15 g of inner mass near the initial design)."""
     seed: int = 0
     fitness: FitnessConfig = field(default_factory=FitnessConfig)

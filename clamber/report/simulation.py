@@ -4,20 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.animation import FuncAnimation, PillowWriter
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.animation import FuncAnimation, PillowWriter  # noqa: E402
-
-from clamber.jumper.model import JOINT_NAMES, jumper_model  # noqa: E402
-from clamber.jumper.sim.reference import optimized_angles, unique_nodes  # noqa: E402
-from clamber.jumper.sim.simulate import SimulationResult  # noqa: E402
-from clamber.jumper.sim.telemetry import TelemetryAnalysis  # noqa: E402
-from clamber.jumper.solution import TrajectorySolution  # noqa: E402
-from clamber.plotting.gripper import region_polygon  # noqa: E402
-from clamber.plotting.jumper import stick_axes  # noqa: E402
+from clamber.jumper.model import JOINT_NAMES, jumper_model
+from clamber.jumper.sim.reference import optimized_angles, unique_nodes
+from clamber.jumper.sim.simulate import SimulationResult
+from clamber.jumper.sim.telemetry import TelemetryAnalysis
+from clamber.jumper.solution import TrajectorySolution
+from clamber.report.gripper import region_polygon
+from clamber.report.jumper import stick_axes
 
 
 def _hook_spans(ax, t: np.ndarray, hooked: np.ndarray, color: str, label: str) -> None:

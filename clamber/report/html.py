@@ -6,7 +6,8 @@ import base64
 import html
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -70,24 +71,37 @@ def write_report(out_dir: str | Path, title: str, summary: Mapping[str, Any],
     return out
 
 
-def append_section(report: str | Path, title: str, table: Mapping[str, Any],
-                   figures: Mapping[str, str | Path]) -> Path:
-    """Add a section (a table and embedded PNG or GIF figures) to an existing report, before its
-    settings; used to put later results, such as a simulation of the best design, on the
-    same page."""
-    report = Path(report)
-    text = report.read_text()
-    parts = [f"<h2>{html.escape(title)}</h2>" + _table(table)]
-    for name, path in figures.items():
-        data = base64.b64encode(Path(path).read_bytes()).decode("ascii")
-        mime = "image/gif" if str(path).lower().endswith(".gif") else "image/png"
-        parts.append(f"<h3>{html.escape(name)}</h3>"
-                     f"<img alt='{html.escape(name)}' src='data:{mime};base64,{data}'>")
-    marker = "<h2>Settings</h2>"
-    head, sep, tail = text.partition(marker)
-    report.write_text(head + "\n".join(parts) + "\n" + sep + tail if sep
-                      else text + "\n".join(parts))
-    return report
+@dataclass(frozen=True)
+class Section:
+    """One titled part of a results page: a table and embedded figures (PNG or GIF)."""
+
+    title: str
+    table: Mapping[str, Any]
+    figures: Mapping[str, str | Path] = field(default_factory=dict)
+
+
+def _figure(name: str, path: str | Path) -> str:
+    data = base64.b64encode(Path(path).read_bytes()).decode("ascii")
+    mime = "image/gif" if str(path).lower().endswith(".gif") else "image/png"
+    return (f"<h3>{html.escape(name)}</h3>"
+            f"<img alt='{html.escape(name)}' src='data:{mime};base64,{data}'>")
+
+
+def write_page(path: str | Path, title: str, sections: Sequence[Section],
+               notes: str = "") -> Path:
+    """Write one self-contained page of ``sections`` (figures embedded) and return it."""
+    path = Path(path)
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
+             f"</title><style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>"]
+    if notes:
+        parts.append(f"<p>{html.escape(notes)}</p>")
+    for sec in sections:
+        parts.append(f"<h2>{html.escape(sec.title)}</h2>" + _table(sec.table))
+        parts.extend(_figure(name, fig) for name, fig in sec.figures.items())
+    parts.append("</body></html>")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(parts), encoding="utf-8")
+    return path
 
 
 #: How the report words the paper's three findings (keys of ``paper_findings``).
@@ -103,7 +117,7 @@ def write_codesign_outputs(result: Any, figures: bool = True) -> dict[str, Any]:
 
     Returns the run summary with the paths of what was written.
     """
-    from clamber.plotting.codesign import save_codesign_figures
+    from clamber.report.codesign import save_codesign_figures
 
     run_dir = result.run_dir
     summary = result.summary()
@@ -136,7 +150,7 @@ def write_codesign_outputs(result: Any, figures: bool = True) -> dict[str, Any]:
 
 def write_sweep_outputs(result: Any, figures: bool = True) -> dict[str, Any]:
     """summary.json, the trends figure and report.html of a sweep result."""
-    from clamber.plotting.codesign import save_sweep_figures
+    from clamber.report.codesign import save_sweep_figures
 
     summary = result.summary()
     paths = save_sweep_figures(result.rows(), result.out_dir / "figures") if figures else {}

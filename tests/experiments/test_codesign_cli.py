@@ -33,7 +33,7 @@ def test_sweep_json_on_a_cheap_fitness(tmp_path, capsys, monkeypatch):
     """`sweep --json` ends with one JSON summary; the CSV has one row per sample."""
     import cheap
 
-    from clamber.search import sweep
+    from clamber.experiments import sweep
 
     monkeypatch.setattr(sweep, "evaluate_candidate", cheap.cheap_fitness)
     monkeypatch.setattr(sweep.run_sweep, "__defaults__",
@@ -48,19 +48,24 @@ def test_sweep_json_on_a_cheap_fitness(tmp_path, capsys, monkeypatch):
     assert (out / "report.html").exists() and (out / "figures" / "sweep_trends.png").exists()
 
 
-def test_report_sections_can_be_appended(tmp_path):
-    """A later result lands on the same page, before the settings, with its figure embedded."""
+def test_results_page_embeds_every_section_and_figure(tmp_path):
+    """write_page puts each section's table and figures (PNG and GIF) on one page, in
+    order."""
     import matplotlib.pyplot as plt
 
-    from clamber.search.report import append_section, write_report
+    from clamber.report.html import Section, write_page
 
     fig, ax = plt.subplots()
     ax.plot([0, 1])
     png = tmp_path / "f.png"
     fig.savefig(png)
     plt.close(fig)
-    report = write_report(tmp_path, "run", {"a": 1}, {"s": 2}, {})
-    append_section(report, "Simulation", {"ready landings": 2}, {"tracking": png})
-    text = report.read_text()
-    assert text.index("Simulation") < text.index("<h2>Settings</h2>")
+    gif = tmp_path / "a.gif"
+    gif.write_bytes(b"GIF89a fake")
+    page = write_page(tmp_path / "report.html", "demo",
+                      [Section("Jump", {"speed": 0.6}, {"tracking": png}),
+                       Section("Simulation", {"ready landings": 2}, {"climb": gif})])
+    text = page.read_text()
+    assert text.index("Jump") < text.index("Simulation")
     assert text.count("data:image/png;base64,") == 1 and "ready landings" in text
+    assert text.count("data:image/gif;base64,") == 1

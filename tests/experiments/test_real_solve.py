@@ -2,11 +2,11 @@
 
 import numpy as np
 
+from clamber.experiments.codesign import CodesignConfig, run_codesign
+from clamber.experiments.fitness import FitnessConfig
 from clamber.jumper.settings import OptimizationSettings
 from clamber.jumper.solution import TrajectorySolution
-from clamber.search.codesign import CodesignConfig, run_codesign
-from clamber.search.fitness import FitnessConfig
-from clamber.search.report import write_codesign_outputs
+from clamber.report.html import write_codesign_outputs
 from clamber.storage.runs import TrialState
 
 #: Tiny grids keep each IPOPT solve well under a second; the structure is the real one.

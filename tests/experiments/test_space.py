@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from clamber.exceptions import ConfigError
+from clamber.experiments.space import DIMENSION, DesignSpace, paper_findings
+from clamber.experiments.sweep import sobol_designs
 from clamber.jumper.morphology import DesignBounds, Morphology
-from clamber.search.space import DIMENSION, DesignSpace, paper_findings
-from clamber.search.sweep import sobol_designs
 
 EXTREMES = [np.full(DIMENSION, v) for v in (1e308, -1e308, 1e6, -1e6, 710.0, -710.0)] + [
     np.array([np.pi / 2, -np.pi / 2, 3 * np.pi / 2, 0.0, 1e300, -1e300]),

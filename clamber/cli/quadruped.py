@@ -10,6 +10,14 @@ import sys
 import time
 from pathlib import Path
 
+from clamber.cli.options import (
+    add_execution_options,
+    add_output_options,
+    non_negative_float,
+    non_negative_int,
+    positive_float,
+    positive_int,
+)
 from clamber.exceptions import ConfigError
 
 EXAMPLES = """examples:
@@ -19,6 +27,7 @@ EXAMPLES = """examples:
   clamber quadruped trot --terrain gravel --feet both --cycles 20
   clamber quadruped compare --trials 20 --workers 2 --json
   clamber quadruped compare --trials 20 --sole-stiffness 0 --workers 2   # rigid soles
+  clamber quadruped compare --resume out/quadruped/compare    # a killed comparison goes on
 """
 
 
@@ -29,22 +38,6 @@ def _prepare_gl(args: argparse.Namespace | None = None) -> None:
         os.environ.setdefault("MUJOCO_GL", "egl")
 
 
-def _positive(kind):
-    def parse(text: str):
-        v = kind(text)
-        if v <= 0:
-            raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
-        return v
-    return parse
-
-
-def _non_negative(text: str) -> float:
-    v = float(text)
-    if not 0 <= v < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be finite and >= 0 (0: rigid), got {text}")
-    return v
-
-
 def _sole(stiffness: float):
     """The sole compliance for a ``--sole-stiffness`` value (0: rigid weld)."""
     from clamber.quadruped.sim.grippers import SoleCompliance
@@ -52,9 +45,27 @@ def _sole(stiffness: float):
     return SoleCompliance(stiffness=stiffness) if stiffness > 0 else None
 
 
+def _run(args: argparse.Namespace, kind: str, conditions: list, run_dir: Path):
+    """Run or resume a recorded study of ``conditions`` x ``--trials`` seeds."""
+    from clamber.cli.options import TrialProgress, evaluator_for, progress_enabled
+    from clamber.experiments.quadruped import run_quadruped_study
+
+    seeds = list(range(args.seed, args.seed + args.trials))
+    total = len(conditions) * len(seeds)
+    with TrialProgress(total, kind, progress_enabled(args)) as bar, \
+            evaluator_for(args, total) as evaluator:
+        return run_quadruped_study(kind, conditions, seeds, evaluator, run_dir,
+                                   bool(args.resume), bar)
+
+
+def _write_json(path: Path, summary: dict) -> None:
+    path.write_text(json.dumps(summary, indent=1, allow_nan=False, default=str) + "\n")
+
+
 def _climb(args: argparse.Namespace) -> dict:
     _prepare_gl(args)
-    from clamber.quadruped.experiments import ClimbSettings, run_climb, run_trials, summarize
+    from clamber.cli.options import run_folder
+    from clamber.quadruped.experiments import ClimbSettings, run_climb
     from clamber.quadruped.gaits import ClimbGaitParams
 
     settings = ClimbSettings(controller=args.controller, incline_deg=args.incline,
@@ -62,47 +73,49 @@ def _climb(args: argparse.Namespace) -> dict:
                              gait=ClimbGaitParams(cycles=args.cycles),
                              breakable=not args.unbreakable,
                              sole=_sole(args.sole_stiffness))
-    seeds = list(range(args.seed, args.seed + args.trials))
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = run_folder(args)
     t0 = time.perf_counter()
-    results = run_trials(settings, seeds, args.workers)
+    (result,), trials = _run(args, "quadruped-climb", [settings], out)
     summary = {"command": "climb", "controller": args.controller, "incline_deg": args.incline,
                "state": args.state, "breakable": not args.unbreakable,
-               "sole_stiffness": args.sole_stiffness, **summarize(results)}
-    _write_trials(out / "trials.csv", results)
+               "sole_stiffness": args.sole_stiffness, **result.summary}
+    _write_trials(out / "trials.csv", trials)
     figures = {}
     if not args.no_figures:
-        from clamber.plotting.quadruped import save_climb
+        from clamber.report.quadruped import save_climb
 
-        _, log = run_climb(settings, seeds[0], log=True)
+        _, log = run_climb(settings, args.seed, log=True)
         paths = save_climb(log, out, f"{args.controller}, {args.incline:g} deg, seed "
-                           f"{seeds[0]}", animation=not args.no_animation)
+                           f"{args.seed}", animation=not args.no_animation)
         figures = {k: str(v) for k, v in paths.items()}
     summary["figures"] = figures
     summary["trials_csv"] = str(out / "trials.csv")
+    summary["run_dir"] = str(out)
     summary["total_wall_time_s"] = time.perf_counter() - t0
-    (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str) + "\n")
+    _write_json(out / "summary.json", summary)
     return summary
 
 
 def _trot(args: argparse.Namespace) -> dict:
     _prepare_gl(args)
-    from clamber.quadruped.experiments import TrotSettings, run_trot, trot_study
+    from clamber.cli.options import run_folder
+    from clamber.experiments.quadruped import trot_conditions
+    from clamber.quadruped.experiments import TrotSettings, run_trot
     from clamber.quadruped.sim.world import TERRAINS
 
     terrains = TERRAINS[1:] if args.terrain == "all" else (args.terrain,)
     feet = ("gripper", "rubber") if args.feet == "both" else (args.feet,)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = run_folder(args)
     t0 = time.perf_counter()
-    study = trot_study(terrains, feet, args.trials, args.seed, args.cycles, args.workers)
+    results, trials = _run(args, "quadruped-trot", trot_conditions(terrains, feet,
+                                                                   args.cycles), out)
+    study = [r.to_dict() for r in results]
     figures = {}
     if not args.no_figures:
         import matplotlib.pyplot as plt
 
-        from clamber.plotting.quadruped import animate, plot_trot, plot_trot_study
         from clamber.quadruped.gaits import TrotParams
+        from clamber.report.quadruped import animate, plot_trot, plot_trot_study
 
         fig = plot_trot_study(study)
         figures["study"] = out / "trot_study.png"
@@ -118,62 +131,71 @@ def _trot(args: argparse.Namespace) -> dict:
         plt.close(fig)
         if not args.no_animation:
             figures["animation"], _ = animate(log, out / "trot.gif")
-    summary = {"command": "trot", "results": study,
+    _write_trials(out / "trials.csv", trials)
+    summary = {"command": "trot", "results": study, "run_dir": str(out),
                "figures": {k: str(v) for k, v in figures.items()},
                "total_wall_time_s": time.perf_counter() - t0}
-    (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str) + "\n")
+    _write_json(out / "summary.json", summary)
     return summary
 
 
-def _compare(args: argparse.Namespace) -> dict:
-    from clamber.quadruped.experiments import compare, comparison_table
+#: Columns of comparison.csv: one row per condition; intervals as two numeric columns.
+COMPARISON_COLUMNS = ("success_rate", "success_low", "success_high", "max_tracking_error_mm",
+                      "mean_power_w", "peak_power_w", "cost_of_transport",
+                      "peak_gripper_load", "estimation_rms_mm", "sim_time_s", "wall_time_s")
 
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+
+def _compare(args: argparse.Namespace) -> dict:
+    from clamber.cli.options import run_folder
+    from clamber.experiments.quadruped import comparison_conditions, comparison_table
+
+    out = run_folder(args)
     t0 = time.perf_counter()
-    inclines = tuple(args.inclines)
-    records: list = []
     sole = _sole(args.sole_stiffness)
-    results = compare(args.trials, inclines, args.seed, args.workers, breakable=True,
-                      state=args.state, records=records, sole=sole)
+    conditions = comparison_conditions(args.inclines, True, args.state, sole)
+    if args.unbreakable_too:
+        conditions += comparison_conditions(args.inclines, False, args.state, sole)
+    results, trials = _run(args, "quadruped-compare", conditions, out)
+    breakable = [r for r in results if r.settings.breakable]
     text = ["# Controller comparison in simulation",
             "",
             f"{args.trials} seeded trials per controller and wall, one gait cycle each "
             f"(0.22 m), sole stiffness {args.sole_stiffness:g} N m/rad (0: rigid); paper "
             "values in parentheses.", "",
-            comparison_table(results, "grippers break at their true capacity")]
+            comparison_table(breakable, "grippers break at their true capacity")]
     summary = {"command": "compare", "trials": args.trials,
-               "sole_stiffness": args.sole_stiffness, "breakable": results}
+               "sole_stiffness": args.sole_stiffness,
+               "breakable": [r.to_dict() for r in breakable]}
     if args.unbreakable_too:
-        free_records: list = []
-        free = compare(args.trials, inclines, args.seed, args.workers, breakable=False,
-                       state=args.state, records=free_records, sole=sole)
-        _write_trials(out / "trials_unbreakable.csv", free_records)
+        free = [r for r in results if not r.settings.breakable]
         text += ["", comparison_table(free, "grippers never break (overloads recorded)")]
-        summary["unbreakable"] = free
+        summary["unbreakable"] = [r.to_dict() for r in free]
     (out / "comparison.md").write_text("\n".join(text) + "\n")
     with open(out / "comparison.csv", "w", newline="") as fh:
         w = csv.writer(fh)
-        keys = ["success_rate", "success_ci95", "max_tracking_error_mm", "mean_power_w",
-                "peak_power_w", "cost_of_transport", "peak_gripper_load",
-                "estimation_rms_mm", "sim_time_s", "wall_time_s"]
-        w.writerow(["grippers", "controller", "incline_deg", *keys])
-        for label in ("breakable", "unbreakable"):
-            for key, s in summary.get(label, {}).items():
-                name, incline = key.split("@")
-                w.writerow([label, name, incline, *[s[k] for k in keys]])
-    _write_trials(out / "trials.csv", records)
+        w.writerow(["grippers", "controller", "incline_deg", *COMPARISON_COLUMNS])
+        for r in results:
+            row = {**r.summary, "success_low": r.summary["success_interval"][0],
+                   "success_high": r.summary["success_interval"][1]}
+            w.writerow(["breakable" if r.settings.breakable else "unbreakable",
+                        r.settings.controller, r.settings.incline_deg,
+                        *["" if row[k] is None else row[k] for k in COMPARISON_COLUMNS]])
+    _write_trials(out / "trials.csv", trials)
     summary["table"] = str(out / "comparison.md")
     summary["csv"] = str(out / "comparison.csv")
+    summary["run_dir"] = str(out)
     summary["total_wall_time_s"] = time.perf_counter() - t0
-    (out / "comparison.json").write_text(json.dumps(summary, indent=1, default=str) + "\n")
+    _write_json(out / "comparison.json", summary)
     if not args.json:
         print("\n".join(text), file=sys.stderr)
     return summary
 
 
-def _write_trials(path: Path, results: list) -> None:
-    rows = [r.to_dict() for r in results]
+def _write_trials(path: Path, trials: list) -> None:
+    """One CSV row per trial: its condition, seed, failure and metrics."""
+    rows = [{"group": t.group, "seed": t.seed, "success": t.success,
+             "failure": t.outcome.failure.name.lower() if t.outcome.failure else "",
+             "detail": t.outcome.detail, **t.metrics} for t in trials]
     with open(path, "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
@@ -189,15 +211,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                           epilog=EXAMPLES, formatter_class=fmt)
     qsub = quad.add_subparsers(dest="quadruped_command", required=True)
 
-    def common(p: argparse.ArgumentParser, default_out: str) -> None:
-        p.add_argument("--trials", type=_positive(int), default=1, help="seeded trials (1)")
-        p.add_argument("--seed", type=int, default=0, help="first seed (0)")
-        p.add_argument("--workers", type=int, default=0,
-                       help="worker processes (0: run in this process)")
-        p.add_argument("--out", default=default_out, help=f"output folder ({default_out})")
-        p.add_argument("--no-figures", action="store_true", help="skip figures and GIF")
-        p.add_argument("--no-animation", action="store_true", help="skip the GIF only")
-        p.add_argument("--json", action="store_true", help="print one JSON summary")
+    def common(p: argparse.ArgumentParser, default_out: str, trials: int = 1,
+               figures: bool = True) -> None:
+        p.add_argument("--trials", type=positive_int, default=trials,
+                       help=f"seeded trials per condition ({trials})")
+        p.add_argument("--seed", type=non_negative_int, default=0, help="first seed (0)")
+        add_output_options(p, default_out, figures=figures)
+        if figures:
+            p.add_argument("--no-animation", action="store_true", help="skip the GIF only")
+        add_execution_options(p)
 
     climb = qsub.add_parser(
         "climb", help="free-climbing trials on a rock wall",
@@ -206,14 +228,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         "a grasp misses or the body falls.", epilog=EXAMPLES, formatter_class=fmt)
     climb.add_argument("--controller", choices=("qwbc", "clik", "vmc"), default="qwbc")
     climb.add_argument("--incline", type=float, default=90.0, help="wall incline [deg] (90)")
-    climb.add_argument("--cycles", type=_positive(int), default=1, help="gait cycles (1)")
-    climb.add_argument("--rate", type=_positive(float), default=50.0,
+    climb.add_argument("--cycles", type=positive_int, default=1, help="gait cycles (1)")
+    climb.add_argument("--rate", type=positive_float, default=50.0,
                        help="control rate [Hz] (50)")
     climb.add_argument("--state", choices=("estimate", "true"), default="estimate",
                        help="controllers see the EKF estimate (default) or the true state")
     climb.add_argument("--unbreakable", action="store_true",
                        help="record gripper overloads without breaking")
-    climb.add_argument("--sole-stiffness", type=_non_negative, default=25.0,
+    climb.add_argument("--sole-stiffness", type=non_negative_float, default=25.0,
                        help="stiffness of the grippers' compliant soles about x and y "
                        "[N m/rad] (25; 0: rigid weld)")
     common(climb, "out/quadruped/climb")
@@ -227,7 +249,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     trot.add_argument("--terrain", choices=("flat", "gravel", "grass", "mud", "stone", "all"),
                       default="gravel")
     trot.add_argument("--feet", choices=("gripper", "rubber", "both"), default="both")
-    trot.add_argument("--cycles", type=_positive(int), default=20, help="gait cycles (20)")
+    trot.add_argument("--cycles", type=positive_int, default=20, help="gait cycles (20)")
     common(trot, "out/quadruped/trot")
     trot.set_defaults(func=_trot)
 
@@ -236,21 +258,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="The paper's comparison: seeded trials per controller and incline, "
         "written as comparison.md, comparison.csv and comparison.json.",
         epilog=EXAMPLES, formatter_class=fmt)
-    comp.add_argument("--trials", type=_positive(int), default=20, help="trials per cell (20)")
-    comp.add_argument("--inclines", type=float, nargs="+", default=[70.0, 90.0])
-    comp.add_argument("--seed", type=int, default=0, help="first seed (0)")
-    comp.add_argument("--workers", type=int, default=0, help="worker processes (0)")
+    comp.add_argument("--inclines", type=positive_float, nargs="+", default=[70.0, 90.0],
+                      help="wall inclines [deg] (70 90)")
     comp.add_argument("--state", choices=("estimate", "true"), default="estimate")
-    comp.add_argument("--sole-stiffness", type=_non_negative, default=25.0,
+    comp.add_argument("--sole-stiffness", type=non_negative_float, default=25.0,
                       help="sole stiffness about x and y [N m/rad] (25; 0: rigid weld)")
     comp.add_argument("--unbreakable-too", action="store_true",
                       help="also run every cell with unbreakable grippers")
-    comp.add_argument("--out", default="out/quadruped/compare", help="output folder")
-    comp.add_argument("--json", action="store_true", help="print one JSON summary")
+    common(comp, "out/quadruped/compare", trials=20, figures=False)
     comp.set_defaults(func=_compare)
 
 
-def demo_step(out_dir: Path, summary: dict, as_json: bool) -> dict:
+def demo_step(out_dir: Path, summary: dict, as_json: bool) -> tuple[dict, list]:
     """A Q-WBC climb (one gait cycle on the vertical wall) with its figure and GIF.
 
     The grippers are unbreakable here so that the animation shows the whole cycle; their
@@ -258,14 +277,15 @@ def demo_step(out_dir: Path, summary: dict, as_json: bool) -> dict:
     trials in which they break).
     """
     _prepare_gl()
-    from clamber.plotting.quadruped import save_climb
     from clamber.quadruped.experiments import ClimbSettings, run_climb
+    from clamber.report.html import Section
+    from clamber.report.quadruped import save_climb
 
     try:
         result, log = run_climb(ClimbSettings(controller="qwbc", incline_deg=90.0,
                                               breakable=False), 0, log=True)
     except ConfigError as e:
-        return {"quadruped_climb": f"failed: {e}"}
+        return {"quadruped_climb": f"failed: {e}"}, []
     paths = save_climb(log, Path(out_dir) / "quadruped",
                        "Q-WBC, 90 deg, seed 0 (grippers unbreakable)")
     if not as_json:
@@ -275,13 +295,9 @@ def demo_step(out_dir: Path, summary: dict, as_json: bool) -> dict:
     keep = ("success", "reason", "sim_time_s", "max_tracking_error_mm", "mean_power_w",
             "peak_gripper_load", "estimation_rms_mm")
     climb = {k: result.to_dict()[k] for k in keep}
-    report = summary.get("codesign_report")
-    if report and Path(report).exists():
-        from clamber.search.report import append_section
-
-        figures = {name: paths[key] for name, key in
-                   (("Body and feet with the gait phases", "figure"),
-                    ("The climb (MuJoCo)", "animation")) if key in paths}
-        append_section(report, "Quadruped: a Q-WBC climb on the vertical wall", climb, figures)
-    return {"quadruped_climb": climb,
-            "quadruped_figures": {k: str(v) for k, v in paths.items()}}
+    figures = {name: paths[key] for name, key in
+               (("Body and feet with the gait phases", "figure"),
+                ("The climb (MuJoCo)", "animation")) if key in paths}
+    return ({"quadruped_climb": climb,
+             "quadruped_figures": {k: str(v) for k, v in paths.items()}},
+            [Section("Quadruped: a Q-WBC climb on the vertical wall", climb, figures)])

@@ -6,7 +6,16 @@ import argparse
 import sys
 from pathlib import Path
 
-FMT = argparse.RawDescriptionHelpFormatter
+from clamber.cli.options import (
+    FMT,
+    add_execution_options,
+    add_output_options,
+    non_negative_float,
+    non_negative_int,
+    positive_float,
+    positive_int,
+)
+from clamber.exceptions import ConfigError
 
 EXAMPLES_SIMULATE = """examples:
   clamber jumper simulate out/jumper/solution.npz
@@ -16,6 +25,7 @@ EXAMPLES_SIMULATE = """examples:
 EXAMPLES_ROBUSTNESS = """examples:
   clamber jumper robustness out/jumper/solution.npz --trials 30
   clamber jumper robustness sol.npz --trials 200 --workers 2 --seed 1 --json
+  clamber jumper robustness --resume out/robustness     # a killed study goes on
   clamber jumper robustness sol.npz --trials 100 --mass-tol 0.1 --jitter 0.002
   clamber jumper robustness aimed.npz --trials 200 --foot-radius 0.010  # robot's real radius
 """
@@ -42,7 +52,7 @@ def _load(path: Path):
 
 
 def _config(args: argparse.Namespace):
-    from clamber.jumper.sim.calibration import calibrated_config
+    from clamber.experiments.calibration import calibrated_config
     from clamber.jumper.sim.motor import MotorParameters
 
     motor = MotorParameters(supply_voltage=args.supply_voltage)
@@ -51,9 +61,9 @@ def _config(args: argparse.Namespace):
 
 
 def _simulate(args: argparse.Namespace) -> dict:
-    from clamber.jumper.sim.plots import save_simulation_figures
     from clamber.jumper.sim.simulate import simulate
     from clamber.jumper.sim.telemetry import write_log
+    from clamber.report.simulation import save_simulation_figures
 
     sol = _load(args.solution)
     res = simulate(sol, jumps=args.jumps, config=_config(args))
@@ -73,33 +83,76 @@ def _simulate(args: argparse.Namespace) -> dict:
     return summary
 
 
-def _robustness(args: argparse.Namespace) -> dict:
-    from clamber.jumper.sim.calibration import CALIBRATED
-    from clamber.jumper.sim.robustness import Tolerances, robustness
+#: Options that define a robustness study, stored in its run folder so a resume replays it.
+STUDY_OPTIONS = {"trials": 30, "jumps": 1, "seed": 0, "mass_tol": None, "length_tol": None,
+                 "jitter": None, "supply_voltage": 12.0, "foot_radius": None,
+                 "controller": "open-loop", "tol_scale": 1.0}
 
+
+def _study_options(args: argparse.Namespace, run_dir: Path) -> argparse.Namespace:
+    """Unset options from the stored run on ``--resume``, else from the defaults."""
+    import json
+
+    stored = {}
+    if args.resume:
+        path = run_dir / "study.json"
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise ConfigError(f"{path}: cannot read the study's options ({e})") from None
+    for name, default in STUDY_OPTIONS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, stored.get(name, default))
+    return args
+
+
+def _robustness(args: argparse.Namespace) -> dict:
+    import json
+
+    from clamber.cli.options import TrialProgress, evaluator_for, progress_enabled, run_folder
+    from clamber.experiments.calibration import calibrated_tolerances
+    from clamber.experiments.robustness import robustness
+    from clamber.jumper.sim.robustness import Tolerances
+
+    run_dir = run_folder(args)
+    args = _study_options(args, run_dir)
+    stored_solution = run_dir / "solution.npz"
+    if args.solution is None:
+        if not args.resume:
+            raise ConfigError("give the solution to play (or --resume RUN_DIR)")
+        args.solution = stored_solution
     sol = _load(args.solution)
-    base = Tolerances().scaled(CALIBRATED["tolerance_scale"] * args.tol_scale)
+    base = calibrated_tolerances(args.tol_scale)
     tol = Tolerances(
         mass_rel=base.mass_rel if args.mass_tol is None else args.mass_tol,
         length_abs=base.length_abs if args.length_tol is None else args.length_tol,
         jitter=base.jitter if args.jitter is None else args.jitter)
-    if not args.json:
-        print(f"{args.trials} trials on {args.workers} processes ...", file=sys.stderr)
-    res = robustness(sol, args.trials, seed=args.seed, jumps=args.jumps, config=_config(args),
-                     tolerances=tol, workers=args.workers)
-    return res.summary()
+    if not args.resume:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        sol.save(stored_solution)
+        (run_dir / "study.json").write_text(json.dumps(
+            {k: getattr(args, k) for k in STUDY_OPTIONS}, indent=1), encoding="utf-8")
+    with TrialProgress(args.trials, "robustness", progress_enabled(args)) as bar, \
+            evaluator_for(args, args.trials) as evaluator:
+        res = robustness(sol, args.trials, seed=args.seed, jumps=args.jumps,
+                         config=_config(args), tolerances=tol, evaluator=evaluator,
+                         run_dir=run_dir, resume=bool(args.resume), progress=bar)
+    return {**res.summary(), "run_dir": str(run_dir)}
 
 
 def _calibrate(args: argparse.Namespace) -> dict:
-    from clamber.jumper.sim.calibration import calibrate, hardware_trajectories
+    from clamber.experiments.calibration import calibrate, hardware_trajectories
 
     if not args.json:
         print("solving the optimized and the tuned jump ...", file=sys.stderr)
     traj = hardware_trajectories()
     grid = None
     if args.quick:
-        grid = {"hook_timeconst": (0.002, 0.006), "tolerance_scale": (1.0, 1.5)}
-    res = calibrate(traj, grid, args.trials, args.check_trials, args.seed, args.workers)
+        grid = {"hook_timeconst": (0.006, 0.01), "tolerance_scale": (0.75,), "kd_scale": (0.5,)}
+    from clamber.cli.options import evaluator_for
+
+    with evaluator_for(args) as evaluator:
+        res = calibrate(traj, grid, args.trials, args.check_trials, args.seed, evaluator)
     out = res.summary()
     out["speeds_mps"] = {k: v.speed for k, v in traj.items()}
     return out
@@ -116,8 +169,8 @@ def _export(args: argparse.Namespace) -> dict:
 
 def _telemetry(args: argparse.Namespace) -> dict:
     from clamber.jumper.morphology import Morphology
-    from clamber.jumper.sim.plots import plot_telemetry
     from clamber.jumper.sim.telemetry import load_and_analyze
+    from clamber.report.simulation import plot_telemetry
 
     kwargs = {}
     if args.solution:
@@ -159,9 +212,8 @@ def register(subparsers) -> None:
         epilog=EXAMPLES_SIMULATE, formatter_class=FMT)
     sim.add_argument("solution", type=Path, help="solution .npz (with its .json)")
     sim.add_argument("--jumps", type=int, default=3, help="consecutive jumps (default 3)")
-    sim.add_argument("--out", default="out/sim", help="figure folder (default out/sim)")
     sim.add_argument("--log", type=Path, help="also write a 167 Hz telemetry CSV here")
-    sim.add_argument("--no-figures", action="store_true", help="skip figures and GIF")
+    add_output_options(sim, "out/sim")
     sim.add_argument("--no-animation", action="store_true", help="skip the GIF only")
     sim.set_defaults(func=_simulate)
 
@@ -170,32 +222,41 @@ def register(subparsers) -> None:
         description="Seeded trials over perturbed masses, lengths, ESC gains, motor constants, "
         "initial state and reference timing; catch rate (front gripper) and ready-landing rate "
         "with 95% Wilson intervals.", epilog=EXAMPLES_ROBUSTNESS, formatter_class=FMT)
-    rob.add_argument("solution", type=Path)
-    rob.add_argument("--trials", type=int, default=30, help="number of trials (default 30)")
-    rob.add_argument("--jumps", type=int, default=1, help="jumps per trial (default 1)")
-    rob.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
-    rob.add_argument("--workers", type=int, default=2, help="processes; 0 = serial (default 2)")
-    rob.add_argument("--mass-tol", type=float, help="relative mass tolerance (0.05)")
-    rob.add_argument("--length-tol", type=float, help="link length tolerance [m] (0.001)")
-    rob.add_argument("--jitter", type=float, help="reference packet jitter [s] (0.001)")
-    rob.add_argument("--controller", choices=("open-loop", "closed-loop"), default="open-loop",
-                     help="reference clock: playback, or event-triggered catching on the "
-                     "contact switches (default open-loop)")
-    rob.add_argument("--tol-scale", type=float, default=1.0,
-                     help="every tolerance times this, on top of the calibrated scale")
+    rob.add_argument("solution", type=Path, nargs="?",
+                     help="solution .npz (with its .json); optional with --resume")
+    rob.add_argument("--trials", type=positive_int, help="number of trials (default 30)")
+    rob.add_argument("--jumps", type=positive_int, help="jumps per trial (default 1)")
+    rob.add_argument("--seed", type=non_negative_int, help="master seed (default 0)")
+    rob.add_argument("--mass-tol", type=non_negative_float,
+                     help="relative mass tolerance (0.05)")
+    rob.add_argument("--length-tol", type=non_negative_float,
+                     help="link length tolerance [m] (0.001)")
+    rob.add_argument("--jitter", type=non_negative_float,
+                     help="reference packet jitter [s] (0.001)")
+    rob.add_argument("--controller", choices=("open-loop", "closed-loop"),
+                     help="reference clock and gains: playback, or event-triggered gain "
+                     "scheduling on the contact switches (default open-loop)")
+    rob.add_argument("--tol-scale", type=non_negative_float,
+                     help="every tolerance times this, on top of the calibrated scale (1)")
+    add_output_options(rob, "out/robustness", figures=False)
+    add_execution_options(rob)
     rob.set_defaults(func=_robustness)
 
     cal = subparsers.add_parser(
         "calibrate", help="fit the simulator to the paper's 30-trial hardware counts",
         description="Solve the optimized and the hand-tuned jump of the nominal robot, grid-"
-        "search the hook compliance and the tolerance scale against 12/30 front catches, 1/30 "
-        "ready (optimized) and 25/30 both caught (tuned), then rerun the best point.",
+        "search the hook compliance, tolerance scale and ESC damping against 12/30 front "
+        "catches, 1/30 ready (optimized) and 25/30 both caught (tuned), then rerun the best "
+        "point.",
         formatter_class=FMT)
-    cal.add_argument("--trials", type=int, default=60, help="trials per grid point (60)")
-    cal.add_argument("--check-trials", type=int, default=200, help="trials of the check (200)")
-    cal.add_argument("--seed", type=int, default=0)
-    cal.add_argument("--workers", type=int, default=0, help="processes; 0 = serial")
-    cal.add_argument("--quick", action="store_true", help="a 2 x 2 grid (a smoke run)")
+    cal.add_argument("--trials", type=positive_int, default=60,
+                     help="trials per grid point (60)")
+    cal.add_argument("--check-trials", type=positive_int, default=200,
+                     help="trials of the check (200)")
+    cal.add_argument("--seed", type=non_negative_int, default=0)
+    cal.add_argument("--quick", action="store_true", help="a two-point grid (a smoke run)")
+    add_output_options(cal, None, figures=False)
+    add_execution_options(cal, resumable=False)
     cal.set_defaults(func=_calibrate)
 
     exp = subparsers.add_parser(
@@ -205,7 +266,7 @@ def register(subparsers) -> None:
         "reference.csv and reference.bin (versioned header).",
         epilog=EXAMPLES_EXPORT, formatter_class=FMT)
     exp.add_argument("solution", type=Path)
-    exp.add_argument("--out", default="out/export", help="output folder (default out/export)")
+    add_output_options(exp, "out/export", figures=False)
     exp.set_defaults(func=_export)
 
     tel = subparsers.add_parser(
@@ -218,8 +279,7 @@ def register(subparsers) -> None:
     tel.add_argument("--forces", type=Path, help="force-plate CSV (front gripper)")
     tel.add_argument("--solution", type=Path, help="take morphology and safe regions from it")
     tel.add_argument("--morphology", type=Path, help="morphology TOML (default nominal)")
-    tel.add_argument("--out", default="out/telemetry", help="figure folder")
-    tel.add_argument("--no-figures", action="store_true")
+    add_output_options(tel, "out/telemetry")
     tel.set_defaults(func=_telemetry)
 
     mod = subparsers.add_parser(
@@ -227,51 +287,50 @@ def register(subparsers) -> None:
         description="Generate jumper.xml, scene.xml (with the wall) and jumper.urdf.",
         epilog=EXAMPLES_MODEL, formatter_class=FMT)
     mod.add_argument("--morphology", type=Path, help="morphology TOML (default nominal)")
-    mod.add_argument("--out", default="models/jumper", help="output folder")
+    add_output_options(mod, "models/jumper", figures=False)
     mod.set_defaults(func=_model)
 
-    for p in (sim, rob, exp, tel, mod, cal):
-        p.add_argument("--json", action="store_true", help="print one JSON summary")
     for p in (sim, rob, exp):
-        p.add_argument("--supply-voltage", type=float, default=12.0,
+        p.add_argument("--supply-voltage", type=positive_float,
+                       default=None if p is rob else 12.0,
                        help="motor supply voltage [V] (default 12)")
     for p in (sim, rob):
-        p.add_argument("--foot-radius", type=float,
+        p.add_argument("--foot-radius", type=positive_float,
                        help="the robot's gripper radius [m] (default: the optimization's)")
 
 
-def demo_step(out_dir: Path, summary: dict, as_json: bool) -> dict:
+def demo_step(out_dir: Path, summary: dict, as_json: bool) -> tuple[dict, list]:
     """Simulate the demo's best design (the co-design's, else the optimized nominal robot)
-    for 3 jumps with a 30-trial robustness study; add the result to the co-design report."""
-    from clamber.jumper.sim.plots import save_simulation_figures
-    from clamber.jumper.sim.robustness import robustness
+    for 3 jumps with a 30-trial robustness study; returns its summary and report section."""
+    from clamber.experiments.robustness import robustness
     from clamber.jumper.sim.simulate import simulate
+    from clamber.parallel.dask import available_cores
+    from clamber.parallel.factory import make_evaluator
+    from clamber.report.html import Section
+    from clamber.report.simulation import save_simulation_figures
 
     path = summary.get("codesign_best_solution") or summary.get("solution_path")
     if not path:
-        return {}
+        return {}, []
     sol = _load(Path(path))
     if not sol.status.success:
-        return {"simulation": "skipped: the optimization did not converge"}
+        return {"simulation": "skipped: the optimization did not converge"}, []
     res = simulate(sol, jumps=3)
     figures = save_simulation_figures(res, sol, Path(out_dir) / "sim")
-    rob = robustness(sol, 30, workers=2)
+    with make_evaluator(min(2, available_cores())) as evaluator:
+        rob = robustness(sol, 30, evaluator=evaluator)
     if not as_json:
         print(f"simulation: {res.summary()['ready_landings']}/3 ready landings; "
               f"robustness: catch {rob.catch.successes}/30, ready {rob.landing.successes}/30",
               file=sys.stderr)
     sim = res.summary()
-    report = summary.get("codesign_report")
-    if report and Path(report).exists():
-        from clamber.search.report import append_section
-
-        table = {"design": str(path), "ready landings (3 jumps)": sim["ready_landings"],
-                 "catch rate (30 trials)": rob.catch.rate,
-                 "ready-landing rate (30 trials)": rob.landing.rate}
-        append_section(report, "The best design in simulation", table,
-                       {k: v for k, v in figures.items() if str(v).endswith(".png")})
+    table = {"design": str(path), "ready landings (3 jumps)": sim["ready_landings"],
+             "catch rate (30 trials)": rob.catch.rate,
+             "ready-landing rate (30 trials)": rob.landing.rate}
+    section = Section("The best design in simulation", table,
+                      {k: v for k, v in figures.items() if str(v).endswith(".png")})
     return {"simulated_solution": str(path),
             "simulation": {k: sim[k] for k in ("front_catches", "rear_catches",
                                                "ready_landings", "jumps")},
             "simulation_figures": {k: str(v) for k, v in figures.items()},
-            "robustness": rob.summary()}
+            "robustness": rob.summary()}, [section]

@@ -4,17 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.animation import FuncAnimation, PillowWriter
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.animation import FuncAnimation, PillowWriter  # noqa: E402
-
-from clamber.jumper.model import JOINT_NAMES  # noqa: E402
-from clamber.jumper.schedule import PHASES  # noqa: E402
-from clamber.jumper.solution import TrajectorySolution  # noqa: E402
-from clamber.plotting.gripper import region_polygon  # noqa: E402
+from clamber.jumper.model import JOINT_NAMES
+from clamber.jumper.schedule import PHASES
+from clamber.jumper.solution import TrajectorySolution
+from clamber.report.gripper import region_polygon
 
 PHASE_COLORS = ("#dbe9f6", "#fde6cf", "#ffffff", "#e2f0d9", "#ece2f0")
 

@@ -8,7 +8,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from clamber.exceptions import ConfigError
+from clamber.cli.options import (
+    add_execution_options,
+    add_output_options,
+    evaluator_for,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    run_folder,
+)
 
 EXAMPLES_CODESIGN = """examples:
   clamber jumper codesign                          # paper's run: 50 x 9, one worker per core
@@ -34,17 +42,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "three inner masses, each candidate scored by the climbing speed of its optimized "
         "jump. Every evaluation is recorded as it finishes; a killed run resumes.",
         epilog=EXAMPLES_CODESIGN, formatter_class=fmt)
-    cd.add_argument("--generations", type=int, help="generations (default 50)")
-    cd.add_argument("--popsize", type=int, help="candidates per generation (default 9)")
-    cd.add_argument("--sigma0", type=float, help="initial step size (default 0.5)")
-    cd.add_argument("--seed", type=int, help="seed of the CMA-ES sampler (default 0)")
+    cd.add_argument("--generations", type=positive_int, help="generations (default 50)")
+    cd.add_argument("--popsize", type=positive_int,
+                    help="candidates per generation (default 9; a generation uses at most "
+                    "this many workers at once)")
+    cd.add_argument("--sigma0", type=positive_float, help="initial step size (default 0.5)")
+    cd.add_argument("--seed", type=non_negative_int,
+                    help="seed of the CMA-ES sampler (default 0)")
     cd.add_argument("--fitness", choices=sorted(FITNESS_CHOICES),
                     help="coarse solve only, or coarse then fine refinement (default fine)")
-    cd.add_argument("--torque-limit", type=float, help="joint torque bound [N m] (0.25)")
-    _add_execution_options(cd)
-    cd.add_argument("--out", default="out/codesign", help="new run directory "
-                    "(default: out/codesign)")
-    cd.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR")
+    cd.add_argument("--torque-limit", type=positive_float,
+                    help="joint torque bound [N m] (0.25)")
+    add_output_options(cd, "out/codesign")
+    add_execution_options(cd)
     cd.set_defaults(func=codesign_command)
 
     sw = subparsers.add_parser(
@@ -53,25 +63,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "space, each optimized at coarse resolution from one seed trajectory (the paper's "
         "Fig. 7). Writes sweep.csv, figures and report.html.",
         epilog=EXAMPLES_SWEEP, formatter_class=fmt)
-    sw.add_argument("--samples", type=int, help="number of designs (default 256)")
-    sw.add_argument("--seed", type=int, help="Sobol scrambling seed (default 0)")
-    _add_execution_options(sw)
-    sw.add_argument("--out", default="out/sweep", help="new output directory "
-                    "(default: out/sweep)")
-    sw.add_argument("--resume", metavar="DIR", help="continue the sweep in DIR")
+    sw.add_argument("--samples", type=positive_int, help="number of designs (default 256)")
+    sw.add_argument("--seed", type=non_negative_int, help="Sobol scrambling seed (default 0)")
+    add_output_options(sw, "out/sweep")
+    add_execution_options(sw)
     sw.set_defaults(func=sweep_command)
-
-
-def _add_execution_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workers", type=int, help="local Dask worker processes (default: one "
-                   "per core; 0 = in-process, no multiprocessing)")
-    p.add_argument("--cluster", metavar="ADDRESS",
-                   help="Dask scheduler to use instead of a local cluster (tcp://host:port)")
-    p.add_argument("--max-retries", type=int, default=2,
-                   help="resubmissions of a candidate whose worker died (default 2)")
-    p.add_argument("--no-figures", action="store_true", help="skip figures and report")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
 
 
 def _stored_config(run_dir: str | Path, kind: str) -> dict[str, Any]:
@@ -81,8 +77,8 @@ def _stored_config(run_dir: str | Path, kind: str) -> dict[str, Any]:
 
 
 def _fitness_from_dict(d: dict[str, Any]):
+    from clamber.experiments.fitness import FitnessConfig
     from clamber.jumper.settings import OptimizationSettings
-    from clamber.search.fitness import FitnessConfig
 
     def nodes(v):
         return v if v is None or isinstance(v, str) else tuple(v)
@@ -94,8 +90,8 @@ def _fitness_from_dict(d: dict[str, Any]):
 
 def codesign_config(args: argparse.Namespace):
     """The run configuration from options; on resume, unset options come from the run."""
-    from clamber.search.codesign import CodesignConfig
-    from clamber.search.fitness import FitnessConfig
+    from clamber.experiments.codesign import CodesignConfig
+    from clamber.experiments.fitness import FitnessConfig
 
     base = CodesignConfig()
     if args.resume:
@@ -146,32 +142,18 @@ class ProgressBar:
         self.bar.close()
 
 
-def _evaluator(args: argparse.Namespace):
-    from clamber.parallel.base import make_evaluator
-    from clamber.parallel.dask import available_cores
-
-    workers = available_cores() if args.workers is None else args.workers
-    return make_evaluator(workers, args.cluster, args.max_retries)
-
-
 def codesign_command(args: argparse.Namespace) -> dict[str, Any]:
     """Run or resume a co-design; returns the JSON summary."""
-    from clamber.search.codesign import run_codesign
-    from clamber.search.report import write_codesign_outputs
+    from clamber.experiments.codesign import run_codesign
+    from clamber.report.html import write_codesign_outputs
 
     config = codesign_config(args)
-    run_dir = Path(args.resume or args.out)
-    if not args.resume:
-        from clamber.storage.runs import RunStore
-
-        if RunStore.exists(run_dir):
-            raise ConfigError(f"{run_dir} already holds a run; use --resume {run_dir} to "
-                              "continue it or --out for a new one")
+    run_dir = run_folder(args)
     t0 = time.perf_counter()
     bar = ProgressBar(config.generations * config.popsize, config.generations,
                       enabled=not (args.json or args.no_progress))
     try:
-        with _evaluator(args) as evaluator:
+        with evaluator_for(args) as evaluator:
             result = run_codesign(config, run_dir, evaluator, resume=bool(args.resume),
                                   progress=bar)
     finally:
@@ -184,8 +166,8 @@ def codesign_command(args: argparse.Namespace) -> dict[str, Any]:
 
 def sweep_command(args: argparse.Namespace) -> dict[str, Any]:
     """Run or resume a Sobol sweep; returns the JSON summary."""
-    from clamber.search.report import write_sweep_outputs
-    from clamber.search.sweep import SweepConfig, run_sweep
+    from clamber.experiments.sweep import SweepConfig, run_sweep
+    from clamber.report.html import write_sweep_outputs
 
     if args.resume:
         stored = _stored_config(args.resume, "sweep")
@@ -196,7 +178,7 @@ def sweep_command(args: argparse.Namespace) -> dict[str, Any]:
     config = SweepConfig(samples=base.samples if args.samples is None else args.samples,
                          seed=base.seed if args.seed is None else args.seed,
                          fitness=base.fitness)
-    out = Path(args.resume or args.out)
+    out = run_folder(args) if not args.resume else Path(args.resume)
     t0 = time.perf_counter()
     bar = ProgressBar(config.samples, 1, enabled=not (args.json or args.no_progress))
     done = [0]
@@ -206,7 +188,7 @@ def sweep_command(args: argparse.Namespace) -> dict[str, Any]:
         bar({**p, "evaluations_this_session": done[0], "best_speed_mps": float("nan")})
 
     try:
-        with _evaluator(args) as evaluator:
+        with evaluator_for(args) as evaluator:
             result = run_sweep(config, out, evaluator, resume=bool(args.resume),
                                progress=progress)
     finally:

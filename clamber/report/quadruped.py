@@ -5,14 +5,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from clamber.quadruped.experiments import TrialLog  # noqa: E402
-from clamber.quadruped.robot import LEG_NAMES  # noqa: E402
+from clamber.quadruped.experiments import TrialLog
+from clamber.quadruped.robot import LEG_NAMES
 
 LEG_COLORS = {"LF": "#1f77b4", "LR": "#ff7f0e", "RF": "#2ca02c", "RR": "#d62728"}
 AXES = ("x", "y", "z")
@@ -83,16 +80,23 @@ def plot_trot(log: TrialLog, title: str = ""):
     return fig
 
 
-def plot_trot_study(study: dict[str, dict]):
-    """Attitude error and mean power with grippers and rubber feet per terrain (Fig. 11C)."""
-    terrains = sorted({k.split("@")[1] for k in study})
-    feet = sorted({k.split("@")[0] for k in study})
+def plot_trot_study(study: list[dict]):
+    """Attitude error and mean power with grippers and rubber feet per terrain (Fig. 11C);
+    ``study`` holds one summary per condition with its ``feet`` and ``terrain``."""
+    by = {(r["feet"], r["terrain"]): r for r in study}
+    terrains = sorted({t for _, t in by})
+    feet = sorted({f for f, _ in by})
     x = np.arange(len(terrains))
     width = 0.8 / max(1, len(feet))
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8))
+
+    def value(f: str, t: str, key: str) -> float:
+        v = by.get((f, t), {}).get(key)
+        return np.nan if v is None else v
+
     for j, f in enumerate(feet):
-        att = [study.get(f"{f}@{t}", {}).get("attitude_error_rms_deg", np.nan) for t in terrains]
-        pw = [study.get(f"{f}@{t}", {}).get("mean_power_w", np.nan) for t in terrains]
+        att = [value(f, t, "attitude_error_rms_deg") for t in terrains]
+        pw = [value(f, t, "mean_power_w") for t in terrains]
         a1.bar(x + j * width, att, width, label=f)
         a2.bar(x + j * width, pw, width, label=f)
     for ax, label in ((a1, "RMS attitude error [deg]"), (a2, "mean power [W]")):

@@ -11,7 +11,7 @@ import signal
 import time
 from pathlib import Path
 
-from clamber.search.fitness import CandidateResult, CandidateTask
+from clamber.experiments.fitness import CandidateResult, CandidateTask
 
 #: When set, the worker evaluating candidate (0, 1) kills its own process once, the first
 #: time, and leaves this file behind as the mark that it did.

@@ -6,16 +6,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.patches import Circle
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.patches import Circle  # noqa: E402
-
-from clamber.jumper.morphology import Morphology  # noqa: E402
-from clamber.jumper.solution import TrajectorySolution  # noqa: E402
-from clamber.storage.runs import TrialRecord, TrialState  # noqa: E402
+from clamber.jumper.morphology import Morphology
+from clamber.jumper.solution import TrajectorySolution
+from clamber.storage.runs import TrialRecord, TrialState
 
 #: Angle of links L1..L4 from the wall in the drawing pose [rad]: bowed away from the wall.
 _DRAW_ANGLES = np.radians([-40.0, -15.0, 15.0, 40.0])

@@ -1,0 +1,100 @@
+"""`clamber jumper optimize`: one periodic jump for a morphology."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from clamber.cli.options import (
+    FMT,
+    add_output_options,
+    non_negative_float,
+    non_negative_int,
+    positive_float,
+)
+
+EXAMPLES_OPTIMIZE = """examples:
+  clamber jumper optimize
+  clamber jumper optimize --morphology robot.toml --resolution coarse --out runs/a
+  clamber jumper optimize --guess random --seed 3 --json
+  clamber jumper optimize --torque-limit 0.4 --collocation hermite-simpson
+"""
+
+
+def optimize_command(args: argparse.Namespace) -> dict:
+    """`clamber jumper optimize`: solve, check by replay, save, draw; the JSON summary."""
+    from clamber.jumper.morphology import Morphology
+    from clamber.jumper.settings import OptimizationSettings
+    from clamber.jumper.solve import optimize
+    from clamber.jumper.verify import attach_accuracy
+
+    morph = Morphology.load(args.morphology) if args.morphology else Morphology.nominal()
+    changes = {}
+    if args.torque_limit is not None:
+        changes["torque_limit"] = args.torque_limit
+    if args.collocation is not None:
+        changes["collocation"] = args.collocation
+    if args.torque_rate_weight is not None:
+        changes["torque_rate_weight"] = args.torque_rate_weight
+    settings = OptimizationSettings().with_(**changes)
+    if args.robust:
+        from clamber.jumper.robust import robust_settings
+
+        settings = robust_settings(settings)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    if not args.json:
+        print(f"optimizing ({args.resolution}, {settings.collocation}) ...", file=sys.stderr)
+    sol = optimize(morph, settings, args.resolution, args.guess, args.seed)
+    if sol.status.success:
+        attach_accuracy(sol)
+        if not sol.physically_consistent:
+            print(f"warning: replaying the torques drifts "
+                  f"{sol.accuracy['max_position_drift_m'] * 1e3:.1f} mm from the optimized "
+                  "motion; the speed is not trustworthy at this resolution (refine, or use "
+                  "--collocation hermite-simpson)", file=sys.stderr)
+    path = sol.save(out / "solution")
+    morph.save(out / "morphology.toml")
+    figures = {}
+    if sol.status.success and not args.no_figures:
+        from clamber.report.jumper import save_all
+
+        paths = save_all(sol, out, animation=not args.no_animation)
+        figures = {k: str(v) for k, v in paths.items()}
+    summary = sol.summary()
+    summary["total_solve_time_s"] = sum(h["solve_time_s"] for h in sol.history)
+    summary["wall_time_s"] = time.perf_counter() - t0
+    summary["solution_path"] = str(path)
+    summary["figures"] = figures
+    return summary
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add `optimize` under `clamber jumper`."""
+    opt = subparsers.add_parser(
+        "optimize", help="optimize one jump for a morphology",
+        description="Direct-collocation trajectory optimization of one periodic jump "
+        "(IPOPT): a coarse solve from an initial guess, then refinement.",
+        epilog=EXAMPLES_OPTIMIZE, formatter_class=FMT)
+    opt.add_argument("--morphology", type=Path, help="morphology TOML (default: nominal)")
+    opt.add_argument("--resolution", choices=("coarse", "fine"), default="fine",
+                     help="coarse (18,9,15,9,12) or coarse then fine (27,14,23,14,18)")
+    opt.add_argument("--guess", choices=("seed", "deterministic", "random"), default="seed",
+                     help="initial guess: packaged seed trajectory (falls back to the designed "
+                     "motion), the designed bounding motion, or the paper's random one")
+    opt.add_argument("--seed", type=non_negative_int, default=0,
+                     help="seed of the random guess")
+    opt.add_argument("--torque-limit", type=positive_float,
+                     help="joint torque bound [N m] (0.25)")
+    opt.add_argument("--collocation", choices=("trapezoidal", "hermite-simpson"))
+    opt.add_argument("--torque-rate-weight", type=non_negative_float,
+                     help="penalty on torque changes between nodes (1e-2; 0 = off)")
+    add_output_options(opt, "out/jumper")
+    opt.add_argument("--robust", action="store_true",
+                     help="add the landing-margin options (phase 4 at least 80 ms; "
+                     "clamber.jumper.robust)")
+    opt.add_argument("--no-animation", action="store_true", help="skip the GIF only")
+    opt.set_defaults(func=optimize_command)

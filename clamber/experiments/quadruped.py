@@ -1,0 +1,180 @@
+"""The quadruped's studies: seeded climbs and trots, the controller comparison, summaries.
+
+Each trial is :func:`clamber.quadruped.experiments.run_climb` or ``run_trot`` for one
+condition (a :class:`ClimbSettings` or :class:`TrotSettings`) and one seed; every
+controller sees the same seeds (the same walls, robots and IMU noise).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from clamber.exceptions import ConfigError
+from clamber.experiments.record import StudyTrial, TrialOutcome
+from clamber.experiments.statistics import wilson_interval
+from clamber.experiments.study import (
+    ProgressCallback,
+    Study,
+    TrialTask,
+    failure_counts,
+    group_trials,
+    run_study,
+)
+from clamber.parallel.base import Evaluator
+from clamber.quadruped.experiments import (
+    CONTROLLERS,
+    ClimbSettings,
+    TrotSettings,
+    run_climb,
+    run_trot,
+)
+from clamber.quadruped.gaits import TrotParams
+from clamber.quadruped.sim.grippers import DEFAULT_SOLE, SoleCompliance
+
+Settings = ClimbSettings | TrotSettings
+
+#: The paper's 70-degree results (Q-WBC, CLIK, VMC): successes of 5, maximum body error
+#: [mm], mean and peak power [W]; on the vertical wall only Q-WBC completed its climbs.
+PAPER_70 = {"qwbc": (5, 6.64, 64.65, 120.29), "clik": (3, 11.12, 80.84, 147.65),
+            "vmc": (3, 8.54, 69.71, 128.03)}
+PAPER_90 = {"qwbc": "completed", "clik": "failed", "vmc": "failed"}
+
+
+def quadruped_trial(task: TrialTask) -> TrialOutcome:
+    """One seeded climb or trot (pure in the task)."""
+    settings: Settings = task.condition
+    run = run_climb if isinstance(settings, ClimbSettings) else run_trot
+    result = run(settings, task.seed)[0]
+    return TrialOutcome(result.success, result.failure, result.reason, result.to_dict())
+
+
+def quadruped_study(kind: str, conditions: Sequence[Settings], seeds: Sequence[int]) -> Study:
+    """A study of ``conditions`` x ``seeds`` (the configuration a run folder records)."""
+    seeds = tuple(int(s) for s in seeds)
+    if any(s < 0 for s in seeds):
+        raise ConfigError("seeds must be >= 0")
+    config = {"conditions": [repr(c) for c in conditions], "seeds": list(seeds)}
+    return Study(kind, config, tuple(conditions), seeds, quadruped_trial)
+
+
+@dataclass(frozen=True)
+class ConditionSummary:
+    """One condition's settings and the summary of its trials."""
+
+    settings: Settings
+    summary: dict[str, Any]
+
+    def labels(self) -> dict[str, Any]:
+        """The condition's identifying fields (JSON-ready)."""
+        s = self.settings
+        if isinstance(s, ClimbSettings):
+            return {"controller": s.controller, "incline_deg": s.incline_deg,
+                    "breakable": s.breakable}
+        return {"feet": s.feet, "terrain": s.terrain}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.labels(), **self.summary}
+
+
+def run_quadruped_study(kind: str, conditions: Sequence[Settings], seeds: Sequence[int],
+                        evaluator: Evaluator | None = None,
+                        run_dir: str | Path | None = None, resume: bool = False,
+                        progress: ProgressCallback | None = None
+                        ) -> tuple[list[ConditionSummary], list[StudyTrial]]:
+    """Run (or resume) a study; per-condition summaries and every trial record."""
+    study = quadruped_study(kind, conditions, seeds)
+    trials = run_study(study, evaluator, run_dir, resume, progress)
+    groups = group_trials(trials, len(study.conditions))
+    return ([ConditionSummary(c, summarize(g)) for c, g in zip(study.conditions, groups,
+                                                                 strict=True)], trials)
+
+
+def _mean(values: list[Any]) -> float | None:
+    v = [x for x in values if x is not None and math.isfinite(x)]
+    return float(np.mean(v)) if v else None
+
+
+def summarize(trials: Sequence[StudyTrial]) -> dict[str, Any]:
+    """Success rate with its Wilson interval and metrics: tracking error and powers are means
+    over successful trials (over all trials, up to their failure, when none succeeded), peak
+    power the largest; the cost of transport only over successful trials; None for what
+    was not measured."""
+    if not trials:
+        raise ConfigError("no trials to summarize")
+    ok = [t for t in trials if t.success]
+    pool = ok or list(trials)
+    iv = wilson_interval(len(ok), len(trials))
+
+    def over(name: str, group: Sequence[StudyTrial] = pool) -> list[Any]:
+        return [t.metrics.get(name) for t in group]
+
+    peaks = [x for x in over("peak_power_w") if x is not None]
+    loads = [x for x in over("peak_gripper_load", trials) if x is not None]
+    return {
+        "trials": len(trials), "successes": len(ok), "success_rate": iv.rate,
+        "success_interval": [iv.low, iv.high],
+        "max_tracking_error_mm": _mean(over("max_tracking_error_mm")),
+        "mean_power_w": _mean(over("mean_power_w")),
+        "peak_power_w": max(peaks) if peaks else None,
+        "cost_of_transport": _mean(over("cost_of_transport", ok)),
+        "estimation_rms_mm": _mean(over("estimation_rms_mm")),
+        "attitude_error_rms_deg": _mean(over("attitude_error_rms_deg")),
+        "attitude_error_max_deg": _mean(over("attitude_error_max_deg")),
+        "estimation_attitude_rms_deg": _mean(over("estimation_attitude_rms_deg")),
+        "peak_gripper_load": float(np.median(loads)) if loads else None,
+        "sim_time_s": float(sum(t.metrics.get("sim_time_s") or 0.0 for t in trials)),
+        "wall_time_s": float(sum(t.metrics.get("wall_time_s") or 0.0 for t in trials)),
+        "failures": failure_counts(trials),
+    }
+
+
+def comparison_conditions(inclines: Sequence[float] = (70.0, 90.0), breakable: bool = True,
+                          state: str = "estimate",
+                          sole: SoleCompliance | None = DEFAULT_SOLE) -> list[ClimbSettings]:
+    """Every controller on every wall, all else equal."""
+    return [ClimbSettings(controller=name, incline_deg=incline, breakable=breakable,
+                          state=state, sole=sole)
+            for incline in inclines for name in CONTROLLERS]
+
+
+def trot_conditions(terrains: Sequence[str], feet: Sequence[str] = ("gripper", "rubber"),
+                    cycles: int = 20) -> list[TrotSettings]:
+    """Trotting with each kind of feet on each terrain (the paper's Fig. 11)."""
+    return [TrotSettings(terrain=terrain, feet=f, gait=TrotParams(cycles=cycles))
+            for terrain in terrains for f in feet]
+
+
+def comparison_table(results: Sequence[ConditionSummary], title: str = "") -> str:
+    """Markdown table of the comparison's summaries beside the paper's numbers."""
+    lines = [f"### {title}" if title else "",
+             "| wall | controller | success (95 % CI) | paper | max body error [mm] (paper) "
+             "| mean power [W] (paper) | peak power [W] (paper) | cost of transport "
+             "| peak gripper load / capacity | EKF error [mm] |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for c in results:
+        name, incline, s = c.settings.controller, c.settings.incline_deg, c.summary
+        lo, hi = s["success_interval"]
+        if incline == 70.0:
+            p = PAPER_70[name]
+            paper = f"{p[0]}/5"
+            err, mean_p, peak_p = (f"({p[1]:.2f})", f"({p[2]:.2f})", f"({p[3]:.2f})")
+        else:
+            paper = PAPER_90[name] if incline == 90.0 else "-"
+            err = mean_p = peak_p = ""
+        lines.append(
+            f"| {incline:g} deg | {name} | {s['successes']}/{s['trials']} ({lo:.2f}-{hi:.2f}) "
+            f"| {paper} | {_fmt(s['max_tracking_error_mm'], 2)} {err} | "
+            f"{_fmt(s['mean_power_w'], 1)} {mean_p} | {_fmt(s['peak_power_w'], 1)} {peak_p} | "
+            f"{_fmt(s['cost_of_transport'], 0)} | {_fmt(s['peak_gripper_load'], 2)} | "
+            f"{_fmt(s['estimation_rms_mm'], 2)} |")
+    return "\n".join(line for line in lines if line)
+
+
+def _fmt(x: float | None, digits: int) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"

@@ -1,0 +1,197 @@
+"""Monte-Carlo robustness of a jump: the simulated counterpart of the paper's 30 trials.
+
+Each trial samples one perturbed robot (:class:`~clamber.jumper.sim.robustness.Tolerances`)
+from its own seed, spawned from one master seed, and plays the jump(s) in MuJoCo. It
+succeeds when the robot lands ready after every jump.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from clamber.exceptions import ConfigError
+from clamber.experiments.record import StudyTrial, TrialOutcome
+from clamber.experiments.statistics import Interval, wilson_interval
+from clamber.experiments.study import ProgressCallback, Study, TrialTask, run_study
+from clamber.failures import FailureReason
+from clamber.jumper.sim.robustness import Tolerances, sample_realization
+from clamber.jumper.sim.simulate import JumpRecord, SimulationConfig, simulate
+from clamber.jumper.solution import TrajectorySolution
+from clamber.parallel.base import Evaluator
+
+KIND = "robustness"
+
+
+@dataclass(frozen=True)
+class RobustnessCondition:
+    """What every trial of a robustness study plays: the jump, simulator and tolerances."""
+
+    solution: TrajectorySolution
+    config: SimulationConfig
+    tolerances: Tolerances
+    jumps: int
+
+
+def jump_failure(j: JumpRecord) -> FailureReason | None:
+    """Why a simulated jump did not end ready (None when it did)."""
+    if j.ready:
+        return None
+    if not j.front_catch:
+        return FailureReason.FRONT_MISSED
+    if not j.rear_catch:
+        return FailureReason.REAR_MISSED
+    if j.fell:
+        return FailureReason.FELL
+    return FailureReason.NOT_READY
+
+
+def robustness_trial(task: TrialTask) -> TrialOutcome:
+    """One seeded trial: a perturbed robot plays ``jumps`` jumps (pure in the task)."""
+    c: RobustnessCondition = task.condition
+    real = sample_realization(c.solution, c.config, c.tolerances, task.seed)
+    done = simulate(c.solution, jumps=c.jumps, config=c.config, realization=real,
+                    record=False).jumps
+    complete = len(done) == c.jumps
+    failure = next((f for f in map(jump_failure, done) if f is not None), None)
+    if failure is None and not complete:
+        failure = FailureReason.FELL
+    good = []
+    for j in done:
+        if not j.ready:
+            break
+        good.append(j)
+    first = done[0] if done else None
+    metrics = {
+        "caught": complete and all(j.front_catch for j in done),
+        "ready": failure is None,
+        "jumps_completed": len(done),
+        "height_gain_m": float(sum(j.height_gain for j in done)) if done else math.nan,
+        "tracking_rms_rad": max((j.tracking_rms for j in done), default=math.nan),
+        # The paper's per-jump counts, on the first jump.
+        "first_caught": bool(first and first.front_catch),
+        "first_both_caught": bool(first and first.front_catch and first.rear_catch),
+        "first_ready": bool(first and first.ready),
+        # The climb until its first failure: jumps, height [m] and time [s] (waits included).
+        "ready_jumps": len(good),
+        "climbed_m": float(sum(j.height_gain for j in good)),
+        "climb_time_s": float(sum(j.duration for j in good)),
+    }
+    detail = "" if failure is None else f"jump {len(done) - 1 if done else 0}"
+    return TrialOutcome(failure is None, failure, detail, metrics)
+
+
+@dataclass
+class RobustnessResult:
+    """All trials and the two rates of the paper's experiment."""
+
+    trials: list[StudyTrial]
+    catch: Interval
+    landing: Interval
+    tolerances: Tolerances = field(default_factory=Tolerances)
+    evaluator: dict[str, Any] = field(default_factory=dict)
+    jumps: int = 1
+    controller: str = "open-loop"
+
+    def count(self, key: str) -> Interval:
+        """Trials whose boolean metric ``key`` is true, with its Wilson interval."""
+        return wilson_interval(sum(bool(t.metrics.get(key)) for t in self.trials),
+                               len(self.trials))
+
+    @property
+    def ready(self) -> Interval:
+        """Ready landings of the first jump (the paper's per-jump trial)."""
+        return self.count("first_ready")
+
+    @property
+    def both_caught(self) -> Interval:
+        """First jump with both grippers caught (the tuned jump's 25/30 on hardware)."""
+        return self.count("first_both_caught")
+
+    @property
+    def climb_speed(self) -> float:
+        """Height over time of all ready jumps [m/s] (waits included); NaN if none."""
+        h = sum(float(t.metrics.get("climbed_m", 0.0)) for t in self.trials)
+        s = sum(float(t.metrics.get("climb_time_s", 0.0)) for t in self.trials)
+        return h / s if s > 0 else math.nan
+
+    def summary(self) -> dict[str, Any]:
+        from clamber.experiments.study import failure_counts
+
+        ready = self.ready
+        return {
+            "trials": len(self.trials),
+            "jumps": self.jumps,
+            "controller": self.controller,
+            "catch_rate": self.catch.rate,
+            "catch_interval": [self.catch.low, self.catch.high],
+            "landing_rate": self.landing.rate,
+            "landing_interval": [self.landing.low, self.landing.high],
+            "ready_rate": ready.rate,
+            "ready_interval": [ready.low, ready.high],
+            "first_catch_rate": self.count("first_caught").rate,
+            "both_caught_rate": self.both_caught.rate,
+            "climb_success_rate": self.landing.rate,
+            "climb_speed_mps": self.climb_speed,
+            "expected_speed_mps": ready.rate * self.climb_speed if ready.successes else 0.0,
+            "confidence": self.catch.confidence,
+            "failures": failure_counts(self.trials),
+            "cpu_time_s": float(np.nansum([t.wall_time_s for t in self.trials])),
+            "evaluator": self.evaluator,
+        }
+
+
+def trial_seeds(seed: int, trials: int) -> tuple[int, ...]:
+    """Independent per-trial seeds spawned from one master seed."""
+    return tuple(int(s.generate_state(1)[0])
+                 for s in np.random.SeedSequence(seed).spawn(trials))
+
+
+def robustness_study(sol: TrajectorySolution, trials: int, seed: int = 0, jumps: int = 1,
+                     config: SimulationConfig | None = None,
+                     tolerances: Tolerances | None = None) -> Study:
+    """The study definition (what :func:`robustness` runs and a run folder records)."""
+    for name, v, low in (("trials", trials, 1), ("jumps", jumps, 1), ("seed", seed, 0)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < low:
+            raise ConfigError(f"{name} = {v!r}: must be an integer >= {low}")
+    config = config or SimulationConfig()
+    tol = tolerances or Tolerances()
+    cond = RobustnessCondition(sol, config, tol, jumps)
+    record = {"solution_sha256": solution_digest(sol), "trials": trials, "seed": seed,
+              "jumps": jumps, "tolerances": asdict(tol), "simulation": repr(config)}
+    return Study(KIND, record, (cond,), trial_seeds(seed, trials), robustness_trial)
+
+
+def robustness(sol: TrajectorySolution, trials: int, seed: int = 0, jumps: int = 1,
+               config: SimulationConfig | None = None, tolerances: Tolerances | None = None,
+               evaluator: Evaluator | None = None, run_dir: str | Path | None = None,
+               resume: bool = False, progress: ProgressCallback | None = None,
+               stop_after: int | None = None) -> RobustnessResult:
+    """Run ``trials`` seeded trials on ``evaluator`` (default: in this process; any
+    evaluator gives the same records), recorded in ``run_dir`` when given."""
+    study = robustness_study(sol, trials, seed, jumps, config, tolerances)
+    records = run_study(study, evaluator, run_dir, resume, progress, stop_after)
+    n = len(records)
+    caught = sum(bool(t.metrics.get("caught")) for t in records)
+    return RobustnessResult(
+        trials=records, catch=wilson_interval(caught, n),
+        landing=wilson_interval(sum(t.success for t in records), n),
+        tolerances=study.conditions[0].tolerances,
+        evaluator=evaluator.describe() if evaluator is not None else {"backend": "serial"},
+        jumps=jumps, controller=study.conditions[0].config.controller)
+
+
+def solution_digest(sol: TrajectorySolution) -> str:
+    """A fingerprint of a solution's trajectory (a resumed study must play the same one)."""
+    h = hashlib.sha256()
+    for name in ("t", "q", "qd", "tau"):
+        a = getattr(sol, name, None)
+        if a is not None:
+            h.update(np.ascontiguousarray(np.asarray(a, dtype=float)).tobytes())
+    h.update(repr((sol.morphology.to_dict(), sol.settings)).encode())
+    return h.hexdigest()[:16]

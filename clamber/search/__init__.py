@@ -1,1 +1,0 @@
-"""Morphology search for the jump-climber: CMA-ES co-design and Sobol sweeps (ask/tell)."""

@@ -1,0 +1,55 @@
+"""The shared field checks: one rule set, one message style."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from clamber import _validate as v
+from clamber.exceptions import ConfigError
+
+NOT_NUMBERS = st.one_of(st.booleans(), st.text(max_size=5), st.none(), st.lists(st.integers()))
+
+
+@given(NOT_NUMBERS)
+def test_booleans_strings_and_containers_are_never_numbers(x):
+    """Whatever is not a real number is refused, with the field named in the message."""
+    with pytest.raises(ConfigError, match=r"robot\.mass"):
+        v.number("robot", "mass", x)
+
+
+@given(st.floats(allow_nan=True, allow_infinity=True))
+def test_positive_accepts_exactly_the_finite_positive_floats(x):
+    """positive() returns x for finite x > 0 and refuses everything else."""
+    if math.isfinite(x) and x > 0:
+        assert v.positive("o", "f", x) == x
+    else:
+        with pytest.raises(ConfigError, match="must be finite and > 0"):
+            v.positive("o", "f", x)
+
+
+@given(st.integers(-5, 5))
+def test_integer_bounds_are_inclusive(n):
+    """integer() accepts low <= n <= high, refuses floats and booleans."""
+    if 0 <= n <= 3:
+        assert v.integer("o", "n", n, low=0, high=3) == n
+    else:
+        with pytest.raises(ConfigError, match=r"in \[0, 3\]"):
+            v.integer("o", "n", n, low=0, high=3)
+    with pytest.raises(ConfigError):
+        v.integer("o", "n", float(n))
+    with pytest.raises(ConfigError):
+        v.integer("o", "n", True)
+
+
+def test_arrays_are_checked_for_shape_and_finiteness():
+    """finite_array() names the expected shape and refuses NaN."""
+    assert v.finite_array("s", "q", [[1, 2]], (None, 2)).shape == (1, 2)
+    with pytest.raises(ConfigError, match="shape nx3"):
+        v.finite_array("s", "q", np.zeros((2, 2)), (None, 3))
+    with pytest.raises(ConfigError, match="NaN"):
+        v.finite_array("s", "q", [1.0, math.nan])
+    with pytest.raises(ConfigError, match="one of 'a', 'b'"):
+        v.choice("s", "mode", "c", ("a", "b"))
