@@ -52,6 +52,12 @@ class FitnessConfig:
     failure_speed: float = 0.0
     """Fitness of a failed evaluation [m/s]: no climbing. Converged jumps climb, so they
     rank above it; failures are told to the optimizer, never dropped."""
+    landing_trials: int = 0
+    """If > 0, the fitness is the expected speed: the speed times the ready-landing rate
+    of this many seeded one-jump trials in the calibrated simulator
+    (:func:`~clamber.experiments.landing_fitness.landing_fitness`); 0 scores the speed."""
+    landing_controller: str = "closed-loop"
+    """Controller of those trials ('open-loop' or 'closed-loop')."""
 
     def __post_init__(self) -> None:
         resolve_nodes(self.resolution)
@@ -59,6 +65,11 @@ class FitnessConfig:
             resolve_nodes(self.refine)
         if not math.isfinite(self.failure_speed):
             raise ConfigError(f"failure_speed = {self.failure_speed!r}: must be finite")
+        if not isinstance(self.landing_trials, int) or self.landing_trials < 0:
+            raise ConfigError(f"landing_trials = {self.landing_trials!r}: must be an integer >= 0")
+        if self.landing_controller not in ("open-loop", "closed-loop"):
+            raise ConfigError(f"landing_controller = {self.landing_controller!r}; "
+                              "allowed: open-loop, closed-loop")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -68,6 +79,8 @@ class FitnessConfig:
             "refine": self.refine if self.refine is None or isinstance(self.refine, str)
             else list(self.refine),
             "failure_speed": self.failure_speed,
+            "landing_trials": self.landing_trials,
+            "landing_controller": self.landing_controller,
         }
 
 
@@ -100,6 +113,8 @@ class CandidateResult:
     error: str = ""
     solution: TrajectorySolution | None = None
     info: dict[str, Any] = field(default_factory=dict)
+    fitness_mps: float = math.nan
+    """What the search is told when not the speed: the expected speed [m/s] (NaN: speed)."""
 
 
 def evaluate_candidate(task: CandidateTask) -> CandidateResult:
@@ -128,13 +143,20 @@ def evaluate_candidate(task: CandidateTask) -> CandidateResult:
         assert sol is not None
         sol.history = history
         ok = sol.status.success
+        info: dict[str, Any] = {"iterations": sum(h["iterations"] for h in history),
+                                "nodes": list(sol.nodes)}
+        fitness = math.nan
+        if ok and cfg.landing_trials > 0:
+            from clamber.experiments.landing_fitness import landing_fitness
+
+            landing = landing_fitness(sol, cfg.landing_trials, cfg.landing_controller)
+            info.update(landing)
+            fitness = landing["expected_speed_mps"]
         return CandidateResult(
             success=ok, status=sol.status.value, speed_mps=sol.speed if ok else math.nan,
             solve_time_s=sum(h["solve_time_s"] for h in history),
             wall_time_s=time.perf_counter() - t0, guess=label, refined=refined,
-            solution=sol if ok else None,
-            info={"iterations": sum(h["iterations"] for h in history),
-                  "nodes": list(sol.nodes)},
+            solution=sol if ok else None, info=info, fitness_mps=fitness,
         )
     except Exception as e:  # noqa: BLE001 - a crashing solve is a recorded failure
         return CandidateResult(
