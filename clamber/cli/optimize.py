@@ -94,7 +94,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="penalty on torque changes between nodes (1e-2; 0 = off)")
     add_output_options(opt, "out/jumper")
     opt.add_argument("--robust", action="store_true",
-                     help="add the landing-margin options (phase 4 at least 80 ms; "
+                     help="add the landing-margin options (phase 4 at least 100 ms; "
                      "clamber.jumper.robust)")
     opt.add_argument("--no-animation", action="store_true", help="skip the GIF only")
     opt.set_defaults(func=optimize_command)

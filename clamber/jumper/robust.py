@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from clamber.jumper.settings import OptimizationSettings
 
-#: The robust defaults: phase 4 at least 80 ms [s] (chosen by ready rate in the calibrated
+#: The robust defaults: phase 4 at least 100 ms [s] (chosen by ready rate in the calibrated
 #: simulator against 45, 80, 100 and 120 ms; docs/landing.md).
 ROBUST_CHANGES = {
-    "phase_duration_min": (0.090, 0.045, 0.075, 0.080, 0.060),
+    "phase_duration_min": (0.090, 0.045, 0.075, 0.100, 0.060),
 }
 
 

@@ -28,9 +28,10 @@ def _run_clock(clock, switch_times, ticks=400, dt=0.002):
 
 def test_event_triggered_clock_reflex_wait_and_settle():
     """A hook seen early starts the next phase at once; a missing hook holds the catch pose
-    for at most catch_wait; the stance is held settle_time between jumps; open loop just
+    for at most front_wait; the stance is held settle_time between jumps; open loop just
     advances."""
-    s = EventTriggeredSettings(catch_wait=0.02, settle_time=0.03, reflex_lead=0.03)
+    s = EventTriggeredSettings(front_wait=0.02, rear_wait=0.02, settle_time=0.03,
+                               reflex_lead=0.03)
     early = _run_clock(EventTriggered(0.4, PHASES, 2, s), (0.24, 0.31))
     k = int(np.argmax(early >= 0.25 - 1e-12))
     assert early[k] == pytest.approx(0.25) and (k + 1) * 0.002 == pytest.approx(0.24)

@@ -15,7 +15,7 @@ happens (the paper's playback). :class:`EventTriggered` switches phases on event
 * catch reflex: a front (rear) hook detected before the optimized catch jumps the
   reference to the start of phase 4 (5), so loading starts from the real catch;
 * wait for the catch: at the optimized catch instant the reference holds the catch pose
-  until the switch closes, at most ``catch_wait`` [s];
+  until the switch closes, at most ``rear_wait`` (``front_wait``) [s];
 * settle: at the end of a jump the stance is held ``settle_time`` [s] before the next
   jump starts, so the joints' oscillation after impact decays;
 * stiff push-off: until the front catch is detected the ESCs' proportional gain is
@@ -100,9 +100,13 @@ class OpenLoop(ReferenceClock):
 class EventTriggeredSettings:
     """Tuning of :class:`EventTriggered` (units in brackets)."""
 
-    catch_wait: float = 0.0
-    """Longest hold of the catch pose waiting for a switch [s]. Off by default: holding
-    the pose also stops the motion that carries the rear gripper to the wall."""
+    front_wait: float = 0.0
+    """Longest hold of the front catch pose waiting for the front switch [s]. Off by
+    default: it lowered the ready rate (the flight pose held does not reach the wall)."""
+    rear_wait: float = 0.03
+    """Longest hold of the rear catch pose waiting for the rear switch [s]: phase 5 then
+    starts from the real rear catch, so the next push-off starts from a settled stance
+    (10-jump climbs: 7/10 with it, 2/10 without, on the robust jump)."""
     settle_time: float = 0.0
     """Hold of the stance between jumps [s]. Off by default: the stance pose held still
     loads the rear gripper outside its safe region and tears it off in the simulator."""
@@ -120,7 +124,7 @@ class EventTriggeredSettings:
     """How long the raised derivative gain lasts after a detected catch [s]."""
 
     def __post_init__(self) -> None:
-        for name in ("catch_wait", "settle_time", "reflex_lead", "push_kp_scale", "push_kd_scale",
+        for name in ("front_wait", "rear_wait", "settle_time", "reflex_lead", "push_kp_scale", "push_kd_scale",
                      "impact_kd_scale", "impact_damping_time"):
             v = getattr(self, name)
             if not (math.isfinite(v) and v >= 0):
@@ -171,12 +175,12 @@ class EventTriggered(ReferenceClock):
             self._front_caught = True
         if abs(ri) < 1e-9 and not self._held:
             self._front_caught = False  # a new jump: stiff again until its catch
-        for gi, catch in ((0, pt[3]), (1, pt[4])):
+        for gi, catch, wait in ((0, pt[3], self.s.front_wait), (1, pt[4], self.s.rear_wait)):
             if k < self.jumps and new[gi] and catch - self.s.reflex_lead <= ri < catch:
                 self.r, self._held = base + catch, 0.0  # reflex: the phase starts now
                 return self.r
             if k < self.jumps and abs(ri - catch) < 1e-9 and not switches[gi]:
-                if self._hold(dt, self.s.catch_wait):
+                if self._hold(dt, wait):
                     return self.r
         boundary = base + T if k < self.jumps else math.inf
         if abs(ri) < 1e-9 and 0 < k <= self.jumps and self._hold(dt, self.s.settle_time):
