@@ -124,8 +124,8 @@ class EventTriggeredSettings:
     """How long the raised derivative gain lasts after a detected catch [s]."""
 
     def __post_init__(self) -> None:
-        for name in ("front_wait", "rear_wait", "settle_time", "reflex_lead", "push_kp_scale", "push_kd_scale",
-                     "impact_kd_scale", "impact_damping_time"):
+        for name in ("front_wait", "rear_wait", "settle_time", "reflex_lead", "push_kp_scale",
+                     "push_kd_scale", "impact_kd_scale", "impact_damping_time"):
             v = getattr(self, name)
             if not (math.isfinite(v) and v >= 0):
                 raise ConfigError(f"event_triggered.{name} = {v!r}: must be finite and >= 0")

@@ -299,7 +299,8 @@ class JumpTrial:
         self.pending: list[_Packet] = []
         self.packet: _Packet | None = None
         self.prev_theta = ref.theta[0]
-        self.r_prev = -1e-12
+        self.r_prev = -1e-12  # reference time of the previous packet [s]
+        self.r = 0.0  # reference time of the newest packet [s]
         pt = ref.phase_times
         # Reference instants within a jump that trigger something: (instant, gripper, action).
         self.triggers = sorted([(pt[1], 0, "release"), (pt[2], 1, "release"),
