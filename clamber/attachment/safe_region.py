@@ -22,6 +22,12 @@ DEFAULT_SECTOR_ANGLE_DEG = 30.0
 #: Default largest wall-tangential load the spines hold, in [N] (about 6x the weight of
 #: a 270 g robot; the paper's hanging-weight trials held up to 2 kg on one gripper).
 DEFAULT_MAX_LOAD_N = 15.0
+#: Default friction coefficient of a gripper pushed onto the wall, [-]. When the wall pushes
+#: (f_x > 0) nothing hooks: spines point down the wall and engage only under an upward
+#: pull, so a downward load is carried by the foot pad's friction alone. 0.3 is the
+#: simulator's pad-on-carpet Coulomb coefficient (``Geometry.wall_friction``); 0 is the
+#: strict reading of the paper's spines, ``f_y >= 0`` everywhere.
+DEFAULT_PUSH_FRICTION = 0.3
 
 
 @dataclass(frozen=True)
@@ -69,6 +75,29 @@ class SafeRegion:
             b=np.array([0.0, max_load_n]),
             labels=("sector", "max_load"),
         )
+
+    @classmethod
+    def spined(
+        cls,
+        angle_deg: float = DEFAULT_SECTOR_ANGLE_DEG,
+        max_load_n: float = DEFAULT_MAX_LOAD_N,
+        push_friction: float = DEFAULT_PUSH_FRICTION,
+    ) -> SafeRegion:
+        """The paper's sector closed on its pushing side by a stated friction limit.
+
+        The sector alone has no lower bound on ``f_y``: with ``f_x > 0`` it admits
+        ``f_y`` down to ``-f_x / tan(angle)`` (an implied friction coefficient of 1.7 at
+        30 deg), so an optimum may pull a gripper *down* the wall by friction that spines
+        on carpet do not give. Row 3 (push friction): ``-push_friction f_x - f_y <= 0``,
+        i.e. ``f_y >= -mu f_x``; with ``f_x < 0`` the sector row is the stricter one, so
+        the row only cuts the pushing side. ``push_friction = 0`` is ``f_y >= 0``.
+        Default 0.3: see :data:`DEFAULT_PUSH_FRICTION`.
+        """
+        if not (math.isfinite(push_friction) and 0.0 <= push_friction):
+            raise ConfigError(f"push_friction={push_friction!r} must be finite and >= 0")
+        base = cls.sector(angle_deg, max_load_n)
+        return cls(A=np.vstack([base.A, [[-push_friction, -1.0]]]), b=np.r_[base.b, 0.0],
+                   labels=(*base.labels, "push_friction"))
 
     @property
     def cone(self) -> tuple[np.ndarray, np.ndarray]:

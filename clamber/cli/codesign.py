@@ -35,7 +35,9 @@ EXAMPLES_SWEEP = """examples:
   clamber jumper sweep --samples 32 --workers 2 --json
   clamber jumper sweep --resume runs/sweep
 """
-FITNESS_CHOICES = {"coarse": None, "fine": "fine"}
+FITNESS_CHOICES = {"coarse": None, "fine": "fine", "robust": "fine"}
+#: Seeded one-jump landing trials per candidate under ``--fitness robust``.
+ROBUST_LANDING_TRIALS = 30
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -57,7 +59,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     cd.add_argument("--seed", type=seed_int,
                     help="seed of the CMA-ES sampler (default 0)")
     cd.add_argument("--fitness", choices=sorted(FITNESS_CHOICES),
-                    help="coarse solve only, or coarse then fine refinement (default fine)")
+                    help="coarse solve only, coarse then fine refinement (default fine), or "
+                    "robust: fine with the landing-margin options, scored by speed x ready "
+                    "rate over 30 seeded closed-loop trials")
     cd.add_argument("--settings", type=input_file,
                     help="TOML file setting any optimization setting of the fitness (safe "
                     "regions too; see clamber.jumper.settings_file)")
@@ -100,7 +104,9 @@ def _fitness_from_dict(d: dict[str, Any]):
 
     return FitnessConfig(settings=OptimizationSettings.from_dict(d["settings"]),
                          resolution=nodes(d["resolution"]), refine=nodes(d["refine"]),
-                         failure_speed=d["failure_speed"])
+                         failure_speed=d["failure_speed"],
+                         landing_trials=d.get("landing_trials", 0),
+                         landing_controller=d.get("landing_controller", "closed-loop"))
 
 
 def codesign_config(args: argparse.Namespace):
@@ -126,8 +132,17 @@ def codesign_config(args: argparse.Namespace):
         if args.torque_limit is not None:
             settings = settings.with_(torque_limit=args.torque_limit)
         refine = fitness.refine if args.fitness is None else FITNESS_CHOICES[args.fitness]
+        landing = fitness.landing_trials
+        if args.fitness == "robust":
+            from clamber.jumper.robust import robust_settings
+
+            settings, landing = robust_settings(settings), ROBUST_LANDING_TRIALS
+        elif args.fitness is not None:
+            landing = 0
         fitness = FitnessConfig(settings=settings, resolution=fitness.resolution,
-                                refine=refine, failure_speed=fitness.failure_speed)
+                                refine=refine, failure_speed=fitness.failure_speed,
+                                landing_trials=landing,
+                                landing_controller=fitness.landing_controller)
 
     def pick(name):
         v = getattr(args, name)

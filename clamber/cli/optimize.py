@@ -48,6 +48,10 @@ def optimize_command(args: argparse.Namespace) -> dict:
         changes["backend"] = args.backend
     base = load_settings(args.settings) if args.settings else OptimizationSettings()
     settings = base.with_(**changes)
+    if args.robust:
+        from clamber.jumper.robust import robust_settings
+
+        settings = robust_settings(settings)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
@@ -106,5 +110,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     opt.add_argument("--backend", choices=("compiled", "reference"),
                      help="NLP function evaluation: compiled C (default, cached) or reference")
     add_output_options(opt, "out/jumper")
+    opt.add_argument("--robust", action="store_true",
+                     help="add the landing-margin options (phase 4 at least 100 ms; "
+                     "clamber.jumper.robust)")
     opt.add_argument("--no-animation", action="store_true", help="skip the GIF only")
     opt.set_defaults(func=optimize_command)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 from pathlib import Path
 
 from clamber.cli.options import (
@@ -11,8 +12,11 @@ from clamber.cli.options import (
     add_execution_options,
     add_output_options,
     input_file,
+    non_negative_float,
+    non_negative_int,
     number_type,
     output_file,
+    positive_int,
     seed_int,
     supply_voltage,
 )
@@ -42,6 +46,8 @@ EXAMPLES_ROBUSTNESS = """examples:
   clamber jumper robustness sol.npz --trials 100 --mass-tol 0.1 --jitter 0.002
   clamber jumper robustness aimed.npz --trials 200 --foot-radius 0.010  # robot's real radius
 """
+EXAMPLES_ROBUSTNESS += (
+    "  clamber jumper robustness s.npz --controller closed-loop --jumps 10 --json\n")
 EXAMPLES_EXPORT = """examples:
   clamber jumper export out/jumper/solution.npz --out out/export
   clamber jumper export sol.npz --supply-voltage 7.4     # fails if 7.4 V cannot follow
@@ -63,11 +69,12 @@ def _load(path: Path):
 
 
 def _config(args: argparse.Namespace):
+    from clamber.experiments.calibration import calibrated_config
     from clamber.jumper.sim.motor import MotorParameters
-    from clamber.jumper.sim.simulate import SimulationConfig
 
     motor = MotorParameters(supply_voltage=args.supply_voltage)
-    return SimulationConfig(motor=motor, foot_radius=getattr(args, "foot_radius", None))
+    return calibrated_config(motor=motor, foot_radius=getattr(args, "foot_radius", None),
+                             controller=getattr(args, "controller", "open-loop"))
 
 
 def _simulate(args: argparse.Namespace) -> dict:
@@ -97,7 +104,8 @@ def _simulate(args: argparse.Namespace) -> dict:
 
 #: Options that define a robustness study, stored in its run folder so a resume replays it.
 STUDY_OPTIONS = {"trials": 30, "jumps": 1, "seed": 0, "mass_tol": None, "length_tol": None,
-                 "jitter": None, "supply_voltage": 12.0, "foot_radius": None}
+                 "jitter": None, "supply_voltage": 12.0, "foot_radius": None,
+                 "controller": "open-loop", "tol_scale": 1.0}
 
 
 def _study_options(args: argparse.Namespace, run_dir: Path) -> argparse.Namespace:
@@ -138,6 +146,7 @@ def _robustness(args: argparse.Namespace) -> dict:
     import json
 
     from clamber.cli.options import TrialProgress, evaluator_for, progress_enabled, run_folder
+    from clamber.experiments.calibration import calibrated_tolerances
     from clamber.experiments.robustness import robustness
     from clamber.jumper.sim.robustness import Tolerances
 
@@ -152,7 +161,7 @@ def _robustness(args: argparse.Namespace) -> dict:
             raise ConfigError("give the solution to play (or --resume RUN_DIR)")
         args.solution = stored_solution
     sol = _load(args.solution)
-    base = Tolerances()
+    base = calibrated_tolerances(args.tol_scale)
     tol = Tolerances(
         mass_rel=base.mass_rel if args.mass_tol is None else args.mass_tol,
         length_abs=base.length_abs if args.length_tol is None else args.length_tol,
@@ -168,6 +177,24 @@ def _robustness(args: argparse.Namespace) -> dict:
                          config=_config(args), tolerances=tol, evaluator=evaluator,
                          run_dir=run_dir, resume=bool(args.resume), progress=bar)
     return {**res.summary(), "run_dir": str(run_dir)}
+
+
+def _calibrate(args: argparse.Namespace) -> dict:
+    from clamber.experiments.calibration import calibrate, hardware_trajectories
+
+    if not args.json:
+        print("solving the optimized and the tuned jump ...", file=sys.stderr)
+    traj = hardware_trajectories()
+    grid = None
+    if args.quick:
+        grid = {"hook_timeconst": (0.006, 0.01), "tolerance_scale": (0.75,), "kd_scale": (0.5,)}
+    from clamber.cli.options import evaluator_for
+
+    with evaluator_for(args) as evaluator:
+        res = calibrate(traj, grid, args.trials, args.check_trials, args.seed, evaluator)
+    out = res.summary()
+    out["speeds_mps"] = {k: v.speed for k, v in traj.items()}
+    return out
 
 
 def _export(args: argparse.Namespace) -> dict:
@@ -246,9 +273,31 @@ def register(subparsers) -> None:
                      help="link length tolerance [m], 0-0.02 (0.001)")
     rob.add_argument("--jitter", type=jitter_s,
                      help="reference packet jitter [s], 0-0.02 (0.001)")
+    rob.add_argument("--controller", choices=("open-loop", "closed-loop"),
+                     help="reference clock and gains: playback, or event-triggered gain "
+                     "scheduling on the contact switches (default open-loop)")
+    rob.add_argument("--tol-scale", type=non_negative_float,
+                     help="every tolerance times this, on top of the calibrated scale (1)")
     add_output_options(rob, "out/robustness", figures=False)
     add_execution_options(rob)
     rob.set_defaults(func=_robustness)
+
+    cal = subparsers.add_parser(
+        "calibrate", help="fit the simulator to the paper's 30-trial hardware counts",
+        description="Solve the optimized and the hand-tuned jump of the nominal robot, grid-"
+        "search the hook compliance, tolerance scale and ESC damping against 12/30 front "
+        "catches, 1/30 ready (optimized) and 25/30 both caught (tuned), then rerun the best "
+        "point.",
+        formatter_class=FMT)
+    cal.add_argument("--trials", type=positive_int, default=60,
+                     help="trials per grid point (60)")
+    cal.add_argument("--check-trials", type=positive_int, default=200,
+                     help="trials of the check (200)")
+    cal.add_argument("--seed", type=non_negative_int, default=0)
+    cal.add_argument("--quick", action="store_true", help="a two-point grid (a smoke run)")
+    add_output_options(cal, None, figures=False)
+    add_execution_options(cal, resumable=False)
+    cal.set_defaults(func=_calibrate)
 
     exp = subparsers.add_parser(
         "export", help="500 Hz reference + voltage feed-forward for the robot",

@@ -142,14 +142,18 @@ class CodesignResult:
 
     @property
     def best_speed(self) -> float:
-        """[m/s] (NaN when nothing converged)."""
-        return self.best.fitness if self.best is not None else math.nan
+        """Speed of the best design [m/s] (NaN when nothing converged)."""
+        return self.best.speed_mps if self.best is not None else math.nan
 
     def summary(self) -> dict[str, Any]:
         """The run's figures, JSON-ready; ``findings`` checks the paper's three."""
         m = self.best_morphology
+        info = self.best.info if self.best is not None else {}
         return {
             "best_speed_mps": self.best_speed,
+            "best_fitness": self.best.fitness if self.best is not None else math.nan,
+            "best_ready_rate": info.get("ready_rate", math.nan),
+            "best_expected_speed_mps": info.get("expected_speed_mps", math.nan),
             "best_speed_bl_per_s": self.best_speed / m.body_length if m else math.nan,
             "best_morphology": m.to_dict() if m else None,
             "best_design": _design_mm_g(m) if m else None,
@@ -331,7 +335,8 @@ def _record(task: CandidateTask, outcome: Outcome, fitness: FitnessConfig,
         path = str(rel.with_suffix(".npz"))
     return TrialRecord(
         state=TrialState.COMPLETE if r.success else TrialState.FAIL,
-        fitness=r.speed_mps if r.success else fitness.failure_speed, speed_mps=r.speed_mps,
+        fitness=(r.speed_mps if math.isnan(r.fitness_mps) else r.fitness_mps) if r.success
+        else fitness.failure_speed, speed_mps=r.speed_mps,
         status=r.status, solve_time_s=r.solve_time_s, wall_time_s=r.wall_time_s,
         guess=r.guess, trajectory=path, error=r.error,
         info={**r.info, "refined": r.refined}, **common)

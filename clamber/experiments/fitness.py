@@ -52,12 +52,21 @@ class FitnessConfig:
     failure_speed: float = 0.0
     """Fitness of a failed evaluation [m/s]: no climbing. Converged jumps climb, so they
     rank above it; failures are told to the optimizer, never dropped."""
+    landing_trials: int = 0
+    """If > 0, the fitness is the expected speed: the speed times the ready-landing rate
+    of this many seeded one-jump trials in the calibrated simulator
+    (:func:`~clamber.experiments.landing_fitness.landing_fitness`); 0 scores the speed."""
+    landing_controller: str = "closed-loop"
+    """Controller of those trials ('open-loop' or 'closed-loop')."""
 
     def __post_init__(self) -> None:
         resolve_nodes(self.resolution)
         if self.refine is not None:
             resolve_nodes(self.refine)
         v.number("fitness", "failure_speed", self.failure_speed)
+        v.integer("fitness", "landing_trials", self.landing_trials, low=0)
+        v.choice("fitness", "landing_controller", self.landing_controller,
+                 ("open-loop", "closed-loop"))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -67,6 +76,8 @@ class FitnessConfig:
             "refine": self.refine if self.refine is None or isinstance(self.refine, str)
             else list(self.refine),
             "failure_speed": self.failure_speed,
+            "landing_trials": self.landing_trials,
+            "landing_controller": self.landing_controller,
         }
 
 
@@ -99,6 +110,8 @@ class CandidateResult:
     error: str = ""
     solution: TrajectorySolution | None = None
     info: dict[str, Any] = field(default_factory=dict)
+    fitness_mps: float = math.nan
+    """What the search is told when not the speed: the expected speed [m/s] (NaN: speed)."""
 
 
 def evaluate_candidate(task: CandidateTask) -> CandidateResult:
@@ -127,13 +140,20 @@ def evaluate_candidate(task: CandidateTask) -> CandidateResult:
         assert sol is not None
         sol.history = history
         ok = sol.status.success
+        info: dict[str, Any] = {"iterations": sum(h["iterations"] for h in history),
+                                "nodes": list(sol.nodes)}
+        fitness = math.nan
+        if ok and cfg.landing_trials > 0:
+            from clamber.experiments.landing_fitness import landing_fitness
+
+            landing = landing_fitness(sol, cfg.landing_trials, cfg.landing_controller)
+            info.update(landing)
+            fitness = landing["expected_speed_mps"]
         return CandidateResult(
             success=ok, status=sol.status.value, speed_mps=sol.speed if ok else math.nan,
             solve_time_s=sum(h["solve_time_s"] for h in history),
             wall_time_s=time.perf_counter() - t0, guess=label, refined=refined,
-            solution=sol if ok else None,
-            info={"iterations": sum(h["iterations"] for h in history),
-                  "nodes": list(sol.nodes)},
+            solution=sol if ok else None, info=info, fitness_mps=fitness,
         )
     except Exception as e:  # noqa: BLE001 - a crashing solve is a recorded failure
         return CandidateResult(

@@ -61,12 +61,26 @@ def robustness_trial(task: TrialTask) -> TrialOutcome:
     failure = next((f for f in map(jump_failure, done) if f is not None), None)
     if failure is None and not complete:
         failure = FailureReason.FELL
+    good = []
+    for j in done:
+        if not j.ready:
+            break
+        good.append(j)
+    first = done[0] if done else None
     metrics = {
         "caught": complete and all(j.front_catch for j in done),
         "ready": failure is None,
         "jumps_completed": len(done),
         "height_gain_m": float(sum(j.height_gain for j in done)) if done else math.nan,
         "tracking_rms_rad": max((j.tracking_rms for j in done), default=math.nan),
+        # The paper's per-jump counts, on the first jump.
+        "first_caught": bool(first and first.front_catch),
+        "first_both_caught": bool(first and first.front_catch and first.rear_catch),
+        "first_ready": bool(first and first.ready),
+        # The climb until its first failure: jumps, height [m] and time [s] (waits included).
+        "ready_jumps": len(good),
+        "climbed_m": float(sum(j.height_gain for j in good)),
+        "climb_time_s": float(sum(j.duration for j in good)),
     }
     detail = "" if failure is None else f"jump {len(done) - 1 if done else 0}"
     return TrialOutcome(failure is None, failure, detail, metrics)
@@ -81,16 +95,50 @@ class RobustnessResult:
     landing: Interval
     tolerances: Tolerances = field(default_factory=Tolerances)
     evaluator: dict[str, Any] = field(default_factory=dict)
+    jumps: int = 1
+    controller: str = "open-loop"
+
+    def count(self, key: str) -> Interval:
+        """Trials whose boolean metric ``key`` is true, with its Wilson interval."""
+        return wilson_interval(sum(bool(t.metrics.get(key)) for t in self.trials),
+                               len(self.trials))
+
+    @property
+    def ready(self) -> Interval:
+        """Ready landings of the first jump (the paper's per-jump trial)."""
+        return self.count("first_ready")
+
+    @property
+    def both_caught(self) -> Interval:
+        """First jump with both grippers caught (the tuned jump's 25/30 on hardware)."""
+        return self.count("first_both_caught")
+
+    @property
+    def climb_speed(self) -> float:
+        """Height over time of all ready jumps [m/s] (waits included); NaN if none."""
+        h = sum(float(t.metrics.get("climbed_m", 0.0)) for t in self.trials)
+        s = sum(float(t.metrics.get("climb_time_s", 0.0)) for t in self.trials)
+        return h / s if s > 0 else math.nan
 
     def summary(self) -> dict[str, Any]:
         from clamber.experiments.study import failure_counts
 
+        ready = self.ready
         return {
             "trials": len(self.trials),
+            "jumps": self.jumps,
+            "controller": self.controller,
             "catch_rate": self.catch.rate,
             "catch_interval": [self.catch.low, self.catch.high],
             "landing_rate": self.landing.rate,
             "landing_interval": [self.landing.low, self.landing.high],
+            "ready_rate": ready.rate,
+            "ready_interval": [ready.low, ready.high],
+            "first_catch_rate": self.count("first_caught").rate,
+            "both_caught_rate": self.both_caught.rate,
+            "climb_success_rate": self.landing.rate,
+            "climb_speed_mps": self.climb_speed,
+            "expected_speed_mps": ready.rate * self.climb_speed if ready.successes else 0.0,
             "confidence": self.catch.confidence,
             "failures": failure_counts(self.trials),
             "cpu_time_s": float(np.nansum([t.wall_time_s for t in self.trials])),
@@ -134,7 +182,8 @@ def robustness(sol: TrajectorySolution, trials: int, seed: int = 0, jumps: int =
         trials=records, catch=wilson_interval(caught, n),
         landing=wilson_interval(sum(t.success for t in records), n),
         tolerances=study.conditions[0].tolerances,
-        evaluator=evaluator.describe() if evaluator is not None else {"backend": "serial"})
+        evaluator=evaluator.describe() if evaluator is not None else {"backend": "serial"},
+        jumps=jumps, controller=study.conditions[0].config.controller)
 
 
 def solution_digest(sol: TrajectorySolution) -> str:

@@ -41,5 +41,6 @@ def wilson_interval(successes: int, trials: int, confidence: float = 0.95) -> In
         raise ConfigError(f"confidence = {confidence!r}: must lie in (0, 1)")
     ci = binomtest(successes, trials).proportion_ci(confidence_level=confidence,
                                                     method="wilson")
-    return Interval(successes / trials, max(0.0, float(ci.low)), min(1.0, float(ci.high)),
+    p = successes / trials  # the clamps absorb rounding at 0 and 1
+    return Interval(p, max(0.0, min(p, float(ci.low))), min(1.0, max(p, float(ci.high))),
                     successes, trials, confidence)

@@ -38,8 +38,13 @@ class OptimizationSettings:
     """r_foot [m]: a gripper is a disc; attached its centre sits at x = r_foot, free x >= r_foot."""
     motor_radius: float = 0.015
     """Inner joints (shoulder, spine, hip) stay this far from the wall [m]."""
-    safe_region_front: SafeRegion = field(default_factory=SafeRegion.sector)
-    safe_region_rear: SafeRegion = field(default_factory=SafeRegion.sector)
+    safe_region_front: SafeRegion = field(default_factory=SafeRegion.spined)
+    """Wall forces the front gripper holds [N]. Default: the paper's 30 deg sector and
+    15 N cap, closed on the pushing side by friction 0.3 (:meth:`SafeRegion.spined`); the
+    bare sector let the optimum drag a pushed gripper down the wall with an implied
+    friction coefficient of 1.7."""
+    safe_region_rear: SafeRegion = field(default_factory=SafeRegion.spined)
+    """Same for the rear gripper [N]."""
     torque_rate_weight: float = 1e-2
     """Penalty on torque changes between nodes, sum((dtau / torque_limit)^2) / N, in
     units of the objective [m/s]; makes the reference trackable and the optimum smooth
@@ -49,6 +54,17 @@ class OptimizationSettings:
     catch; 0 allows catches that only graze the wall, which perturbations turn into misses."""
     min_height_gain: float = 0.0
     """Lower bound on the height gained per jump [m]."""
+    speed_margin: float = 0.1
+    """Fraction of ``joint_speed_limit`` kept free at the nodes [-]: the speed peaks
+    between nodes (an independent replay of the default optimum overshot the node
+    limit by 3.3 rad/s, 8 %, without it)."""
+    clearance_margin: float = 0.001
+    """Extra clearance of the joints' motors at the nodes [m]. Free grippers get none: a
+    released gripper starts on the wall, so a margin there is infeasible; the replay
+    dips about 0.5 mm into the foot clearance next to releases and catches."""
+    force_margin: float = 0.15
+    """Distance [N] kept from every safe-region row at the nodes (the replay's forces
+    left the region by up to 0.12 N between nodes without it, by none with it)."""
     collocation: str = "trapezoidal"
     """'trapezoidal' (the paper's) or 'hermite-simpson' (4th order, adds midpoints)."""
     max_iterations: int = 1500
@@ -70,6 +86,8 @@ class OptimizationSettings:
                      "tolerance"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"settings.{name} = {getattr(self, name)!r}: must be > 0")
+        if self.speed_margin >= 1:
+            raise ConfigError(f"settings.speed_margin = {self.speed_margin}: must be < 1")
         if self.collocation not in COLLOCATIONS:
             raise ConfigError(
                 f"settings.collocation = {self.collocation!r}; allowed: {COLLOCATIONS}"

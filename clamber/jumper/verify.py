@@ -6,6 +6,11 @@ torques interpolated linearly between nodes as the trapezoidal rule assumes, and
 attached grippers held by their exact constraint forces (a KKT solve per evaluation).
 The state drift at the end of the phase says how much the collocation could exploit
 its discretization error; a solution whose speed does not survive this is suspect.
+
+The same replay, sampled densely between the nodes, checks every path limit where the
+optimizer does not look (:func:`limit_violations`): joint speed, torque (and the motor
+line), the clearances of joints and free grippers, and the safe region of every attached
+gripper's force. Each is reported at the optimized nodes and over the replay.
 """
 
 from __future__ import annotations
@@ -49,27 +54,39 @@ def _torque(time: float, t: np.ndarray, nodes: np.ndarray, mid: np.ndarray | Non
             + 2 * s * (s - 0.5) * nodes[k + 1])
 
 
-def phase_drift(sol: TrajectorySolution, rtol: float = 1e-10, atol: float = 1e-12) -> dict:
-    """Integrate every phase; report end-of-phase drift and the worst per-node drift."""
+def _replay_phase(sol: TrajectorySolution, p, rtol: float, atol: float):
+    """One phase integrated from its first node (dense output); None if it fails."""
+    m = jumper_model("com")
+    params = sol.morphology.parameters()
+    idx = np.flatnonzero(sol.phase == p.index)
+    t = sol.t[idx]
+    tau_nodes = sol.tau[idx]
+    tau_mid = None if sol.tau_mid is None else sol.tau_mid[idx]
+
+    def rhs(time, x):
+        tau = _torque(time, t, tau_nodes, tau_mid)
+        qdd, _ = constrained_acceleration(x[:6], x[6:], tau, params, p.contacts, m)
+        return np.r_[x[6:], qdd]
+
+    res = solve_ivp(rhs, (t[0], t[-1]), np.r_[sol.q[idx[0]], sol.qd[idx[0]]],
+                    method="DOP853", t_eval=t, rtol=rtol, atol=atol, dense_output=True)
+    return res, idx, tau_nodes, tau_mid
+
+
+def phase_drift(sol: TrajectorySolution, rtol: float = 1e-10, atol: float = 1e-12,
+                replays: dict | None = None) -> dict:
+    """Integrate every phase; report end-of-phase drift and the worst per-node drift.
+
+    ``replays`` (filled if given) keeps each phase's integration for the limit check.
+    """
     m = jumper_model("com")
     params = sol.morphology.parameters()
     out = {}
     worst_q, worst_qd = 0.0, 0.0
     for p in PHASES:
-        idx = np.flatnonzero(sol.phase == p.index)
-        t = sol.t[idx]
-        tau_nodes = sol.tau[idx]
-        x0 = np.r_[sol.q[idx[0]], sol.qd[idx[0]]]
-
-        tau_mid = None if sol.tau_mid is None else sol.tau_mid[idx]
-
-        def rhs(time, x, t=t, tau_nodes=tau_nodes, tau_mid=tau_mid, contacts=p.contacts):
-            tau = _torque(time, t, tau_nodes, tau_mid)
-            qdd, _ = constrained_acceleration(x[:6], x[6:], tau, params, contacts, m)
-            return np.r_[x[6:], qdd]
-
-        res = solve_ivp(rhs, (t[0], t[-1]), x0, method="DOP853", t_eval=t, rtol=rtol,
-                        atol=atol)
+        res, idx, *_ = replay = _replay_phase(sol, p, rtol, atol)
+        if replays is not None:
+            replays[p.index] = replay
         if not res.success:
             out[f"phase{p.index}"] = {"integration_failed": res.message}
             continue
@@ -101,9 +118,79 @@ def flight_ballistic_error(sol: TrajectorySolution) -> float:
     return float(np.abs(sol.q[idx, :2] - exact).max())
 
 
+#: Path limits checked by :func:`limit_violations`, with the unit of their violation.
+LIMITS = {"joint_speed": "rad/s", "torque": "N m", "joint_clearance": "m",
+          "foot_clearance": "m", "safe_region": "N"}
+
+
+def _path_violations(sol: TrajectorySolution, p, q: np.ndarray, qd: np.ndarray,
+                     tau: np.ndarray) -> dict[str, float]:
+    """Worst violation of each path limit over states ``q, qd`` (n, 6) and torques (n, 3).
+
+    0 means the limit holds everywhere; forces come from the exact constrained dynamics.
+    """
+    s = sol.settings
+    m = jumper_model("com")
+    params = sol.morphology.parameters()
+    w = np.abs(qd[:, 3:6])
+    out = {"joint_speed": float(np.max(w - s.joint_speed_limit, initial=0.0))}
+    cap = s.torque_limit * (1 - w / s.no_load_speed) if s.no_load_speed > 0 else s.torque_limit
+    out["torque"] = float(np.max(np.abs(tau) - cap, initial=0.0))
+    P = np.array(m.points.map(len(q))(q.T, params)).reshape(2, len(q), 5)
+    out["joint_clearance"] = float(np.max(s.motor_radius - P[0, :, 1:4], initial=0.0))
+    free = [k for c, k in (("front", 0), ("rear", 4)) if c not in p.contacts]
+    out["foot_clearance"] = float(np.max(s.foot_radius - P[0][:, free], initial=0.0))
+    worst = 0.0
+    regions = {"front": s.safe_region_front, "rear": s.safe_region_rear}
+    for k in range(len(q)) if p.contacts else ():
+        _, forces = constrained_acceleration(q[k], qd[k], tau[k], params, p.contacts, m)
+        for c, f in forces.items():
+            worst = max(worst, float(regions[c].violation(f)))
+    out["safe_region"] = worst
+    return out
+
+
+def limit_violations(sol: TrajectorySolution, samples_per_interval: int = 8,
+                     replays: dict | None = None) -> dict[str, dict[str, float]]:
+    """Worst violation of every path limit at the nodes and between them (0: holds).
+
+    ``between`` samples the independent replay (:func:`phase_drift`'s integration from
+    each phase's first node, torques interpolated as the collocation assumes)
+    ``samples_per_interval`` times per interval, nodes included; it therefore also
+    contains the replay's drift, which is what a robot playing the torques would see.
+    ``nodes`` evaluates the optimized nodes themselves (forces from the exact dynamics).
+    """
+    if replays is None:
+        replays = {}
+        phase_drift(sol, replays=replays)
+    report = {name: {"nodes": 0.0, "between": 0.0, "unit": unit} for name, unit in LIMITS.items()}
+    for p in PHASES:
+        res, idx, tau_nodes, tau_mid = replays[p.index]
+        t = sol.t[idx]
+        node = _path_violations(sol, p, sol.q[idx], sol.qd[idx], sol.tau[idx])
+        for name, v in node.items():
+            report[name]["nodes"] = max(report[name]["nodes"], v)
+        if not res.success:
+            continue
+        s = np.linspace(0.0, 1.0, samples_per_interval + 1)
+        times = np.unique((t[:-1, None] + np.diff(t)[:, None] * s[None, :]).ravel())
+        x = res.sol(times).T
+        tau = np.array([_torque(tt, t, tau_nodes, tau_mid) for tt in times])
+        between = _path_violations(sol, p, x[:, :6], x[:, 6:], tau)
+        for name, v in between.items():
+            report[name]["between"] = max(report[name]["between"], v)
+    return report
+
+
 def attach_accuracy(sol: TrajectorySolution) -> TrajectorySolution:
-    """Fill ``sol.accuracy`` with the phase drifts and the flight check; returns ``sol``."""
-    acc = phase_drift(sol)
+    """Fill ``sol.accuracy`` with the phase drifts, the flight check and the limit check.
+
+    ``accuracy["limits"][name]["between"]`` is the worst violation of each path limit
+    over the replay between nodes (units in ``["unit"]``; 0: holds).
+    """
+    replays: dict = {}
+    acc = phase_drift(sol, replays=replays)
     acc["flight_ballistic_error_m"] = flight_ballistic_error(sol)
+    acc["limits"] = limit_violations(sol, replays=replays)
     sol.accuracy = acc
     return sol

@@ -60,7 +60,9 @@ def anchor(ctx: Context, phase: int, gripper: str) -> ca.MX:
 
 def _safe_upper(gripper: str):
     def upper(s) -> np.ndarray:
-        return getattr(s, f"safe_region_{gripper}").b
+        region = getattr(s, f"safe_region_{gripper}")
+        # each row pulled in by a force margin [N], so the region holds between nodes too
+        return region.b - s.force_margin * np.linalg.norm(region.A, axis=1)
     upper.__name__ = f"safe_region_{gripper}_b"
     return upper
 

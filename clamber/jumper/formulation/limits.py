@@ -35,7 +35,8 @@ def wall_distances() -> ca.Function:
 
 
 def _motor_radius(s: OptimizationSettings) -> float:
-    return s.motor_radius
+    """Inner joints keep the motor radius plus a margin (the limit holds between nodes)."""
+    return s.motor_radius + s.clearance_margin
 
 
 def _foot_radius(s: OptimizationSettings) -> float:
@@ -74,7 +75,8 @@ def variable_bounds(variables: Layout, nodes: tuple[int, ...],
     """Lower and upper simple bounds on the decision vector (physical units)."""
     lo = variables.pack({}, -INF)
     hi = variables.pack({}, INF)
-    ang, speed = s.joint_angle_limit, s.joint_speed_limit
+    # joint speeds keep a margin at the nodes so the limit holds between them too
+    ang, speed = s.joint_angle_limit, s.joint_speed_limit * (1 - s.speed_margin)
     for p, n in zip(PHASES, nodes, strict=True):
         pre = f"p{p.index}."
         b = variables.blocks[pre + "q"]

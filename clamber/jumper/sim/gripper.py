@@ -14,6 +14,12 @@ the gripper centre within ``distance`` of its attached position (``x = foot_radi
 its speed at most ``max_speed``, the approach speed into the wall at most
 ``max_normal_speed`` (faster impacts bounce), and the distal link (joint -> gripper)
 within ``max_angle_deg`` of the inward wall normal (-x), so the spines face the wall.
+
+The foot itself pivots passively on the gripper (:class:`FootPivot`, the paper's wrist
+with a weak rubber-band return spring): a sharp deceleration of the distal link flips
+the foot, whose centre of mass sits off the pivot, and the spines then face away from
+the wall. The front foot's spar stops that flip early; the rear foot has no spar. A
+free foot hooks only while its sole is within ``capture_angle`` of the wall.
 """
 
 from __future__ import annotations
@@ -77,6 +83,86 @@ class CaptureWindow:
             return False
         cos_angle = -link_dx / norm
         return cos_angle >= math.cos(math.radians(self.max_angle_deg))
+
+
+@dataclass(frozen=True)
+class FootPivot:
+    r"""Passive wrist of a spined foot (units in brackets).
+
+    One rotational degree of freedom per free foot, driven by the measured acceleration
+    of its pivot (one-way coupled: the 10 g foot's reaction on the robot is neglected):
+
+    .. math:: I \ddot\beta = -k (\beta - \beta_{rest}) - c (\dot\beta - \dot\phi)
+              + m r_c [\sin\beta\, a_x - \cos\beta\, (a_y + g)]
+
+    with ``beta`` the direction of the foot's centre of mass from the pivot, ``phi`` the
+    distal link's angle, ``beta_rest = phi + psi_rest`` (the spring holds the sole flush
+    with the wall at the optimized catch pose) and ``I = 1.5 m r_c^2`` (a plate about its
+    edge, an approximation). The spar (front) or the foot's body (rear) stops
+    ``|beta - beta_rest|`` at a hard, inelastic limit.
+    """
+
+    com_offset: float = 0.008
+    """r_c: pivot to the foot's centre of mass [m] (close to the wall, as in the paper)."""
+    spring: float = 0.004
+    """k: return spring [N m/rad]; weak: about 5 times the foot's own gravity torque."""
+    damping: float = 2e-5
+    """c: pivot friction [N m s/rad]."""
+    spar_angle: float = 0.35
+    """Front foot's largest rotation off its rest angle, set by the spar [rad]."""
+    rear_stop_angle: float = 1.2
+    """Rear foot's largest rotation (no spar; its body hits the link) [rad]."""
+    capture_angle: float = 0.6
+    """Largest sole-to-wall angle at which the spines engage [rad]."""
+
+    def __post_init__(self) -> None:
+        for name in ("com_offset", "spring", "damping", "spar_angle", "rear_stop_angle",
+                     "capture_angle"):
+            v = getattr(self, name)
+            if not (math.isfinite(v) and v >= 0):
+                raise ConfigError(f"pivot.{name} = {v!r}: must be finite and >= 0")
+        if self.com_offset <= 0:
+            raise ConfigError(f"pivot.com_offset = {self.com_offset}: must be > 0")
+
+
+class FootState:
+    """Angle of one free foot, integrated at the ESC rate (semi-implicit Euler)."""
+
+    def __init__(self, pivot: FootPivot, mass: float, rest_offset: float, stop: float) -> None:
+        self.k, self.c = pivot.spring, pivot.damping
+        self.mr = mass * pivot.com_offset
+        self.inertia = 1.5 * mass * pivot.com_offset ** 2
+        self.rest_offset = rest_offset  # psi_rest [rad]
+        self.stop = stop
+        self.capture_angle = pivot.capture_angle
+        self.beta = math.pi  # flush with the wall: centre of mass toward it
+        self.rate = 0.0
+
+    def flush(self) -> None:
+        """Hooked: the sole lies on the wall."""
+        self.beta, self.rate = math.pi, 0.0
+
+    def step(self, dt: float, phi: float, phi_rate: float, ax: float, ay: float) -> None:
+        """Advance ``dt`` [s]: link angle ``phi`` [rad], its rate, pivot accel [m/s^2]."""
+        rel = self.beta - phi - self.rest_offset
+        rel = (rel + math.pi) % (2 * math.pi) - math.pi
+        torque = (-self.k * rel - self.c * (self.rate - phi_rate)
+                  + self.mr * (math.sin(self.beta) * ax - math.cos(self.beta) * (ay + 9.81)))
+        self.rate += dt * torque / self.inertia
+        rel += dt * self.rate
+        if abs(rel) > self.stop:
+            rel = math.copysign(self.stop, rel)
+            self.rate = phi_rate
+        self.beta = phi + self.rest_offset + rel
+
+    @property
+    def sole_angle(self) -> float:
+        """Angle between the sole and the wall [rad] (0: flush)."""
+        return abs((self.beta - math.pi + math.pi) % (2 * math.pi) - math.pi)
+
+    @property
+    def faces_wall(self) -> bool:
+        return self.sole_angle <= self.capture_angle
 
 
 class Gripper:

@@ -42,6 +42,15 @@ class Tolerances:
     jitter: float = 0.001
     """Each 500 Hz reference packet arrives U(0, a) late [s]."""
 
+    def scaled(self, factor: float) -> Tolerances:
+        """Every half-width times ``factor`` (rates capped below 1)."""
+        if not (math.isfinite(factor) and factor >= 0):
+            raise ConfigError(f"tolerance scale {factor!r}: must be finite and >= 0")
+        values = {k: v * factor for k, v in self.__dict__.items()}
+        for k in ("mass_rel", "gain_rel", "motor_rel"):
+            values[k] = min(values[k], 0.9)
+        return Tolerances(**values)
+
     def __post_init__(self) -> None:
         for name, v in self.__dict__.items():
             if not (math.isfinite(v) and v >= 0):

@@ -1,18 +1,21 @@
-"""Open-loop playback of an optimized jump in MuJoCo, as the robot would run it.
+"""Playback of an optimized jump in MuJoCo, as the robot would run it.
 
-Timing as on the robot: the main board streams the joint reference and voltage
-feed-forward at 500 Hz (each packet may arrive late by up to ``jitter``); each joint's
-ESC runs its PD law at 1 kHz on the newest packet; the motors (DC model with back-EMF
-and supply limit) turn the voltage into torque, held constant over the ESC period
-(one 1 ms physics step by default; ``physics_substeps`` refines it). Gripper releases
-travel with the reference packets; catches are armed ``arm_lead`` before the optimized
-catch and missed if the gripper has not hooked ``catch_timeout`` after it. Jumps follow
-each other with the same reference, shifted by one period; nothing is fed back.
+Timing as on the robot: the main board sends the joint reference and voltage
+feed-forward at 500 Hz (each packet may arrive late by up to ``jitter``); which instant
+of the reference it sends is the controller's choice (:mod:`clamber.jumper.sim.control`:
+open-loop playback or event-triggered catching). Each joint's ESC runs its PD law at
+1 kHz on the newest packet with quantized encoder angles; the motors (DC model with
+back-EMF and supply limit) turn the voltage into torque, held constant over the ESC
+period. Gripper releases travel with the packets; catches are armed ``arm_lead`` before
+the optimized catch and missed if the gripper has not hooked ``catch_timeout`` after the
+reference reached it. Free feet pivot passively (:class:`~clamber.jumper.sim.gripper.FootPivot`)
+and hook only with the sole facing the wall.
 
-Outcomes per jump (:class:`JumpRecord`): the front catch, the rear catch, whether the
-robot is *ready* at the end of the jump (both grippers hooked, nothing torn, the
-gripper separation and joint angles close to the optimized start so the next jump's
-reference is reachable), the height gained and the tracking error.
+A run is a :class:`JumpTrial`: set up once, stepped at 1 kHz, read out as a
+:class:`SimulationResult`. Outcomes per jump (:class:`JumpRecord`): the front catch, the
+rear catch, whether the robot is *ready* when the next jump starts (both grippers
+hooked, nothing torn, the gripper separation and joint angles close to the optimized
+start), the height gained, the time taken and the tracking error.
 """
 
 from __future__ import annotations
@@ -27,8 +30,15 @@ import numpy as np
 from clamber.exceptions import ConfigError
 from clamber.jumper.mjcf import Geometry, load_scene
 from clamber.jumper.model import jumper_model
-from clamber.jumper.sim.gripper import CaptureWindow, Gripper
+from clamber.jumper.sim.control import (
+    EventTriggeredSettings,
+    ReferenceClock,
+    Sensors,
+    make_clock,
+)
+from clamber.jumper.sim.gripper import CaptureWindow, FootPivot, FootState, Gripper
 from clamber.jumper.sim.motor import ESC_RATE_HZ, EscGains, MotorParameters
+from clamber.jumper.sim.recorder import Recorder
 from clamber.jumper.sim.reference import Reference, build_reference, optimized_angles
 from clamber.jumper.solution import TrajectorySolution
 
@@ -38,9 +48,9 @@ LOG_COLUMNS = (
     "vx5", "vy5", "vphi5", "w_hip", "w_spine", "w_shoulder",
     "v_hip", "v_spine", "v_shoulder", "tau_hip", "tau_spine", "tau_shoulder",
     "fx_front", "fy_front", "fx_rear", "fy_rear", "front_hooked", "rear_hooked",
-    "ref_hip", "ref_spine", "ref_shoulder",
+    "ref_hip", "ref_spine", "ref_shoulder", "ref_time", "sole_front", "sole_rear",
 )
-_C = {name: i for i, name in enumerate(LOG_COLUMNS)}
+GRIPPERS = ("front", "rear")
 
 
 @dataclass(frozen=True)
@@ -51,31 +61,41 @@ class SimulationConfig:
     """Nominal motor module (the feed-forward is computed with it)."""
     gains: EscGains = field(default_factory=EscGains)
     capture: CaptureWindow = field(default_factory=CaptureWindow)
+    pivot: FootPivot = field(default_factory=FootPivot)
+    sensors: Sensors = field(default_factory=Sensors)
+    hook_timeconst: float = 0.002
+    """Time constant of a hooked gripper's pin [s] (MuJoCo solref): the compliance of
+    spines in carpet loops. Stiff pins stop the robot in a 1-2 ms impact spike."""
+    hook_dampratio: float = 1.0
+    """Damping ratio of the pin [-]; below 1 the gripper bounces on the wall at impact."""
+    controller: str = "open-loop"
+    """Reference clock: 'open-loop' or 'closed-loop' (event-triggered catching)."""
+    event_triggered: EventTriggeredSettings = field(default_factory=EventTriggeredSettings)
     arm_lead: float = 0.03
     """A gripper is armed this long before its optimized catch [s]."""
     catch_timeout: float = 0.05
-    """A catch not made this long after the optimized catch is a miss [s]."""
+    """A catch not made this long after the reference reached it is a miss [s]."""
     ready_distance_tol: float = 0.01
     """Ready: gripper separation within this of the optimized stance [m]."""
     ready_angle_tol: float = 0.35
     """Ready: every joint within this of the optimized start angle [rad]."""
     settle_time: float = 0.1
-    """Extra time simulated after the last jump, holding the last reference [s]."""
+    """Extra time simulated after the last jump when recording, holding the stance [s]."""
     physics_substeps: int = 1
+    """Physics steps per 1 kHz ESC period (step = 1 ms / substeps)."""
     foot_radius: float | None = None
     """The robot's gripper radius [m]; None takes the optimization's. Optimizing with a
     smaller radius than the robot's aims the catches into the wall (a catch margin)."""
-    """Physics steps per 1 kHz ESC period (step = 1 ms / substeps); 2 halves the step at
-    half the speed and moves catch times by a few ms."""
 
     def __post_init__(self) -> None:
         for name in ("arm_lead", "catch_timeout", "ready_distance_tol", "ready_angle_tol",
-                     "settle_time"):
+                     "settle_time", "hook_timeconst", "hook_dampratio"):
             v = getattr(self, name)
             if not (math.isfinite(v) and v >= 0):
                 raise ConfigError(f"simulation.{name} = {v!r}: must be finite and >= 0")
         if self.physics_substeps < 1:
             raise ConfigError(f"simulation.physics_substeps = {self.physics_substeps}: >= 1")
+        make_clock(self.controller, 1.0, [0.0] * 6, 1)  # validates the name
 
 
 @dataclass(frozen=True)
@@ -121,6 +141,7 @@ class JumpRecord:
     tracking_max: float  # [rad]
     tear_offs: int
     fell: bool
+    duration: float = float("nan")  # [s] from the jump's start to the next jump's start
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -142,7 +163,9 @@ class SimulationResult:
         """One column of the log by name (see :data:`LOG_COLUMNS`)."""
         if self.log is None:
             raise ConfigError("this simulation was run with record=False: no log")
-        return self.log[:, _C[name]]
+        if name not in LOG_COLUMNS:
+            raise ConfigError(f"log column {name!r} unknown; allowed: {LOG_COLUMNS}")
+        return self.log[:, LOG_COLUMNS.index(name)]
 
     @property
     def realtime_factor(self) -> float:
@@ -158,17 +181,6 @@ class SimulationResult:
             "simulated_s": self.duration,
             "realtime_factor": self.realtime_factor,
         }
-
-
-def _reference_index(n_ticks: int, n_samples: int, rate_hz: float, delay: float, jitter: float,
-                     seed: int) -> np.ndarray:
-    """Newest reference packet the ESC holds at each 1 kHz tick (-1: none yet)."""
-    arrival = np.arange(n_samples) / rate_hz + delay
-    if jitter > 0:
-        arrival = arrival + np.random.default_rng(seed).uniform(0.0, jitter, n_samples)
-    arrival = np.maximum.accumulate(arrival)
-    ticks = np.arange(n_ticks) / ESC_RATE_HZ
-    return np.searchsorted(arrival, ticks + 1e-12, side="right") - 1
 
 
 def initial_state(sol: TrajectorySolution) -> tuple[np.ndarray, np.ndarray, float]:
@@ -197,208 +209,372 @@ def close_stance(q: np.ndarray, parameters: np.ndarray, front: np.ndarray,
     return q
 
 
+def catch_link_angles(sol: TrajectorySolution) -> tuple[float, float]:
+    """Angle [rad] of each distal link (joint -> gripper) at its optimized catch."""
+    out = []
+    for phase, (g, j) in ((4, (0, 1)), (5, (4, 3))):
+        k = int(np.flatnonzero(sol.phase == phase)[0])
+        d = sol.points[k, :, g] - sol.points[k, :, j]
+        out.append(math.atan2(d[1], d[0]))
+    return out[0], out[1]
+
+
+class _Packet:
+    """One reference packet: joint targets [rad], speed targets [rad/s], voltages [V]."""
+
+    __slots__ = ("arrival", "theta", "omega", "volt", "commands", "kp_scale", "kd_scale")
+
+    def __init__(self, arrival, theta, omega, volt, commands, kp_scale=1.0,
+                 kd_scale=1.0) -> None:
+        self.arrival, self.theta, self.omega, self.volt = arrival, theta, omega, volt
+        self.commands, self.kp_scale, self.kd_scale = commands, kp_scale, kd_scale
+
+
+class JumpTrial:
+    """One playback: :meth:`setup` (in the constructor), :meth:`step`, :meth:`result`."""
+
+    def __init__(self, sol: TrajectorySolution, jumps: int = 1,
+                 config: SimulationConfig | None = None,
+                 realization: Realization | None = None, record: bool = True,
+                 clock: ReferenceClock | None = None) -> None:
+        if jumps < 1:
+            raise ConfigError(f"jumps = {jumps}: must be at least 1")
+        self.sol, self.jumps, self.record = sol, jumps, record
+        self.cfg = config or SimulationConfig()
+        self.real = realization or Realization.nominal(sol, self.cfg)
+        self.t_start = time.perf_counter()
+        self.ref = build_reference(sol, self.cfg.motor)
+        self.clock = clock or make_clock(self.cfg.controller, self.ref.period,
+                                         self.ref.phase_times, jumps, self.cfg.event_triggered)
+        self._setup_model()
+        self._setup_state()
+        self._setup_schedule()
+
+    # ---- set-up --------------------------------------------------------------------------
+    def _setup_model(self) -> None:
+        sol, cfg = self.sol, self.cfg
+        self.geometry = Geometry(foot_radius=cfg.foot_radius or sol.settings.foot_radius,
+                                 motor_radius=sol.settings.motor_radius,
+                                 timestep=1.0 / ESC_RATE_HZ / cfg.physics_substeps)
+        self.m = load_scene(self.real.parameters, self.geometry)
+        self.d = mujoco.MjData(self.m)
+        m = self.m
+        self.site = [m.site(f"{g}_gripper").id for g in GRIPPERS]
+        self.joint_body = [m.body("link1").id, m.body("link3").id]  # joint next to each gripper
+        self.foot_geom = [m.geom(f"{g}_foot").id for g in GRIPPERS]
+        self.eq = [m.equality(f"{g}_hook").id for g in GRIPPERS]
+        for e in self.eq:
+            m.eq_solref[e] = (max(self.cfg.hook_timeconst, 2 * self.geometry.timestep),
+                              self.cfg.hook_dampratio)
+        self.dt = 1.0 / ESC_RATE_HZ
+
+    def _setup_state(self) -> None:
+        sol, real, cfg, d = self.sol, self.real, self.cfg, self.d
+        q0, qd0, self.separation0 = initial_state(sol)
+        front0 = np.array(jumper_model("rear_foot").points(q0, sol.morphology.parameters()))[:, 0]
+        d.qpos[:] = close_stance(q0 + real.q0_offset, np.asarray(real.parameters, float),
+                                 front0 + (0.0, real.front_offset))
+        d.qvel[:] = qd0 + real.qd0_offset
+        mujoco.mj_forward(self.m, d)
+        regions = (sol.settings.safe_region_front, sol.settings.safe_region_rear)
+        self.grip = [Gripper(g, regions[i], cfg.capture, self.dt, hooked=True)
+                     for i, g in enumerate(GRIPPERS)]
+        p = np.asarray(real.parameters, float)
+        link = catch_link_angles(sol)
+        stops = (cfg.pivot.spar_angle, cfg.pivot.rear_stop_angle)
+        self.feet = [FootState(cfg.pivot, float(p[8] if i == 0 else p[4]), math.pi - link[i],
+                               stops[i]) for i in range(2)]
+        for i in range(2):
+            self._hook(i, at_wall=False)
+        self.y_rear_start = float(d.site_xpos[self.site[1], 1])
+        self.history = [[None, None, None], [None, None, None]]  # last gripper positions
+        self.link_prev = [None, None]
+
+    def _setup_schedule(self) -> None:
+        cfg, ref = self.cfg, self.ref
+        self.rng = np.random.default_rng(self.real.seed)
+        self.board_period = 1.0 / ref.rate_hz
+        self.board_every = round(ESC_RATE_HZ / ref.rate_hz)
+        self.last_arrival = -math.inf
+        self.pending: list[_Packet] = []
+        self.packet: _Packet | None = None
+        self.prev_theta = ref.theta[0]
+        self.r_prev = -1e-12  # reference time of the previous packet [s]
+        self.r = 0.0  # reference time of the newest packet [s]
+        pt = ref.phase_times
+        # Reference instants within a jump that trigger something: (instant, gripper, action).
+        self.triggers = sorted([(pt[1], 0, "release"), (pt[2], 1, "release"),
+                                (pt[3] - cfg.arm_lead, 0, "arm"),
+                                (pt[4] - cfg.arm_lead, 1, "arm"),
+                                (pt[3], 0, "deadline"), (pt[4], 1, "deadline")])
+        self.deadline = [math.inf, math.inf]
+        self.hook_time = [math.inf, math.inf]
+        self.caught, self.tears, self.fell = [False, False], 0, False
+        self.events: list[tuple[float, str, str]] = []
+        self.records: list[JumpRecord] = []
+        self.jump_t0, self.j = 0.0, 0
+        self.done = False
+        self.track: list[tuple[float, float, float, float]] = []  # (r, hip, spine, shoulder)
+        n = round((self.jumps * ref.period + 2.0) * ESC_RATE_HZ)
+        self.rec = Recorder(LOG_COLUMNS, n) if self.record else None
+        self.stop_tick = None
+        self.enc_prev: list[float] | None = None
+        self.speed_est: list[float] = [0.0, 0.0, 0.0]
+        tf = cfg.sensors.speed_filter
+        self.speed_alpha = math.exp(-self.dt / tf) if tf > 0 else 0.0
+
+    # ---- actuation of the grippers -------------------------------------------------------
+    def _hook(self, i: int, at_wall: bool) -> None:
+        pos = self.d.site_xpos[self.site[i]]
+        r = self.geometry.foot_radius
+        self.m.eq_data[self.eq[i], 3:6] = (r if at_wall else pos[0], pos[1], 0.0)
+        self.d.eq_active[self.eq[i]] = 1
+        self.m.geom_contype[self.foot_geom[i]] = 0  # a hooked gripper's wall force is the pin's
+        self.feet[i].flush()
+
+    def _unhook(self, i: int) -> None:
+        self.d.eq_active[self.eq[i]] = 0
+        self.m.geom_contype[self.foot_geom[i]] = 1
+
+    # ---- the main board (500 Hz) -----------------------------------------------------------
+    def _switches(self, t: float) -> tuple[bool, bool]:
+        lat = self.cfg.sensors.switch_latency
+        return tuple(self.grip[i].hooked and t - self.hook_time[i] >= lat - 1e-9
+                     for i in range(2))
+
+    def _board_tick(self, t: float) -> None:
+        r = self.clock.advance(self.board_period, self._switches(t))
+        T, ref = self.ref.period, self.ref
+        k = min(math.floor(r / T + 1e-9), self.jumps)
+        commands = []
+        for kk in range(max(0, math.floor(self.r_prev / T + 1e-9)), min(k, self.jumps - 1) + 1):
+            for instant, gi, action in self.triggers:
+                if self.r_prev < kk * T + instant <= r + 1e-12:
+                    commands.append((gi, action))
+        idx = 0 if k >= self.jumps else min(int((r - k * T) * ref.rate_hz + 1e-9),
+                                             len(ref.theta) - 1)
+        theta, volt = ref.theta[idx], ref.voltage[idx]
+        omega = (theta - self.prev_theta) * ref.rate_hz
+        self.prev_theta = theta
+        self.r_prev, self.r = r, r
+        delay = self.real.start_delay + (self.rng.uniform(0.0, self.real.jitter)
+                                         if self.real.jitter > 0 else 0.0)
+        arrival = max(t + delay, self.last_arrival)
+        self.last_arrival = arrival
+        self.pending.append(_Packet(arrival, theta.tolist(), omega.tolist(), volt.tolist(),
+                                    commands, self.clock.kp_scale, self.clock.kd_scale))
+        self._jump_boundaries(t, r)
+
+    def _jump_boundaries(self, t: float, r: float) -> None:
+        """Close the record of every jump whose end the reference has passed."""
+        T = self.ref.period
+        while len(self.records) < self.jumps and r > (len(self.records) + 1) * T + 1e-9:
+            self._end_jump(t)
+            if self.done:
+                return
+
+    def _receive(self, t: float) -> None:
+        while self.pending and self.pending[0].arrival <= t + 1e-12:
+            pk = self.pending.pop(0)
+            self.packet = pk
+            for gi, action in pk.commands:
+                self._command(t, gi, action)
+
+    def _command(self, t: float, gi: int, action: str) -> None:
+        g = self.grip[gi]
+        if action == "release":
+            if g.hooked:
+                self._unhook(gi)
+                self.events.append((t, GRIPPERS[gi], "release"))
+            g.release()
+        elif action == "arm":
+            g.arm()
+            self.history[gi] = [None, None, None]
+        else:
+            self.deadline[gi] = t + self.cfg.catch_timeout
+
+    # ---- the ESCs (1 kHz) ------------------------------------------------------------------
+    def _encoders(self, q: list[float]) -> tuple[list[float], list[float]]:
+        """Quantized joint angles [rad] and the ESCs' filtered speed estimates [rad/s]."""
+        res = self.cfg.sensors.encoder_resolution
+        angles = [round(x / res) * res if res > 0 else x for x in q[3:6]]
+        if self.enc_prev is None:
+            self.enc_prev, self.speed_est = angles, list(self.d.qvel[3:6])
+        a = self.speed_alpha
+        self.speed_est = [a * s + (1 - a) * (x - p) / self.dt
+                          for s, x, p in zip(self.speed_est, angles, self.enc_prev, strict=True)]
+        self.enc_prev = angles
+        return angles, self.speed_est
+
+    def _esc(self) -> tuple[list[float], list[float]]:
+        pk, d = self.packet, self.d
+        q = d.qpos.tolist()
+        w = d.qvel.tolist()
+        angles, speeds = self._encoders(q)
+        volts, taus = [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]
+        for i in range(3):
+            if pk is not None:
+                g = self.real.gains[i]
+                v = (g.kp * pk.kp_scale * (pk.theta[i] - angles[i])
+                     + g.kd * pk.kd_scale * (pk.omega[i] - speeds[i]) + pk.volt[i])
+                vs = self.real.motors[i].supply_voltage
+                volts[i] = vs if v > vs else (-vs if v < -vs else v)
+            mo = self.real.motors[i]
+            taus[i] = mo.gain * volts[i] - mo.damping * w[3 + i]
+        d.ctrl[:] = taus
+        return volts, taus
+
+    # ---- grippers and feet after a physics step -------------------------------------------
+    def _tear_check(self, t: float) -> list[float]:
+        forces = [math.nan] * 4
+        if not (self.grip[0].hooked or self.grip[1].hooked):
+            return forces
+        efc = self.d.efc_force.tolist()  # equality rows first, in equality order
+        row = 0
+        for gi in (0, 1):
+            if self.grip[gi].hooked:
+                fx, fy = efc[row], efc[row + 1]
+                row += 3
+                forces[2 * gi: 2 * gi + 2] = (fx, fy)
+                if self.grip[gi].check_force(fx, fy):
+                    self._unhook(gi)
+                    self.tears += 1
+                    self.events.append((t, GRIPPERS[gi], "tear"))
+        return forces
+
+    def _feet(self, t: float) -> None:
+        d, dt = self.d, self.dt
+        for gi in (0, 1):
+            g = self.grip[gi]
+            px, py = d.site_xpos[self.site[gi], 0:2].tolist()
+            jx, jy = d.xpos[self.joint_body[gi], 0:2].tolist()
+            phi = math.atan2(py - jy, px - jx)
+            h = self.history[gi]
+            h[0], h[1], h[2] = h[1], h[2], (px, py)
+            prev_phi, self.link_prev[gi] = self.link_prev[gi], phi
+            if g.hooked:
+                continue
+            phi_rate = 0.0 if prev_phi is None else \
+                ((phi - prev_phi + math.pi) % (2 * math.pi) - math.pi) / dt
+            if h[0] is not None:
+                ax = (h[2][0] - 2 * h[1][0] + h[0][0]) / dt**2
+                ay = (h[2][1] - 2 * h[1][1] + h[0][1]) / dt**2
+                self.feet[gi].step(dt, phi, phi_rate, ax, ay)
+            if g.armed and h[1] is not None and self.feet[gi].faces_wall:
+                r = self.geometry.foot_radius
+                if g.try_capture(px - r, (px - h[1][0]) / dt, (py - h[1][1]) / dt,
+                                 px - jx, py - jy):
+                    self._hook(gi, at_wall=True)
+                    self.caught[gi] = True
+                    self.hook_time[gi] = t
+                    self.events.append((t, GRIPPERS[gi], "hook"))
+
+    def _misses(self, t: float) -> None:
+        for gi in (0, 1):
+            if t >= self.deadline[gi]:
+                self.deadline[gi] = math.inf
+                if self.grip[gi].armed:
+                    self.grip[gi].armed = False
+                    self.events.append((t, GRIPPERS[gi], "miss"))
+                if gi == 0 and not (self.grip[0].hooked or self.grip[1].hooked):
+                    self.fell = True
+        if self.fell and len(self.records) < self.jumps:
+            self._end_jump(t)
+
+    # ---- one tick --------------------------------------------------------------------------
+    def step(self) -> None:
+        """One 1 kHz ESC tick: board (every other tick), ESC, physics, grippers, outcomes."""
+        j, t = self.j, self.j * self.dt
+        if j % self.board_every == 0:
+            self._board_tick(t)
+            if self.done:
+                return
+        self._receive(t)
+        q = self.d.qpos.tolist()
+        w = self.d.qvel.tolist()
+        volts, taus = self._esc()
+        mujoco.mj_step(self.m, self.d, self.cfg.physics_substeps)
+        t1 = t + self.dt
+        forces = self._tear_check(t1)
+        self._feet(t1)
+        self._misses(t1)
+        self.track.append((self.r, q[3], q[4], q[5]))
+        if self.rec is not None:
+            self._write(j, t, q, w, volts, taus, forces)
+        self.j += 1
+        if self.stop_tick is not None and self.j >= self.stop_tick:
+            self.done = True
+
+    def _write(self, j, t, q, w, volts, taus, forces) -> None:
+        rec = self.rec
+        rec.write(j, "t", t)
+        rec.write_many(j, LOG_COLUMNS[1:7], q)
+        rec.write_many(j, LOG_COLUMNS[7:13], w)
+        rec.write_many(j, ("v_hip", "v_spine", "v_shoulder"), volts)
+        rec.write_many(j, ("tau_hip", "tau_spine", "tau_shoulder"), taus)
+        rec.write_many(j, ("fx_front", "fy_front", "fx_rear", "fy_rear"), forces)
+        rec.write(j, "front_hooked", self.grip[0].hooked)
+        rec.write(j, "rear_hooked", self.grip[1].hooked)
+        if self.packet is not None:
+            rec.write_many(j, ("ref_hip", "ref_spine", "ref_shoulder"), self.packet.theta)
+        rec.write(j, "ref_time", self.r)
+        rec.write(j, "sole_front", self.feet[0].sole_angle)
+        rec.write(j, "sole_rear", self.feet[1].sole_angle)
+
+    # ---- metrics ---------------------------------------------------------------------------
+    def _end_jump(self, t: float) -> None:
+        """Freeze the record of the current jump; stop after a failed one."""
+        d, s, cfg = self.d, self.site, self.cfg
+        p = d.site_xpos
+        sep = math.hypot(p[s[0], 0] - p[s[1], 0], p[s[0], 1] - p[s[1], 1])
+        ang_err = float(np.max(np.abs(d.qpos[3:6] - self.ref.theta[0])))
+        y_rear = float(p[s[1], 1])
+        ready = (self.grip[0].hooked and self.grip[1].hooked and not self.fell
+                 and all(self.caught) and self.tears == 0
+                 and abs(sep - self.separation0) <= cfg.ready_distance_tol
+                 and ang_err <= cfg.ready_angle_tol)
+        k = len(self.records)
+        track = np.array(self.track) if self.track else np.zeros((0, 4))
+        err = np.zeros(1)
+        if len(track):
+            ri = np.clip(track[:, 0] - k * self.ref.period, 0.0, self.ref.period)
+            err = np.abs(track[:, 1:] - optimized_angles(self.sol, ri))
+        self.records.append(JumpRecord(
+            index=k, front_catch=self.caught[0], rear_catch=self.caught[1], ready=bool(ready),
+            height_gain=y_rear - self.y_rear_start if self.caught[1] else float("nan"),
+            tracking_rms=float(np.sqrt(np.mean(err**2))), tracking_max=float(err.max()),
+            tear_offs=self.tears, fell=self.fell, duration=t - self.jump_t0))
+        self.y_rear_start, self.jump_t0 = y_rear, t
+        self.caught, self.tears, self.track = [False, False], 0, []
+        if not ready or k + 1 == self.jumps:
+            if self.record and ready:
+                self.stop_tick = self.j + round(cfg.settle_time * ESC_RATE_HZ)
+            else:
+                self.done = True
+
+    def run(self) -> SimulationResult:
+        """Step until the last jump's record (and the settling time when recording)."""
+        limit = round((self.jumps * 4 * self.ref.period + 2.0) * ESC_RATE_HZ)
+        while not self.done and self.j < limit:
+            self.step()
+        if len(self.records) < self.jumps and (not self.records or self.records[-1].ready):
+            self._end_jump(self.j * self.dt)  # ran out of time (a stuck clock)
+        return self.result()
+
+    def result(self) -> SimulationResult:
+        n = self.j
+        log = self.rec.array(n) if self.rec is not None else None
+        return SimulationResult(jumps=self.records, events=self.events,
+                                duration=n * self.dt,
+                                wall_time=time.perf_counter() - self.t_start, log=log,
+                                parameters=np.asarray(self.real.parameters, float),
+                                reference=self.ref)
+
+
 def simulate(sol: TrajectorySolution, jumps: int = 1, config: SimulationConfig | None = None,
              realization: Realization | None = None, record: bool = True) -> SimulationResult:
-    """Play ``jumps`` consecutive jumps of ``sol`` open-loop; stop after a failed landing.
+    """Play ``jumps`` consecutive jumps of ``sol``; stop after a failed landing.
 
     ``record=False`` skips the 1 kHz log (robustness trials need only the records).
     """
-    if jumps < 1:
-        raise ConfigError(f"jumps = {jumps}: must be at least 1")
-    cfg = config or SimulationConfig()
-    real = realization or Realization.nominal(sol, cfg)
-    q0, qd0, separation0 = initial_state(sol)  # builds the CasADi model once per process
-    t0 = time.perf_counter()
-    ref = build_reference(sol, cfg.motor)
-    geometry = Geometry(foot_radius=cfg.foot_radius or sol.settings.foot_radius,
-                        motor_radius=sol.settings.motor_radius,
-                        timestep=1.0 / ESC_RATE_HZ / cfg.physics_substeps)
-    m = load_scene(real.parameters, geometry)
-    d = mujoco.MjData(m)
-
-    # ---- initial state: the optimized start, both grippers hooked where they are ------
-    front0 = np.array(jumper_model("rear_foot").points(q0, sol.morphology.parameters()))[:, 0]
-    d.qpos[:] = close_stance(q0 + real.q0_offset, np.asarray(real.parameters, float),
-                             front0 + (0.0, real.front_offset))
-    d.qvel[:] = qd0 + real.qd0_offset
-    mujoco.mj_forward(m, d)
-    names = ("front", "rear")
-    site = [m.site(f"{g}_gripper").id for g in names]
-    joint_body = [m.body("link1").id, m.body("link3").id]  # joint next to each gripper
-    foot_geom = [m.geom(f"{g}_foot").id for g in names]
-    eq = [m.equality(f"{g}_hook").id for g in names]
-    r_foot = geometry.foot_radius
-    dt = 1.0 / ESC_RATE_HZ
-    regions = (sol.settings.safe_region_front, sol.settings.safe_region_rear)
-    grip = [Gripper(g, regions[i], cfg.capture, dt, hooked=True) for i, g in enumerate(names)]
-    site_xpos, xpos, eq_active = d.site_xpos, d.xpos, d.eq_active
-
-    def hook(i: int, at_wall: bool) -> None:
-        pos = site_xpos[site[i]]
-        m.eq_data[eq[i], 3:6] = (r_foot if at_wall else pos[0], pos[1], 0.0)
-        eq_active[eq[i]] = 1
-        m.geom_contype[foot_geom[i]] = 0  # a hooked gripper's wall force is the pin's alone
-
-    def unhook(i: int) -> None:
-        eq_active[eq[i]] = 0
-        m.geom_contype[foot_geom[i]] = 1
-
-    for i in range(2):
-        hook(i, at_wall=False)
-    y_rear_start = float(site_xpos[site[1], 1])
-
-    # ---- the reference stream and the gripper schedule ---------------------------------
-    T = ref.period
-    pt = ref.phase_times
-    ticks_per_jump = [round(k * T * ESC_RATE_HZ) for k in range(jumps + 1)]
-    n_ticks = ticks_per_jump[-1] + (round(cfg.settle_time * ESC_RATE_HZ) if record else 0)
-    # `jumps` copies of one jump, then the first sample held (the next stance).
-    stream_theta = np.vstack([np.tile(ref.theta, (jumps, 1)), ref.theta[:1]])
-    stream_volt = np.vstack([np.tile(ref.voltage, (jumps, 1)), ref.voltage[:1]])
-    # The ESC differentiates consecutive packets for the speed reference of its D term.
-    stream_omega = np.vstack([np.zeros((1, 3)), np.diff(stream_theta, axis=0) * ref.rate_hz])
-    stream_t = np.r_[(np.arange(jumps)[:, None] * T + ref.t[None, :]).ravel(), jumps * T]
-    packet = _reference_index(n_ticks, len(stream_t), ref.rate_hz, real.start_delay,
-                              real.jitter, real.seed).tolist()
-    packets = np.hstack([stream_theta, stream_omega, stream_volt]).tolist()
-    packets.append([0.0] * 6 + [0.0] * 3)  # index -1: nothing received yet, zero voltage
-    packet_t = stream_t.tolist() + [-1.0]
-    # Gripper commands ride on the packets: (packet time, gripper, action).
-    commands = sorted(
-        (k * T + tc, gi, action) for k in range(jumps)
-        for tc, gi, action in ((pt[1], 0, "release"), (pt[2], 1, "release"),
-                               (pt[3] - cfg.arm_lead, 0, "arm"),
-                               (pt[4] - cfg.arm_lead, 1, "arm")))
-    commands.append((math.inf, -1, ""))
-    # Checkpoints on simulated time: catch deadlines (index 0, 1) per jump.
-    deadline = [[k * T + pt[3] + cfg.catch_timeout, k * T + pt[4] + cfg.catch_timeout]
-                for k in range(jumps)]
-
-    qlog = np.empty((n_ticks, 6))
-    log = np.full((n_ticks, len(LOG_COLUMNS)), np.nan) if record else None
-    events: list[tuple[float, str, str]] = []
-    records: list[JumpRecord] = []
-    caught = [False, False]
-    tears = 0
-    theta_opt = optimized_angles(sol, (np.arange(n_ticks) % ticks_per_jump[1]) / ESC_RATE_HZ)
-    qpos, qvel, ctrl = d.qpos, d.qvel, d.ctrl
-    kp0, kp1, kp2 = (g.kp for g in real.gains)
-    kd0, kd1, kd2 = (g.kd for g in real.gains)
-    vs0, vs1, vs2 = (mo.supply_voltage for mo in real.motors)
-    a0, a1, a2 = (mo.gain for mo in real.motors)
-    c0, c1, c2 = (mo.damping for mo in real.motors)
-    prev = [None, None]  # previous gripper position while armed (velocity by difference)
-    nsub = cfg.physics_substeps
-    cmd_i = 0
-    jump_k = 0
-    fell = False
-    last_k = -2
-    pk = packets[-1]
-    j_start = 0
-
-    for j in range(n_ticks):
-        t = j * dt
-        k = packet[j]
-        if k != last_k:  # a new packet: reference, feed-forward, gripper commands
-            last_k = k
-            pk = packets[k]
-            while commands[cmd_i][0] <= packet_t[k] + 1e-9:
-                _, gi, action = commands[cmd_i]
-                cmd_i += 1
-                if action == "release":
-                    if grip[gi].hooked:
-                        unhook(gi)
-                        events.append((t, names[gi], "release"))
-                    grip[gi].release()
-                else:
-                    grip[gi].arm()
-                    prev[gi] = None
-        # ---- ESC: PD + feed-forward at 1 kHz, DC motor torque held for nsub steps ------
-        s = qpos.tolist()
-        w = qvel.tolist()
-        qlog[j] = s
-        # motor.pd_voltage and MotorParameters.torque, unrolled over the three joints
-        v0 = kp0 * (pk[0] - s[3]) + kd0 * (pk[3] - w[3]) + pk[6]
-        v1 = kp1 * (pk[1] - s[4]) + kd1 * (pk[4] - w[4]) + pk[7]
-        v2 = kp2 * (pk[2] - s[5]) + kd2 * (pk[5] - w[5]) + pk[8]
-        v0 = vs0 if v0 > vs0 else (-vs0 if v0 < -vs0 else v0)
-        v1 = vs1 if v1 > vs1 else (-vs1 if v1 < -vs1 else v1)
-        v2 = vs2 if v2 > vs2 else (-vs2 if v2 < -vs2 else v2)
-        tau = [a0 * v0 - c0 * w[3], a1 * v1 - c1 * w[4], a2 * v2 - c2 * w[5]]
-        ctrl[:] = tau
-        if record:
-            row = log[j]
-            row[0] = t
-            row[1:7] = s
-            row[7:13] = w
-            row[13:16] = (v0, v1, v2)
-            row[16:19] = tau
-            row[25:28] = pk[0:3]
-        mujoco.mj_step(m, d, nsub)
-
-        # ---- grippers: tear-off of hooked ones, capture of armed ones -------------------
-        if grip[0].hooked or grip[1].hooked:
-            efc = d.efc_force.tolist()  # equality rows first, in equality order
-            row_eq = 0
-            for gi in (0, 1):
-                if grip[gi].hooked:
-                    fx, fy = efc[row_eq], efc[row_eq + 1]
-                    row_eq += 3
-                    if record:
-                        log[j, 19 + 2 * gi] = fx
-                        log[j, 20 + 2 * gi] = fy
-                    if grip[gi].check_force(fx, fy):
-                        unhook(gi)
-                        tears += 1
-                        events.append((t + dt, names[gi], "tear"))
-        for gi in (0, 1):
-            gr = grip[gi]
-            if gr.armed and not gr.hooked:
-                px, py = site_xpos[site[gi], 0:2].tolist()
-                if prev[gi] is not None:
-                    jx, jy = xpos[joint_body[gi], 0:2].tolist()
-                    if gr.try_capture(px - r_foot, (px - prev[gi][0]) / dt,
-                                      (py - prev[gi][1]) / dt, px - jx, py - jy):
-                        hook(gi, at_wall=True)
-                        caught[gi] = True
-                        events.append((t + dt, names[gi], "hook"))
-                prev[gi] = (px, py)
-        if record:
-            log[j, 23] = grip[0].hooked
-            log[j, 24] = grip[1].hooked
-        # ---- missed catches; a fall once nothing holds after the front catch window -----
-        if jump_k < jumps:
-            for gi in (0, 1):
-                if t >= deadline[jump_k][gi] and grip[gi].armed:
-                    grip[gi].armed = False
-                    events.append((t, names[gi], "miss"))
-            if t >= deadline[jump_k][0] and not (grip[0].hooked or grip[1].hooked):
-                fell = True
-        # ---- end of a jump: its record -------------------------------------------------
-        if jump_k < jumps and (j + 1 == ticks_per_jump[jump_k + 1] or fell):
-            p = site_xpos
-            sep = math.hypot(p[site[0], 0] - p[site[1], 0], p[site[0], 1] - p[site[1], 1])
-            ang_err = float(np.max(np.abs(qpos[3:6] - ref.theta[0])))
-            y_rear = float(p[site[1], 1])
-            err = np.abs(qlog[j_start: j + 1, 3:6] - theta_opt[j_start: j + 1])
-            ready = (grip[0].hooked and grip[1].hooked and not fell and all(caught)
-                     and tears == 0 and abs(sep - separation0) <= cfg.ready_distance_tol
-                     and ang_err <= cfg.ready_angle_tol)
-            records.append(JumpRecord(
-                index=jump_k, front_catch=caught[0], rear_catch=caught[1], ready=bool(ready),
-                height_gain=y_rear - y_rear_start if caught[1] else float("nan"),
-                tracking_rms=float(np.sqrt(np.mean(err**2))), tracking_max=float(err.max()),
-                tear_offs=tears, fell=fell))
-            y_rear_start = y_rear
-            caught = [False, False]
-            tears = 0
-            j_start = j + 1
-            jump_k += 1
-            if not ready:
-                break
-    n_done = j + 1
-    if log is not None and not records[-1].ready:
-        log = log[:n_done]
-    return SimulationResult(jumps=records, events=events, duration=n_done * dt,
-                            wall_time=time.perf_counter() - t0, log=log,
-                            parameters=np.asarray(real.parameters, float), reference=ref)
+    return JumpTrial(sol, jumps, config, realization, record).run()
