@@ -131,9 +131,15 @@ def _stored_option(run_dir: Path, name: str, value):
     """A study option read back from study.json, checked with its command-line type."""
     types = {"trials": trial_count, "jumps": jump_count, "seed": seed_int,
              "mass_tol": mass_tolerance, "length_tol": length_tolerance, "jitter": jitter_s,
-             "supply_voltage": supply_voltage, "foot_radius": foot_radius}
+             "supply_voltage": supply_voltage, "foot_radius": foot_radius,
+             "tol_scale": non_negative_float}
     if value is None:
         return None
+    if name == "controller":
+        if value not in ("open-loop", "closed-loop"):
+            raise ConfigError(f"{run_dir / 'study.json'}: controller = {value!r}: must be "
+                              "'open-loop' or 'closed-loop'")
+        return value
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ConfigError(f"{run_dir / 'study.json'}: {name} = {value!r}: must be a number")
     try:
