@@ -66,7 +66,9 @@ def test_warm_cache_is_loaded_without_compiling(nominal_coarse, monkeypatch):
     first = problem_for(nominal_coarse.nodes, nominal_coarse.settings)
     first.solver(True, backend="compiled")
     t0 = time.perf_counter()
-    fresh = build_problem(first.nodes)
+    s = nominal_coarse.settings
+    fresh = build_problem(first.nodes, s.collocation, s.safe_region_front.A.shape[0],
+                          s.safe_region_rear.A.shape[0])
 
     def no_codegen():
         raise AssertionError("generated code again")
