@@ -36,8 +36,12 @@ EXAMPLES_SWEEP = """examples:
   clamber jumper sweep --resume runs/sweep
 """
 FITNESS_CHOICES = {"coarse": None, "fine": "fine", "robust": "fine"}
-#: Seeded one-jump landing trials per candidate under ``--fitness robust``.
+#: Seeded landing trials per candidate under ``--fitness robust``, jumps per trial, and
+#: optimizer starts per candidate (docs/landing.md: one-jump ready rates did not predict
+#: ten-jump climbs, so the robust fitness simulates climbs).
 ROBUST_LANDING_TRIALS = 30
+ROBUST_LANDING_JUMPS = 10
+ROBUST_STARTS = 2
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -60,8 +64,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     help="seed of the CMA-ES sampler (default 0)")
     cd.add_argument("--fitness", choices=sorted(FITNESS_CHOICES),
                     help="coarse solve only, coarse then fine refinement (default fine), or "
-                    "robust: fine with the landing-margin options, scored by speed x ready "
-                    "rate over 30 seeded closed-loop trials")
+                    "robust: fine with the landing-margin options, scored by the expected "
+                    "speed of 30 seeded closed-loop 10-jump climbs (falls included), "
+                    "2 optimizer starts per candidate")
+    cd.add_argument("--starts", type=number_type(int, 1, 100),
+                    help="optimizer starts per candidate, run as separate tasks (warm/seed, "
+                    "designed guess, then seeded random guesses; default 1, robust 2)")
     cd.add_argument("--settings", type=input_file,
                     help="TOML file setting any optimization setting of the fitness (safe "
                     "regions too; see clamber.jumper.settings_file)")
@@ -106,7 +114,8 @@ def _fitness_from_dict(d: dict[str, Any]):
                          resolution=nodes(d["resolution"]), refine=nodes(d["refine"]),
                          failure_speed=d["failure_speed"],
                          landing_trials=d.get("landing_trials", 0),
-                         landing_controller=d.get("landing_controller", "closed-loop"))
+                         landing_controller=d.get("landing_controller", "closed-loop"),
+                         landing_jumps=d.get("landing_jumps", 1), starts=d.get("starts", 1))
 
 
 def codesign_config(args: argparse.Namespace):
@@ -132,17 +141,23 @@ def codesign_config(args: argparse.Namespace):
         if args.torque_limit is not None:
             settings = settings.with_(torque_limit=args.torque_limit)
         refine = fitness.refine if args.fitness is None else FITNESS_CHOICES[args.fitness]
-        landing = fitness.landing_trials
+        landing, jumps, starts = fitness.landing_trials, fitness.landing_jumps, fitness.starts
         if args.fitness == "robust":
             from clamber.jumper.robust import robust_settings
 
             settings, landing = robust_settings(settings), ROBUST_LANDING_TRIALS
+            jumps, starts = ROBUST_LANDING_JUMPS, ROBUST_STARTS
         elif args.fitness is not None:
-            landing = 0
+            landing, jumps = 0, 1
         fitness = FitnessConfig(settings=settings, resolution=fitness.resolution,
                                 refine=refine, failure_speed=fitness.failure_speed,
                                 landing_trials=landing,
-                                landing_controller=fitness.landing_controller)
+                                landing_controller=fitness.landing_controller,
+                                landing_jumps=jumps, starts=starts)
+    if args.starts is not None:
+        from dataclasses import replace
+
+        fitness = replace(fitness, starts=args.starts)
 
     def pick(name):
         v = getattr(args, name)

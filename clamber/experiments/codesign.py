@@ -21,7 +21,7 @@ import os
 import statistics
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from clamber.experiments.fitness import (
     CandidateResult,
     CandidateTask,
     FitnessConfig,
+    best_start,
     evaluate_candidate,
 )
 from clamber.experiments.space import DesignSpace, paper_findings
@@ -164,12 +165,20 @@ class CodesignResult:
             "wall_time_s": self.wall_time_s,
             "core_minutes_per_evaluation": (sum(t.wall_time_s for t in self.trials) / 60
                                             / max(self.evaluations, 1)),
+            "cpu_seconds_per_evaluation": _cpu_per_evaluation(self.trials),
             "stopped_by": (self.generation_summaries[-1].get("stop") or None
                            if self.generation_summaries else None),
             "run_dir": str(self.run_dir),
             "best_solution": str(self.best_solution_path) if self.best_solution_path else None,
             "evaluator": self.evaluator,
         }
+
+
+def _cpu_per_evaluation(trials: list[TrialRecord]) -> float:
+    """Mean CPU seconds of an evaluation (all its starts, the landing trials included),
+    as the worker measured it; NaN when no record has it."""
+    cpu = [t.info["cpu_time_s"] for t in trials if "cpu_time_s" in (t.info or {})]
+    return sum(cpu) / len(cpu) if cpu else math.nan
 
 
 def _design_mm_g(m: Morphology) -> dict[str, float]:
@@ -256,7 +265,7 @@ def run_codesign(
             todo = [i for i in range(config.popsize) if i not in recorded]
             tasks = [CandidateTask(g, i, tuple(Z[i].tolist()), space.decode(Z[i]),
                                    config.fitness, guess) for i in todo]
-            for k, outcome in evaluator.imap_unordered(fitness_fn, tasks):
+            for k, outcome in _candidate_outcomes(evaluator, fitness_fn, tasks):
                 trial = _record(tasks[k], outcome, config.fitness, run_dir)
                 store.append(trial)
                 recorded[trial.index] = trial
@@ -281,6 +290,35 @@ def run_codesign(
         return _result(config, store, run_dir, t0, evaluator)
     finally:
         store.close()
+
+
+def _candidate_outcomes(evaluator: Evaluator, fitness_fn: FitnessFunction,
+                        tasks: list[CandidateTask]):
+    """``(index, Outcome)`` per candidate as it finishes; with several starts each start
+    is its own task and a candidate finishes with its last start, scored by the best
+    (:func:`~clamber.experiments.fitness.best_start`, in start order, so the result does
+    not depend on which start finished first). A start whose worker was lost counts as
+    a failed start; a candidate all of whose starts were lost is lost."""
+    n = tasks[0].fitness.starts if tasks else 1
+    if n == 1:
+        yield from evaluator.imap_unordered(fitness_fn, tasks)
+        return
+    subtasks = [replace(t, start=k) for t in tasks for k in range(n)]
+    done: dict[int, dict[int, Outcome]] = {}
+    for j, outcome in evaluator.imap_unordered(fitness_fn, subtasks):
+        i, k = divmod(j, n)
+        done.setdefault(i, {})[k] = outcome
+        if len(done[i]) < n:
+            continue
+        parts = [done[i][k] for k in range(n)]
+        attempts = sum(o.attempts for o in parts)
+        if not any(o.ok for o in parts):
+            yield i, Outcome(None, False, attempts, parts[0].error)
+            continue
+        results = [o.value if o.ok else CandidateResult(
+            success=False, status="worker_lost", speed_mps=math.nan, solve_time_s=0.0,
+            wall_time_s=0.0, error=o.error) for o in parts]
+        yield i, Outcome(best_start(results), True, attempts)
 
 
 def _fired(es: cma.CMAEvolutionStrategy, config: CodesignConfig) -> dict[str, Any]:

@@ -11,8 +11,10 @@ from __future__ import annotations
 import math
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+import numpy as np
 
 from clamber import _validate as v
 from clamber.jumper.morphology import Morphology
@@ -58,6 +60,16 @@ class FitnessConfig:
     (:func:`~clamber.experiments.landing_fitness.landing_fitness`); 0 scores the speed."""
     landing_controller: str = "closed-loop"
     """Controller of those trials ('open-loop' or 'closed-loop')."""
+    landing_jumps: int = 1
+    """Jumps per landing trial: 1 scores speed x ready rate; more scores the height
+    climbed per second over that many jumps, falls included
+    (:func:`~clamber.experiments.landing_fitness.landing_fitness`)."""
+    starts: int = 1
+    """Optimizer starts per candidate [-]: start 0 is the warm start (seed trajectory as
+    fallback), start 1 the designed bounding motion, later ones the paper's random guess
+    seeded by (generation, index, start). The best converged start scores the candidate;
+    the co-design runs the starts of all candidates as separate tasks, so a cluster wider
+    than the population helps (the landscape is multimodal: JUMPER-NOTES)."""
 
     def __post_init__(self) -> None:
         resolve_nodes(self.resolution)
@@ -67,6 +79,8 @@ class FitnessConfig:
         v.integer("fitness", "landing_trials", self.landing_trials, low=0)
         v.choice("fitness", "landing_controller", self.landing_controller,
                  ("open-loop", "closed-loop"))
+        v.integer("fitness", "landing_jumps", self.landing_jumps, low=1)
+        v.integer("fitness", "starts", self.starts, low=1)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -78,6 +92,8 @@ class FitnessConfig:
             "failure_speed": self.failure_speed,
             "landing_trials": self.landing_trials,
             "landing_controller": self.landing_controller,
+            "landing_jumps": self.landing_jumps,
+            "starts": self.starts,
         }
 
 
@@ -93,6 +109,8 @@ class CandidateTask:
     fitness: FitnessConfig
     guess: TrajectorySolution | None = None
     """Warm start: the best solution so far (any morphology, any grid), or None."""
+    start: int | None = None
+    """Run only this start (0 .. ``fitness.starts - 1``); None runs all of them here."""
 
 
 @dataclass(frozen=True)
@@ -114,20 +132,68 @@ class CandidateResult:
     """What the search is told when not the speed: the expected speed [m/s] (NaN: speed)."""
 
 
+def start_guesses(task: CandidateTask, k: int) -> list[tuple[str, Any]]:
+    """The guesses start ``k`` of a candidate tries, in order ((label, guess) pairs)."""
+    if k == 0:
+        warm = [("warm", task.guess)] if task.guess is not None else []
+        return warm + [("seed", SEED_GUESS)]
+    if k == 1:
+        return [("deterministic", "deterministic")]
+    return [(f"random{k}", "random")]
+
+
+def start_seed(task: CandidateTask, k: int) -> int:
+    """Seed of start ``k``'s random guess: a function of the candidate's place only."""
+    return int(np.random.SeedSequence((task.generation, task.index, k)).generate_state(1)[0])
+
+
+def score(r: CandidateResult) -> float:
+    """What the search is told for a result [m/s] (-inf when it failed)."""
+    if not r.success:
+        return -math.inf
+    return r.speed_mps if math.isnan(r.fitness_mps) else r.fitness_mps
+
+
+def best_start(results: list[CandidateResult]) -> CandidateResult:
+    """The best of a candidate's starts (in start order; ties go to the earlier start),
+    with every start's speed and score, its wall and solve time summed."""
+    best = max(range(len(results)), key=lambda k: (score(results[k]), -k))
+    r = results[best]
+    starts = [{"start": k, "guess": x.guess, "status": x.status,
+               "speed_mps": x.speed_mps if x.success else None,
+               "fitness_mps": score(x) if x.success else None}
+              for k, x in enumerate(results)]
+    info = {**r.info, "start": best, "starts": starts,
+            "cpu_time_s": sum(x.info.get("cpu_time_s", 0.0) for x in results)}
+    return replace(r, info=info, wall_time_s=sum(x.wall_time_s for x in results),
+                   solve_time_s=sum(x.solve_time_s for x in results))
+
+
 def evaluate_candidate(task: CandidateTask) -> CandidateResult:
-    """Optimize the candidate's jump and return its climbing speed (never raises)."""
+    """Optimize the candidate's jump and return its climbing speed (never raises).
+
+    With ``task.start`` None every start runs here and the best is returned; else only
+    that start runs (the co-design then keeps the best with :func:`best_start`).
+    """
+    if task.start is None:
+        results = [evaluate_start(task, k) for k in range(task.fitness.starts)]
+        return results[0] if len(results) == 1 else best_start(results)
+    return evaluate_start(task, task.start)
+
+
+def evaluate_start(task: CandidateTask, k: int) -> CandidateResult:
+    """One start of a candidate: solve, refine, and (robust fitness) simulate."""
     from clamber.jumper.solve import refine, solve
 
     cfg = task.fitness
-    t0 = time.perf_counter()
-    starts: list[tuple[str, Any]] = [("warm", task.guess)] if task.guess is not None else []
-    starts.append(("seed", SEED_GUESS))
+    t0, c0 = time.perf_counter(), time.process_time()
     history: list[dict] = []
     label, sol = "", None
     try:
-        for start, guess in starts:
+        for start, guess in start_guesses(task, k):
             label = start
-            sol = solve(task.morphology, cfg.settings, cfg.resolution, guess)
+            sol = solve(task.morphology, cfg.settings, cfg.resolution, guess,
+                        seed=start_seed(task, k))
             history += sol.history
             if sol.status.success:
                 break
@@ -146,9 +212,11 @@ def evaluate_candidate(task: CandidateTask) -> CandidateResult:
         if ok and cfg.landing_trials > 0:
             from clamber.experiments.landing_fitness import landing_fitness
 
-            landing = landing_fitness(sol, cfg.landing_trials, cfg.landing_controller)
+            landing = landing_fitness(sol, cfg.landing_trials, cfg.landing_controller,
+                                      jumps=cfg.landing_jumps)
             info.update(landing)
             fitness = landing["expected_speed_mps"]
+        info["cpu_time_s"] = time.process_time() - c0
         return CandidateResult(
             success=ok, status=sol.status.value, speed_mps=sol.speed if ok else math.nan,
             solve_time_s=sum(h["solve_time_s"] for h in history),

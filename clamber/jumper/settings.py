@@ -52,6 +52,11 @@ class OptimizationSettings:
     catch_approach_speed: float = 0.0
     """Least speed [m/s] at which a catching gripper moves into the wall just before its
     catch; 0 allows catches that only graze the wall, which perturbations turn into misses."""
+    start_joint_speed_max: float | None = None
+    """|d theta/dt| bound on every joint at the jump's start [rad/s], hence (periodicity)
+    at its end; None leaves it free. Small values make a gait that comes to rest in the
+    stance, so a later jump starts from the state the landing leaves rather than from
+    the optimum's moving start (the landing's residual motion is what it can settle)."""
     min_height_gain: float = 0.0
     """Lower bound on the height gained per jump [m]."""
     speed_margin: float = 0.1

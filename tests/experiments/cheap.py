@@ -57,3 +57,17 @@ def warm_fitness(task: CandidateTask) -> CandidateResult:
     bonus = 0.0 if task.guess is None else 0.5 * task.guess.morphology.lengths[0]
     solution = dataclasses.replace(seed_solution(), morphology=task.morphology)
     return dataclasses.replace(base, speed_mps=base.speed_mps + bonus, solution=solution)
+
+
+def start_fitness(task: CandidateTask) -> CandidateResult:
+    """:func:`cheap_fitness` of one start: start k adds ``0.01 * ((k + index) % 3)`` m/s
+    (so a different start wins for different candidates), start 2 of candidate 0 fails,
+    and the worker's random sleep makes starts finish out of order."""
+    k = 0 if task.start is None else task.start
+    time.sleep(0.002 * ((task.index * 7 + k * 3) % 5))
+    base = cheap_fitness(task)
+    if not base.success or (task.index == 0 and k == 2):
+        return dataclasses.replace(base, success=False, status="infeasible",
+                                   speed_mps=math.nan, guess=f"start{k}")
+    return dataclasses.replace(base, speed_mps=base.speed_mps + 0.01 * ((k + task.index) % 3),
+                               guess=f"start{k}", info={"cpu_time_s": 0.5})

@@ -85,6 +85,10 @@ def variable_bounds(variables: Layout, nodes: tuple[int, ...],
         b = variables.blocks[pre + "qd"]
         bound = np.tile([INF, INF, INF, speed, speed, speed], b.shape[0])
         lo[b.slice], hi[b.slice] = -bound, bound
+        if p.index == 1 and s.start_joint_speed_max is not None:
+            first = b.slice.start + np.arange(3, 6)  # node 0's joint speeds (node-major)
+            lim = min(speed, s.start_joint_speed_max)
+            lo[first], hi[first] = -lim, lim
         for tag in ("tau", "mid.tau"):
             if pre + tag in variables:
                 b = variables.blocks[pre + tag]
