@@ -155,6 +155,53 @@ def plot_sweep(rows: Sequence[dict[str, Any]]):
     return fig
 
 
+def pareto_front(points: Sequence[tuple[float, float]]) -> list[int]:
+    """Indices of the points no other point beats in both coordinates (larger is better),
+    in input order."""
+    keep = []
+    for i, (a, b) in enumerate(points):
+        if not any((c >= a and d >= b) and (c > a or d > b) for c, d in points):
+            keep.append(i)
+    return keep
+
+
+def landing_points(trials: Sequence[TrialRecord]) -> list[TrialRecord]:
+    """The converged trials that carry a simulated ready rate (robust fitness)."""
+    return [t for t in trials if t.state is TrialState.COMPLETE
+            and isinstance(t.info, dict) and "ready_rate" in t.info]
+
+
+def plot_pareto(trials: Sequence[TrialRecord]):
+    """Planned speed [m/s] against the simulated ready rate of every evaluated design,
+    coloured by the expected speed (the robust fitness), with the non-dominated designs
+    joined, the robust-fitness best (star) and the fastest design (diamond) marked."""
+    pts = landing_points(trials)
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    if not pts:
+        ax.text(0.5, 0.5, "no design with a simulated ready rate", ha="center",
+                transform=ax.transAxes)
+        return fig
+    ready = np.array([t.info["ready_rate"] for t in pts])
+    speed = np.array([t.speed_mps for t in pts])
+    fit = np.array([t.fitness for t in pts])
+    sc = ax.scatter(ready, speed, c=fit, cmap="viridis", s=18, alpha=0.8)
+    fig.colorbar(sc, ax=ax, label="expected speed [m/s]")
+    front = sorted(pareto_front(list(zip(ready.tolist(), speed.tolist(), strict=True))),
+                   key=lambda i: ready[i])
+    ax.plot(ready[front], speed[front], "k-", lw=1, label="non-dominated")
+    b, f = int(np.argmax(fit)), int(np.argmax(speed))
+    ax.plot(ready[b], speed[b], "r*", ms=14, label=f"robust best ({fit[b]:.3f} m/s expected)")
+    ax.plot(ready[f], speed[f], "D", mfc="none", mec="C3", ms=9,
+            label=f"fastest ({speed[f]:.3f} m/s, ready {ready[f]:.2f})")
+    ax.set_xlabel("simulated ready rate, first jump [-]")
+    ax.set_ylabel("planned climbing speed [m/s]")
+    ax.set_xlim(-0.03, 1.03)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower left")
+    fig.tight_layout()
+    return fig
+
+
 def _save(fig, path: Path) -> Path:
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -171,6 +218,8 @@ def save_codesign_figures(trials: Sequence[TrialRecord], summaries: Sequence[dic
              "parameters": _save(plot_parameters(trials, summaries), out / "parameters.png")}
     if best is not None:
         paths["design"] = _save(plot_design(best, solution=solution), out / "design.png")
+    if landing_points(trials):
+        paths["pareto"] = _save(plot_pareto(trials), out / "pareto.png")
     return paths
 
 

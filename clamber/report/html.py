@@ -167,6 +167,14 @@ def _codesign_notes(result: Any, live: bool) -> str:
     notes = ("Fitness: climbing speed of each candidate's optimized jump; failed solves are "
              "recorded and scored with the penalty speed. pycma's own log is in cma/ "
              "(cma.plot('RUN_DIR/cma/') draws it).")
+    fitness = result.config.fitness
+    if fitness.landing_trials > 0:
+        notes = (f"Fitness: expected speed, the planned speed times the fraction of "
+                 f"{fitness.landing_trials} seeded {fitness.landing_jumps}-jump climbs "
+                 f"({fitness.landing_controller}, calibrated simulator) landed ready before "
+                 f"the first failure; best of {fitness.starts} optimizer start(s) per "
+                 "candidate. The Pareto figure shows every evaluated design's planned speed "
+                 "against its simulated first-jump ready rate. " + notes[notes.index("pycma"):])
     if live:
         done = len(result.generation_summaries)
         notes = (f"Running: {done} of {result.config.generations} generations finished; "

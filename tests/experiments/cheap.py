@@ -71,3 +71,14 @@ def start_fitness(task: CandidateTask) -> CandidateResult:
                                    speed_mps=math.nan, guess=f"start{k}")
     return dataclasses.replace(base, speed_mps=base.speed_mps + 0.01 * ((k + task.index) % 3),
                                guess=f"start{k}", info={"cpu_time_s": 0.5})
+
+
+def landing_fitness(task: CandidateTask) -> CandidateResult:
+    """:func:`cheap_fitness` with a made-up ready rate that falls with the speed, scored
+    by speed x ready rate as the robust fitness is (for the report's Pareto figure)."""
+    base = cheap_fitness(task)
+    if not base.success:
+        return base
+    ready = max(0.0, min(1.0, 1.5 - 2.0 * base.speed_mps))
+    return dataclasses.replace(base, fitness_mps=base.speed_mps * ready,
+                               info={"ready_rate": ready, "cpu_time_s": 0.1})

@@ -122,10 +122,14 @@ class EventTriggeredSettings:
     """Factor on the ESC derivative gain after a detected catch [-] (1: off)."""
     impact_damping_time: float = 0.08
     """How long the raised derivative gain lasts after a detected catch [s]."""
+    stance_kp_scale: float = 1.0
+    """Factor on the ESC proportional gain from the detected rear catch to the jump's
+    end [-] (1: off): a stiff landing stance brings the joints to the next jump's start."""
 
     def __post_init__(self) -> None:
         for name in ("front_wait", "rear_wait", "settle_time", "reflex_lead", "push_kp_scale",
-                     "push_kd_scale", "impact_kd_scale", "impact_damping_time"):
+                     "push_kd_scale", "impact_kd_scale", "impact_damping_time",
+                     "stance_kp_scale"):
             v = getattr(self, name)
             if not (math.isfinite(v) and v >= 0):
                 raise ConfigError(f"event_triggered.{name} = {v!r}: must be finite and >= 0")
@@ -142,6 +146,7 @@ class EventTriggered(ReferenceClock):
         self._seen = [False, False]
         self._time = 0.0  # board time [s]
         self._front_caught = False  # the front caught in the current jump
+        self._rear_caught = False  # the rear caught in the current jump
         self._damp_until = -1.0
 
     @property
@@ -152,6 +157,8 @@ class EventTriggered(ReferenceClock):
 
     @property
     def kp_scale(self) -> float:
+        if self._rear_caught:
+            return self.s.stance_kp_scale
         return 1.0 if self._front_caught else self.s.push_kp_scale
 
     def _hold(self, dt: float, limit: float) -> bool:
@@ -173,8 +180,10 @@ class EventTriggered(ReferenceClock):
             self._damp_until = self._time + self.s.impact_damping_time
         if new[0] and ri > pt[1]:
             self._front_caught = True
+        if new[1] and ri > pt[2] and self._front_caught:
+            self._rear_caught = True
         if abs(ri) < 1e-9 and not self._held:
-            self._front_caught = False  # a new jump: stiff again until its catch
+            self._front_caught = self._rear_caught = False  # a new jump: stiff until its catch
         for gi, catch, wait in ((0, pt[3], self.s.front_wait), (1, pt[4], self.s.rear_wait)):
             if k < self.jumps and new[gi] and catch - self.s.reflex_lead <= ri < catch:
                 self.r, self._held = base + catch, 0.0  # reflex: the phase starts now
