@@ -357,20 +357,30 @@ def demo_step(out_dir: Path, summary: dict, as_json: bool) -> tuple[dict, list]:
     from clamber.report.html import Section
     from clamber.report.simulation import save_simulation_figures
 
-    path = summary.get("codesign_best_solution") or summary.get("solution_path")
+    landing = summary.get("landing_solution")
+    path = landing or summary.get("codesign_best_solution") or summary.get("solution_path")
     if not path:
         return {}, []
     sol = _load(Path(path))
     if not sol.status.success:
         return {"simulation": "skipped: the optimization did not converge"}, []
-    res = simulate(sol, jumps=3)
+    config = tolerances = None
+    if landing:  # the landing design: calibrated simulator, closed-loop catching
+        from clamber.experiments.calibration import calibrated_config, calibrated_tolerances
+
+        config = calibrated_config(controller="closed-loop")
+        tolerances = calibrated_tolerances()
+    res = simulate(sol, jumps=3, config=config)
     figures = save_simulation_figures(res, sol, Path(out_dir) / "sim")
     with make_evaluator(min(2, available_cores())) as evaluator:
-        rob = robustness(sol, 30, evaluator=evaluator)
+        rob = robustness(sol, 30, config=config, tolerances=tolerances, evaluator=evaluator)
     log.info("simulation: %d/3 ready landings; robustness: catch %d/30, ready %d/30",
              res.summary()["ready_landings"], rob.catch.successes, rob.landing.successes)
     sim = res.summary()
-    table = {"design": str(path), "ready landings (3 jumps)": sim["ready_landings"],
+    table = {"design": str(path),
+             "simulator": ("calibrated, closed-loop catching" if landing
+                           else "default, open loop"),
+             "ready landings (3 jumps)": sim["ready_landings"],
              "catch rate (30 trials)": rob.catch.rate,
              "ready-landing rate (30 trials)": rob.landing.rate}
     section = Section("The best design in simulation", table,

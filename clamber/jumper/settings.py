@@ -57,6 +57,10 @@ class OptimizationSettings:
     at its end; None leaves it free. Small values make a gait that comes to rest in the
     stance, so a later jump starts from the state the landing leaves rather than from
     the optimum's moving start (the landing's residual motion is what it can settle)."""
+    release_force_max: float | None = None
+    """|f_x|, |f_y| bound [N] on a gripper's wall force at the node where it is released
+    (the front at the end of phase 1, the rear at the end of phase 2); None leaves it
+    free. A gripper released under load kicks the robot off its planned take-off."""
     min_height_gain: float = 0.0
     """Lower bound on the height gained per jump [m]."""
     speed_margin: float = 0.1

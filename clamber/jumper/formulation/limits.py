@@ -89,6 +89,12 @@ def variable_bounds(variables: Layout, nodes: tuple[int, ...],
             first = b.slice.start + np.arange(3, 6)  # node 0's joint speeds (node-major)
             lim = min(speed, s.start_joint_speed_max)
             lo[first], hi[first] = -lim, lim
+        nxt = PHASES[p.index] if p.index < len(PHASES) else None
+        released = [c for c in p.contacts if nxt is not None and c not in nxt.contacts]
+        for c in released if s.release_force_max is not None else ():
+            b = variables.blocks[pre + f"f_{c}"]
+            last = b.slice.stop - 2 + np.arange(2)  # the phase's last node (node-major)
+            lo[last], hi[last] = -s.release_force_max, s.release_force_max
         for tag in ("tau", "mid.tau"):
             if pre + tag in variables:
                 b = variables.blocks[pre + tag]
