@@ -95,6 +95,11 @@ class OptimizationSettings:
                      "tolerance"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"settings.{name} = {getattr(self, name)!r}: must be > 0")
+        for name in ("start_joint_speed_max", "release_force_max"):  # optional bounds
+            v = getattr(self, name)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, float | int)
+                                  or not math.isfinite(v) or v < 0):
+                raise ConfigError(f"settings.{name} = {v!r}: must be a number >= 0 or unset")
         if self.speed_margin >= 1:
             raise ConfigError(f"settings.speed_margin = {self.speed_margin}: must be < 1")
         if self.collocation not in COLLOCATIONS:

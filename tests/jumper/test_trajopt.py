@@ -5,6 +5,7 @@ import pytest
 
 from clamber.exceptions import ConfigError
 from clamber.jumper.model import jumper_model
+from clamber.jumper.morphology import Morphology
 from clamber.jumper.settings import OptimizationSettings
 from clamber.jumper.solution import SolveStatus, TrajectorySolution
 from clamber.jumper.solve import problem_for, solve
@@ -178,3 +179,27 @@ def test_seeded_solve_falls_back_to_the_designed_guess(nominal_coarse):
     assert [h.get("guess") for h in sol.history][0] == "seed"
     assert len(sol.history) == 2
     assert sol.status is SolveStatus.MAX_ITERATIONS
+
+
+def test_release_force_bound_holds_where_each_gripper_lets_go():
+    """With ``release_force_max`` a gripper's wall force at its release node (front: end
+    of phase 1, rear: end of phase 2) is within the bound; without it the nominal rear
+    gripper lets go under several newtons (the kick the bound removes)."""
+    s = OptimizationSettings(max_iterations=600)
+    free = solve(Morphology.nominal(), s, "coarse")
+    bound = solve(Morphology.nominal(), s.with_(release_force_max=0.5), "coarse")
+    assert free.status.success and bound.status.success
+    rear_free = free.f_rear[np.flatnonzero(free.phase == 2)[-1]]
+    assert np.abs(rear_free).max() > 1.0
+    front = bound.f_front[np.flatnonzero(bound.phase == 1)[-1]]
+    rear = bound.f_rear[np.flatnonzero(bound.phase == 2)[-1]]
+    assert np.abs(front).max() <= 0.5 + 1e-6 and np.abs(rear).max() <= 0.5 + 1e-6
+
+
+@pytest.mark.parametrize("value", [-1.0, float("nan"), "1", True])
+def test_optional_bounds_reject_bad_values(value):
+    """An optional bound is a finite number >= 0, or unset."""
+    with pytest.raises(ConfigError, match="release_force_max"):
+        OptimizationSettings(release_force_max=value)
+    with pytest.raises(ConfigError, match="start_joint_speed_max"):
+        OptimizationSettings(start_joint_speed_max=value)
