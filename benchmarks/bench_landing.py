@@ -5,7 +5,11 @@ the robust one (``optimize --robust``), then plays each open loop and closed loo
 seeded trials (one jump: ready rate with its Wilson interval; ten jumps: climb success)
 at the calibrated tolerances and at twice them. Every configuration uses the same seeds.
 
-    python benchmarks/bench_landing.py [--quick] [--workers N]
+    python benchmarks/bench_landing.py [--quick] [--workers N] [--only NAME,...]
+        [--controllers NAME,...]
+
+``--only`` keeps some trajectories (optimized, tuned, robust, and the ablation
+robust-no-release: the robust options without the release-force bound).
 
 The last line is one JSON object.
 """
@@ -32,10 +36,18 @@ from clamber.jumper.solve import optimize
 from clamber.parallel.factory import make_evaluator
 
 
-def _trajectories(resolution: str) -> dict:
+def _trajectories(resolution: str, only: list[str] | None = None) -> dict:
     morph, base = Morphology.nominal(), OptimizationSettings()
     settings = {"optimized": base, "tuned": base.with_(**TUNED_CHANGES),
-                "robust": robust_settings(base)}
+                "robust": robust_settings(base),
+                "robust-no-release": robust_settings(base).with_(release_force_max=None)}
+    if only:
+        unknown = set(only) - set(settings)
+        if unknown:
+            raise SystemExit(f"unknown trajectories {sorted(unknown)}; allowed: {list(settings)}")
+        settings = {k: v for k, v in settings.items() if k in only}
+    else:
+        settings.pop("robust-no-release")
     out = {}
     for name, s in settings.items():
         sol = optimize(morph, s, resolution)
@@ -58,15 +70,19 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="coarse grid, 30 trials, 3-jump climbs")
     ap.add_argument("--workers", type=int, default=0, help="processes (0: serial)")
+    ap.add_argument("--only", default="", help="comma-separated trajectories to play")
+    ap.add_argument("--controllers", default="open-loop,closed-loop",
+                    help="comma-separated controllers")
     args = ap.parse_args()
     trials = 30 if args.quick else 200
     climb_jumps = 3 if args.quick else 10
     t0 = time.perf_counter()
-    traj = _trajectories("coarse" if args.quick else "fine")
+    traj = _trajectories("coarse" if args.quick else "fine",
+                         [x for x in args.only.split(",") if x])
     rows = []
     evaluator = make_evaluator(args.workers)
     for name, sol in traj.items():
-        for controller in ("open-loop", "closed-loop"):
+        for controller in [x for x in args.controllers.split(",") if x]:
             for factor in (1.0, 2.0):
                 row = {"trajectory": name, "controller": controller, "tolerance_factor": factor,
                        "speed_mps": sol.speed}
