@@ -53,10 +53,11 @@ class LandingCheck:
 
 def check_landing(name: str, morphology: Morphology, trials: int = 30, jumps: int = 10,
                   guess: str | TrajectorySolution = "seed", seed: int = 0,
-                  evaluator: Evaluator | None = None) -> LandingCheck:
-    """Robust optimum of ``morphology`` (fine grid, warm-started from ``guess``) and
-    ``trials`` seeded closed-loop one-jump trials and ``jumps``-jump climbs of it."""
-    sol = optimize(morphology, robust_settings(), "fine", guess)
+                  evaluator: Evaluator | None = None,
+                  resolution: str = "fine") -> LandingCheck:
+    """Robust optimum of ``morphology`` (on ``resolution``, from ``guess``) and ``trials``
+    seeded closed-loop one-jump trials and ``jumps``-jump climbs of it."""
+    sol = optimize(morphology, robust_settings(), resolution, guess)
     if not sol.status.success:
         return LandingCheck(name, sol, None, None)
     cfg, tol = calibrated_config(controller="closed-loop"), calibrated_tolerances()
