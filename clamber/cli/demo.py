@@ -41,8 +41,8 @@ def claim_demo_folder(root: Path) -> None:
 
 
 def run_demo(args: argparse.Namespace) -> dict[str, Any]:
-    """Optimize the nominal jumper, then the gripper, co-design, simulation and quadruped
-    steps; write the page."""
+    """Optimize the nominal jumper, then the gripper, co-design, landing, simulation and
+    quadruped steps; write the page."""
     from clamber.report.html import Section, write_page
 
     root = Path(args.out)
@@ -153,7 +153,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     demo = subparsers.add_parser("demo", help="run the main job on the defaults",
                           description="Optimize the nominal jump-climber (coarse, then fine) "
                           "and verify it, fit a gripper safe region, run a short co-design, "
-                          "simulate the best design and climb the quadruped; one results "
+                          "re-optimize the best design and the nominal robot with the robust "
+                          "options, simulate the one that lands with closed-loop catching and "
+                          "climb the quadruped; one results "
                           "page, OUT/report.html.",
                           epilog="examples:\n  clamber demo --out out/demo\n",
                           formatter_class=FMT)
