@@ -111,7 +111,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="NLP function evaluation: compiled C (default, cached) or reference")
     add_output_options(opt, "out/jumper")
     opt.add_argument("--robust", action="store_true",
-                     help="add the landing-margin options (phase 4 at least 100 ms; "
+                     help="add the landing-margin options (phase 4 at least 100 ms, grippers "
+                     "released under at most 0.5 N; "
                      "clamber.jumper.robust)")
     opt.add_argument("--no-animation", action="store_true", help="skip the GIF only")
     opt.set_defaults(func=optimize_command)
