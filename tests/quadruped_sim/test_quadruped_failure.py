@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from clamber.attachment.wrench_space import WRENCH_SCALE, wrench_gauge
+from clamber.attachment.wrench_set import WRENCH_SCALE, wrench_gauge
 from clamber.exceptions import ConfigError
 from clamber.quadruped.sim.failure import FailureClock, SpineSlip, default_wrench_set
 
