@@ -79,13 +79,12 @@ def _config(args: argparse.Namespace):
 
 def _simulate(args: argparse.Namespace) -> dict:
     from clamber.jumper.sim.simulate import simulate
-    from clamber.jumper.sim.stability import without_warnings
     from clamber.jumper.sim.telemetry import write_log
     from clamber.report.simulation import save_simulation_figures
 
     sol = _load(args.solution)
     log.info("simulating %d jump(s) ...", args.jumps)
-    res = without_warnings(lambda: simulate(sol, jumps=args.jumps, config=_config(args)))
+    res = simulate(sol, jumps=args.jumps, config=_config(args))
     out = Path(args.out)
     summary = res.summary()
     if not args.no_figures:

@@ -41,6 +41,7 @@ from clamber.jumper.sim.motor import ESC_RATE_HZ, EscGains, MotorParameters
 from clamber.jumper.sim.recorder import Recorder
 from clamber.jumper.sim.reference import Reference, build_reference, optimized_angles
 from clamber.jumper.solution import TrajectorySolution
+from clamber.sim_stability import check_stable
 
 #: Columns of :attr:`SimulationResult.log` (one row per ESC tick).
 LOG_COLUMNS = (
@@ -557,6 +558,7 @@ class JumpTrial:
         limit = round((self.jumps * 4 * self.ref.period + 2.0) * ESC_RATE_HZ)
         while not self.done and self.j < limit:
             self.step()
+        check_stable(self.d, "jump simulation", self.j * self.dt)
         if len(self.records) < self.jumps and (not self.records or self.records[-1].ready):
             self._end_jump(self.j * self.dt)  # ran out of time (a stuck clock)
         return self.result()
