@@ -40,7 +40,7 @@ from clamber.jumper.morphology import DesignBounds, Morphology
 from clamber.jumper.solution import TrajectorySolution
 from clamber.parallel.base import Evaluator, Outcome
 from clamber.parallel.serial import SerialEvaluator
-from clamber.storage.runs import RunStore, TrialRecord, TrialState, best_trial
+from clamber.storage.runs import CandidateTrial, RunStore, TrialState, best_trial
 
 KIND = "codesign"
 #: pycma's data logs, inside the run directory.
@@ -124,9 +124,9 @@ class CodesignResult:
 
     run_dir: Path
     config: CodesignConfig
-    trials: list[TrialRecord]
+    trials: list[CandidateTrial]
     generation_summaries: list[dict[str, Any]]
-    best: TrialRecord | None
+    best: CandidateTrial | None
     best_morphology: Morphology | None
     best_solution_path: Path | None
     wall_time_s: float
@@ -318,13 +318,13 @@ def _check_replay(es: cma.CMAEvolutionStrategy, summary: dict[str, Any],
 
 
 def _record(task: CandidateTask, outcome: Outcome, fitness: FitnessConfig,
-            run_dir: Path) -> TrialRecord:
+            run_dir: Path) -> CandidateTrial:
     """A frozen trial from a finished task; saves its trajectory next to the store."""
     common = dict(generation=task.generation, index=task.index, params=task.params,
                   lengths=task.morphology.lengths, masses=task.morphology.masses,
                   attempts=outcome.attempts)
     if not outcome.ok:
-        return TrialRecord(state=TrialState.LOST, fitness=fitness.failure_speed,
+        return CandidateTrial(state=TrialState.LOST, fitness=fitness.failure_speed,
                            speed_mps=math.nan, status="worker_lost", solve_time_s=math.nan,
                            wall_time_s=math.nan, error=outcome.error, **common)
     r: CandidateResult = outcome.value
@@ -333,7 +333,7 @@ def _record(task: CandidateTask, outcome: Outcome, fitness: FitnessConfig,
         rel = Path("trajectories") / f"g{task.generation:03d}_c{task.index:02d}"
         r.solution.save(run_dir / rel)
         path = str(rel.with_suffix(".npz"))
-    return TrialRecord(
+    return CandidateTrial(
         state=TrialState.COMPLETE if r.success else TrialState.FAIL,
         fitness=(r.speed_mps if math.isnan(r.fitness_mps) else r.fitness_mps) if r.success
         else fitness.failure_speed, speed_mps=r.speed_mps,
@@ -360,7 +360,7 @@ def _best_speed(store: RunStore) -> float:
     return best.fitness if best else math.nan
 
 
-def _generation_summary(g: int, gen: list[TrialRecord], es: cma.CMAEvolutionStrategy,
+def _generation_summary(g: int, gen: list[CandidateTrial], es: cma.CMAEvolutionStrategy,
                         space: DesignSpace, store: RunStore,
                         stop: dict[str, Any]) -> dict[str, Any]:
     """Figures of generation ``g``; ``mean`` and ``sigma`` (after the tell, in optimizer
