@@ -141,24 +141,18 @@ def _trot(args: argparse.Namespace) -> dict:
     study = [r.to_dict() for r in results]
     figures = {}
     if not args.no_figures:
-        import matplotlib.pyplot as plt
-
         from clamber.quadruped.gaits import TrotParams
         from clamber.report.quadruped import animate, plot_trot, plot_trot_study
+        from clamber.report.save import save_figure
 
-        fig = plot_trot_study(study)
-        figures["study"] = out / "trot_study.png"
-        fig.savefig(figures["study"], dpi=110)
-        plt.close(fig)
+        figures["study"] = save_figure(plot_trot_study(study), out / "trot_study.png")
         settings = TrotSettings(terrain=terrains[0], feet=feet[0],
                                 gait=TrotParams(cycles=args.cycles))
         log.info("replaying seed %d for the figures ...", args.seed)
         _, trace = run_trot(settings, args.seed, log=True)
         trace.snapshot_period = 0.1
-        fig = plot_trot(trace, f"trot, {terrains[0]}, {feet[0]} feet")
-        figures["trot"] = out / "trot.png"
-        fig.savefig(figures["trot"], dpi=110)
-        plt.close(fig)
+        figures["trot"] = save_figure(plot_trot(trace, f"trot, {terrains[0]}, {feet[0]} feet"),
+                                      out / "trot.png")
         if not args.no_animation:
             figures["animation"], _ = animate(trace, out / "trot.gif")
     _write_trials(out / "trials.csv", trials)
@@ -226,10 +220,10 @@ def _evaluate(args: argparse.Namespace) -> dict:
         ABLATION_ROWS,
         MAIN,
         cell_table,
-        plot_loads,
         run_comparison,
     )
     from clamber.quadruped.tuning import TuningSpec
+    from clamber.report.quadruped import plot_loads
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -382,15 +376,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     ev.add_argument("--gains", default=None,
                       help="take the gains from a previous comparison.json (no tuning)")
     ev.add_argument("--seed", type=non_negative_int, default=0, help="first seed (0)")
-    ev.add_argument("--workers", type=int, default=0, help="worker processes (0)")
+    ev.add_argument("--workers", type=non_negative_int, default=0,
+                    help="worker processes of the comparison's pool (0: in this process)")
     ev.add_argument("--sole-stiffness", type=non_negative_float, default=25.0,
                       help="sole stiffness about x and y [N m/rad] (25; 0: rigid weld)")
     ev.add_argument("--sole-armature", type=non_negative_float, default=None,
                       help="sole hinge armature [kg m^2] (default 1e-3)")
     ev.add_argument("--physics-dt", type=positive_float, default=0.004,
                       help="physics step [s] (0.004)")
-    ev.add_argument("--out", default="out/quadruped/evaluate", help="output folder")
-    ev.add_argument("--json", action="store_true", help="print one JSON summary")
+    add_output_options(ev, "out/quadruped/evaluate", figures=False)
     ev.set_defaults(func=_evaluate)
 
 

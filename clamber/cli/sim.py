@@ -7,6 +7,7 @@ import logging
 import sys
 from pathlib import Path
 
+from clamber import _validate as check
 from clamber.cli.options import (
     FMT,
     add_execution_options,
@@ -139,7 +140,7 @@ def _stored_option(run_dir: Path, name: str, value):
             raise ConfigError(f"{run_dir / 'study.json'}: controller = {value!r}: must be "
                               "'open-loop' or 'closed-loop'")
         return value
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if not check.is_real(value):
         raise ConfigError(f"{run_dir / 'study.json'}: {name} = {value!r}: must be a number")
     try:
         return types[name](repr(value))

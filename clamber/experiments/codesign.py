@@ -28,6 +28,7 @@ from typing import Any
 import cma
 import numpy as np
 
+from clamber import _validate as check
 from clamber.exceptions import ConfigError, FileFormatError
 from clamber.experiments.fitness import (
     CandidateResult,
@@ -85,22 +86,16 @@ class CodesignConfig:
     e.g. ``{"tolfun": 1e-3}``: the run ends after the first generation where one fires."""
 
     def __post_init__(self) -> None:
-        for name, low in (("generations", 1), ("popsize", 2)):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < low:
-                raise ConfigError(f"{name} = {v!r}: must be an integer >= {low}")
-        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
-            raise ConfigError(f"seed = {self.seed!r}: must be an integer >= 0")
-        if not (isinstance(self.sigma0, int | float) and math.isfinite(self.sigma0)
-                and self.sigma0 > 0):
-            raise ConfigError(f"sigma0 = {self.sigma0!r}: must be a positive finite number")
+        for name, low in (("generations", 1), ("popsize", 2), ("seed", 0)):
+            check.integer("", name, getattr(self, name), low=low)
+        check.positive("", "sigma0", self.sigma0)
         if not isinstance(self.cma_options, Mapping):
             raise ConfigError(f"cma_options = {self.cma_options!r}: must be a mapping")
         for k, v in self.cma_options.items():
             if k not in STOP_OPTIONS:
                 raise ConfigError(f"cma option {k!r}: not a settable stopping criterion "
                                   f"(one of {', '.join(STOP_OPTIONS)})")
-            if isinstance(v, bool) or not isinstance(v, int | float) or not v >= 0:
+            if not check.is_real(v) or not v >= 0:
                 raise ConfigError(f"cma option {k} = {v!r}: must be a number >= 0 (inf allowed)")
 
     def to_dict(self) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from clamber.exceptions import ConfigError
+from clamber import _validate as check
 from clamber.experiments.record import StudyTrial, TrialOutcome
 from clamber.experiments.statistics import Interval, wilson_interval
 from clamber.experiments.study import ProgressCallback, Study, TrialTask, run_study
@@ -167,8 +167,7 @@ def robustness_study(sol: TrajectorySolution, trials: int, seed: int = 0, jumps:
                      tolerances: Tolerances | None = None) -> Study:
     """The study definition (what :func:`robustness` runs and a run folder records)."""
     for name, v, low in (("trials", trials, 1), ("jumps", jumps, 1), ("seed", seed, 0)):
-        if not isinstance(v, int) or isinstance(v, bool) or v < low:
-            raise ConfigError(f"{name} = {v!r}: must be an integer >= {low}")
+        check.integer("", name, v, low=low)
     config = config or SimulationConfig()
     tol = tolerances or Tolerances()
     cond = RobustnessCondition(sol, config, tol, jumps)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 
+from clamber import _validate as check
 from clamber.exceptions import ConfigError
 from clamber.jumper.mjcf import Geometry, load_scene
 from clamber.jumper.model import jumper_model
@@ -89,13 +90,11 @@ class SimulationConfig:
     smaller radius than the robot's aims the catches into the wall (a catch margin)."""
 
     def __post_init__(self) -> None:
-        for name in ("arm_lead", "catch_timeout", "ready_distance_tol", "ready_angle_tol",
-                     "settle_time", "hook_timeconst", "hook_dampratio"):
-            v = getattr(self, name)
-            if not (math.isfinite(v) and v >= 0):
-                raise ConfigError(f"simulation.{name} = {v!r}: must be finite and >= 0")
-        if self.physics_substeps < 1:
-            raise ConfigError(f"simulation.physics_substeps = {self.physics_substeps}: >= 1")
+        check.numeric_fields(self, "simulation",
+                             names=("arm_lead", "catch_timeout", "ready_distance_tol",
+                                    "ready_angle_tol", "settle_time", "hook_timeconst",
+                                    "hook_dampratio"))
+        check.integer("simulation", "physics_substeps", self.physics_substeps, low=1)
         make_clock(self.controller, 1.0, [0.0] * 6, 1)  # validates the name
 
 

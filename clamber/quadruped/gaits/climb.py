@@ -12,13 +12,13 @@ four legs the body has moved ``stride`` (0.22 m per cycle, 90 s per cycle in the
 from __future__ import annotations
 
 import enum
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
 
+from clamber import _validate as check
 from clamber.exceptions import ConfigError
 from clamber.quadruped.gaits.profiles import cubic
 from clamber.quadruped.reference import MotionReference
@@ -76,14 +76,12 @@ class ClimbGaitParams:
     def __post_init__(self) -> None:
         if sorted(self.order) != sorted(LEG_NAMES):
             raise ConfigError(f"order must list each leg once, got {self.order}")
-        for name in ("stride", "settle_time", "unload_time", "release_time", "lift_time",
-                     "lift_height", "transfer_time", "descend_speed", "overshoot",
-                     "contact_torque", "grasp_time", "reload_time", "body_time", "standoff"):
-            v = getattr(self, name)
-            if not (v > 0 and math.isfinite(v)):
-                raise ConfigError(f"climb gait {name} must be > 0, got {v}")
-        if self.cycles < 1:
-            raise ConfigError(f"cycles must be >= 1, got {self.cycles}")
+        check.numeric_fields(self, "climb_gait", strict=True,
+                             names=("stride", "settle_time", "unload_time", "release_time",
+                                    "lift_time", "lift_height", "transfer_time",
+                                    "descend_speed", "overshoot", "contact_torque",
+                                    "grasp_time", "reload_time", "body_time", "standoff"))
+        check.integer("climb_gait", "cycles", self.cycles, low=1)
 
     @property
     def nominal_cycle_time(self) -> float:

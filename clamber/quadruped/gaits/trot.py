@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pinocchio as pin
 
+from clamber import _validate as check
 from clamber.exceptions import ConfigError
 from clamber.quadruped.gaits.profiles import smooth_trapezoid
 from clamber.quadruped.robot import Marcbot, leg_index
@@ -56,9 +57,10 @@ class TrotParams:
     def __post_init__(self) -> None:
         if not 0.5 <= self.duty < 1.0:
             raise ConfigError(f"trot duty must lie in [0.5, 1), got {self.duty}")
-        for name in ("period", "step", "height", "body_height"):
-            if not getattr(self, name) > 0:
-                raise ConfigError(f"trot {name} must be > 0, got {getattr(self, name)}")
+        check.numeric_fields(self, "trot", strict=True,
+                             names=("period", "step", "height", "body_height"))
+        check.non_negative("trot", "start_time", self.start_time)
+        check.integer("trot", "cycles", self.cycles, low=1)
         if not 0.0 < self.swing_ramp <= 0.5:
             raise ConfigError(f"trot swing_ramp must lie in (0, 0.5], got {self.swing_ramp}")
 
