@@ -15,6 +15,7 @@ from clamber.cli.options import (
     non_negative_int,
     positive_float,
     positive_int,
+    seed_int,
 )
 from clamber.exceptions import ConfigError
 from clamber.quadruped.scenarios import SCENARIOS
@@ -40,7 +41,7 @@ def add_evaluate_command(qsub: argparse._SubParsersAction, epilog: str) -> None:
     ev.add_argument("--no-tune", action="store_true", help="class-default gains")
     ev.add_argument("--gains", default=None,
                     help="take the gains from a previous comparison.json (no tuning)")
-    ev.add_argument("--seed", type=non_negative_int, default=0, help="first seed (0)")
+    ev.add_argument("--seed", type=seed_int, default=0, help="first seed (0)")
     ev.add_argument("--workers", type=non_negative_int, default=0,
                     help="worker processes of the comparison's pool (0: in this process)")
     ev.add_argument("--sole-stiffness", type=non_negative_float, default=25.0,

@@ -14,7 +14,6 @@ from clamber.cli.options import (
     add_output_options,
     input_file,
     non_negative_float,
-    non_negative_int,
     number_type,
     output_file,
     positive_int,
@@ -299,7 +298,7 @@ def register(subparsers) -> None:
                      help="trials per grid point (60)")
     cal.add_argument("--check-trials", type=positive_int, default=200,
                      help="trials of the check (200)")
-    cal.add_argument("--seed", type=non_negative_int, default=0)
+    cal.add_argument("--seed", type=seed_int, default=0, help="master seed (0)")
     cal.add_argument("--quick", action="store_true", help="a two-point grid (a smoke run)")
     add_output_options(cal, None, figures=False)
     add_execution_options(cal, resumable=False)
