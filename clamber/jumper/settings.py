@@ -101,8 +101,7 @@ class OptimizationSettings:
                 )
         object.__setattr__(self, "phase_duration_min", lo)
         object.__setattr__(self, "phase_duration_max", hi)
-        if self.max_iterations < 1:
-            raise ConfigError(f"settings.max_iterations = {self.max_iterations}: must be >= 1")
+        check.integer("settings", "max_iterations", self.max_iterations, low=1)
 
     def with_(self, **changes) -> OptimizationSettings:
         """A copy with some fields changed (validated)."""

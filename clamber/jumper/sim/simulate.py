@@ -237,8 +237,7 @@ class JumpTrial:
                  config: SimulationConfig | None = None,
                  realization: Realization | None = None, record: bool = True,
                  clock: ReferenceClock | None = None) -> None:
-        if jumps < 1:
-            raise ConfigError(f"jumps = {jumps}: must be at least 1")
+        check.integer("", "jumps", jumps, low=1)
         self.sol, self.jumps, self.record = sol, jumps, record
         self.cfg = config or SimulationConfig()
         self.real = realization or Realization.nominal(sol, self.cfg)
