@@ -37,7 +37,9 @@ def _scratch() -> Path:
 def _seed_copy(folder: Path) -> tuple[dict, dict, Path]:
     path = folder / "sol.npz"
     with np.load(SEED_PATH) as d:
-        arrays = {k: d[k].astype(float) for k in d.files}
+        # C order, so that writing through ``reshape(-1)`` below damages the array itself
+        # (some stored arrays are Fortran-ordered, where that view would be a copy).
+        arrays = {k: np.array(d[k], dtype=float, order="C") for k in d.files}
     meta = json.loads(SEED_PATH.with_suffix(".json").read_text())
     return arrays, meta, path
 
