@@ -12,7 +12,7 @@ from matplotlib.patches import Circle
 
 from clamber.jumper.morphology import Morphology
 from clamber.jumper.solution import TrajectorySolution
-from clamber.storage.runs import TrialRecord, TrialState
+from clamber.storage.runs import CandidateTrial, TrialState
 
 #: Angle of links L1..L4 from the wall in the drawing pose [rad]: bowed away from the wall.
 _DRAW_ANGLES = np.radians([-40.0, -15.0, 15.0, 40.0])
@@ -39,7 +39,7 @@ def plot_progress(summaries: Sequence[dict[str, Any]]):
     return fig
 
 
-def plot_parameters(trials: Sequence[TrialRecord], summaries: Sequence[dict[str, Any]]):
+def plot_parameters(trials: Sequence[CandidateTrial], summaries: Sequence[dict[str, Any]]):
     """Every candidate's link lengths [mm] and inner masses [g] per generation (dots), with
     the CMA-ES mean after each generation (lines)."""
     fig, (a1, a2) = plt.subplots(2, 1, sharex=True, figsize=(6.5, 6))
@@ -165,13 +165,13 @@ def pareto_front(points: Sequence[tuple[float, float]]) -> list[int]:
     return keep
 
 
-def landing_points(trials: Sequence[TrialRecord]) -> list[TrialRecord]:
+def landing_points(trials: Sequence[CandidateTrial]) -> list[CandidateTrial]:
     """The converged trials that carry a simulated ready rate (robust fitness)."""
     return [t for t in trials if t.state is TrialState.COMPLETE
             and isinstance(t.info, dict) and "ready_rate" in t.info]
 
 
-def plot_pareto(trials: Sequence[TrialRecord]):
+def plot_pareto(trials: Sequence[CandidateTrial]):
     """Planned speed [m/s] against the simulated ready rate of every evaluated design,
     coloured by the expected speed (the robust fitness), with the non-dominated designs
     joined, the robust-fitness best (star) and the fastest design (diamond) marked."""
@@ -208,7 +208,7 @@ def _save(fig, path: Path) -> Path:
     return path
 
 
-def save_codesign_figures(trials: Sequence[TrialRecord], summaries: Sequence[dict[str, Any]],
+def save_codesign_figures(trials: Sequence[CandidateTrial], summaries: Sequence[dict[str, Any]],
                           best: Morphology | None, solution: TrajectorySolution | None,
                           out: str | Path) -> dict[str, Path]:
     """Write the co-design figures into ``out``; returns their paths by name."""

@@ -36,6 +36,7 @@ import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
+from clamber import _validate as check
 from clamber.exceptions import ConfigError
 
 CONTROLLERS = ("open-loop", "closed-loop")
@@ -54,10 +55,8 @@ class Sensors:
     """Delay from a gripper hooking to its contact switch reading closed [s]."""
 
     def __post_init__(self) -> None:
-        for name in ("encoder_resolution", "switch_latency", "speed_filter"):
-            v = getattr(self, name)
-            if not (math.isfinite(v) and v >= 0):
-                raise ConfigError(f"sensors.{name} = {v!r}: must be finite and >= 0")
+        check.numeric_fields(self, "sensors",
+                             names=("encoder_resolution", "switch_latency", "speed_filter"))
 
 
 class ReferenceClock(ABC):
@@ -127,12 +126,10 @@ class EventTriggeredSettings:
     end [-] (1: off): a stiff landing stance brings the joints to the next jump's start."""
 
     def __post_init__(self) -> None:
-        for name in ("front_wait", "rear_wait", "settle_time", "reflex_lead", "push_kp_scale",
-                     "push_kd_scale", "impact_kd_scale", "impact_damping_time",
-                     "stance_kp_scale"):
-            v = getattr(self, name)
-            if not (math.isfinite(v) and v >= 0):
-                raise ConfigError(f"event_triggered.{name} = {v!r}: must be finite and >= 0")
+        check.numeric_fields(self, "event_triggered",
+                             names=("front_wait", "rear_wait", "settle_time", "reflex_lead",
+                                    "push_kp_scale", "push_kd_scale", "impact_kd_scale",
+                                    "impact_damping_time", "stance_kp_scale"))
 
 
 class EventTriggered(ReferenceClock):
