@@ -71,6 +71,11 @@ class OptimizationSettings:
     """IPOPT iteration budget; running out is the status MAX_ITERATIONS, not an error."""
     tolerance: float = 1e-6
     """IPOPT's optimality tolerance (scaled NLP error); constraints always hold to 1e-6."""
+    warm_bound_push: float = 0.01
+    """IPOPT's ``bound_push`` and ``bound_frac`` for warm starts (the seed, a previous
+    solution, refinement) [-, relative]: how far the start is pushed inside its bounds.
+    1e-2 took 30 % fewer coarse iterations than 1e-5 on 7 morphologies with the same
+    optima (see docs/trajopt_backends.md); cold starts keep IPOPT's default."""
     backend: str = "compiled"
     """How the NLP's functions are evaluated: 'compiled' (generated C, cached on disk; falls
     back to 'reference' without a C compiler) or 'reference' (CasADi's SX virtual machine).
@@ -83,7 +88,7 @@ class OptimizationSettings:
                 if not math.isfinite(v) or v < 0:
                     raise ConfigError(f"settings.{f.name} = {v!r}: must be finite and >= 0")
         for name in ("torque_limit", "joint_speed_limit", "joint_angle_limit", "foot_radius",
-                     "tolerance"):
+                     "tolerance", "warm_bound_push"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"settings.{name} = {getattr(self, name)!r}: must be > 0")
         if self.speed_margin >= 1:

@@ -122,7 +122,8 @@ def optimize(
 # ---------------------------------------------------------------------------------------------
 def _run(problem: JumperProblem, morph: Morphology, settings: OptimizationSettings,
          x0: np.ndarray, warm: bool) -> TrajectorySolution:
-    solver = problem.solver(warm, settings.max_iterations, settings.tolerance, settings.backend)
+    solver = problem.solver(warm, settings.max_iterations, settings.tolerance, settings.backend,
+                            settings.warm_bound_push)
     params = problem.parameter_vector(morph.parameters(), settings)
     lbx, ubx = problem.variable_bounds(settings)
     lbg, ubg = problem.constraint_bounds(settings)
