@@ -29,8 +29,8 @@ from scipy.stats import qmc  # noqa: E402
 from clamber.jumper.formulation.backends import resolve  # noqa: E402
 from clamber.jumper.morphology import DesignBounds, Morphology  # noqa: E402
 from clamber.jumper.schedule import RESOLUTIONS  # noqa: E402
-from clamber.jumper.settings import OptimizationSettings  # noqa: E402
 from clamber.jumper.seed import seed_solution  # noqa: E402
+from clamber.jumper.settings import OptimizationSettings  # noqa: E402
 from clamber.jumper.solve import interpolate_solution, problem_for, refine, solve  # noqa: E402
 from clamber.jumper.verify import attach_accuracy  # noqa: E402
 
