@@ -92,7 +92,7 @@ class CandidateTask:
     morphology: Morphology
     fitness: FitnessConfig
     guess: TrajectorySolution | None = None
-    """Warm start: the best solution so far (any morphology, any grid), or None."""
+    """Warm start: a solution of a nearby design (any morphology, any grid), or None."""
 
 
 @dataclass(frozen=True)
