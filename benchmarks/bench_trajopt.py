@@ -31,7 +31,13 @@ from clamber.jumper.morphology import DesignBounds, Morphology  # noqa: E402
 from clamber.jumper.schedule import RESOLUTIONS  # noqa: E402
 from clamber.jumper.seed import seed_solution  # noqa: E402
 from clamber.jumper.settings import OptimizationSettings  # noqa: E402
-from clamber.jumper.solve import interpolate_solution, problem_for, refine, solve  # noqa: E402
+from clamber.jumper.solve import (  # noqa: E402
+    REFINE_BOUND_PUSH,
+    interpolate_solution,
+    problem_for,
+    refine,
+    solve,
+)
 from clamber.jumper.verify import attach_accuracy  # noqa: E402
 
 
@@ -71,11 +77,11 @@ def _build_in_fresh_process(resolution: str, backend: str, cache: str) -> dict:
     return {"import_s": imp, "build_s": build}
 
 
-def _ipopt_split(sol, settings) -> dict:
+def _ipopt_split(sol, settings, push: float | None = None) -> dict:
     """IPOPT's wall time split: NLP function evaluations vs the rest (IPOPT + MUMPS)."""
     stats = problem_for(sol.nodes, settings).solver(
         True, settings.max_iterations, settings.tolerance, settings.backend,
-        settings.warm_bound_push).stats()
+        settings.warm_bound_push if push is None else push).stats()
     fun = sum(v for k, v in stats.items() if k.startswith("t_wall_nlp_"))
     total = stats.get("t_wall_total", sol.solve_time_s)
     it = max(sol.iterations, 1)
@@ -126,7 +132,7 @@ def _same_start_rows(morphs: list[Morphology], sets: dict) -> dict:
             "per_morphology": rows}
 
 
-def compare_backends(quick: bool) -> dict:
+def compare_backends(quick: bool, builds_too: bool = True) -> dict:
     """Both backends side by side: builds, timed solves from the same start, optima.
 
     Timings alternate the backends ``repeats`` times and report medians. The ratios are
@@ -136,7 +142,7 @@ def compare_backends(quick: bool) -> dict:
     res: dict = {"compiled_backend_used": resolve("compiled")}
     builds = {}
     with tempfile.TemporaryDirectory() as cache:
-        for name in ("coarse",) if quick else ("coarse", "fine"):
+        for name in (() if not builds_too else ("coarse",) if quick else ("coarse", "fine")):
             builds[name] = {
                 "reference": _build_in_fresh_process(name, "reference", cache),
                 "compiled_cold": _build_in_fresh_process(name, "compiled", cache),
@@ -160,7 +166,8 @@ def compare_backends(quick: bool) -> dict:
             c = solve(nominal, st, "coarse")
             f = refine(shared, settings=st)
             runs.setdefault(f"{b}_coarse", []).append((c, _ipopt_split(c, st)))
-            runs.setdefault(f"{b}_refine", []).append((f, _ipopt_split(f, st)))
+            runs.setdefault(f"{b}_refine", []).append(
+                (f, _ipopt_split(f, st, REFINE_BOUND_PUSH)))
     timing = {}
     for key, pairs in runs.items():
         med = {k: statistics.median(p[1][k] for p in pairs) for k in pairs[0][1]}
@@ -186,12 +193,14 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="fewer repeats and morphologies")
     ap.add_argument("--backends-only", action="store_true",
                     help="only the side-by-side backend comparison")
+    ap.add_argument("--skip-builds", action="store_true",
+                    help="no fresh-process build timings (a cold build compiles for minutes)")
     args = ap.parse_args()
     repeats = 1 if args.quick else 3
     n_morph = 8 if args.quick else 64
     s = OptimizationSettings()
     nominal = Morphology.nominal()
-    res: dict = {"backends": compare_backends(args.quick)}
+    res: dict = {"backends": compare_backends(args.quick, not args.skip_builds)}
     b = res["backends"]
     so = b["same_optimum"]
     print(f"coarse {b['coarse_ratio']:.2f}x, refine {b['refine_ratio']:.2f}x faster compiled "

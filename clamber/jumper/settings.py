@@ -72,10 +72,11 @@ class OptimizationSettings:
     tolerance: float = 1e-6
     """IPOPT's optimality tolerance (scaled NLP error); constraints always hold to 1e-6."""
     warm_bound_push: float = 0.01
-    """IPOPT's ``bound_push`` and ``bound_frac`` for warm starts (the seed, a previous
-    solution, refinement) [-, relative]: how far the start is pushed inside its bounds.
-    1e-2 took 30 % fewer coarse iterations than 1e-5 on 7 morphologies with the same
-    optima (see docs/trajopt_backends.md); cold starts keep IPOPT's default."""
+    """IPOPT's ``bound_push`` and ``bound_frac`` for warm starts from the seed or another
+    design's solution [-, relative]: how far the start is pushed inside its bounds. 1e-2
+    took 30 % fewer coarse iterations than 1e-5 on 7 morphologies (see
+    docs/trajopt_backends.md). Refinement of the same robot keeps 1e-5
+    (``clamber.jumper.solve.REFINE_BOUND_PUSH``); cold starts keep IPOPT's default."""
     backend: str = "compiled"
     """How the NLP's functions are evaluated: 'compiled' (generated C, cached on disk; falls
     back to 'reference' without a C compiler) or 'reference' (CasADi's SX virtual machine).
