@@ -4,24 +4,19 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import logging
 import os
-import sys
 import time
 from pathlib import Path
 
 from clamber.cli.options import (
     add_execution_options,
     add_output_options,
-    non_negative_float,
-    non_negative_int,
     number_type,
-    positive_float,
-    positive_int,
     seed_int,
     strict_json,
 )
+from clamber.cli.quadruped_evaluate import add_evaluate_command
 from clamber.exceptions import ConfigError
 from clamber.quadruped.scenarios import SCENARIOS
 from clamber.quadruped.variants import CONTROLLER_NAMES
@@ -142,24 +137,18 @@ def _trot(args: argparse.Namespace) -> dict:
     study = [r.to_dict() for r in results]
     figures = {}
     if not args.no_figures:
-        import matplotlib.pyplot as plt
-
         from clamber.quadruped.gaits import TrotParams
         from clamber.report.quadruped import animate, plot_trot, plot_trot_study
+        from clamber.report.save import save_figure
 
-        fig = plot_trot_study(study)
-        figures["study"] = out / "trot_study.png"
-        fig.savefig(figures["study"], dpi=110)
-        plt.close(fig)
+        figures["study"] = save_figure(plot_trot_study(study), out / "trot_study.png")
         settings = TrotSettings(terrain=terrains[0], feet=feet[0],
                                 gait=TrotParams(cycles=args.cycles))
         log.info("replaying seed %d for the figures ...", args.seed)
         _, trace = run_trot(settings, args.seed, log=True)
         trace.snapshot_period = 0.1
-        fig = plot_trot(trace, f"trot, {terrains[0]}, {feet[0]} feet")
-        figures["trot"] = out / "trot.png"
-        fig.savefig(figures["trot"], dpi=110)
-        plt.close(fig)
+        figures["trot"] = save_figure(plot_trot(trace, f"trot, {terrains[0]}, {feet[0]} feet"),
+                                      out / "trot.png")
         if not args.no_animation:
             figures["animation"], _ = animate(trace, out / "trot.gif")
     _write_trials(out / "trials.csv", trials)
@@ -219,70 +208,6 @@ def _compare(args: argparse.Namespace) -> dict:
     _write_json(out / "comparison.json", summary)
     log.info("%s", "\n".join(text))
     return summary
-
-
-def _evaluate(args: argparse.Namespace) -> dict:
-    """Tune the three controllers alike, then run every scenario (and ablations)."""
-    from clamber.quadruped.comparison import (
-        ABLATION_ROWS,
-        MAIN,
-        cell_table,
-        plot_loads,
-        run_comparison,
-    )
-    from clamber.quadruped.tuning import TuningSpec
-
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    t0 = time.perf_counter()
-    scenarios = args.scenarios or list(SCENARIOS)
-    rows = ABLATION_ROWS if args.ablations else MAIN
-    gains = None
-    if args.gains:
-        try:
-            gains = {c: tuple(g.items()) for c, g in
-                     json.loads(Path(args.gains).read_text())["gains"].items()}
-        except (OSError, ValueError, KeyError, AttributeError) as e:
-            raise ConfigError(f"cannot read gains from {args.gains}: {e}") from None
-    tuning = None if args.no_tune else TuningSpec(budget=args.tune_budget)
-    sole = _sole(args.sole_stiffness)
-    if sole is not None and args.sole_armature is not None:
-        from dataclasses import replace
-
-        sole = replace(sole, armature=args.sole_armature)
-    res = run_comparison(args.trials, scenarios, rows, args.seed, args.workers, args.cycles,
-                         tuning, gains, sole, args.physics_dt)
-    text = ["# Controller comparison in simulation", "",
-            f"{args.trials} trials per cell on seeds {args.seed}-{args.seed + args.trials - 1} "
-            f"(no tuning step used them), {args.cycles} gait cycle(s) of 0.22 m each, sole "
-            f"stiffness {args.sole_stiffness:g} N m/rad, physics step "
-            f"{1000 * args.physics_dt:g} ms; gains: "
-            + ("class defaults" if not res["gains"] else
-               "; ".join(f"{c} " + ", ".join(f"{k} x{v:.2f}" for k, v in g.items())
-                         for c, g in res["gains"].items())), "",
-            cell_table(res["cells"], rows, scenarios)]
-    (out / "comparison.md").write_text("\n".join(text) + "\n")
-    _write_results(out / "trials.csv", res["trials"])
-    figure = plot_loads(res["trials"], out / "gripper_loads.png")
-    summary = {"command": "evaluate", "trials": args.trials, "cycles": args.cycles,
-               "scenarios": scenarios, "controllers": list(rows),
-               "sole_stiffness": args.sole_stiffness, "gains": res["gains"],
-               "tuning": res["tuning"], "results": res["cells"],
-               "table": str(out / "comparison.md"), "figure": str(figure),
-               "total_wall_time_s": time.perf_counter() - t0}
-    (out / "comparison.json").write_text(json.dumps(summary, indent=1, default=str) + "\n")
-    if not args.json:
-        print("\n".join(text), file=sys.stderr)
-    return summary
-
-
-def _write_results(path: Path, results: list) -> None:
-    """One CSV row per trial result."""
-    rows = [r.to_dict() for r in results]
-    with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
 
 
 def _write_trials(path: Path, trials: list) -> None:
@@ -365,34 +290,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     common(comp, "out/quadruped/compare", trials=20, figures=False)
     comp.set_defaults(func=_compare)
 
-    ev = qsub.add_parser(
-        "evaluate", help="Q-WBC vs CLIK vs VMC tuned alike, on every scenario; ablations",
-        description="The paper's comparison: the three controllers' gains tuned by one "
-        "random search on training seeds, then seeded trials per controller and scenario on "
-        "held-out seeds, written as comparison.md, comparison.json, trials.csv and "
-        "gripper_loads.png.", epilog=EXAMPLES, formatter_class=fmt)
-    ev.add_argument("--trials", type=positive_int, default=20, help="trials per cell (20)")
-    ev.add_argument("--scenarios", nargs="+", default=None,
-                      help="scenarios (default: all of clamber.quadruped.scenarios)")
-    ev.add_argument("--ablations", action="store_true",
-                      help="also run the Q-WBC, VMC and CLIK ablations")
-    ev.add_argument("--cycles", type=positive_int, default=1, help="gait cycles (1)")
-    ev.add_argument("--tune-budget", type=positive_int, default=6,
-                      help="candidates per controller in the gain search (6)")
-    ev.add_argument("--no-tune", action="store_true", help="class-default gains")
-    ev.add_argument("--gains", default=None,
-                      help="take the gains from a previous comparison.json (no tuning)")
-    ev.add_argument("--seed", type=non_negative_int, default=0, help="first seed (0)")
-    ev.add_argument("--workers", type=int, default=0, help="worker processes (0)")
-    ev.add_argument("--sole-stiffness", type=non_negative_float, default=25.0,
-                      help="sole stiffness about x and y [N m/rad] (25; 0: rigid weld)")
-    ev.add_argument("--sole-armature", type=non_negative_float, default=None,
-                      help="sole hinge armature [kg m^2] (default 1e-3)")
-    ev.add_argument("--physics-dt", type=positive_float, default=0.004,
-                      help="physics step [s] (0.004)")
-    ev.add_argument("--out", default="out/quadruped/evaluate", help="output folder")
-    ev.add_argument("--json", action="store_true", help="print one JSON summary")
-    ev.set_defaults(func=_evaluate)
+    add_evaluate_command(qsub, EXAMPLES)
 
     mod = qsub.add_parser(
         "model", help="write MJCF, scene, URDF and README of the robot",
