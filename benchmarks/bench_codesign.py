@@ -5,7 +5,8 @@ robot's trajectory as the co-design does after its first generation) serially an
 local Dask cluster of 1, 2, ... workers (up to the cores here, or ``--workers``), after
 every process has built its solver once. Also times the local cluster's start. The
 serial throughput is measured for both NLP backends side by side (evaluations per
-core-minute and their ratio). ``--scaling`` runs 1, 2, 4, ... workers up to the cores
+core-minute and their ratio), and for the previous path (the reference backend with the
+warm start's former IPOPT bound push, 1e-5). ``--scaling`` runs 1, 2, 4, ... workers up to the cores
 here (the last count is the core count itself), so the same command measures a 16-core
 node or a cluster. Prints one JSON object on its last line.
     python benchmarks/bench_codesign.py [--quick] [--scaling | --workers 1,2,4,8,16]
@@ -76,6 +77,9 @@ def main() -> None:
     serial = _throughput(SerialEvaluator(), tasks)
     reference = replace(fitness, settings=fitness.settings.with_(backend="reference"))
     ref_serial = _throughput(SerialEvaluator(), [replace(t, fitness=reference) for t in tasks])
+    # The previous path: the reference backend with the warm start's former bound push.
+    previous = replace(fitness, settings=reference.settings.with_(warm_bound_push=1e-5))
+    prev_serial = _throughput(SerialEvaluator(), [replace(t, fitness=previous) for t in tasks])
     starts, dask = [], []
     for w in counts:
         t0 = time.perf_counter()
@@ -106,6 +110,8 @@ def main() -> None:
         "evals_per_core_min": 60 / serial["mean_eval_s"],
         "reference_backend_evals_per_core_min": 60 / ref_serial["mean_eval_s"],
         "backend_ratio": ref_serial["mean_eval_s"] / serial["mean_eval_s"],
+        "previous_path_evals_per_core_min": 60 / prev_serial["mean_eval_s"],
+        "ratio_vs_previous_path": prev_serial["mean_eval_s"] / serial["mean_eval_s"],
         "reference_backend_max_speed_difference": max(
             (abs(a / b - 1) for a, b in zip(serial["speeds"], ref_serial["speeds"], strict=False)),
             default=None) if len(serial["speeds"]) == len(ref_serial["speeds"]) else None,

@@ -4,9 +4,10 @@ Each generation: ask pycma for ``popsize`` candidates in the coordinates of
 :mod:`clamber.experiments.space`, score each by the speed of its optimized jump
 (:mod:`clamber.experiments.fitness`) on an :class:`~clamber.parallel.Evaluator`, record
 every result as it finishes (:mod:`clamber.storage`), tell pycma the negated speeds, record
-the generation's summary. Warm starts come from the best trajectory of earlier
-generations only, so a generation's results do not depend on which worker finishes
-first, nor on where an interrupted run stopped.
+the generation's summary. Each candidate is warm-started from the trajectory of the
+nearest converged candidate (in optimizer coordinates) of earlier generations only, so a
+generation's results do not depend on which worker finishes first, nor on where an
+interrupted run stopped.
 
 The record is the state: pycma is deterministic given its seed and what it is told, so
 a resumed run replays the recorded generations into a fresh strategy (checking each
@@ -238,6 +239,7 @@ def run_codesign(
         finished = store.generation_summaries()
         _check_prefix(store, len(finished), config)
         new, done = 0, len(store.trials())
+        loaded: dict[str, TrajectorySolution] = {}
         total = config.generations * config.popsize
         for g in range(config.generations):
             Z = np.array(es.ask())
@@ -256,10 +258,10 @@ def run_codesign(
                 if finished[g].get("stop"):
                     break
                 continue
-            guess = _best_solution(store, before=g)
+            solved = _solved_before(store, g, loaded)
             todo = [i for i in range(config.popsize) if i not in recorded]
             tasks = [CandidateTask(g, i, tuple(Z[i].tolist()), space.decode(Z[i]),
-                                   config.fitness, guess) for i in todo]
+                                   config.fitness, _nearest(solved, Z[i])) for i in todo]
             for k, outcome in _candidate_outcomes(evaluator, fitness_fn, tasks):
                 trial = _record(tasks[k], outcome, config.fitness, run_dir)
                 store.append(trial)
@@ -375,17 +377,37 @@ def _record(task: CandidateTask, outcome: Outcome, fitness: FitnessConfig,
         info={**r.info, "refined": r.refined}, **common)
 
 
-def _best_solution(store: RunStore, before: int) -> TrajectorySolution | None:
-    """The stored trajectory of the best trial of the generations before ``before``.
+def _solved_before(store: RunStore, before: int, loaded: dict[str, TrajectorySolution]
+                   ) -> list[tuple[np.ndarray, TrajectorySolution]]:
+    """(optimizer coordinates, stored trajectory) of every converged trial of the
+    generations before ``before``, in record order.
 
-    Only finished generations count, so the warm start of a generation is the same
-    whether or not some of its own trials were recorded before an interruption; it is
-    read from disk on every backend, so a resumed run starts from the same numbers.
+    Only finished generations count, so the warm starts of a generation are the same
+    whether or not some of its own trials were recorded before an interruption; they are
+    read from disk on every backend (once each, kept in ``loaded``), so a resumed run
+    starts from the same numbers.
     """
-    best = best_trial(t for t in store.trials() if t.trajectory and t.generation < before)
-    if best is None:
+    out = []
+    for t in store.trials():
+        if t.trajectory and t.generation < before:
+            if t.trajectory not in loaded:
+                loaded[t.trajectory] = TrajectorySolution.load(store.path(t.trajectory))
+            out.append((np.asarray(t.params, dtype=float), loaded[t.trajectory]))
+    return out
+
+
+def _nearest(solved: list[tuple[np.ndarray, TrajectorySolution]],
+             z: np.ndarray) -> TrajectorySolution | None:
+    """The solution of the solved design nearest to ``z`` (the first on a tie), or None.
+
+    Measured against the best trajectory so far as the warm start, on two CMA-like
+    generations of 9 around the nominal robot: 754 instead of 894 IPOPT iterations
+    (see docs/trajopt_backends.md).
+    """
+    if not solved:
         return None
-    return TrajectorySolution.load(store.path(best.trajectory))
+    d = [float(np.sum((p - np.asarray(z, dtype=float)) ** 2)) for p, _ in solved]
+    return solved[int(np.argmin(d))][1]
 
 
 def _best_speed(store: RunStore) -> float:

@@ -108,7 +108,7 @@ class CandidateTask:
     morphology: Morphology
     fitness: FitnessConfig
     guess: TrajectorySolution | None = None
-    """Warm start: the best solution so far (any morphology, any grid), or None."""
+    """Warm start: a solution of a nearby design (any morphology, any grid), or None."""
     start: int | None = None
     """Run only this start (0 .. ``fitness.starts - 1``); None runs all of them here."""
 

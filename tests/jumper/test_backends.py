@@ -6,7 +6,6 @@ import casadi as ca
 import numpy as np
 import pytest
 
-from clamber.attachment.safe_region import SafeRegion
 from clamber.jumper.formulation import backends
 from clamber.jumper.formulation.problem import build_problem
 from clamber.jumper.morphology import Morphology
@@ -39,20 +38,17 @@ def test_assembled_derivatives_equal_casadi_ad(collocation):
 
 
 def test_compiled_and_reference_reach_the_same_optimum(nominal_coarse):
-    """From the same start, both backends reach the same speed (1e-6 relative) and active
-    bounds. Solved to 1e-9: at the default 1e-6 each stops within its tolerance of the
-    optimum, measured 3e-5 apart in speed on this start. The paper's problem (sector safe
-    regions, no limit margins): with the landing margins the nominal landscape has nearby
-    local optima that rounding alone can pick between (see docs/trajopt_backends.md)."""
+    """From the same start (the packaged seed) and with the default settings (spined safe
+    regions, limit margins), both backends reach the same speed (1e-6 relative) and the
+    same active bounds. Solved to 1e-9: at the default 1e-6 each stops within its
+    tolerance of the optimum, about 3e-5 apart in speed."""
     assert nominal_coarse.history[-1]["backend"] == backends.resolve("compiled")
     sols = {}
     for backend in ("compiled", "reference"):
-        s = nominal_coarse.settings.with_(
-            backend=backend, tolerance=1e-9, safe_region_front=SafeRegion.sector(),
-            safe_region_rear=SafeRegion.sector(), speed_margin=0.0, force_margin=0.0,
-            clearance_margin=0.0)
-        sols[backend] = solve(nominal_coarse.morphology, s, "coarse", guess="deterministic")
+        s = OptimizationSettings(backend=backend, tolerance=1e-9)
+        sols[backend] = solve(nominal_coarse.morphology, s, "coarse", guess="seed")
         assert sols[backend].status.success
+        assert sols[backend].history[-1]["guess"] == "seed"  # no fallback: the same start
         assert sols[backend].history[-1]["backend"] == backends.resolve(backend)
     a, b = sols["compiled"], sols["reference"]
     assert a.speed == pytest.approx(b.speed, rel=1e-6)
