@@ -27,9 +27,9 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 from clamber.quadruped.comparison import run_comparison  # noqa: E402
-from clamber.quadruped.experiments import ClimbSettings, run_climb  # noqa: E402
 from clamber.quadruped.scenarios import SCENARIOS  # noqa: E402
 from clamber.quadruped.sim.grippers import GripperBank  # noqa: E402
+from clamber.quadruped.trials.climb import ClimbSettings, run_climb  # noqa: E402
 from clamber.quadruped.tuning import TuningSpec  # noqa: E402
 
 

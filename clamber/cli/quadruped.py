@@ -84,8 +84,8 @@ def _write_json(path: Path, summary: dict) -> None:
 def _climb(args: argparse.Namespace) -> dict:
     _prepare_gl(args)
     from clamber.cli.options import run_folder
-    from clamber.quadruped.experiments import ClimbSettings, run_climb
     from clamber.quadruped.gaits import ClimbGaitParams
+    from clamber.quadruped.trials.climb import ClimbSettings, run_climb
 
     settings = ClimbSettings(controller=args.controller, incline_deg=args.incline,
                              control_rate=args.rate, state=args.state,
@@ -129,8 +129,8 @@ def _trot(args: argparse.Namespace) -> dict:
     _prepare_gl(args)
     from clamber.cli.options import run_folder
     from clamber.experiments.quadruped import trot_conditions
-    from clamber.quadruped.experiments import TrotSettings, run_trot
     from clamber.quadruped.sim.world import TERRAINS
+    from clamber.quadruped.trials.trot import TrotSettings, run_trot
 
     terrains = TERRAINS[1:] if args.terrain == "all" else (args.terrain,)
     feet = ("gripper", "rubber") if args.feet == "both" else (args.feet,)
@@ -153,8 +153,7 @@ def _trot(args: argparse.Namespace) -> dict:
         settings = TrotSettings(terrain=terrains[0], feet=feet[0],
                                 gait=TrotParams(cycles=args.cycles))
         log.info("replaying seed %d for the figures ...", args.seed)
-        _, trace = run_trot(settings, args.seed, log=True)
-        trace.snapshot_period = 0.1
+        _, trace = run_trot(settings, args.seed, log=True, snapshot_period=0.1)
         fig = plot_trot(trace, f"trot, {terrains[0]}, {feet[0]} feet")
         figures["trot"] = out / "trot.png"
         fig.savefig(figures["trot"], dpi=110)
@@ -402,7 +401,7 @@ def demo_step(out_dir: Path, summary: dict, as_json: bool) -> tuple[dict, list]:
     trials in which they break).
     """
     _prepare_gl()
-    from clamber.quadruped.experiments import ClimbSettings, run_climb
+    from clamber.quadruped.trials.climb import ClimbSettings, run_climb
     from clamber.report.html import Section
     from clamber.report.quadruped import save_climb
 

@@ -1,6 +1,6 @@
 """The quadruped's studies: seeded climbs and trots, the controller comparison, summaries.
 
-Each trial is :func:`clamber.quadruped.experiments.run_climb` or ``run_trot`` for one
+Each trial is :func:`clamber.quadruped.trials.climb.run_climb` or ``run_trot`` for one
 condition (a :class:`ClimbSettings` or :class:`TrotSettings`) and one seed; every
 controller sees the same seeds (the same walls, robots and IMU noise).
 """
@@ -27,17 +27,14 @@ from clamber.experiments.study import (
     run_study,
 )
 from clamber.parallel.base import Evaluator
-from clamber.quadruped.experiments import (
-    CONTROLLERS,
-    ClimbSettings,
-    TrotSettings,
-    run_climb,
-    run_trot,
-)
 from clamber.quadruped.gaits import TrotParams
 from clamber.quadruped.sim.grippers import DEFAULT_SOLE, SoleCompliance
+from clamber.quadruped.trials.climb import ClimbSettings, run_climb
+from clamber.quadruped.trials.trot import TrotSettings, run_trot
 
 Settings = ClimbSettings | TrotSettings
+#: The controllers the paper compares, in its order.
+COMPARED = ("qwbc", "clik", "vmc")
 
 #: The paper's 70-degree results (Q-WBC, CLIK, VMC): successes of 5, maximum body error
 #: [mm], mean and peak power [W]; on the vertical wall only Q-WBC completed its climbs.
@@ -140,7 +137,7 @@ def comparison_conditions(inclines: Sequence[float] = (70.0, 90.0), breakable: b
     """Every controller on every wall, all else equal."""
     return [ClimbSettings(controller=name, incline_deg=incline, breakable=breakable,
                           state=state, sole=sole)
-            for incline in inclines for name in CONTROLLERS]
+            for incline in inclines for name in COMPARED]
 
 
 def trot_conditions(terrains: Sequence[str], feet: Sequence[str] = ("gripper", "rubber"),

@@ -27,9 +27,10 @@ import numpy as np
 from scipy.stats import binomtest
 
 from clamber.exceptions import ConfigError
-from clamber.quadruped.experiments import ClimbSettings, TrialResult, run_climb
 from clamber.quadruped.scenarios import SCENARIOS, scenario
 from clamber.quadruped.sim.grippers import DEFAULT_SOLE, SoleCompliance
+from clamber.quadruped.trials.climb import ClimbSettings, run_climb
+from clamber.quadruped.trials.result import TrialResult
 from clamber.quadruped.tuning import Evaluator, TuningResult, TuningSpec, tune
 from clamber.quadruped.variants import ABLATIONS, GAINS, check_name, parent
 
@@ -46,7 +47,7 @@ DEFAULT_TUNING = TuningSpec()
 
 
 def scenario_settings(name: str, **kwargs):
-    """:class:`~clamber.quadruped.experiments.ClimbSettings` of scenario ``name``; keyword
+    """:class:`~clamber.quadruped.trials.climb.ClimbSettings` of scenario ``name``; keyword
     arguments (controller, gains, gait, ...) are passed on."""
     sc = scenario(name)
     return ClimbSettings(incline_deg=sc.incline_deg, heading_deg=sc.heading_deg, rocks=sc.rocks,

@@ -9,7 +9,6 @@ from scipy.stats import binomtest
 
 from clamber.exceptions import ConfigError
 from clamber.quadruped.comparison import scenario_settings, summarize_cell
-from clamber.quadruped.experiments import TrialResult
 from clamber.quadruped.scenarios import (
     PUSH_DIRECTIONS,
     SCENARIOS,
@@ -18,6 +17,7 @@ from clamber.quadruped.scenarios import (
     scenario,
 )
 from clamber.quadruped.sim.world import wall_layout, wall_rotation
+from clamber.quadruped.trials.result import TrialResult
 from clamber.quadruped.variants import CONTROLLER_NAMES, gain_values, make_controller
 
 
