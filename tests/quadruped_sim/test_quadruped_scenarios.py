@@ -8,7 +8,8 @@ import pytest
 from scipy.stats import binomtest
 
 from clamber.exceptions import ConfigError
-from clamber.quadruped.comparison import scenario_settings, summarize_cell
+from clamber.experiments.quadruped_comparison import summarize_cell
+from clamber.quadruped.comparison import scenario_settings
 from clamber.quadruped.scenarios import (
     PUSH_DIRECTIONS,
     SCENARIOS,

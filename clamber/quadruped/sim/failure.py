@@ -204,8 +204,13 @@ class FailureClock:
             self._peak_lo[rows[higher]] = lo[higher]
             self._peak_wrench[rows[higher]] = ws[higher]
         failed = np.zeros(len(rows), dtype=bool)
+        undecided = np.flatnonzero(g > 1.0)
+        if undecided.size == 0:  # every wrench certified inside: all spines re-seat
+            self.slide[rows] = 0.0
+            self.speed[rows] = 0.0
+            return g, failed
         s = self.slip
-        for k in np.flatnonzero(g > 1.0):
+        for k in undecided:
             g[k] = self.set.exact(ws[k])
         for k, i in enumerate(rows):
             if g[k] > 1.0:

@@ -58,7 +58,8 @@ class ClimbSettings:
     ``sole`` is the grippers' sole compliance (None: rigid weld). ``gains`` are the
     controller's gain multipliers (:mod:`clamber.quadruped.variants`), ``rocks`` the holds'
     shape, ``heading_deg`` the climb's direction on the wall, ``disturbance`` an optional
-    push or payload, ``scenario`` a label."""
+    push or payload, ``scenario`` a label. ``time_limit`` [s] stops the trial early (a quick
+    look; such a trial fails with the reason "time limit")."""
 
     controller: str = "qwbc"
     incline_deg: float = 90.0
@@ -75,8 +76,11 @@ class ClimbSettings:
     heading_deg: float = 0.0
     disturbance: Disturbance | None = None
     scenario: str = ""
+    time_limit: float | None = None
 
     def __post_init__(self) -> None:
+        if self.time_limit is not None and not self.time_limit > 0:
+            raise ConfigError(f"time_limit must be > 0 s, got {self.time_limit}")
         if self.controller not in CONTROLLER_NAMES:
             raise ConfigError(f"unknown controller {self.controller!r}; "
                               f"controllers are {', '.join(CONTROLLER_NAMES)}")
@@ -96,7 +100,8 @@ class ClimbTrial:
     def __init__(self, settings: ClimbSettings, seed: int, log: bool = False,
                  robot: Marcbot | None = None, time_limit: float | None = None) -> None:
         t0 = time.perf_counter()
-        self.settings, self.seed, self.time_limit = settings, seed, time_limit
+        self.settings, self.seed = settings, seed
+        self.time_limit = settings.time_limit if time_limit is None else time_limit
         self.robot = robot or Marcbot()
         self._setup_scene()
         self._setup_placement()
@@ -300,6 +305,7 @@ def run_climb(settings: ClimbSettings, seed: int, log: bool = False,
               time_limit: float | None = None) -> tuple[TrialResult, TrialLog | None]:
     """One seeded climbing trial; returns its result and, if ``log``, its time series.
 
-    ``time_limit`` [s] stops the trial early (reason "time limit", not a success).
+    ``time_limit`` [s] stops the trial early (reason "time limit", not a success; default:
+    the settings' own).
     """
     return ClimbTrial(settings, seed, log, robot, time_limit).run()

@@ -8,7 +8,7 @@ The metrics come from the trial's per-cycle samples, recorded by column name
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
@@ -75,6 +75,17 @@ class TrialResult:
         d["failure"] = self.failure.name.lower() if self.failure else None
         return {k: None if isinstance(v, float) and not math.isfinite(v) else v
                 for k, v in d.items()}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> TrialResult:
+        """The result :meth:`to_dict` wrote (None back to NaN)."""
+        names = {f.name: f.type for f in fields(cls)}
+        values = {k: v for k, v in d.items() if k in names}
+        values["failure"] = FailureReason[d["failure"].upper()] if d.get("failure") else None
+        for k, v in values.items():
+            if v is None and k != "failure":
+                values[k] = math.nan
+        return cls(**values)
 
 
 @dataclass(frozen=True)
