@@ -4,23 +4,19 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import logging
 import os
-import sys
 import time
 from pathlib import Path
 
 from clamber.cli.options import (
     add_execution_options,
     add_output_options,
-    non_negative_float,
     number_type,
-    positive_float,
-    positive_int,
     seed_int,
     strict_json,
 )
+from clamber.cli.quadruped_evaluate import register_evaluate, sole_compliance
 from clamber.exceptions import ConfigError
 from clamber.quadruped.scenarios import SCENARIOS
 from clamber.quadruped.variants import CONTROLLER_NAMES
@@ -44,6 +40,8 @@ EXAMPLES = """examples:
   clamber quadruped evaluate --trials 20 --workers 2 --json   # tuned, every scenario
   clamber quadruped evaluate --trials 20 --ablations --scenarios wall90 payload90 --workers 2
   clamber quadruped evaluate --trials 5 --cycles 5 --gains out/quadruped/evaluate/comparison.json
+  clamber quadruped evaluate --resume out/quadruped/evaluate   # a killed evaluation goes on
+  clamber quadruped evaluate --trials 2 --scenarios wall90 --time-limit 5   # a quick look
   clamber quadruped compare --trials 20 --sole-stiffness 0 --workers 2   # rigid soles
   clamber quadruped compare --resume out/quadruped/compare    # a killed comparison goes on
 """
@@ -54,13 +52,6 @@ def _prepare_gl(args: argparse.Namespace | None = None) -> None:
     will be rendered; without a working context the GIF falls back to matplotlib."""
     if args is None or not (args.no_figures or args.no_animation):
         os.environ.setdefault("MUJOCO_GL", "egl")
-
-
-def _sole(stiffness: float):
-    """The sole compliance for a ``--sole-stiffness`` value (0: rigid weld)."""
-    from clamber.quadruped.sim.grippers import SoleCompliance
-
-    return SoleCompliance(stiffness=stiffness) if stiffness > 0 else None
 
 
 def _run(args: argparse.Namespace, kind: str, conditions: list, run_dir: Path):
@@ -90,7 +81,7 @@ def _climb(args: argparse.Namespace) -> dict:
                              control_rate=args.rate, state=args.state,
                              gait=ClimbGaitParams(cycles=args.cycles),
                              breakable=not args.unbreakable,
-                             sole=_sole(args.sole_stiffness))
+                             sole=sole_compliance(args.sole_stiffness))
     if args.scenario:
         from dataclasses import replace
 
@@ -180,7 +171,7 @@ def _compare(args: argparse.Namespace) -> dict:
 
     out = run_folder(args)
     t0 = time.perf_counter()
-    sole = _sole(args.sole_stiffness)
+    sole = sole_compliance(args.sole_stiffness)
     conditions = comparison_conditions(args.inclines, True, args.state, sole)
     if args.unbreakable_too:
         conditions += comparison_conditions(args.inclines, False, args.state, sole)
@@ -217,77 +208,6 @@ def _compare(args: argparse.Namespace) -> dict:
     _write_json(out / "comparison.json", summary)
     log.info("%s", "\n".join(text))
     return summary
-
-
-def _evaluate(args: argparse.Namespace) -> dict:
-    """Tune the three controllers alike, then run every scenario (and ablations)."""
-    from clamber.cli.options import TrialProgress, evaluator_for, progress_enabled, run_folder
-    from clamber.experiments.quadruped_comparison import run_comparison
-    from clamber.quadruped.comparison import ABLATION_ROWS, MAIN
-    from clamber.quadruped.tuning import TuningSpec
-    from clamber.report.quadruped_comparison import cell_table, plot_loads
-
-    out = run_folder(args)
-    out.mkdir(parents=True, exist_ok=True)
-    t0 = time.perf_counter()
-    scenarios = args.scenarios or list(SCENARIOS)
-    rows = ABLATION_ROWS if args.ablations else MAIN
-    gains = _read_gains(args.gains) if args.gains else None
-    tuning = None if args.no_tune or gains else TuningSpec(budget=args.tune_budget)
-    sole = _sole(args.sole_stiffness)
-    if sole is not None and args.sole_armature is not None:
-        from dataclasses import replace
-
-        sole = replace(sole, armature=args.sole_armature)
-    total = len(scenarios) * len(rows) * args.trials + (
-        0 if tuning is None else len(MAIN) * tuning.budget * len(tuning.seeds)
-        * len(tuning.scenarios))
-    with TrialProgress(total, "quadruped-evaluate", progress_enabled(args)) as bar, \
-            evaluator_for(args, total) as evaluator:
-        res = run_comparison(args.trials, scenarios, rows, args.seed, evaluator, args.cycles,
-                             tuning, gains, sole, args.physics_dt, out, bool(args.resume),
-                             bar, args.time_limit)
-    text = ["# Controller comparison in simulation", "",
-            f"{args.trials} trials per cell on seeds {args.seed}-{args.seed + args.trials - 1} "
-            f"(no tuning step used them), {args.cycles} gait cycle(s) of 0.22 m each, sole "
-            f"stiffness {args.sole_stiffness:g} N m/rad, physics step "
-            f"{1000 * args.physics_dt:g} ms; gains: "
-            + ("class defaults" if not res["gains"] else
-               "; ".join(f"{c} " + ", ".join(f"{k} x{v:.2f}" for k, v in g.items())
-                         for c, g in res["gains"].items())), "",
-            cell_table(res["cells"], rows, scenarios)]
-    (out / "comparison.md").write_text("\n".join(text) + "\n")
-    _write_results(out / "trials.csv", res["trials"])
-    figure = None if args.no_figures else str(plot_loads(res["trials"],
-                                                         out / "gripper_loads.png"))
-    summary = {"command": "evaluate", "trials": args.trials, "cycles": args.cycles,
-               "scenarios": scenarios, "controllers": list(rows),
-               "sole_stiffness": args.sole_stiffness, "gains": res["gains"],
-               "tuning": res["tuning"], "results": res["cells"],
-               "table": str(out / "comparison.md"), "figure": figure, "run_dir": str(out),
-               "total_wall_time_s": time.perf_counter() - t0}
-    _write_json(out / "comparison.json", summary)
-    if not args.json:
-        print("\n".join(text), file=sys.stderr)
-    return summary
-
-
-def _read_gains(path: str) -> dict:
-    """The tuned gains of a previous ``comparison.json``."""
-    try:
-        return {c: tuple(g.items()) for c, g in
-                json.loads(Path(path).read_text())["gains"].items()}
-    except (OSError, ValueError, KeyError, AttributeError) as e:
-        raise ConfigError(f"cannot read gains from {path}: {e}") from None
-
-
-def _write_results(path: Path, results: list) -> None:
-    """One CSV row per trial result."""
-    rows = [r.to_dict() for r in results]
-    with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
 
 
 def _write_trials(path: Path, trials: list) -> None:
@@ -370,36 +290,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     common(comp, "out/quadruped/compare", trials=20, figures=False)
     comp.set_defaults(func=_compare)
 
-    ev = qsub.add_parser(
-        "evaluate", help="Q-WBC vs CLIK vs VMC tuned alike, on every scenario; ablations",
-        description="The paper's comparison: the three controllers' gains tuned by one "
-        "random search on training seeds, then seeded trials per controller and scenario on "
-        "held-out seeds, written as comparison.md, comparison.json, trials.csv and "
-        "gripper_loads.png.", epilog=EXAMPLES, formatter_class=fmt)
-    ev.add_argument("--trials", type=trial_count, default=20, help="trials per cell (20)")
-    ev.add_argument("--seed", type=seed_int, default=0, help="first seed (0)")
-    ev.add_argument("--scenarios", nargs="+", default=None,
-                      help="scenarios (default: all of clamber.quadruped.scenarios)")
-    ev.add_argument("--ablations", action="store_true",
-                      help="also run the Q-WBC, VMC and CLIK ablations")
-    ev.add_argument("--cycles", type=positive_int, default=1, help="gait cycles (1)")
-    ev.add_argument("--tune-budget", type=positive_int, default=6,
-                      help="candidates per controller in the gain search (6)")
-    ev.add_argument("--no-tune", action="store_true", help="class-default gains")
-    ev.add_argument("--gains", default=None,
-                      help="take the gains from a previous comparison.json (no tuning)")
-    ev.add_argument("--sole-stiffness", type=non_negative_float, default=25.0,
-                      help="sole stiffness about x and y [N m/rad] (25; 0: rigid weld)")
-    ev.add_argument("--sole-armature", type=non_negative_float, default=None,
-                      help="sole hinge armature [kg m^2] (default 1e-3)")
-    ev.add_argument("--physics-dt", type=positive_float, default=0.004,
-                      help="physics step [s] (0.004)")
-    ev.add_argument("--time-limit", type=positive_float, default=None,
-                    help="stop every trial after this much simulated time [s] (a quick look: "
-                    "such trials fail with 'time limit')")
-    add_output_options(ev, "out/quadruped/evaluate")
-    add_execution_options(ev)
-    ev.set_defaults(func=_evaluate)
+    register_evaluate(qsub, EXAMPLES)
 
 
 def demo_step(out_dir: Path, summary: dict, as_json: bool) -> tuple[dict, list]:
