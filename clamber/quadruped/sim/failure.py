@@ -194,6 +194,24 @@ class FailureClock:
         return np.array([max(lo, self.set.exact(w)) if lo > 0 else 0.0
                          for lo, w in zip(self._peak_lo, self._peak_wrench, strict=True)])
 
+    def settle(self, rows: np.ndarray, w: np.ndarray, factor: np.ndarray) -> np.ndarray | None:
+        """Several physics steps' wrenches ``w`` (steps, k, 6) of the grippers ``rows`` at
+        once, when no spine of theirs is sliding: if every wrench is certified inside its
+        set, the clocks, peaks and last gauges (k,) are exactly what :meth:`advance` step by
+        step leaves (slides stay zero), and the gauges are returned; else nothing changes
+        and None is returned (the steps must be checked one by one)."""
+        ws = w / factor
+        g = np.maximum((ws @ self.set._inner_t).max(axis=2), 0.0)
+        if (g > 1.0).any():
+            return None
+        for step, ws_step in zip(g, ws, strict=True):
+            if (step > self._peak_lo[rows]).any():
+                lo = self.set.bounds(ws_step)[0]
+                higher = lo > self._peak_lo[rows]
+                self._peak_lo[rows[higher]] = lo[higher]
+                self._peak_wrench[rows[higher]] = ws_step[higher]
+        return g[-1]
+
     def advance(self, rows: np.ndarray, w: np.ndarray, factor: np.ndarray,
                 dt: float) -> tuple[np.ndarray, np.ndarray]:
         """Advance the grippers ``rows`` by ``dt`` [s] under wrenches ``w`` (k, 6) [N, N m]
