@@ -39,7 +39,7 @@ from clamber.quadruped.comparison import MAIN, scenario_settings
 from clamber.quadruped.scenarios import SCENARIOS
 from clamber.quadruped.sim.grippers import DEFAULT_SOLE, SoleCompliance
 from clamber.quadruped.trials.climb import ClimbSettings
-from clamber.quadruped.trials.result import TrialResult
+from clamber.quadruped.trials.result import TrialIdentity, TrialResult
 from clamber.quadruped.tuning import TuningResult, TuningSpec, candidate_gains, tune
 from clamber.quadruped.variants import check_name, parent
 from clamber.storage.runs import RunStore
@@ -61,10 +61,8 @@ def trial_result(trial: StudyTrial) -> TrialResult:
     """A recorded trial's result (a trial whose every worker died: a failure, no metrics)."""
     if trial.metrics:
         return TrialResult.from_dict(trial.metrics)
-    nan = math.nan
-    return TrialResult("climb", "", "", trial.seed, False, trial.outcome.detail,
-                       FailureReason.WORKER_LOST, nan, nan, nan, nan, nan, nan, nan, nan,
-                       nan, nan, nan, nan, nan, nan, nan)
+    return TrialResult.unmeasured(TrialIdentity("climb", "", "", trial.seed),
+                                  FailureReason.WORKER_LOST, trial.outcome.detail)
 
 
 def _sub_run(run_dir: Path | None, name: str, resume: bool) -> tuple[Path | None, bool]:

@@ -77,6 +77,15 @@ class TrialResult:
                 for k, v in d.items()}
 
     @classmethod
+    def unmeasured(cls, who: TrialIdentity, failure: FailureReason, reason: str
+                   ) -> TrialResult:
+        """A failed trial that left no metrics (e.g. every worker running it died)."""
+        nan = dict.fromkeys((f.name for f in fields(cls) if f.type == "float"), math.nan)
+        return cls(**{**nan, "kind": who.kind, "controller": who.controller,
+                      "setting": who.setting, "seed": who.seed, "success": False,
+                      "reason": reason, "failure": failure})
+
+    @classmethod
     def from_dict(cls, d: dict) -> TrialResult:
         """The result :meth:`to_dict` wrote (None back to NaN)."""
         names = {f.name: f.type for f in fields(cls)}
