@@ -13,9 +13,11 @@ model, combined loading, scaled per axis by the hold's ``capacity_factor``, see
 :class:`~clamber.quadruped.sim.world.RockSpec`) long enough for the spines to slide off
 their asperities (0.5 mm; 6 ms at 15 N over the set, 20 ms at 1 N). The set is checked on
 the total wrench of the rock on the gripper (weld plus footpad contacts), the quantity the
-gripper's wrench space describes. The controllers' conservative box (35 N, 35 N, 62 N,
-0.25 N m, 0.25 N m, 1.4 N m) lies inside it (the largest multiple of that box inside the
-set is 1.17 times it; at the weakest hold factor 0.7 the box itself is not always inside).
+gripper's wrench space describes. The simulator may record a control period's steps and
+check them together (:meth:`GripperBank.begin_cycle`), with the same result. The
+controllers' conservative box (35 N, 35 N, 62 N, 0.25 N m, 0.25 N m, 1.4 N m) lies inside
+it (the largest multiple of that box inside the set is 1.17 times it; at the weakest hold
+factor 0.7 the box itself is not always inside).
 
 Compliant sole (:class:`SoleCompliance`, default on in climbing scenes). The real gripper is
 not rigid where it meets the rock: its spine modules ride on preloaded compression springs,
@@ -94,6 +96,8 @@ def _sole_wrenches(ext: np.ndarray, r: np.ndarray, xmat: np.ndarray) -> np.ndarr
     R = xmat.reshape(-1, 1, 3, 3)
     # Rows [torque; force] times R give each in the site frame; reorder to [f, tau].
     return (ext.reshape(-1, 2, 1, 3) @ R).reshape(-1, 6)[:, _FORCE_FIRST]
+
+
 #: The default sole compliance of climbing scenes.
 DEFAULT_SOLE = SoleCompliance()
 
