@@ -46,7 +46,7 @@ def bench_daqp(rm: RobotModel, states: list[RobotState]) -> tuple[dict, list]:
     """DAQP's warm-started update+solve time, the whole wrench-QP call (build, solve, checks)
     and the solutions."""
     ev = StaticsEvaluator(rm)
-    qp = WrenchQP([WrenchLimits.paper_box()] * 4, rm.tau_max, robot_mass=rm.mass)
+    qp = WrenchQP([WrenchLimits.paper_box()] * 4, rm.tau_max)
     wall, inner, problems = [], [], []
     for s in states:
         statics = ev.evaluate(s.q())

@@ -38,3 +38,18 @@ def test_no_module_switches_the_plotting_backend():
     hits = [str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
             if "matplotlib.use(" in p.read_text(encoding="utf-8")]
     assert hits == []
+
+
+def test_only_report_draws():
+    """Figures are drawn only in clamber.report: no other module imports matplotlib."""
+    hits = []
+    for path in PACKAGE.rglob("*.py"):
+        if path.relative_to(PACKAGE).parts[0] == "report":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            if any(n.split(".")[0] == "matplotlib" for n in names):
+                hits.append(str(path.relative_to(PACKAGE)))
+    assert hits == []

@@ -24,9 +24,8 @@ PAPER_MASSES_KG = (0.4, 0.8, 1.2, 1.6, 2.0)
 PAPER_ANGLES_DEG = tuple(range(0, 136, 15))
 def run(trials_path: Path | None, unit: str, out: Path) -> dict:
     """Fit, write safe_region.json and the figures; return the summary."""
-    import matplotlib.pyplot as plt
-
     from clamber.report.gripper import plot_adhesion_trends, plot_trials
+    from clamber.report.save import save_figure
 
     geometry = SpineGripperGeometry()
     if trials_path is None:
@@ -46,9 +45,7 @@ def run(trials_path: Path | None, unit: str, out: Path) -> dict:
     figures = {}
     for name, fig in (("safe_region_trials", plot_trials(trials, fit)),
                       ("adhesion_trends", plot_adhesion_trends(geometry, 9.81, 30.0))):
-        figures[name] = str(out / f"{name}.png")
-        fig.savefig(figures[name], dpi=110)
-        plt.close(fig)
+        figures[name] = str(save_figure(fig, out / f"{name}.png"))
     return {
         "trials": len(trials), "source": source,
         "sector_angle_deg": fit.angle_deg, "max_load_n": fit.max_load_n,

@@ -132,23 +132,17 @@ def _trot(args: argparse.Namespace) -> dict:
     study = [r.to_dict() for r in results]
     figures = {}
     if not args.no_figures:
-        import matplotlib.pyplot as plt
-
         from clamber.quadruped.gaits import TrotParams
         from clamber.report.quadruped import animate, plot_trot, plot_trot_study
+        from clamber.report.save import save_figure
 
-        fig = plot_trot_study(study)
-        figures["study"] = out / "trot_study.png"
-        fig.savefig(figures["study"], dpi=110)
-        plt.close(fig)
+        figures["study"] = save_figure(plot_trot_study(study), out / "trot_study.png")
         settings = TrotSettings(terrain=terrains[0], feet=feet[0],
                                 gait=TrotParams(cycles=args.cycles))
         log.info("replaying seed %d for the figures ...", args.seed)
         _, trace = run_trot(settings, args.seed, log=True, snapshot_period=0.1)
-        fig = plot_trot(trace, f"trot, {terrains[0]}, {feet[0]} feet")
-        figures["trot"] = out / "trot.png"
-        fig.savefig(figures["trot"], dpi=110)
-        plt.close(fig)
+        figures["trot"] = save_figure(plot_trot(trace, f"trot, {terrains[0]}, {feet[0]} feet"),
+                                      out / "trot.png")
         if not args.no_animation:
             figures["animation"], _ = animate(trace, out / "trot.gif")
     _write_trials(out / "trials.csv", trials)

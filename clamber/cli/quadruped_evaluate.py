@@ -43,7 +43,8 @@ def _evaluate(args: argparse.Namespace) -> dict:
     from clamber.experiments.quadruped_comparison import run_comparison
     from clamber.quadruped.comparison import ABLATION_ROWS, MAIN
     from clamber.quadruped.tuning import TuningSpec
-    from clamber.report.quadruped_comparison import cell_table, plot_loads
+    from clamber.report.quadruped import plot_loads
+    from clamber.report.quadruped_comparison import cell_table
 
     out = run_folder(args)
     out.mkdir(parents=True, exist_ok=True)

@@ -7,13 +7,13 @@ import logging
 import sys
 from pathlib import Path
 
+from clamber import _validate as check
 from clamber.cli.options import (
     FMT,
     add_execution_options,
     add_output_options,
     input_file,
     non_negative_float,
-    non_negative_int,
     number_type,
     output_file,
     positive_int,
@@ -79,13 +79,12 @@ def _config(args: argparse.Namespace):
 
 def _simulate(args: argparse.Namespace) -> dict:
     from clamber.jumper.sim.simulate import simulate
-    from clamber.jumper.sim.stability import without_warnings
     from clamber.jumper.sim.telemetry import write_log
     from clamber.report.simulation import save_simulation_figures
 
     sol = _load(args.solution)
     log.info("simulating %d jump(s) ...", args.jumps)
-    res = without_warnings(lambda: simulate(sol, jumps=args.jumps, config=_config(args)))
+    res = simulate(sol, jumps=args.jumps, config=_config(args))
     out = Path(args.out)
     summary = res.summary()
     if not args.no_figures:
@@ -140,7 +139,7 @@ def _stored_option(run_dir: Path, name: str, value):
             raise ConfigError(f"{run_dir / 'study.json'}: controller = {value!r}: must be "
                               "'open-loop' or 'closed-loop'")
         return value
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if not check.is_real(value):
         raise ConfigError(f"{run_dir / 'study.json'}: {name} = {value!r}: must be a number")
     try:
         return types[name](repr(value))
@@ -299,7 +298,7 @@ def register(subparsers) -> None:
                      help="trials per grid point (60)")
     cal.add_argument("--check-trials", type=positive_int, default=200,
                      help="trials of the check (200)")
-    cal.add_argument("--seed", type=non_negative_int, default=0)
+    cal.add_argument("--seed", type=seed_int, default=0, help="master seed (0)")
     cal.add_argument("--quick", action="store_true", help="a two-point grid (a smoke run)")
     add_output_options(cal, None, figures=False)
     add_execution_options(cal, resumable=False)

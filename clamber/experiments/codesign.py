@@ -28,6 +28,7 @@ from typing import Any
 import cma
 import numpy as np
 
+from clamber import _validate as check
 from clamber.exceptions import ConfigError, FileFormatError
 from clamber.experiments.fitness import (
     CandidateResult,
@@ -40,7 +41,7 @@ from clamber.jumper.morphology import DesignBounds, Morphology
 from clamber.jumper.solution import TrajectorySolution
 from clamber.parallel.base import Evaluator, Outcome
 from clamber.parallel.serial import SerialEvaluator
-from clamber.storage.runs import RunStore, TrialRecord, TrialState, best_trial
+from clamber.storage.runs import CandidateTrial, RunStore, TrialState, best_trial
 
 KIND = "codesign"
 #: pycma's data logs, inside the run directory.
@@ -85,22 +86,16 @@ class CodesignConfig:
     e.g. ``{"tolfun": 1e-3}``: the run ends after the first generation where one fires."""
 
     def __post_init__(self) -> None:
-        for name, low in (("generations", 1), ("popsize", 2)):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < low:
-                raise ConfigError(f"{name} = {v!r}: must be an integer >= {low}")
-        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
-            raise ConfigError(f"seed = {self.seed!r}: must be an integer >= 0")
-        if not (isinstance(self.sigma0, int | float) and math.isfinite(self.sigma0)
-                and self.sigma0 > 0):
-            raise ConfigError(f"sigma0 = {self.sigma0!r}: must be a positive finite number")
+        for name, low in (("generations", 1), ("popsize", 2), ("seed", 0)):
+            check.integer("", name, getattr(self, name), low=low)
+        check.positive("", "sigma0", self.sigma0)
         if not isinstance(self.cma_options, Mapping):
             raise ConfigError(f"cma_options = {self.cma_options!r}: must be a mapping")
         for k, v in self.cma_options.items():
             if k not in STOP_OPTIONS:
                 raise ConfigError(f"cma option {k!r}: not a settable stopping criterion "
                                   f"(one of {', '.join(STOP_OPTIONS)})")
-            if isinstance(v, bool) or not isinstance(v, int | float) or not v >= 0:
+            if not check.is_real(v) or not v >= 0:
                 raise ConfigError(f"cma option {k} = {v!r}: must be a number >= 0 (inf allowed)")
 
     def to_dict(self) -> dict[str, Any]:
@@ -124,9 +119,9 @@ class CodesignResult:
 
     run_dir: Path
     config: CodesignConfig
-    trials: list[TrialRecord]
+    trials: list[CandidateTrial]
     generation_summaries: list[dict[str, Any]]
-    best: TrialRecord | None
+    best: CandidateTrial | None
     best_morphology: Morphology | None
     best_solution_path: Path | None
     wall_time_s: float
@@ -318,13 +313,13 @@ def _check_replay(es: cma.CMAEvolutionStrategy, summary: dict[str, Any],
 
 
 def _record(task: CandidateTask, outcome: Outcome, fitness: FitnessConfig,
-            run_dir: Path) -> TrialRecord:
+            run_dir: Path) -> CandidateTrial:
     """A frozen trial from a finished task; saves its trajectory next to the store."""
     common = dict(generation=task.generation, index=task.index, params=task.params,
                   lengths=task.morphology.lengths, masses=task.morphology.masses,
                   attempts=outcome.attempts)
     if not outcome.ok:
-        return TrialRecord(state=TrialState.LOST, fitness=fitness.failure_speed,
+        return CandidateTrial(state=TrialState.LOST, fitness=fitness.failure_speed,
                            speed_mps=math.nan, status="worker_lost", solve_time_s=math.nan,
                            wall_time_s=math.nan, error=outcome.error, **common)
     r: CandidateResult = outcome.value
@@ -333,7 +328,7 @@ def _record(task: CandidateTask, outcome: Outcome, fitness: FitnessConfig,
         rel = Path("trajectories") / f"g{task.generation:03d}_c{task.index:02d}"
         r.solution.save(run_dir / rel)
         path = str(rel.with_suffix(".npz"))
-    return TrialRecord(
+    return CandidateTrial(
         state=TrialState.COMPLETE if r.success else TrialState.FAIL,
         fitness=(r.speed_mps if math.isnan(r.fitness_mps) else r.fitness_mps) if r.success
         else fitness.failure_speed, speed_mps=r.speed_mps,
@@ -360,7 +355,7 @@ def _best_speed(store: RunStore) -> float:
     return best.fitness if best else math.nan
 
 
-def _generation_summary(g: int, gen: list[TrialRecord], es: cma.CMAEvolutionStrategy,
+def _generation_summary(g: int, gen: list[CandidateTrial], es: cma.CMAEvolutionStrategy,
                         space: DesignSpace, store: RunStore,
                         stop: dict[str, Any]) -> dict[str, Any]:
     """Figures of generation ``g``; ``mean`` and ``sigma`` (after the tell, in optimizer

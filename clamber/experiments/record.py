@@ -30,9 +30,13 @@ class TrialOutcome:
 
 @dataclass(frozen=True)
 class StudyTrial:
-    """One finished trial, as recorded: condition ``group``, ``index`` within it, its
-    ``seed``, the evaluation's ``state`` (LOST when every worker running it died) and the
-    outcome. Written once, never modified."""
+    """One finished trial of a simulation study, as recorded: condition ``group``,
+    ``index`` within it, its ``seed``, the evaluation's ``state`` (LOST when every worker
+    running it died) and the outcome. Written once, never modified.
+
+    The run store's other record, :class:`~clamber.storage.runs.CandidateTrial`, is one
+    evaluated design of a co-design or sweep; both are
+    :class:`~clamber.storage.runs.StoredTrial`."""
 
     group: int
     index: int

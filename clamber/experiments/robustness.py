@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from clamber.exceptions import ConfigError
+from clamber import _validate as check
 from clamber.experiments.record import StudyTrial, TrialOutcome
 from clamber.experiments.statistics import Interval, wilson_interval
 from clamber.experiments.study import ProgressCallback, Study, TrialTask, run_study
@@ -24,6 +24,7 @@ from clamber.jumper.sim.robustness import Tolerances, sample_realization
 from clamber.jumper.sim.simulate import JumpRecord, SimulationConfig, simulate
 from clamber.jumper.solution import TrajectorySolution
 from clamber.parallel.base import Evaluator
+from clamber.sim_stability import UnstableSimulation
 
 KIND = "robustness"
 
@@ -55,19 +56,30 @@ def robustness_trial(task: TrialTask) -> TrialOutcome:
     """One seeded trial: a perturbed robot plays ``jumps`` jumps (pure in the task)."""
     c: RobustnessCondition = task.condition
     real = sample_realization(c.solution, c.config, c.tolerances, task.seed)
-    done = simulate(c.solution, jumps=c.jumps, config=c.config, realization=real,
-                    record=False).jumps
+    try:
+        done = simulate(c.solution, jumps=c.jumps, config=c.config, realization=real,
+                        record=False).jumps
+    except UnstableSimulation as e:  # a failed trial, not a jump that merely missed
+        return TrialOutcome(False, FailureReason.UNSTABLE, str(e),
+                            _metrics([], False, FailureReason.UNSTABLE))
     complete = len(done) == c.jumps
     failure = next((f for f in map(jump_failure, done) if f is not None), None)
     if failure is None and not complete:
         failure = FailureReason.FELL
+    detail = "" if failure is None else f"jump {len(done) - 1 if done else 0}"
+    return TrialOutcome(failure is None, failure, detail, _metrics(done, complete, failure))
+
+
+def _metrics(done: list[JumpRecord], complete: bool,
+             failure: FailureReason | None) -> dict[str, Any]:
+    """A trial's metrics from its finished jumps (``complete``: all the trial asked for)."""
     good = []
     for j in done:
         if not j.ready:
             break
         good.append(j)
     first = done[0] if done else None
-    metrics = {
+    return {
         "caught": complete and all(j.front_catch for j in done),
         "ready": failure is None,
         "jumps_completed": len(done),
@@ -82,8 +94,6 @@ def robustness_trial(task: TrialTask) -> TrialOutcome:
         "climbed_m": float(sum(j.height_gain for j in good)),
         "climb_time_s": float(sum(j.duration for j in good)),
     }
-    detail = "" if failure is None else f"jump {len(done) - 1 if done else 0}"
-    return TrialOutcome(failure is None, failure, detail, metrics)
 
 
 @dataclass
@@ -157,8 +167,7 @@ def robustness_study(sol: TrajectorySolution, trials: int, seed: int = 0, jumps:
                      tolerances: Tolerances | None = None) -> Study:
     """The study definition (what :func:`robustness` runs and a run folder records)."""
     for name, v, low in (("trials", trials, 1), ("jumps", jumps, 1), ("seed", seed, 0)):
-        if not isinstance(v, int) or isinstance(v, bool) or v < low:
-            raise ConfigError(f"{name} = {v!r}: must be an integer >= {low}")
+        check.integer("", name, v, low=low)
     config = config or SimulationConfig()
     tol = tolerances or Tolerances()
     cond = RobustnessCondition(sol, config, tol, jumps)

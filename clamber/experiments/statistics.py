@@ -7,6 +7,7 @@ from typing import Any
 
 from scipy.stats import binomtest
 
+from clamber import _validate as check
 from clamber.exceptions import ConfigError
 
 
@@ -31,9 +32,8 @@ class Interval:
 def wilson_interval(successes: int, trials: int, confidence: float = 0.95) -> Interval:
     """Wilson score interval of a binomial rate (sound at small ``trials`` and rates near
     0 or 1, unlike the normal approximation); SciPy's implementation."""
-    for name, v in (("successes", successes), ("trials", trials)):
-        if not isinstance(v, int) or isinstance(v, bool):
-            raise ConfigError(f"{name} = {v!r}: must be an integer")
+    check.integer("", "successes", successes)
+    check.integer("", "trials", trials)
     if trials < 1 or not 0 <= successes <= trials:
         raise ConfigError(f"need 0 <= successes <= trials and trials >= 1; "
                           f"got {successes}/{trials}")

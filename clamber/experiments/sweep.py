@@ -28,7 +28,7 @@ from clamber.jumper.morphology import DesignBounds, Morphology
 from clamber.jumper.solution import TrajectorySolution
 from clamber.parallel.base import Evaluator
 from clamber.parallel.serial import SerialEvaluator
-from clamber.storage.runs import RunStore, TrialRecord, TrialState
+from clamber.storage.runs import CandidateTrial, RunStore, TrialState
 
 KIND = "sweep"
 #: The seed trajectory is recorded as trial (SEED_GENERATION, 0); samples as (0, i).
@@ -89,8 +89,8 @@ class SweepResult:
 
     out_dir: Path
     config: SweepConfig
-    seed_trial: TrialRecord | None
-    trials: list[TrialRecord]
+    seed_trial: CandidateTrial | None
+    trials: list[CandidateTrial]
     wall_time_s: float
     evaluator: dict[str, Any]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field, fields, replace
 
+from clamber import _validate as check
 from clamber.attachment.safe_region import SafeRegion
 from clamber.exceptions import ConfigError
 
@@ -77,15 +78,11 @@ class OptimizationSettings:
     Same optimum, different speed: see docs/trajopt_backends.md."""
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if isinstance(v, float | int) and not isinstance(v, bool):
-                if not math.isfinite(v) or v < 0:
-                    raise ConfigError(f"settings.{f.name} = {v!r}: must be finite and >= 0")
-        for name in ("torque_limit", "joint_speed_limit", "joint_angle_limit", "foot_radius",
-                     "tolerance"):
-            if getattr(self, name) <= 0:
-                raise ConfigError(f"settings.{name} = {getattr(self, name)!r}: must be > 0")
+        check.numeric_fields(self, "settings", names=[
+            f.name for f in fields(self) if check.is_real(getattr(self, f.name))])
+        check.numeric_fields(self, "settings", strict=True,
+                             names=("torque_limit", "joint_speed_limit", "joint_angle_limit",
+                                    "foot_radius", "tolerance"))
         if self.speed_margin >= 1:
             raise ConfigError(f"settings.speed_margin = {self.speed_margin}: must be < 1")
         if self.collocation not in COLLOCATIONS:
@@ -104,8 +101,7 @@ class OptimizationSettings:
                 )
         object.__setattr__(self, "phase_duration_min", lo)
         object.__setattr__(self, "phase_duration_max", hi)
-        if self.max_iterations < 1:
-            raise ConfigError(f"settings.max_iterations = {self.max_iterations}: must be >= 1")
+        check.integer("settings", "max_iterations", self.max_iterations, low=1)
 
     def with_(self, **changes) -> OptimizationSettings:
         """A copy with some fields changed (validated)."""

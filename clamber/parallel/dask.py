@@ -28,6 +28,7 @@ from distributed import Client, KilledWorker, LocalCluster, as_completed
 from distributed.security import Security
 from distributed.versions import error_message, get_versions
 
+from clamber import _validate as check
 from clamber.exceptions import ConfigError
 from clamber.parallel.base import DEFAULT_MAX_RETRIES, Evaluator, Outcome, check_retries
 
@@ -103,8 +104,7 @@ class DaskEvaluator(Evaluator):
                 raise ConfigError(f"cannot reach the Dask scheduler at {address!r}: {e}") from None
         else:
             n = available_cores() if n_workers is None else n_workers
-            if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-                raise ConfigError(f"n_workers = {n_workers!r}: must be an integer >= 1")
+            n = check.integer("", "n_workers", n, low=1)
             self.security = Security.temporary()
             with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
                 self._cluster = LocalCluster(

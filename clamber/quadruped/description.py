@@ -162,7 +162,8 @@ def scene_string(model_file: str = "marcbot.xml") -> str:
 
 
 def write_models(robot: Marcbot, directory: str | Path) -> dict[str, Path]:
-    """Write ``marcbot.urdf``, ``marcbot.xml`` and ``scene.xml``; returns their paths."""
+    """Write ``marcbot.urdf``, ``marcbot.xml``, ``scene.xml`` and the folder's
+    ``README.md``; returns their paths."""
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     files = {"urdf": d / "marcbot.urdf", "mjcf": d / "marcbot.xml", "scene": d / "scene.xml"}

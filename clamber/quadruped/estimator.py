@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
+from clamber import _validate as check
 from clamber.exceptions import ConfigError
 from clamber.quadruped.kinematics import body_configuration
 from clamber.quadruped.model import RobotModel, RobotState
@@ -58,9 +59,7 @@ class ImuSpec:
     gyro_walk: float = 0.0002
 
     def __post_init__(self) -> None:
-        for name, v in vars(self).items():
-            if not (v >= 0 and np.isfinite(v)):
-                raise ConfigError(f"IMU {name} must be finite and >= 0, got {v}")
+        check.numeric_fields(self, "imu")
 
 
 class SimulatedImu:

@@ -33,16 +33,13 @@ _OK = (1, 2)
 
 
 class WrenchStatus(enum.Enum):
+    """How the wrench QP ended: ``OPTIMAL`` balanced the body wrench exactly within every
+    gripper and torque limit; ``RELAXED``: the limits prevent balance, so the closest feasible
+    wrench was returned; ``FAILED``: the solver failed and the zero wrench was returned."""
+
     OPTIMAL = "optimal"
     RELAXED = "relaxed"
     FAILED = "failed"
-
-
-STATUS_MESSAGES = {
-    WrenchStatus.OPTIMAL: "body wrench balanced exactly within all gripper and torque limits",
-    WrenchStatus.RELAXED: "limits prevent balance; returned the closest feasible wrench",
-    WrenchStatus.FAILED: "solver failed; returned the zero wrench",
-}
 
 
 @dataclass(frozen=True)
@@ -95,9 +92,8 @@ class WrenchQP:
 
     def __init__(self, limits: list[WrenchLimits], tau_max: np.ndarray,
                  weights: QWBCWeights | None = None, torque_margin: float = 0.9,
-                 robot_mass: float = 4.8, torque_rows: bool = True) -> None:
-        self.builder = WrenchProblemBuilder(limits, tau_max, weights, torque_margin, robot_mass,
-                                            torque_rows)
+                 torque_rows: bool = True) -> None:
+        self.builder = WrenchProblemBuilder(limits, tau_max, weights, torque_margin, torque_rows)
         self.F_prev = np.zeros(N_WRENCH)
         self._models: dict[bool, daqp.Model] = {}
         self._swing: dict[bool, np.ndarray] = {}

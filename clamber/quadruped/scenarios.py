@@ -13,11 +13,11 @@ optional disturbance timed from the gait's first release (three grippers hold th
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from clamber import _validate as check
 from clamber.exceptions import ConfigError
 from clamber.quadruped.sim.world import RockSpec
 
@@ -47,10 +47,7 @@ class Disturbance:
         if self.direction not in PUSH_DIRECTIONS:
             raise ConfigError(f"push direction must be one of {', '.join(PUSH_DIRECTIONS)}, "
                               f"got {self.direction!r}")
-        for name in ("magnitude", "delay", "duration"):
-            v = getattr(self, name)
-            if not (math.isfinite(v) and v >= 0):
-                raise ConfigError(f"disturbance {name} must be finite and >= 0, got {v}")
+        check.numeric_fields(self, "disturbance", names=("magnitude", "delay", "duration"))
 
 
 @dataclass(frozen=True)

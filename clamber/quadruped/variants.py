@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from clamber import _validate as check
 from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS, WrenchLimits
 from clamber.exceptions import ConfigError
 
@@ -63,8 +64,7 @@ def gain_values(name: str, gains: tuple[tuple[str, float], ...] = ()) -> dict[st
         raise ConfigError(f"unknown gains {sorted(unknown)} for {name}; gains are "
                           f"{', '.join(base)}")
     for k, v in mult.items():
-        if not (np.isfinite(v) and v > 0):
-            raise ConfigError(f"gain multiplier {k} must be finite and > 0, got {v}")
+        check.positive("gains", k, v)
     return {k: v * mult.get(k, 1.0) for k, v in base.items()}
 
 

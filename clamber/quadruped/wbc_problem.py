@@ -32,7 +32,7 @@ import numpy as np
 
 from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS, WrenchLimits
 from clamber.exceptions import ConfigError
-from clamber.quadruped.robot import GRAVITY, JOINTS_PER_LEG, LEG_NAMES, N_JOINTS, N_LEGS
+from clamber.quadruped.robot import JOINTS_PER_LEG, LEG_NAMES, N_JOINTS, N_LEGS
 from clamber.quadruped.statics import N_WRENCH, Statics
 
 #: Smallest load factor used to scale a weight or a limit during a ramp (avoids 1/0).
@@ -139,7 +139,7 @@ class WrenchProblemBuilder:
 
     def __init__(self, limits: list[WrenchLimits], tau_max: np.ndarray,
                  weights: QWBCWeights | None = None, torque_margin: float = 0.9,
-                 robot_mass: float = 4.8, torque_rows: bool = True) -> None:
+                 torque_rows: bool = True) -> None:
         self.torque_rows = torque_rows
         if len(limits) != N_LEGS or not all(isinstance(x, WrenchLimits) for x in limits):
             raise ConfigError(f"need {N_LEGS} WrenchLimits, one per leg ({', '.join(LEG_NAMES)})")
@@ -158,7 +158,6 @@ class WrenchProblemBuilder:
         self._w3 = np.tile(self.weights.w3, N_LEGS)
         self._jt_rows = (JOINTS_PER_LEG * leg + joint).reshape(-1)
         self._jt_cols = (6 * leg + axis).reshape(-1)
-        self.robot_weight = robot_mass * GRAVITY
 
     def _allocate(self, hard: bool) -> dict[str, np.ndarray]:
         m = self.n_rows[hard]

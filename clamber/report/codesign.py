@@ -12,7 +12,7 @@ from matplotlib.patches import Circle
 
 from clamber.jumper.morphology import Morphology
 from clamber.jumper.solution import TrajectorySolution
-from clamber.storage.runs import TrialRecord, TrialState
+from clamber.storage.runs import CandidateTrial, TrialState
 
 #: Angle of links L1..L4 from the wall in the drawing pose [rad]: bowed away from the wall.
 _DRAW_ANGLES = np.radians([-40.0, -15.0, 15.0, 40.0])
@@ -39,7 +39,7 @@ def plot_progress(summaries: Sequence[dict[str, Any]]):
     return fig
 
 
-def plot_parameters(trials: Sequence[TrialRecord], summaries: Sequence[dict[str, Any]]):
+def plot_parameters(trials: Sequence[CandidateTrial], summaries: Sequence[dict[str, Any]]):
     """Every candidate's link lengths [mm] and inner masses [g] per generation (dots), with
     the CMA-ES mean after each generation (lines)."""
     fig, (a1, a2) = plt.subplots(2, 1, sharex=True, figsize=(6.5, 6))
@@ -161,7 +161,7 @@ def _save(fig, path: Path) -> Path:
     return path
 
 
-def save_codesign_figures(trials: Sequence[TrialRecord], summaries: Sequence[dict[str, Any]],
+def save_codesign_figures(trials: Sequence[CandidateTrial], summaries: Sequence[dict[str, Any]],
                           best: Morphology | None, solution: TrajectorySolution | None,
                           out: str | Path) -> dict[str, Path]:
     """Write the co-design figures into ``out``; returns their paths by name."""

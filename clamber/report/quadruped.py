@@ -10,6 +10,7 @@ import numpy as np
 
 from clamber.quadruped.robot import LEG_NAMES
 from clamber.quadruped.trials.log import TrialLog
+from clamber.quadruped.trials.result import TrialResult
 
 LEG_COLORS = {"LF": "#1f77b4", "LR": "#ff7f0e", "RF": "#2ca02c", "RR": "#d62728"}
 AXES = ("x", "y", "z")
@@ -208,3 +209,33 @@ def save_climb(log: TrialLog, out: str | Path, title: str = "",
     if animation:
         paths["animation"], _ = animate(log, out / "climb.gif")
     return paths
+
+
+def plot_loads(trials: list[TrialResult], path: str | Path, title: str = "") -> Path:
+    """Per-trial peak gripper load (gauge in the achievable set) and planned load (over the
+    controllers' box) for every controller and scenario: how close each comes to its limits."""
+    scenarios = list(dict.fromkeys(r.setting for r in trials))
+    names = list(dict.fromkeys(r.controller for r in trials))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 0.5 + 0.35 * len(scenarios) * len(names)),
+                             sharey=True)
+    labels = []
+    for row, (sc, c) in enumerate((sc, c) for sc in scenarios for c in names):
+        rs = [r for r in trials if r.setting == sc and r.controller == c]
+        labels.append(f"{c} @ {sc}")
+        for ax, key in zip(axes, ("peak_gripper_load", "planned_load"), strict=True):
+            x = [getattr(r, key) for r in rs]
+            colours = ["tab:green" if r.success else "tab:red" for r in rs]
+            ax.scatter(x, np.full(len(x), row) + np.linspace(-0.25, 0.25, len(x)), s=10,
+                       c=colours)
+    axes[0].axvline(1.0, color="k", lw=1)
+    axes[0].set_xlabel("peak gripper wrench gauge in the achievable set (1 = breaks)")
+    axes[1].axvline(1.0, color="k", lw=1)
+    axes[1].set_xlabel("peak planned wrench / controllers' box (per axis; 1 = box limit)")
+    axes[0].set_yticks(range(len(labels)), labels, fontsize=7)
+    axes[0].invert_yaxis()
+    fig.suptitle(title or "Gripper loads against their limits (green: completed, red: failed)")
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

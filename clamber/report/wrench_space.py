@@ -10,8 +10,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Polygon, Rectangle
 from scipy.spatial import ConvexHull
 
+from clamber.attachment.wrench_fit import WrenchSpaceFit
 from clamber.attachment.wrench_limits import WRENCH_AXES, WrenchLimits
-from clamber.attachment.wrench_space import WrenchSpaceFit
 
 #: Axis pairs drawn by default: fx-fz, fy-fz, tx-ty, fx-tz (indices into WRENCH_AXES).
 DEFAULT_PAIRS = ((0, 2), (1, 2), (3, 4), (0, 5))

@@ -26,7 +26,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
-from typing import Any
+from typing import Any, Protocol
 
 from clamber.exceptions import ConfigError, FileFormatError
 from clamber.storage.lock import RunLock
@@ -57,16 +57,39 @@ class TrialState(enum.Enum):
     """How an evaluation ended. Every state is final; all are kept."""
 
     COMPLETE = "complete"
-    """The trajectory optimization converged; ``fitness`` is its climbing speed."""
+    """The evaluation finished: for a candidate, the trajectory optimization converged and
+    ``fitness`` is its climbing speed; for a study trial, the simulation ran (its outcome
+    says whether the robot succeeded)."""
     FAIL = "fail"
-    """The solver did not converge (or raised); ``fitness`` is the penalty."""
+    """The candidate's solver did not converge (or raised); ``fitness`` is the penalty."""
     LOST = "lost"
-    """The worker process died on every attempt; ``fitness`` is the penalty."""
+    """The worker process died on every attempt (a candidate's ``fitness`` is the penalty)."""
+
+
+class StoredTrial(Protocol):
+    """What a run store needs of a trial record. Two records implement it, one per kind of
+    run: :class:`CandidateTrial`, one evaluated design of a co-design or sweep (optimizer
+    coordinates, design, fitness), and ``clamber.experiments.record.StudyTrial``, one seeded
+    simulation trial of a study condition (seed, success, failure reason, metrics)."""
+
+    state: TrialState
+
+    @property
+    def slot(self) -> tuple[int, int]:
+        """``(generation or condition group, index)``, unique in a store."""
+
+    def to_json(self) -> str:
+        """Strict JSON (no NaN) that ``from_json`` reads back equal."""
+
+    @classmethod
+    def from_json(cls, text: str) -> StoredTrial:
+        """The record ``to_json`` wrote; FileFormatError-worthy input raises ValueError,
+        KeyError, TypeError or FileFormatError."""
 
 
 @dataclass(frozen=True)
-class TrialRecord:
-    """One finished evaluation of one candidate.
+class CandidateTrial:
+    """One finished evaluation of one design candidate (co-design or sweep).
 
     ``params`` are the optimizer's coordinates, ``lengths`` [m] and ``masses`` [kg] the
     decoded design, ``fitness`` [m/s] what the optimizer was told (the speed, or the
@@ -103,7 +126,7 @@ class TrialRecord:
         return json.dumps(d, sort_keys=True, allow_nan=False)
 
     @classmethod
-    def from_json(cls, text: str) -> TrialRecord:
+    def from_json(cls, text: str) -> CandidateTrial:
         d = json.loads(text)
         d["state"] = TrialState(d["state"])
         for k in ("fitness", "speed_mps", "solve_time_s", "wall_time_s"):
@@ -112,6 +135,10 @@ class TrialRecord:
             d[k] = tuple(d[k])
         check_relative_path(d.get("trajectory", ""), "trajectory")
         return cls(**d)
+
+
+#: The name :class:`CandidateTrial` had before simulation studies got their own record.
+TrialRecord = CandidateTrial
 
 
 def check_relative_path(path: str, name: str) -> str:
@@ -141,18 +168,17 @@ def canonical(config: dict[str, Any]) -> str:
 class RunStore:
     """The SQLite record of one run directory; use :meth:`create` or :meth:`open`.
 
-    ``record_type`` is the class of the trial records it holds: any frozen record with a
-    ``slot`` ``(group, index)``, a ``state`` (:class:`TrialState`), ``to_json()`` and a
-    ``from_json(text)`` class method (:class:`TrialRecord` for the co-design and sweep,
+    ``record_type`` is the class of the trial records it holds, a :class:`StoredTrial`
+    (:class:`CandidateTrial` for the co-design and sweep, the default;
     ``clamber.experiments.record.StudyTrial`` for simulation studies).
     """
 
     def __init__(self, run_dir: Path, connection: sqlite3.Connection, lock: RunLock,
-                 record_type: type | None = None) -> None:
+                 record_type: type[StoredTrial] | None = None) -> None:
         self.run_dir = run_dir
         self._db = connection
         self._lock = lock
-        self.record_type = TrialRecord if record_type is None else record_type
+        self.record_type = CandidateTrial if record_type is None else record_type
 
     # --- opening ------------------------------------------------------------------------
     @classmethod
@@ -162,7 +188,7 @@ class RunStore:
 
     @classmethod
     def create(cls, run_dir: str | Path, kind: str, config: dict[str, Any],
-               record_type: type | None = None) -> RunStore:
+               record_type: type[StoredTrial] | None = None) -> RunStore:
         """A new, empty record for a run of ``kind`` with ``config``."""
         run_dir = Path(run_dir)
         if cls.exists(run_dir):
@@ -227,7 +253,7 @@ class RunStore:
 
     @classmethod
     def open(cls, run_dir: str | Path, kind: str, config: dict[str, Any],
-             record_type: type | None = None) -> RunStore:
+             record_type: type[StoredTrial] | None = None) -> RunStore:
         """An existing record, checked against the expected kind and configuration."""
         run_dir = Path(run_dir)
         if not (run_dir / STORE_NAME).exists():
@@ -268,7 +294,7 @@ class RunStore:
         return json.loads(row[0])
 
     # --- trials -------------------------------------------------------------------------
-    def append(self, trial: Any) -> None:
+    def append(self, trial: StoredTrial) -> None:
         """Record a finished trial (an error if that slot is already taken)."""
         group, index = trial.slot
         try:
@@ -282,7 +308,7 @@ class RunStore:
                 "trials are never rewritten"
             ) from None
 
-    def trials(self, generation: int | None = None) -> list[Any]:
+    def trials(self, generation: int | None = None) -> list[StoredTrial]:
         """Finished trials in (generation, index) order, all or of one generation."""
         sql, args = "SELECT record FROM trials", ()
         if generation is not None:
@@ -331,7 +357,7 @@ class RunStore:
                 f"{self.run_dir}: a generation summary is malformed ({e})") from None
 
 
-def best_trial(trials: Iterable[TrialRecord]) -> TrialRecord | None:
+def best_trial(trials: Iterable[CandidateTrial]) -> CandidateTrial | None:
     """The complete trial of highest fitness (earliest wins ties), or None."""
     best = None
     for t in trials:

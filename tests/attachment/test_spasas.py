@@ -22,15 +22,14 @@ from clamber.attachment.spasas import (
     pressure_centre,
     spine_axes,
 )
+from clamber.attachment.wrench_fit import fit_box, fit_wrench_space
 from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS, WrenchLimits
-from clamber.attachment.wrench_space import (
+from clamber.attachment.wrench_set import (
     BOX_SIGNS,
     WRENCH_SCALE,
     box_volume,
     contact_wrench_sets,
     direction_set,
-    fit_box,
-    fit_wrench_space,
     polytope_vertices,
     sample_wrench_space,
     wrench_gauge,

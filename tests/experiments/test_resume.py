@@ -17,7 +17,7 @@ from clamber.cli import main
 from clamber.exceptions import ConfigError, FileFormatError
 from clamber.experiments.codesign import CMA_LOG_DIR, CodesignConfig, run_codesign
 from clamber.experiments.fitness import FitnessConfig
-from clamber.storage.runs import RunStore, TrialRecord, TrialState, canonical
+from clamber.storage.runs import CandidateTrial, RunStore, TrialState, canonical
 
 CONFIG = CodesignConfig(generations=4, popsize=5, sigma0=0.8, seed=7,
                         fitness=FitnessConfig(failure_speed=-0.05))
@@ -98,7 +98,7 @@ def test_package_never_unpickles():
 # --- paths in records ---------------------------------------------------------------------
 
 def _record_json(trajectory: str) -> str:
-    return TrialRecord(generation=0, index=0, state=TrialState.COMPLETE, params=(0.0,),
+    return CandidateTrial(generation=0, index=0, state=TrialState.COMPLETE, params=(0.0,),
                        lengths=(0.1,) * 4, masses=(0.01,) * 5, fitness=0.5, speed_mps=0.5,
                        status="converged", solve_time_s=0.1, wall_time_s=0.1, attempts=1,
                        trajectory=trajectory).to_json()
@@ -110,8 +110,8 @@ def _record_json(trajectory: str) -> str:
 def test_record_paths_must_stay_inside_the_run(path):
     """A trial record whose trajectory is absolute or climbs out with '..' is malformed."""
     with pytest.raises(FileFormatError, match="inside the run directory"):
-        TrialRecord.from_json(_record_json(path))
-    assert TrialRecord.from_json(_record_json("trajectories/g000_c00.npz")).trajectory
+        CandidateTrial.from_json(_record_json(path))
+    assert CandidateTrial.from_json(_record_json("trajectories/g000_c00.npz")).trajectory
 
 
 def test_escaping_path_in_a_stored_run_is_refused(reference, tmp_path):

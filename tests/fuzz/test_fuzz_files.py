@@ -37,7 +37,9 @@ def _scratch() -> Path:
 def _seed_copy(folder: Path) -> tuple[dict, dict, Path]:
     path = folder / "sol.npz"
     with np.load(SEED_PATH) as d:
-        arrays = {k: d[k].astype(float) for k in d.files}
+        # C order, so that writing through ``reshape(-1)`` below damages the array itself
+        # (some stored arrays are Fortran-ordered, where that view would be a copy).
+        arrays = {k: np.array(d[k], dtype=float, order="C") for k in d.files}
     meta = json.loads(SEED_PATH.with_suffix(".json").read_text())
     return arrays, meta, path
 
@@ -82,10 +84,13 @@ def damaged_solution(draw):
         meta.pop(draw(st.sampled_from(META_KEYS)))
     elif kind == "mistype":
         key = draw(st.sampled_from([k for k in META_KEYS if k != "return_status"]))
-        meta[key] = draw(NOT_A_NUMBER.filter(lambda v: not isinstance(v, str)
+        # An empty settings table is valid: settings a file leaves out take their defaults
+        # (files written before a setting existed).
+        meta[key] = draw(NOT_A_NUMBER.filter(lambda v: not (key == "settings" and v == {})
+                                             and (not isinstance(v, str)
                                              or key not in ("status",) or v not in (
                                                  "converged", "acceptable", "failed",
-                                                 "infeasible", "max_iterations")))
+                                                 "infeasible", "max_iterations"))))
     elif kind == "settings":
         key = draw(st.sampled_from(sorted(meta["settings"])))
         meta["settings"][key] = draw(NOT_A_NUMBER.filter(

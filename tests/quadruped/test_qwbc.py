@@ -34,7 +34,7 @@ def test_kkt_and_gripper_frame_bounds(rm, random_state, limits):
     limits; when the status is OPTIMAL the wrenches balance the body exactly."""
     rng = np.random.default_rng(4)
     ev = StaticsEvaluator(rm)
-    qp = WrenchQP([limits] * 4, rm.tau_max, robot_mass=rm.mass)
+    qp = WrenchQP([limits] * 4, rm.tau_max)
     seen = set()
     for _ in range(12):
         s = _wall_state(rm, rng, random_state)
@@ -65,7 +65,7 @@ def test_balance_on_level_ground_and_vertical_wall(rm):
     """Standing level or hanging on a vertical wall, the four grippers carry the whole weight:
     the summed world force is m g upward, exactly."""
     ev = StaticsEvaluator(rm)
-    qp = WrenchQP([WrenchLimits.paper_box()] * 4, rm.tau_max, robot_mass=rm.mass)
+    qp = WrenchQP([WrenchLimits.paper_box()] * 4, rm.tau_max)
     s0 = rm.default_state()
     for R in (np.eye(3), pin.utils.rotate("y", -np.pi / 2)):
         s = RobotState(s0.body_position, R, s0.joint_positions)
@@ -84,7 +84,7 @@ def test_torques_equal_pinocchio_rnea(rm, random_state):
     external forces, and RNEA's base rows vanish (the body is balanced)."""
     rng = np.random.default_rng(5)
     ev = StaticsEvaluator(rm)
-    qp = WrenchQP([WrenchLimits.paper_box()] * 4, rm.tau_max, robot_mass=rm.mass)
+    qp = WrenchQP([WrenchLimits.paper_box()] * 4, rm.tau_max)
     for _ in range(4):
         s = _wall_state(rm, rng, random_state)
         a_b = rng.normal(size=6) * 0.3
@@ -109,7 +109,7 @@ def test_infeasible_gives_closest_feasible_wrench(rm):
     ev = StaticsEvaluator(rm)
     small = WrenchLimits.paper_box().scaled(0.1)
     weights = QWBCWeights(w2=np.full(6, 1e-8), w3=np.full(6, 1e-8))
-    qp = WrenchQP([small] * 4, np.full(20, 1e6), weights, robot_mass=rm.mass)
+    qp = WrenchQP([small] * 4, np.full(20, 1e6), weights)
     s0 = rm.default_state()
     s = RobotState(s0.body_position, pin.utils.rotate("y", -np.pi / 2), s0.joint_positions)
     statics = ev.evaluate(s.q())
@@ -128,7 +128,7 @@ def test_infeasible_gives_closest_feasible_wrench(rm):
 def test_preswing_ramp_unloads_gripper(rm):
     """Lowering a gripper's load factor lowers its wrench and raises the others' share."""
     ev = StaticsEvaluator(rm)
-    qp = WrenchQP([WrenchLimits.paper_box()] * 4, rm.tau_max, robot_mass=rm.mass)
+    qp = WrenchQP([WrenchLimits.paper_box()] * 4, rm.tau_max)
     s0 = rm.default_state()
     s = RobotState(s0.body_position, pin.utils.rotate("y", -np.pi / 2), s0.joint_positions)
     statics = ev.evaluate(s.q())

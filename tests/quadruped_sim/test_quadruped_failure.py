@@ -5,9 +5,14 @@ import math
 import numpy as np
 import pytest
 
-from clamber.attachment.wrench_space import WRENCH_SCALE, wrench_gauge
+from clamber.attachment.wrench_set import WRENCH_SCALE, wrench_gauge
 from clamber.exceptions import ConfigError
+from clamber.experiments.quadruped import quadruped_trial
+from clamber.experiments.study import TrialTask
+from clamber.failures import FailureReason
+from clamber.quadruped.experiments import ClimbSettings
 from clamber.quadruped.sim.failure import FailureClock, SpineSlip, default_wrench_set
+from clamber.quadruped.sim.grippers import SoleCompliance
 
 
 @pytest.fixture(scope="module")
@@ -119,3 +124,13 @@ def test_checking_a_control_period_at_once_equals_checking_every_step(monkeypatc
     monkeypatch.setattr(GripperBank, "begin_cycle", lambda self, substeps: False)
     assert run() == batched
     assert "broke off" in batched[0]["reason"]
+
+
+def test_a_diverging_climb_is_an_unstable_trial(wset):
+    """A sole hinge far too stiff for the physics step (1e9 N m/rad, no armature) makes
+    MuJoCo diverge in the first steps: the climb trial fails with the reason UNSTABLE
+    (naming MuJoCo's warning) instead of ending as a normal outcome."""
+    stiff = SoleCompliance(stiffness=1e9, damping=0.3, armature=0.0)
+    out = quadruped_trial(TrialTask(0, 0, 0, ClimbSettings(sole=stiff)))
+    assert not out.success and out.failure is FailureReason.UNSTABLE
+    assert "BADQACC" in out.detail

@@ -69,7 +69,7 @@ def test_conservative_box_lies_in_the_true_capacity():
     """Every vertex of the controllers' conservative box lies inside the gripper's achievable
     wrench set (gauge <= 1), and its single-axis extents exceed the box by at least 2x."""
     from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS
-    from clamber.attachment.wrench_space import BOX_SIGNS
+    from clamber.attachment.wrench_set import BOX_SIGNS
     from clamber.quadruped.sim.failure import default_wrench_set
 
     assert np.all(default_wrench_set().gauge(BOX_SIGNS * PAPER_BOX_HALF_WIDTHS) <= 1.0)

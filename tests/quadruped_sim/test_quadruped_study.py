@@ -4,7 +4,6 @@ nothing."""
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -22,57 +21,32 @@ def _compare(capsys, *argv) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
-def _rows(run_dir):
-    """The recorded trials' JSON, read while a writer may hold the database."""
-    for _ in range(100):
-        try:
-            db = sqlite3.connect(run_dir / STORE_NAME, timeout=5)
-            try:
-                return db.execute("SELECT record FROM trials ORDER BY generation, idx").fetchall()
-            finally:
-                db.close()
-        except sqlite3.OperationalError:  # created but not yet initialised, or locked
-            time.sleep(0.05)
-    raise AssertionError(f"cannot read {run_dir / STORE_NAME}")
-
-
-def _records(run_dir):
-    rows = _rows(run_dir)
-    out = []
-    for (text,) in rows:
-        d = json.loads(text)
-        d.pop("wall_time_s")
-        d["metrics"] = {k: v for k, v in d["metrics"].items()
-                        if k not in ("wall_time_s", "setup_time_s")}
-        out.append(d)
-    return out
-
-
 def _numbers(summary: dict) -> list:
     drop = ("wall_time_s",)
     return [{k: v for k, v in s.items() if k not in drop} for s in summary["breakable"]]
 
 
-def _same_study(capsys, tmp_path, argv):
+def _same_study(capsys, tmp_path, argv, study_trials):
     a = _compare(capsys, *argv, "--workers", "0", "--out", str(tmp_path / "serial"))
     b = _compare(capsys, *argv, "--workers", "2", "--out", str(tmp_path / "dask"))
     assert _numbers(a) == _numbers(b)
-    assert _records(tmp_path / "serial") == _records(tmp_path / "dask")
+    assert study_trials(tmp_path / "serial") == study_trials(tmp_path / "dask")
     return a
 
 
-def test_compare_gives_the_same_numbers_on_any_worker_count(tmp_path, capsys):
+def test_compare_gives_the_same_numbers_on_any_worker_count(tmp_path, capsys, study_trials):
     """Two Dask workers and the in-process run record identical trials and summaries."""
-    _same_study(capsys, tmp_path, FAST)
+    _same_study(capsys, tmp_path, FAST, study_trials)
 
 
 @pytest.mark.slow
-def test_compare_four_trials_same_numbers_on_any_worker_count(tmp_path, capsys):
+def test_compare_four_trials_same_numbers_on_any_worker_count(tmp_path, capsys, study_trials):
     """The full two-wall comparison with 4 trials per cell: --workers 2 equals --workers 0."""
-    _same_study(capsys, tmp_path, ["--trials", "4"])
+    _same_study(capsys, tmp_path, ["--trials", "4"], study_trials)
 
 
-def test_compare_killed_with_sigkill_resumes_to_the_same_record(tmp_path, capsys):
+def test_compare_killed_with_sigkill_resumes_to_the_same_record(tmp_path, capsys,
+                                                              study_trials):
     """A comparison killed after some trials and resumed records exactly the trials of an
     uninterrupted run."""
     full = _compare(capsys, *FAST, "--workers", "0", "--out", str(tmp_path / "full"))
@@ -83,12 +57,12 @@ def test_compare_killed_with_sigkill_resumes_to_the_same_record(tmp_path, capsys
         stderr=subprocess.DEVNULL, env={**os.environ, "MPLBACKEND": "Agg"})
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline and proc.poll() is None:
-        if (run_dir / STORE_NAME).exists() and len(_records(run_dir)) >= 2:
+        if (run_dir / STORE_NAME).exists() and len(study_trials(run_dir)) >= 2:
             break
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    assert 1 <= len(_records(run_dir)) < 6, "the kill should land inside the study"
+    assert 1 <= len(study_trials(run_dir)) < 6, "the kill should land inside the study"
     resumed = _compare(capsys, *FAST, "--workers", "0", "--resume", str(run_dir))
     assert _numbers(resumed) == _numbers(full)
-    assert _records(run_dir) == _records(tmp_path / "full")
+    assert study_trials(run_dir) == study_trials(tmp_path / "full")

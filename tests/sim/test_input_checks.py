@@ -7,11 +7,15 @@ import numpy as np
 import pytest
 
 from clamber.exceptions import ConfigError, ExportError, FileFormatError
+from clamber.experiments.robustness import RobustnessCondition, robustness_trial
+from clamber.experiments.study import TrialTask
+from clamber.failures import FailureReason
 from clamber.jumper.seed import seed_solution
 from clamber.jumper.sim.export import export_reference
+from clamber.jumper.sim.robustness import Tolerances
 from clamber.jumper.sim.simulate import SimulationConfig, simulate
-from clamber.jumper.sim.stability import UnstableSimulation, without_warnings
 from clamber.jumper.sim.telemetry import LOG_COLUMNS, load_and_analyze, write_log
+from clamber.sim_stability import UnstableSimulation
 
 
 def _with(**changes):
@@ -42,12 +46,27 @@ def test_export_refuses_empty_and_time_reversed_jumps(tmp_path):
 
 
 def test_an_unstable_simulation_is_an_error():
-    """A 1 km gripper makes MuJoCo diverge: the warning becomes UnstableSimulation, while
-    the nominal playback passes without one."""
+    """A 1 km gripper makes MuJoCo diverge (BADQACC, after which MuJoCo resets the state and
+    carries on): the playback raises UnstableSimulation, while the nominal one passes."""
     sol = seed_solution()
-    with pytest.raises(UnstableSimulation, match="unstable"):
-        without_warnings(lambda: simulate(sol, config=SimulationConfig(foot_radius=1e3)))
-    assert without_warnings(lambda: simulate(sol, record=False)).jumps
+    with pytest.raises(UnstableSimulation, match="unstable .*BADQACC"):
+        simulate(sol, config=SimulationConfig(foot_radius=1e3))
+    assert simulate(sol, record=False).jumps
+
+
+def test_an_unstable_jump_is_an_unstable_trial():
+    """A robustness trial whose simulation diverges (a 1 km gripper) fails with the reason
+    UNSTABLE and no finished jump, instead of counting as a missed catch; the nominal
+    robot's trial does not."""
+    sol = seed_solution()
+    bad = RobustnessCondition(sol, SimulationConfig(foot_radius=1e3), Tolerances(), jumps=1)
+    out = robustness_trial(TrialTask(0, 0, 0, bad))
+    assert not out.success and out.failure is FailureReason.UNSTABLE
+    assert "BADQACC" in out.detail and out.metrics["jumps_completed"] == 0
+    assert not out.metrics["first_caught"]
+    good = RobustnessCondition(sol, SimulationConfig(), Tolerances(), jumps=1)
+    out = robustness_trial(TrialTask(0, 0, 0, good))
+    assert out.failure is not FailureReason.UNSTABLE and out.metrics["jumps_completed"] == 1
 
 
 def test_motor_fit_on_zero_voltages_is_refused(tmp_path):

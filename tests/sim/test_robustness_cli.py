@@ -3,7 +3,6 @@
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -11,7 +10,6 @@ import time
 import pytest
 
 from clamber.cli import main
-from clamber.experiments.record import StudyTrial
 from clamber.storage.runs import STORE_NAME
 
 TRIALS = "8"
@@ -27,31 +25,7 @@ def _run(capsys, *argv) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
-def _rows(run_dir):
-    """The recorded trials' JSON, read while a writer may hold the database."""
-    for _ in range(100):
-        try:
-            db = sqlite3.connect(run_dir / STORE_NAME, timeout=5)
-            try:
-                return db.execute("SELECT record FROM trials ORDER BY generation, idx").fetchall()
-            finally:
-                db.close()
-        except sqlite3.OperationalError:  # created but not yet initialised, or locked
-            time.sleep(0.05)
-    raise AssertionError(f"cannot read {run_dir / STORE_NAME}")
-
-
-def _records(run_dir):
-    rows = _rows(run_dir)
-    out = []
-    for (text,) in rows:
-        d = json.loads(StudyTrial.from_json(text).to_json())
-        d.pop("wall_time_s")
-        out.append(d)
-    return out
-
-
-def test_workers_do_not_change_the_numbers(solution_file, tmp_path, capsys):
+def test_workers_do_not_change_the_numbers(solution_file, tmp_path, capsys, study_trials):
     """--workers 2 (Dask) and --workers 0 (in-process) record the same trials and rates."""
     a = _run(capsys, solution_file, "--trials", TRIALS, "--workers", "0",
              "--out", str(tmp_path / "a"))
@@ -60,10 +34,11 @@ def test_workers_do_not_change_the_numbers(solution_file, tmp_path, capsys):
     for key in ("trials", "catch_rate", "catch_interval", "landing_rate", "landing_interval",
                 "failures"):
         assert a[key] == b[key], key
-    assert _records(tmp_path / "a") == _records(tmp_path / "b")
+    assert study_trials(tmp_path / "a") == study_trials(tmp_path / "b")
 
 
-def test_kill_9_then_resume_gives_the_uninterrupted_record(solution_file, tmp_path, capsys):
+def test_kill_9_then_resume_gives_the_uninterrupted_record(solution_file, tmp_path, capsys,
+                                                           study_trials):
     """A study killed with SIGKILL after some trials resumes from its folder (solution and
     options read back from it) and ends with exactly the uninterrupted run's records."""
     full = _run(capsys, solution_file, "--trials", TRIALS, "--workers", "0",
@@ -76,16 +51,16 @@ def test_kill_9_then_resume_gives_the_uninterrupted_record(solution_file, tmp_pa
         env={**os.environ, "MPLBACKEND": "Agg"})
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline and proc.poll() is None:
-        if (run_dir / STORE_NAME).exists() and len(_records(run_dir)) >= 2:
+        if (run_dir / STORE_NAME).exists() and len(study_trials(run_dir)) >= 2:
             break
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    done = len(_records(run_dir))
+    done = len(study_trials(run_dir))
     assert 1 <= done < int(TRIALS), "the kill should land inside the study"
     resumed = _run(capsys, "--resume", str(run_dir), "--workers", "0")
     assert resumed["landing_rate"] == full["landing_rate"]
-    assert _records(run_dir) == _records(tmp_path / "full")
+    assert study_trials(run_dir) == study_trials(tmp_path / "full")
 
 
 def test_a_folder_that_holds_a_run_is_not_overwritten(solution_file, tmp_path, capsys):

@@ -36,6 +36,7 @@ import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
+from clamber import _validate as check
 from clamber.exceptions import ConfigError
 
 CONTROLLERS = ("open-loop", "closed-loop")
@@ -54,10 +55,8 @@ class Sensors:
     """Delay from a gripper hooking to its contact switch reading closed [s]."""
 
     def __post_init__(self) -> None:
-        for name in ("encoder_resolution", "switch_latency", "speed_filter"):
-            v = getattr(self, name)
-            if not (math.isfinite(v) and v >= 0):
-                raise ConfigError(f"sensors.{name} = {v!r}: must be finite and >= 0")
+        check.numeric_fields(self, "sensors",
+                             names=("encoder_resolution", "switch_latency", "speed_filter"))
 
 
 class ReferenceClock(ABC):
@@ -124,11 +123,10 @@ class EventTriggeredSettings:
     """How long the raised derivative gain lasts after a detected catch [s]."""
 
     def __post_init__(self) -> None:
-        for name in ("front_wait", "rear_wait", "settle_time", "reflex_lead", "push_kp_scale",
-                     "push_kd_scale", "impact_kd_scale", "impact_damping_time"):
-            v = getattr(self, name)
-            if not (math.isfinite(v) and v >= 0):
-                raise ConfigError(f"event_triggered.{name} = {v!r}: must be finite and >= 0")
+        check.numeric_fields(self, "event_triggered",
+                             names=("front_wait", "rear_wait", "settle_time", "reflex_lead",
+                                    "push_kp_scale", "push_kd_scale", "impact_kd_scale",
+                                    "impact_damping_time"))
 
 
 class EventTriggered(ReferenceClock):

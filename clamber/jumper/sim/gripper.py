@@ -28,6 +28,7 @@ import enum
 import math
 from dataclasses import dataclass
 
+from clamber import _validate as check
 from clamber.attachment.safe_region import SafeRegion
 from clamber.exceptions import ConfigError
 
@@ -58,11 +59,9 @@ class CaptureWindow:
     """How long the violation must last to tear the gripper off [s] (impact spikes pass)."""
 
     def __post_init__(self) -> None:
-        for name in ("distance", "max_speed", "max_normal_speed", "max_angle_deg",
-                     "tear_margin", "tear_time"):
-            v = getattr(self, name)
-            if not (math.isfinite(v) and v >= 0):
-                raise ConfigError(f"capture.{name} = {v!r}: must be finite and >= 0")
+        check.numeric_fields(self, "capture",
+                             names=("distance", "max_speed", "max_normal_speed", "max_angle_deg",
+                                    "tear_margin", "tear_time"))
         if self.max_angle_deg > 180:
             raise ConfigError(f"capture.max_angle_deg = {self.max_angle_deg}: must be <= 180")
 
@@ -116,11 +115,9 @@ class FootPivot:
     """Largest sole-to-wall angle at which the spines engage [rad]."""
 
     def __post_init__(self) -> None:
-        for name in ("com_offset", "spring", "damping", "spar_angle", "rear_stop_angle",
-                     "capture_angle"):
-            v = getattr(self, name)
-            if not (math.isfinite(v) and v >= 0):
-                raise ConfigError(f"pivot.{name} = {v!r}: must be finite and >= 0")
+        check.numeric_fields(self, "pivot",
+                             names=("com_offset", "spring", "damping", "spar_angle",
+                                    "rear_stop_angle", "capture_angle"))
         if self.com_offset <= 0:
             raise ConfigError(f"pivot.com_offset = {self.com_offset}: must be > 0")
 

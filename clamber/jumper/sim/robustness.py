@@ -7,11 +7,11 @@ them is :mod:`clamber.experiments.robustness`.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from clamber import _validate as check
 from clamber.exceptions import ConfigError
 from clamber.jumper.sim.motor import EscGains
 from clamber.jumper.sim.simulate import Realization, SimulationConfig
@@ -44,17 +44,14 @@ class Tolerances:
 
     def scaled(self, factor: float) -> Tolerances:
         """Every half-width times ``factor`` (rates capped below 1)."""
-        if not (math.isfinite(factor) and factor >= 0):
-            raise ConfigError(f"tolerance scale {factor!r}: must be finite and >= 0")
+        check.non_negative("tolerances", "scale", factor)
         values = {k: v * factor for k, v in self.__dict__.items()}
         for k in ("mass_rel", "gain_rel", "motor_rel"):
             values[k] = min(values[k], 0.9)
         return Tolerances(**values)
 
     def __post_init__(self) -> None:
-        for name, v in self.__dict__.items():
-            if not (math.isfinite(v) and v >= 0):
-                raise ConfigError(f"tolerances.{name} = {v!r}: must be finite and >= 0")
+        check.numeric_fields(self, "tolerances")
         for name in ("mass_rel", "gain_rel", "motor_rel"):
             if getattr(self, name) >= 1:
                 raise ConfigError(f"tolerances.{name} = {getattr(self, name)}: must be < 1")

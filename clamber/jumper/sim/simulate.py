@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 
+from clamber import _validate as check
 from clamber.exceptions import ConfigError
 from clamber.jumper.mjcf import Geometry, load_scene
 from clamber.jumper.model import jumper_model
@@ -41,6 +42,7 @@ from clamber.jumper.sim.motor import ESC_RATE_HZ, EscGains, MotorParameters
 from clamber.jumper.sim.recorder import Recorder
 from clamber.jumper.sim.reference import Reference, build_reference, optimized_angles
 from clamber.jumper.solution import TrajectorySolution
+from clamber.sim_stability import check_stable
 
 #: Columns of :attr:`SimulationResult.log` (one row per ESC tick).
 LOG_COLUMNS = (
@@ -88,13 +90,11 @@ class SimulationConfig:
     smaller radius than the robot's aims the catches into the wall (a catch margin)."""
 
     def __post_init__(self) -> None:
-        for name in ("arm_lead", "catch_timeout", "ready_distance_tol", "ready_angle_tol",
-                     "settle_time", "hook_timeconst", "hook_dampratio"):
-            v = getattr(self, name)
-            if not (math.isfinite(v) and v >= 0):
-                raise ConfigError(f"simulation.{name} = {v!r}: must be finite and >= 0")
-        if self.physics_substeps < 1:
-            raise ConfigError(f"simulation.physics_substeps = {self.physics_substeps}: >= 1")
+        check.numeric_fields(self, "simulation",
+                             names=("arm_lead", "catch_timeout", "ready_distance_tol",
+                                    "ready_angle_tol", "settle_time", "hook_timeconst",
+                                    "hook_dampratio"))
+        check.integer("simulation", "physics_substeps", self.physics_substeps, low=1)
         make_clock(self.controller, 1.0, [0.0] * 6, 1)  # validates the name
 
 
@@ -237,8 +237,7 @@ class JumpTrial:
                  config: SimulationConfig | None = None,
                  realization: Realization | None = None, record: bool = True,
                  clock: ReferenceClock | None = None) -> None:
-        if jumps < 1:
-            raise ConfigError(f"jumps = {jumps}: must be at least 1")
+        check.integer("", "jumps", jumps, low=1)
         self.sol, self.jumps, self.record = sol, jumps, record
         self.cfg = config or SimulationConfig()
         self.real = realization or Realization.nominal(sol, self.cfg)
@@ -557,6 +556,7 @@ class JumpTrial:
         limit = round((self.jumps * 4 * self.ref.period + 2.0) * ESC_RATE_HZ)
         while not self.done and self.j < limit:
             self.step()
+        check_stable(self.d, "jump simulation", self.j * self.dt)
         if len(self.records) < self.jumps and (not self.records or self.records[-1].ready):
             self._end_jump(self.j * self.dt)  # ran out of time (a stuck clock)
         return self.result()

@@ -7,7 +7,7 @@ knuckles): the Minkowski sum of the four phalanges' and the footpad's admissible
 every combination of axes (combined loading) and no per-axis box. A hold's
 ``capacity_factor`` (6,) scales ``W`` per axis (``w`` is held on that hold iff
 ``w / factor`` is in ``W``). Membership is the gauge ``g(w) = min {t : w in t W}``, ``<= 1``
-inside (:func:`clamber.attachment.wrench_space.wrench_gauge`'s LP). Evaluated every physics
+inside (:func:`clamber.attachment.wrench_set.wrench_gauge`'s LP). Evaluated every physics
 step, the gauge is bracketed cheaply first: an inner polytope of ``W`` (the fitted
 polytope; gauge above the true one) and supporting half-spaces of ``W`` in 1136
 directions (gauge below it, within a few per cent). Only a wrench the bracket leaves
@@ -35,15 +35,14 @@ from functools import lru_cache
 import daqp
 import numpy as np
 
+from clamber.attachment.wrench_fit import fit_box, fit_polytope
 from clamber.attachment.wrench_limits import WrenchLimits
-from clamber.attachment.wrench_space import (
+from clamber.attachment.wrench_set import (
     WRENCH_SCALE,
     ContactWrenchSets,
-    _GaugeProgram,
+    GaugeProgram,
     contact_wrench_sets,
     direction_set,
-    fit_box,
-    fit_polytope,
 )
 from clamber.exceptions import ConfigError
 
@@ -103,7 +102,7 @@ class WrenchSet:
         self._stacked = np.vstack([self.cuts, self.inner]).T.copy()
         self._n_cuts = self.cuts.shape[0]
         self._inner_t = self.inner.T.copy()
-        self._program = _GaugeProgram(scaled)
+        self._program = GaugeProgram(scaled)
         n_c = len(scaled)
         blocks = []
         for c, q in enumerate(scaled):

@@ -25,18 +25,15 @@ from clamber.quadruped.model import RobotState
 from clamber.quadruped.robot import N_JOINTS, Marcbot
 from clamber.quadruped.sim.grippers import GripperBank
 from clamber.quadruped.sim.servos import ServoBank
+from clamber.sim_stability import UnstableSimulation, instability
 
-#: MuJoCo warnings that end a simulation (bad accelerations or positions, constraint
-#: buffer full).
-_FATAL_WARNINGS = [int(mujoco.mjtWarning.mjWARN_BADQACC), int(mujoco.mjtWarning.mjWARN_BADQPOS),
-                   int(mujoco.mjtWarning.mjWARN_CNSTRFULL)]
 #: The state a control period is rerun from: everything integration depends on.
 _STATE = mujoco.mjtState.mjSTATE_INTEGRATION
 #: World gravity vector [m/s^2].
 GRAVITY_VECTOR = np.array([0.0, 0.0, -9.81])
 
 
-class SimulationError(ConfigError):
+class SimulationError(UnstableSimulation):
     """The physics went unstable (non-finite state or a MuJoCo warning)."""
 
 
@@ -136,8 +133,9 @@ class QuadrupedSim:
                 broken = self._advance(check=True)
         else:
             broken = self._advance(check=g is not None)
-        if not np.isfinite(d.qpos.sum()) or d.warning.number[_FATAL_WARNINGS].any():
-            raise SimulationError(f"simulation unstable at t = {d.time:.3f} s")
+        problem = instability(d)
+        if problem is not None:
+            raise SimulationError(f"simulation unstable at t = {d.time:.3f} s ({problem})")
         return StepRecord(d.time, self._torque.copy(), self.servos.power(self._torque),
                           tuple(broken))
 

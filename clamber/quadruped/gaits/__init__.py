@@ -1,0 +1,27 @@
+"""Gaits as reference generators: the free-climbing gait (:mod:`.climb`) and the trotting
+gait (:mod:`.trot`), moving along the profiles of :mod:`.profiles`. Gaits produce
+:class:`~clamber.quadruped.reference.MotionReference` and world poses; they never import the
+controllers that track them."""
+
+from clamber.quadruped.gaits.climb import (
+    SWING_PHASES,
+    ClimbEvent,
+    ClimbGait,
+    ClimbGaitParams,
+    ClimbPhase,
+)
+from clamber.quadruped.gaits.profiles import cubic, smooth_trapezoid
+from clamber.quadruped.gaits.trot import TROT_OFFSETS, TrotGait, TrotParams
+
+__all__ = [
+    "SWING_PHASES",
+    "TROT_OFFSETS",
+    "ClimbEvent",
+    "ClimbGait",
+    "ClimbGaitParams",
+    "ClimbPhase",
+    "TrotGait",
+    "TrotParams",
+    "cubic",
+    "smooth_trapezoid",
+]

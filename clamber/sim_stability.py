@@ -1,0 +1,49 @@
+"""MuJoCo instability detected from the simulation's own data: an unstable run is no result.
+
+When accelerations, positions or velocities blow up (``mjWARN_BADQACC``, ``BADQPOS``,
+``BADQVEL``), MuJoCo resets the state to the model's rest pose and carries on, so a run with
+absurd inputs (a 1 km gripper, a huge time step) would otherwise end as an ordinary outcome.
+Each warning increments a counter in ``MjData.warning`` that the reset keeps; reading those
+counters (instead of MuJoCo's process-wide warning hook) is safe with several simulations
+running in threads of one worker.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from clamber.exceptions import ClamberError
+
+#: Warnings that mean the physics cannot be trusted: diverging accelerations, positions,
+#: velocities or controls, and contacts or constraints dropped because their buffers filled.
+FATAL_WARNINGS = tuple(int(w) for w in (
+    mujoco.mjtWarning.mjWARN_BADQACC, mujoco.mjtWarning.mjWARN_BADQPOS,
+    mujoco.mjtWarning.mjWARN_BADQVEL, mujoco.mjtWarning.mjWARN_BADCTRL,
+    mujoco.mjtWarning.mjWARN_CONTACTFULL, mujoco.mjtWarning.mjWARN_CNSTRFULL))
+_FATAL = list(FATAL_WARNINGS)
+
+
+class UnstableSimulation(ClamberError):
+    """The physics went unstable (a MuJoCo instability warning or a non-finite state)."""
+
+
+def instability(data: mujoco.MjData) -> str | None:
+    """Why the simulation in ``data`` cannot be trusted, or None while it can."""
+    counts = data.warning.number[_FATAL]
+    if counts.any():
+        return "MuJoCo warned " + ", ".join(
+            f"{mujoco.mjtWarning(w).name.removeprefix('mjWARN_')} x{n}"
+            for w, n in zip(FATAL_WARNINGS, counts, strict=True) if n)
+    if not (np.isfinite(data.qpos.sum()) and np.isfinite(data.qvel.sum())):
+        return "non-finite state"
+    return None
+
+
+def check_stable(data: mujoco.MjData, what: str, t: float) -> None:
+    """Raise :class:`UnstableSimulation` naming ``what`` and the caller's time ``t`` [s] if
+    ``data`` went unstable (``data.time`` restarts from zero at MuJoCo's reset)."""
+    problem = instability(data)
+    if problem is not None:
+        raise UnstableSimulation(f"the {what} went unstable by t = {t:.3f} s ({problem}; "
+                                 "check the time step, gripper radius, masses and lengths)")

@@ -1,0 +1,45 @@
+"""Helpers shared by the tests of several packages."""
+
+import json
+import sqlite3
+import time
+
+import pytest
+
+from clamber.experiments.record import StudyTrial
+from clamber.storage.runs import STORE_NAME
+
+#: Metrics that time a trial; they differ between two runs of the same trial.
+TIMING_METRICS = ("wall_time_s", "setup_time_s")
+
+
+def _rows(run_dir) -> list[tuple[str]]:
+    """The recorded trials' JSON, read while a writer may hold the database."""
+    for _ in range(100):
+        try:
+            db = sqlite3.connect(run_dir / STORE_NAME, timeout=5)
+            try:
+                return db.execute("SELECT record FROM trials ORDER BY generation, idx").fetchall()
+            finally:
+                db.close()
+        except sqlite3.OperationalError:  # created but not yet initialised, or locked
+            time.sleep(0.05)
+    raise AssertionError(f"cannot read {run_dir / STORE_NAME}")
+
+
+def read_study_trials(run_dir) -> list[dict]:
+    """Every study trial recorded in ``run_dir`` (in slot order) as a dict, timings left
+    out so that two runs of the same trials compare equal."""
+    out = []
+    for (text,) in _rows(run_dir):
+        d = json.loads(StudyTrial.from_json(text).to_json())
+        d.pop("wall_time_s")
+        d["metrics"] = {k: v for k, v in d["metrics"].items() if k not in TIMING_METRICS}
+        out.append(d)
+    return out
+
+
+@pytest.fixture
+def study_trials():
+    """:func:`read_study_trials`, for tests that compare recorded studies."""
+    return read_study_trials
