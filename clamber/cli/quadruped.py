@@ -16,7 +16,7 @@ from clamber.cli.options import (
     seed_int,
     strict_json,
 )
-from clamber.cli.quadruped_evaluate import add_evaluate_command
+from clamber.cli.quadruped_evaluate import register_evaluate, sole_compliance
 from clamber.exceptions import ConfigError
 from clamber.quadruped.scenarios import SCENARIOS
 from clamber.quadruped.variants import CONTROLLER_NAMES
@@ -40,6 +40,8 @@ EXAMPLES = """examples:
   clamber quadruped evaluate --trials 20 --workers 2 --json   # tuned, every scenario
   clamber quadruped evaluate --trials 20 --ablations --scenarios wall90 payload90 --workers 2
   clamber quadruped evaluate --trials 5 --cycles 5 --gains out/quadruped/evaluate/comparison.json
+  clamber quadruped evaluate --resume out/quadruped/evaluate   # a killed evaluation goes on
+  clamber quadruped evaluate --trials 2 --scenarios wall90 --time-limit 5   # a quick look
   clamber quadruped compare --trials 20 --sole-stiffness 0 --workers 2   # rigid soles
   clamber quadruped compare --resume out/quadruped/compare    # a killed comparison goes on
   clamber quadruped model --out models/marcbot                # MJCF, URDF, README
@@ -51,13 +53,6 @@ def _prepare_gl(args: argparse.Namespace | None = None) -> None:
     will be rendered; without a working context the GIF falls back to matplotlib."""
     if args is None or not (args.no_figures or args.no_animation):
         os.environ.setdefault("MUJOCO_GL", "egl")
-
-
-def _sole(stiffness: float):
-    """The sole compliance for a ``--sole-stiffness`` value (0: rigid weld)."""
-    from clamber.quadruped.sim.grippers import SoleCompliance
-
-    return SoleCompliance(stiffness=stiffness) if stiffness > 0 else None
 
 
 def _run(args: argparse.Namespace, kind: str, conditions: list, run_dir: Path):
@@ -80,14 +75,14 @@ def _write_json(path: Path, summary: dict) -> None:
 def _climb(args: argparse.Namespace) -> dict:
     _prepare_gl(args)
     from clamber.cli.options import run_folder
-    from clamber.quadruped.experiments import ClimbSettings, run_climb
     from clamber.quadruped.gaits import ClimbGaitParams
+    from clamber.quadruped.trials.climb import ClimbSettings, run_climb
 
     settings = ClimbSettings(controller=args.controller, incline_deg=args.incline,
                              control_rate=args.rate, state=args.state,
                              gait=ClimbGaitParams(cycles=args.cycles),
                              breakable=not args.unbreakable,
-                             sole=_sole(args.sole_stiffness))
+                             sole=sole_compliance(args.sole_stiffness))
     if args.scenario:
         from dataclasses import replace
 
@@ -125,8 +120,8 @@ def _trot(args: argparse.Namespace) -> dict:
     _prepare_gl(args)
     from clamber.cli.options import run_folder
     from clamber.experiments.quadruped import trot_conditions
-    from clamber.quadruped.experiments import TrotSettings, run_trot
     from clamber.quadruped.sim.world import TERRAINS
+    from clamber.quadruped.trials.trot import TrotSettings, run_trot
 
     terrains = TERRAINS[1:] if args.terrain == "all" else (args.terrain,)
     feet = ("gripper", "rubber") if args.feet == "both" else (args.feet,)
@@ -145,8 +140,7 @@ def _trot(args: argparse.Namespace) -> dict:
         settings = TrotSettings(terrain=terrains[0], feet=feet[0],
                                 gait=TrotParams(cycles=args.cycles))
         log.info("replaying seed %d for the figures ...", args.seed)
-        _, trace = run_trot(settings, args.seed, log=True)
-        trace.snapshot_period = 0.1
+        _, trace = run_trot(settings, args.seed, log=True, snapshot_period=0.1)
         figures["trot"] = save_figure(plot_trot(trace, f"trot, {terrains[0]}, {feet[0]} feet"),
                                       out / "trot.png")
         if not args.no_animation:
@@ -167,11 +161,12 @@ COMPARISON_COLUMNS = ("success_rate", "success_low", "success_high", "max_tracki
 
 def _compare(args: argparse.Namespace) -> dict:
     from clamber.cli.options import run_folder
-    from clamber.experiments.quadruped import comparison_conditions, comparison_table
+    from clamber.experiments.quadruped import comparison_conditions
+    from clamber.report.quadruped_comparison import comparison_table
 
     out = run_folder(args)
     t0 = time.perf_counter()
-    sole = _sole(args.sole_stiffness)
+    sole = sole_compliance(args.sole_stiffness)
     conditions = comparison_conditions(args.inclines, True, args.state, sole)
     if args.unbreakable_too:
         conditions += comparison_conditions(args.inclines, False, args.state, sole)
@@ -290,7 +285,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     common(comp, "out/quadruped/compare", trials=20, figures=False)
     comp.set_defaults(func=_compare)
 
-    add_evaluate_command(qsub, EXAMPLES)
+    register_evaluate(qsub, EXAMPLES)
 
     mod = qsub.add_parser(
         "model", help="write MJCF, scene, URDF and README of the robot",
@@ -317,7 +312,7 @@ def demo_step(out_dir: Path, summary: dict, as_json: bool) -> tuple[dict, list]:
     trials in which they break).
     """
     _prepare_gl()
-    from clamber.quadruped.experiments import ClimbSettings, run_climb
+    from clamber.quadruped.trials.climb import ClimbSettings, run_climb
     from clamber.report.html import Section
     from clamber.report.quadruped import save_climb
 

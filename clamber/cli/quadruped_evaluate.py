@@ -1,4 +1,4 @@
-"""`clamber quadruped evaluate`: the controllers tuned alike, then every scenario."""
+"""`clamber quadruped evaluate`: the tuned controller comparison on every scenario, ablations."""
 
 from __future__ import annotations
 
@@ -10,81 +10,58 @@ import time
 from pathlib import Path
 
 from clamber.cli.options import (
+    add_execution_options,
     add_output_options,
     non_negative_float,
-    non_negative_int,
     positive_float,
     positive_int,
     seed_int,
+    strict_json,
 )
 from clamber.exceptions import ConfigError
 from clamber.quadruped.scenarios import SCENARIOS
 
 
-def add_evaluate_command(qsub: argparse._SubParsersAction, epilog: str) -> None:
-    """Add ``evaluate`` to the ``quadruped`` subcommands."""
-    ev = qsub.add_parser(
-        "evaluate", help="Q-WBC vs CLIK vs VMC tuned alike, on every scenario; ablations",
-        description="The paper's comparison: the three controllers' gains tuned by one "
-        "random search on training seeds, then seeded trials per controller and scenario on "
-        "held-out seeds, written as comparison.md, comparison.json, trials.csv and "
-        "gripper_loads.png.", epilog=epilog,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    ev.add_argument("--trials", type=positive_int, default=20, help="trials per cell (20)")
-    ev.add_argument("--scenarios", nargs="+", default=None,
-                    help="scenarios (default: all of clamber.quadruped.scenarios)")
-    ev.add_argument("--ablations", action="store_true",
-                    help="also run the Q-WBC, VMC and CLIK ablations")
-    ev.add_argument("--cycles", type=positive_int, default=1, help="gait cycles (1)")
-    ev.add_argument("--tune-budget", type=positive_int, default=6,
-                    help="candidates per controller in the gain search (6)")
-    ev.add_argument("--no-tune", action="store_true", help="class-default gains")
-    ev.add_argument("--gains", default=None,
-                    help="take the gains from a previous comparison.json (no tuning)")
-    ev.add_argument("--seed", type=seed_int, default=0, help="first seed (0)")
-    ev.add_argument("--workers", type=non_negative_int, default=0,
-                    help="worker processes of the comparison's pool (0: in this process)")
-    ev.add_argument("--sole-stiffness", type=non_negative_float, default=25.0,
-                    help="sole stiffness about x and y [N m/rad] (25; 0: rigid weld)")
-    ev.add_argument("--sole-armature", type=non_negative_float, default=None,
-                    help="sole hinge armature [kg m^2] (default 1e-3)")
-    ev.add_argument("--physics-dt", type=positive_float, default=0.004,
-                    help="physics step [s] (0.004)")
-    add_output_options(ev, "out/quadruped/evaluate", figures=False)
-    ev.set_defaults(func=_evaluate)
+def sole_compliance(stiffness: float, armature: float | None = None):
+    """The sole compliance for a ``--sole-stiffness`` value (0: rigid weld) and an optional
+    ``--sole-armature`` [kg m^2]."""
+    from clamber.quadruped.sim.grippers import SoleCompliance
+
+    if stiffness <= 0:
+        return None
+    sole = SoleCompliance(stiffness=stiffness)
+    if armature is None:
+        return sole
+    from dataclasses import replace
+
+    return replace(sole, armature=armature)
 
 
 def _evaluate(args: argparse.Namespace) -> dict:
     """Tune the three controllers alike, then run every scenario (and ablations)."""
-    from clamber.quadruped.comparison import (
-        ABLATION_ROWS,
-        MAIN,
-        cell_table,
-        run_comparison,
-    )
-    from clamber.quadruped.sim.grippers import SoleCompliance
+    from clamber.cli.options import TrialProgress, evaluator_for, progress_enabled, run_folder
+    from clamber.experiments.quadruped_comparison import run_comparison
+    from clamber.quadruped.comparison import ABLATION_ROWS, MAIN
     from clamber.quadruped.tuning import TuningSpec
     from clamber.report.quadruped import plot_loads
+    from clamber.report.quadruped_comparison import cell_table
 
-    out = Path(args.out)
+    out = run_folder(args)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     scenarios = args.scenarios or list(SCENARIOS)
     rows = ABLATION_ROWS if args.ablations else MAIN
-    gains = None
-    if args.gains:
-        try:
-            gains = {c: tuple(g.items()) for c, g in
-                     json.loads(Path(args.gains).read_text())["gains"].items()}
-        except (OSError, ValueError, KeyError, AttributeError) as e:
-            raise ConfigError(f"cannot read gains from {args.gains}: {e}") from None
-    tuning = None if args.no_tune else TuningSpec(budget=args.tune_budget)
-    sole = None
-    if args.sole_stiffness > 0:
-        armature = {} if args.sole_armature is None else {"armature": args.sole_armature}
-        sole = SoleCompliance(stiffness=args.sole_stiffness, **armature)
-    res = run_comparison(args.trials, scenarios, rows, args.seed, args.workers, args.cycles,
-                         tuning, gains, sole, args.physics_dt)
+    gains = _read_gains(args.gains) if args.gains else None
+    tuning = None if args.no_tune or gains else TuningSpec(budget=args.tune_budget)
+    sole = sole_compliance(args.sole_stiffness, args.sole_armature)
+    total = len(scenarios) * len(rows) * args.trials + (
+        0 if tuning is None else len(MAIN) * tuning.budget * len(tuning.seeds)
+        * len(tuning.scenarios))
+    with TrialProgress(total, "quadruped-evaluate", progress_enabled(args)) as bar, \
+            evaluator_for(args, total) as evaluator:
+        res = run_comparison(args.trials, scenarios, rows, args.seed, evaluator, args.cycles,
+                             tuning, gains, sole, args.physics_dt, out, bool(args.resume),
+                             bar, args.time_limit)
     text = ["# Controller comparison in simulation", "",
             f"{args.trials} trials per cell on seeds {args.seed}-{args.seed + args.trials - 1} "
             f"(no tuning step used them), {args.cycles} gait cycle(s) of 0.22 m each, sole "
@@ -96,17 +73,27 @@ def _evaluate(args: argparse.Namespace) -> dict:
             cell_table(res["cells"], rows, scenarios)]
     (out / "comparison.md").write_text("\n".join(text) + "\n")
     _write_results(out / "trials.csv", res["trials"])
-    figure = plot_loads(res["trials"], out / "gripper_loads.png")
+    figure = None if args.no_figures else str(plot_loads(res["trials"],
+                                                         out / "gripper_loads.png"))
     summary = {"command": "evaluate", "trials": args.trials, "cycles": args.cycles,
                "scenarios": scenarios, "controllers": list(rows),
                "sole_stiffness": args.sole_stiffness, "gains": res["gains"],
                "tuning": res["tuning"], "results": res["cells"],
-               "table": str(out / "comparison.md"), "figure": str(figure),
+               "table": str(out / "comparison.md"), "figure": figure, "run_dir": str(out),
                "total_wall_time_s": time.perf_counter() - t0}
-    (out / "comparison.json").write_text(json.dumps(summary, indent=1, default=str) + "\n")
+    (out / "comparison.json").write_text(strict_json(summary, indent=1) + "\n")
     if not args.json:
         print("\n".join(text), file=sys.stderr)
     return summary
+
+
+def _read_gains(path: str) -> dict:
+    """The tuned gains of a previous ``comparison.json``."""
+    try:
+        return {c: tuple(g.items()) for c, g in
+                json.loads(Path(path).read_text())["gains"].items()}
+    except (OSError, ValueError, KeyError, AttributeError) as e:
+        raise ConfigError(f"cannot read gains from {path}: {e}") from None
 
 
 def _write_results(path: Path, results: list) -> None:
@@ -116,3 +103,38 @@ def _write_results(path: Path, results: list) -> None:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
+
+
+def register_evaluate(qsub: argparse._SubParsersAction, examples: str) -> None:
+    """Add `quadruped evaluate` to the quadruped command's subparsers."""
+    fmt = argparse.RawDescriptionHelpFormatter
+    ev = qsub.add_parser(
+        "evaluate", help="Q-WBC vs CLIK vs VMC tuned alike, on every scenario; ablations",
+        description="The paper's comparison: the three controllers' gains tuned by one "
+        "random search on training seeds, then seeded trials per controller and scenario on "
+        "held-out seeds, written as comparison.md, comparison.json, trials.csv and "
+        "gripper_loads.png.", epilog=examples, formatter_class=fmt)
+    ev.add_argument("--trials", type=positive_int, default=20, help="trials per cell (20)")
+    ev.add_argument("--seed", type=seed_int, default=0, help="first seed (0)")
+    ev.add_argument("--scenarios", nargs="+", default=None,
+                      help="scenarios (default: all of clamber.quadruped.scenarios)")
+    ev.add_argument("--ablations", action="store_true",
+                      help="also run the Q-WBC, VMC and CLIK ablations")
+    ev.add_argument("--cycles", type=positive_int, default=1, help="gait cycles (1)")
+    ev.add_argument("--tune-budget", type=positive_int, default=6,
+                      help="candidates per controller in the gain search (6)")
+    ev.add_argument("--no-tune", action="store_true", help="class-default gains")
+    ev.add_argument("--gains", default=None,
+                      help="take the gains from a previous comparison.json (no tuning)")
+    ev.add_argument("--sole-stiffness", type=non_negative_float, default=25.0,
+                      help="sole stiffness about x and y [N m/rad] (25; 0: rigid weld)")
+    ev.add_argument("--sole-armature", type=non_negative_float, default=None,
+                      help="sole hinge armature [kg m^2] (default 1e-3)")
+    ev.add_argument("--physics-dt", type=positive_float, default=0.004,
+                      help="physics step [s] (0.004)")
+    ev.add_argument("--time-limit", type=positive_float, default=None,
+                    help="stop every trial after this much simulated time [s] (a quick look: "
+                    "such trials fail with 'time limit')")
+    add_output_options(ev, "out/quadruped/evaluate")
+    add_execution_options(ev)
+    ev.set_defaults(func=_evaluate)

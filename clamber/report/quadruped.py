@@ -8,8 +8,9 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
-from clamber.quadruped.experiments import TrialLog, TrialResult
 from clamber.quadruped.robot import LEG_NAMES
+from clamber.quadruped.trials.log import TrialLog
+from clamber.quadruped.trials.result import TrialResult
 
 LEG_COLORS = {"LF": "#1f77b4", "LR": "#ff7f0e", "RF": "#2ca02c", "RR": "#d62728"}
 AXES = ("x", "y", "z")

@@ -102,6 +102,30 @@ def test_slip_parameters_are_checked():
     assert math.isinf(SpineSlip().time_to_fail(0.0))
 
 
+def test_checking_a_control_period_at_once_equals_checking_every_step(monkeypatch):
+    """The simulator checks the grippers' wrenches of a control period together and reruns
+    the period step by step when one was not certified inside its set: a climb in which a
+    gripper breaks off (plain CLIK, seed 1) ends with the same result, gripper events and
+    peak loads as with a check after every physics step."""
+    from clamber.quadruped.sim.grippers import GripperBank
+    from clamber.quadruped.trials.climb import ClimbSettings, ClimbTrial
+
+    def run():
+        trial = ClimbTrial(ClimbSettings(controller="clik-plain", incline_deg=90.0), 1,
+                           time_limit=12.0)
+        while trial.step():
+            pass
+        r = trial.result().to_dict()
+        r.pop("wall_time_s"), r.pop("setup_time_s")
+        g = trial.sim.grippers
+        return r, g.events, g.peak_loads(), g.gauges.tolist(), trial.sim.data.qpos.tolist()
+
+    batched = run()
+    monkeypatch.setattr(GripperBank, "begin_cycle", lambda self, substeps: False)
+    assert run() == batched
+    assert "broke off" in batched[0]["reason"]
+
+
 def test_a_diverging_climb_is_an_unstable_trial(wset):
     """A sole hinge far too stiff for the physics step (1e9 N m/rad, no armature) makes
     MuJoCo diverge in the first steps: the climb trial fails with the reason UNSTABLE

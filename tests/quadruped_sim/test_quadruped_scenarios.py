@@ -8,8 +8,8 @@ import pytest
 from scipy.stats import binomtest
 
 from clamber.exceptions import ConfigError
-from clamber.quadruped.comparison import scenario_settings, summarize_cell
-from clamber.quadruped.experiments import TrialResult
+from clamber.experiments.quadruped_comparison import summarize_cell
+from clamber.quadruped.comparison import scenario_settings
 from clamber.quadruped.scenarios import (
     PUSH_DIRECTIONS,
     SCENARIOS,
@@ -18,6 +18,7 @@ from clamber.quadruped.scenarios import (
     scenario,
 )
 from clamber.quadruped.sim.world import wall_layout, wall_rotation
+from clamber.quadruped.trials.result import TrialResult
 from clamber.quadruped.variants import CONTROLLER_NAMES, gain_values, make_controller
 
 
@@ -119,3 +120,24 @@ def test_cell_statistics():
     assert s["failures"] == {"gripper RF broke off (release LR)": 1}
     none = summarize_cell([_trial(False, reason="x")])
     assert none["max_tracking_error_mm"] is None and none["mean_power_w"] is None
+
+
+def test_trial_result_reads_back_from_its_record():
+    """A trial result written as a study record's metrics (failure by name, NaN as None)
+    reads back equal, field for field; a trial that left no metrics reads as a failure whose
+    metrics are all unmeasured."""
+    import json
+
+    from clamber.experiments.quadruped_comparison import trial_result
+    from clamber.experiments.record import StudyTrial, TrialOutcome
+    from clamber.failures import FailureReason
+    from clamber.storage.runs import TrialState
+
+    for r in (_trial(True), _trial(False, reason="gripper RF broke off")):
+        back = TrialResult.from_dict(json.loads(json.dumps(r.to_dict())))
+        assert back.to_dict() == r.to_dict() and back.failure is r.failure
+    lost = StudyTrial(0, 0, 7, TrialState.LOST,
+                      TrialOutcome(False, FailureReason.WORKER_LOST, "worker died"))
+    r = trial_result(lost)
+    assert not r.success and r.failure is FailureReason.WORKER_LOST and r.seed == 7
+    assert math.isnan(r.peak_gripper_load) and math.isnan(r.sim_time_s)

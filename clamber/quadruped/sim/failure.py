@@ -101,6 +101,7 @@ class WrenchSet:
         self.box = box
         self._stacked = np.vstack([self.cuts, self.inner]).T.copy()
         self._n_cuts = self.cuts.shape[0]
+        self._inner_t = self.inner.T.copy()
         self._program = GaugeProgram(scaled)
         n_c = len(scaled)
         blocks = []
@@ -125,6 +126,10 @@ class WrenchSet:
         v = np.atleast_2d(w) @ self._stacked
         n = self._n_cuts
         return np.maximum(v[:, :n].max(axis=1), 0.0), np.maximum(v[:, n:].max(axis=1), 0.0)
+
+    def upper(self, w: np.ndarray) -> np.ndarray:
+        """The upper bound of :meth:`bounds` alone (the inner polytope's gauge), (n,)."""
+        return np.maximum((np.atleast_2d(w) @ self._inner_t).max(axis=1), 0.0)
 
     def exact(self, w: np.ndarray) -> float:
         """Gauge of one wrench (6,) [N, N m] by LP: ``<= 1`` exactly inside ``W``."""
@@ -188,6 +193,24 @@ class FailureClock:
         return np.array([max(lo, self.set.exact(w)) if lo > 0 else 0.0
                          for lo, w in zip(self._peak_lo, self._peak_wrench, strict=True)])
 
+    def settle(self, rows: np.ndarray, w: np.ndarray, factor: np.ndarray) -> np.ndarray | None:
+        """Several physics steps' wrenches ``w`` (steps, k, 6) of the grippers ``rows`` at
+        once, when no spine of theirs is sliding: if every wrench is certified inside its
+        set, the clocks, peaks and last gauges (k,) are exactly what :meth:`advance` step by
+        step leaves (slides stay zero), and the gauges are returned; else nothing changes
+        and None is returned (the steps must be checked one by one)."""
+        ws = w / factor
+        g = np.maximum((ws @ self.set._inner_t).max(axis=2), 0.0)
+        if (g > 1.0).any():
+            return None
+        for step, ws_step in zip(g, ws, strict=True):
+            if (step > self._peak_lo[rows]).any():
+                lo = self.set.bounds(ws_step)[0]
+                higher = lo > self._peak_lo[rows]
+                self._peak_lo[rows[higher]] = lo[higher]
+                self._peak_wrench[rows[higher]] = ws_step[higher]
+        return g[-1]
+
     def advance(self, rows: np.ndarray, w: np.ndarray, factor: np.ndarray,
                 dt: float) -> tuple[np.ndarray, np.ndarray]:
         """Advance the grippers ``rows`` by ``dt`` [s] under wrenches ``w`` (k, 6) [N, N m]
@@ -197,14 +220,21 @@ class FailureClock:
         grippers' slides passed the engagement depth.
         """
         ws = w / factor
-        lo, g = self.set.bounds(ws)
-        higher = lo > self._peak_lo[rows]
-        if higher.any():
+        g = self.set.upper(ws)
+        # The lower bound can only raise a peak where the upper bound is above it.
+        if (g > self._peak_lo[rows]).any():
+            lo = self.set.bounds(ws)[0]
+            higher = lo > self._peak_lo[rows]
             self._peak_lo[rows[higher]] = lo[higher]
             self._peak_wrench[rows[higher]] = ws[higher]
         failed = np.zeros(len(rows), dtype=bool)
+        if not (g > 1.0).any():  # every wrench certified inside: all spines re-seat
+            self.slide[rows] = 0.0
+            self.speed[rows] = 0.0
+            return g, failed
+        undecided = np.flatnonzero(g > 1.0)
         s = self.slip
-        for k in np.flatnonzero(g > 1.0):
+        for k in undecided:
             g[k] = self.set.exact(ws[k])
         for k, i in enumerate(rows):
             if g[k] > 1.0:

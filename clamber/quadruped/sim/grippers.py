@@ -13,9 +13,11 @@ model, combined loading, scaled per axis by the hold's ``capacity_factor``, see
 :class:`~clamber.quadruped.sim.world.RockSpec`) long enough for the spines to slide off
 their asperities (0.5 mm; 6 ms at 15 N over the set, 20 ms at 1 N). The set is checked on
 the total wrench of the rock on the gripper (weld plus footpad contacts), the quantity the
-gripper's wrench space describes. The controllers' conservative box (35 N, 35 N, 62 N,
-0.25 N m, 0.25 N m, 1.4 N m) lies inside it (the largest multiple of that box inside the
-set is 1.17 times it; at the weakest hold factor 0.7 the box itself is not always inside).
+gripper's wrench space describes. The simulator may record a control period's steps and
+check them together (:meth:`GripperBank.begin_cycle`), with the same result. The
+controllers' conservative box (35 N, 35 N, 62 N, 0.25 N m, 0.25 N m, 1.4 N m) lies inside
+it (the largest multiple of that box inside the set is 1.17 times it; at the weakest hold
+factor 0.7 the box itself is not always inside).
 
 Compliant sole (:class:`SoleCompliance`, default on in climbing scenes). The real gripper is
 not rigid where it meets the rock: its spine modules ride on preloaded compression springs,
@@ -75,6 +77,25 @@ class SoleCompliance:
         if not 0 <= self.armature < np.inf:
             raise ConfigError(f"sole compliance armature must be finite and >= 0, "
                               f"got {self.armature}")
+
+
+#: Column order taking MuJoCo's [torque, force] rows to [force, torque].
+_FORCE_FIRST = np.array([3, 4, 5, 0, 1, 2])
+
+
+def _sole_wrenches(ext: np.ndarray, r: np.ndarray, xmat: np.ndarray) -> np.ndarray:
+    """Wrenches [f, tau] (n, 6) in the sole frames from external wrenches ``ext`` (n, 6)
+    [torque, force] about a point ``r`` (n, 3) [m] from the sole, soles' rotation matrices
+    ``xmat`` (n, 9). ``ext`` is overwritten."""
+    f = ext[:, 3:]
+    # Moment about the sole: tau + r x f (components written out: np.cross costs more
+    # than the rest of the read-out at these sizes, and gives the same numbers).
+    ext[:, 0] += r[:, 1] * f[:, 2] - r[:, 2] * f[:, 1]
+    ext[:, 1] += r[:, 2] * f[:, 0] - r[:, 0] * f[:, 2]
+    ext[:, 2] += r[:, 0] * f[:, 1] - r[:, 1] * f[:, 0]
+    R = xmat.reshape(-1, 1, 3, 3)
+    # Rows [torque; force] times R give each in the site frame; reorder to [f, tau].
+    return (ext.reshape(-1, 2, 1, 3) @ R).reshape(-1, 6)[:, _FORCE_FIRST]
 
 
 #: The default sole compliance of climbing scenes.
@@ -205,12 +226,25 @@ class GripperBank:
         self.gauges = np.zeros(len(LEG_NAMES))
         self.events: list[GripperEvent] = []
         self._indices: dict[tuple[str, ...], tuple[np.ndarray, ...]] = {}
+        #: Attached legs and their holds' capacity factors (k, 6), kept with ``state``.
+        self._attached: tuple[str, ...] = ()
+        self._factors = np.zeros((0, 6))
+        #: Raw wrench data of the physics steps of one control cycle (see begin_cycle).
+        self._cycle: tuple[np.ndarray, ...] | None = None
+        self._cycle_legs: tuple[str, ...] = ()
         #: While False (the robot being placed on the wall), overloads are recorded, not fatal.
         self.breakable = True
 
     @property
     def attached(self) -> tuple[str, ...]:
-        return tuple(leg for leg in LEG_NAMES if self.state[leg] is GripperState.ATTACHED)
+        return self._attached
+
+    def _set_state(self, leg: str, state: GripperState, hold: Hold | None) -> None:
+        """The one place a gripper's state changes (keeps the attached legs' cache)."""
+        self.state[leg], self.hold[leg] = state, hold
+        self._attached = tuple(g for g in LEG_NAMES if self.state[g] is GripperState.ATTACHED)
+        self._factors = np.array([self.hold[g].capacity_factor for g in self._attached],
+                                 dtype=float).reshape(-1, 6)
 
     def load_ratio(self, leg: str, w: np.ndarray) -> float:
         """Gauge of wrench ``w`` (6,) [N, N m] on ``leg``'s hold: > 1 outside the set."""
@@ -247,7 +281,7 @@ class GripperBank:
         data[10] = 1.0
         self.model.eq_data[eq] = data
         self.data.eq_active[eq] = 1
-        self.state[leg], self.hold[leg] = GripperState.ATTACHED, hold
+        self._set_state(leg, GripperState.ATTACHED, hold)
         self.clock.reset(LEG_NAMES.index(leg))
         self.events.append(GripperEvent(self.data.time, leg, "attach", hold.name))
         return True
@@ -258,8 +292,7 @@ class GripperBank:
             self.events.append(GripperEvent(self.data.time, leg, "release",
                                             self.hold[leg].name))
         self.data.eq_active[self.eq[leg]] = 0
-        self.state[leg] = GripperState.OPEN
-        self.hold[leg] = None
+        self._set_state(leg, GripperState.OPEN, None)
 
     def wrenches(self, legs: tuple[str, ...]) -> np.ndarray:
         """Total wrenches [f, tau] (len(legs), 6) the rock applies on the grippers of ``legs``
@@ -275,23 +308,68 @@ class GripperBank:
         if not legs:
             return np.zeros((0, 6))
         mujoco.mj_rnePostConstraint(m, d)
+        bodies, grippers, sites, roots, _ = self._index(legs)
+        ext = d.cfrc_ext[bodies]
+        if self.compliant:
+            ext += d.cfrc_ext[grippers]
+        return _sole_wrenches(ext, d.subtree_com[roots] - d.site_xpos[sites], d.site_xmat[sites])
+
+    def _index(self, legs: tuple[str, ...]) -> tuple[np.ndarray, ...]:
+        """Body, gripper, site, root and row indices of ``legs`` (cached per tuple)."""
         idx = self._indices.get(legs)
         if idx is None:
             bodies = np.array([self.body[leg] for leg in legs])
             idx = self._indices[legs] = (
                 bodies, np.array([self.gripper_body[leg] for leg in legs]),
-                np.array([self.wrench_site[leg] for leg in legs]), m.body_rootid[bodies],
+                np.array([self.wrench_site[leg] for leg in legs]),
+                self.model.body_rootid[bodies],
                 np.array([LEG_NAMES.index(leg) for leg in legs]))
-        bodies, grippers, sites, roots, _ = idx
-        ext = d.cfrc_ext[bodies]
+        return idx
+
+    # ---- one control cycle's checks at once ------------------------------------------------
+    def begin_cycle(self, substeps: int) -> bool:
+        """Start recording the raw wrench data of ``substeps`` physics steps, to be checked
+        together by :meth:`end_cycle`; False (record nothing) when a gripper's spines are
+        already sliding, since then each step's check may break it off."""
+        legs = self._attached
+        if not legs:
+            return False
+        rows = self._index(legs)[4]
+        if self.clock.slide[rows].any():
+            return False
+        k = len(legs)
+        if self._cycle is None or self._cycle[0].shape[:2] != (substeps, k):
+            self._cycle = (np.empty((substeps, k, 6)), np.empty((substeps, k, 3)),
+                           np.empty((substeps, k, 9)))
+        self._cycle_legs = legs
+        return True
+
+    def record_step(self, j: int) -> None:
+        """Keep the raw wrench data of physics step ``j`` of the cycle (after ``mj_step``)."""
+        d = self.data
+        mujoco.mj_rnePostConstraint(self.model, d)
+        bodies, grippers, sites, roots, _ = self._index(self._cycle_legs)
+        ext, r, mat = self._cycle
+        ext[j] = d.cfrc_ext[bodies]
         if self.compliant:
-            ext += d.cfrc_ext[grippers]
-        f = ext[:, 3:]
-        r = d.subtree_com[roots] - d.site_xpos[sites]
-        ext[:, :3] += np.cross(r, f)
-        R = d.site_xmat[sites].reshape(-1, 1, 3, 3)
-        # Rows [torque; force] times R give each in the site frame; reorder to [f, tau].
-        return (ext.reshape(-1, 2, 1, 3) @ R).reshape(-1, 6)[:, [3, 4, 5, 0, 1, 2]]
+            ext[j] += d.cfrc_ext[grippers]
+        r[j] = d.subtree_com[roots] - d.site_xpos[sites]
+        mat[j] = d.site_xmat[sites]
+
+    def end_cycle(self) -> bool:
+        """Check the recorded steps together: True if every wrench was certified inside its
+        set (then clocks, peaks and gauges are exactly what per-step checks leave); False if
+        one was not, and the cycle must be rerun with :meth:`check` after every step."""
+        ext, r, mat = self._cycle
+        n, k = ext.shape[:2]
+        w = _sole_wrenches(ext.reshape(n * k, 6).copy(), r.reshape(n * k, 3),
+                           mat.reshape(n * k, 9)).reshape(n, k, 6)
+        rows = self._index(self._cycle_legs)[4]
+        g = self.clock.settle(rows, w, self._factors)
+        if g is None:
+            return False
+        self.gauges[rows] = g
+        return True
 
     def wrench(self, leg: str) -> np.ndarray:
         """Total wrench (6,) on ``leg``'s gripper (see :meth:`wrenches`)."""
@@ -304,13 +382,12 @@ class GripperBank:
         Returns the legs that broke off in this call.
         """
         broken: list[str] = []
-        legs = self.attached
+        legs = self._attached
         if not legs:
             return broken
         now = self.wrenches(legs)
         rows = self._indices[legs][4]
-        factors = np.array([self.hold[leg].capacity_factor for leg in legs])
-        g, failed = self.clock.advance(rows, now, factors, dt)
+        g, failed = self.clock.advance(rows, now, self._factors, dt)
         self.gauges[rows] = g
         if not (failed.any() and self.breakable):
             return broken
@@ -319,6 +396,6 @@ class GripperBank:
             self.events.append(GripperEvent(self.data.time, leg, "break",
                                             f"gauge {g[i]:.2f}, wrench {now[i].round(2)}"))
             self.data.eq_active[self.eq[leg]] = 0
-            self.state[leg] = GripperState.BROKEN
+            self._set_state(leg, GripperState.BROKEN, self.hold[leg])
             broken.append(leg)
         return broken

@@ -27,6 +27,8 @@ from clamber.quadruped.sim.grippers import GripperBank
 from clamber.quadruped.sim.servos import ServoBank
 from clamber.sim_stability import UnstableSimulation, instability
 
+#: The state a control period is rerun from: everything integration depends on.
+_STATE = mujoco.mjtState.mjSTATE_INTEGRATION
 #: World gravity vector [m/s^2].
 GRAVITY_VECTOR = np.array([0.0, 0.0, -9.81])
 
@@ -64,6 +66,7 @@ class QuadrupedSim:
         self.qadr = model.jnt_qposadr[joints].copy()
         self.vadr = model.jnt_dofadr[joints].copy()
         self._torque = np.zeros(N_JOINTS)
+        self._saved = np.empty(mujoco.mj_stateSize(model, _STATE))
         self._prev_velocity = np.zeros(3)
         mujoco.mj_forward(model, self.data)
 
@@ -109,25 +112,50 @@ class QuadrupedSim:
         return R.T @ (acc - GRAVITY_VECTOR), d.qvel[3:6].copy()
 
     def step(self, cmd: JointCommand) -> StepRecord:
-        """Apply ``cmd`` and advance one control period."""
+        """Apply ``cmd`` and advance one control period.
+
+        The grippers' failure model is checked after every physics step. While no spine is
+        sliding, the steps' wrenches are recorded and checked together at the end of the
+        period; if one of them was not certified inside its set, the period is rerun from
+        its saved state with a check after every step (the physics is deterministic, so
+        the result is the step-by-step one either way).
+        """
         m, d = self.model, self.data
         self.servos.apply(m, d, cmd)
         self._prev_velocity[:] = d.qvel[:3]
-        torque = self._torque
-        torque[:] = 0.0
+        g = self.grippers
         broken: list[str] = []
-        h = m.opt.timestep
-        for _ in range(self.substeps):
-            mujoco.mj_step(m, d)
-            torque += np.abs(d.actuator_force)
-            if self.grippers is not None:
-                broken += self.grippers.check(h)
-        torque *= 1.0 / self.substeps
+        if g is not None and g.begin_cycle(self.substeps):
+            mujoco.mj_getState(m, d, self._saved, _STATE)
+            self._advance(record=True)
+            if not g.end_cycle():
+                mujoco.mj_setState(m, d, self._saved, _STATE)
+                broken = self._advance(check=True)
+        else:
+            broken = self._advance(check=g is not None)
         problem = instability(d)
         if problem is not None:
             raise SimulationError(f"simulation unstable at t = {d.time:.3f} s ({problem})")
         return StepRecord(d.time, self._torque.copy(), self.servos.power(self._torque),
                           tuple(broken))
+
+    def _advance(self, record: bool = False, check: bool = False) -> list[str]:
+        """The period's physics steps, with the gripper data recorded or checked after each;
+        mean servo torques into ``_torque``. Returns the legs that broke off."""
+        m, d, g = self.model, self.data, self.grippers
+        torque = self._torque
+        torque[:] = 0.0
+        broken: list[str] = []
+        h = m.opt.timestep
+        for j in range(self.substeps):
+            mujoco.mj_step(m, d)
+            torque += np.abs(d.actuator_force)
+            if record:
+                g.record_step(j)
+            elif check:
+                broken += g.check(h)
+        torque *= 1.0 / self.substeps
+        return broken
 
     def joint4_torques(self) -> np.ndarray:
         """Torque [N m] each leg's joint-4 servo applies now (from its current reading)."""
