@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from clamber.cli import rock
 from clamber.cli.options import (
     add_execution_options,
     add_output_options,
@@ -392,6 +393,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ev.add_argument("--out", default="out/quadruped/evaluate", help="output folder")
     ev.add_argument("--json", action="store_true", help="print one JSON summary")
     ev.set_defaults(func=_evaluate)
+    rock.register(qsub)
 
 
 def demo_step(out_dir: Path, summary: dict, as_json: bool) -> tuple[dict, list]:
