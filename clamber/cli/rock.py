@@ -54,7 +54,7 @@ def register(qsub: argparse._SubParsersAction) -> None:
     """Add `wall` to the `quadruped` subcommands."""
     p = qsub.add_parser(
         "wall", help="write a generated rock wall (MJCF asset and a figure)",
-        description="A seeded rock wall: a fractional-Brownian surface (Hurst 0.8, 8 mm RMS) "
+        description="A seeded rock wall: a fractional-Brownian surface (Hurst 0.8, 5 mm RMS) "
         "with knobs and ledges, as a MuJoCo height field (MJCF plus binary elevations), "
         "with a figure of its heights, holding capacity and spectrum.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)

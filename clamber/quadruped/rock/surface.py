@@ -12,10 +12,10 @@ with ``q`` the wavenumber [cycles/m], ``H`` the Hurst exponent and ``q_0 = 1/lam
 roll-off. Synthesis filters seeded white noise by ``sqrt(C)`` in the Fourier domain (the grid
 is periodic) and scales the result to exactly the stated RMS height, which fixes ``K``.
 
-Scales finer than the grid are not drawn, but the same power law says how rough they are:
-the RMS height in a band ``[q_a, q_b]`` is
-``sqrt(2 pi K (q_a^{-2H} - q_b^{-2H}) / (2H))`` (:meth:`RoughnessSpectrum.band_rms`), which
-the gripper model reads as the asperity roughness its spines find.
+Scales finer than the grid are not drawn; :meth:`RoughnessSpectrum.band_rms` gives what the
+power law would put into a band ``[q_a, q_b]``,
+``sqrt(2 pi K (q_a^{-2H} - q_b^{-2H}) / (2H))``, to compare with a wall's stated asperity
+roughness.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class RoughnessSpectrum:
     band, roll-off wavelength ``rolloff`` [m] above which the PSD is flat."""
 
     hurst: float = 0.8
-    rms: float = 0.008
+    rms: float = 0.005
     rolloff: float = 0.4
 
     def __post_init__(self) -> None:

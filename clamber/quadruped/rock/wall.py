@@ -40,25 +40,27 @@ class RockWallSpec:
     ``length`` runs up the slope, ``width`` across it, ``spacing`` is the grid cell;
     ``spectrum`` the fractal layer; knobs (density ``knob_density``) have heights uniform in
     ``knob_height`` and radii uniform in ``knob_radius``; a share ``ledge_fraction`` of them
-    are ledges, cut at ``ledge_cut`` of their radius below their centre. ``micro_scale``
-    multiplies the power law's asperity band (1: the same power law at every scale); the
-    default 3 gives an R_q of about 0.53 mm in the spines' band, the paper's basalt
-    (0.57 +- 0.17 mm).
+    are ledges, cut at ``ledge_cut`` of their radius below their centre. ``asperity_rms``
+    [m] is the RMS roughness of the asperities the spines engage (wavelengths of
+    ``SPINE_WAVELENGTHS``, far below the grid): rock is not one power law from metres to
+    microns, so it is stated, not extrapolated; the default is the paper's basalt
+    (R_q = 0.57 +- 0.17 mm). The fractal layer's own share of that band is
+    :meth:`RoughnessSpectrum.band_rms`.
     """
 
     length: float = 2.8
     width: float = 1.2
     spacing: float = 0.01
     spectrum: RoughnessSpectrum = field(default_factory=RoughnessSpectrum)
-    knob_density: float = 14.0
+    knob_density: float = 20.0
     knob_height: tuple[float, float] = (0.02, 0.07)
     knob_radius: tuple[float, float] = (0.05, 0.09)
     ledge_fraction: float = 0.3
     ledge_cut: float = 0.3
-    micro_scale: float = 3.0
+    asperity_rms: float = PAPER_MICRO_RMS
 
     def __post_init__(self) -> None:
-        for name in ("length", "width", "spacing", "micro_scale"):
+        for name in ("length", "width", "spacing", "asperity_rms"):
             v = getattr(self, name)
             if not (v > 0 and math.isfinite(v)):
                 raise ConfigError(f"rock wall {name} must be > 0 and finite, got {v}")
@@ -165,8 +167,7 @@ def generate_wall(incline_deg: float, seed: int, spec: RockWallSpec | None = Non
                   bool(rng.random() < spec.ledge_fraction)) for _ in range(n_knobs)]
     U, Y = np.meshgrid(u, y, indexing="ij")
     z = fractal + _knob_heights(knobs, U, Y, spec.ledge_cut)
-    level = spec.spectrum.level((n_u, n_y), spec.spacing)
-    micro = spec.micro_scale * spec.spectrum.band_rms(level, SPINE_WAVELENGTHS)
+    micro = spec.asperity_rms
     return RockWall(spec, float(incline_deg), int(seed), u, y, z, fractal, tuple(knobs), R,
                     np.zeros(3), micro)
 
