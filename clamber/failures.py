@@ -15,6 +15,8 @@ class FailureReason(enum.Enum):
     FELL = "fell off the wall"
     GRIPPER_BROKE = "a gripper broke off"
     GRASP_MISSED = "a grasp missed its hold"
+    NO_HOLD = "no reachable hold that carries the load"
+    START_NOT_HELD = "the start stance was not reachable"
     BODY_STRAYED = "body strayed from its reference"
     TIPPED_OVER = "robot tipped over"
     SHORT_DISTANCE = "covered less than half the planned distance"
