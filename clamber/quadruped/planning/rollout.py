@@ -63,7 +63,7 @@ class PlanClimbSettings:
 
     rule: str = "planner"
     incline_deg: float = 90.0
-    distance: float = 2.0
+    distance: float = 1.0
     order: tuple[str, ...] = ("LR", "LF", "RR", "RF")
     standoff: float = 0.16
     attempts: int = 3
