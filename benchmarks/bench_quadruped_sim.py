@@ -26,10 +26,11 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from clamber.quadruped.comparison import run_comparison  # noqa: E402
-from clamber.quadruped.experiments import ClimbSettings, run_climb  # noqa: E402
+from clamber.experiments.quadruped_comparison import run_comparison  # noqa: E402
+from clamber.parallel.factory import make_evaluator  # noqa: E402
 from clamber.quadruped.scenarios import SCENARIOS  # noqa: E402
 from clamber.quadruped.sim.grippers import GripperBank  # noqa: E402
+from clamber.quadruped.trials.climb import ClimbSettings, run_climb  # noqa: E402
 from clamber.quadruped.tuning import TuningSpec  # noqa: E402
 
 
@@ -74,7 +75,8 @@ def main() -> None:
     trials = 1 if args.quick else 20
     tuning = None if args.quick else TuningSpec()
     t0 = time.perf_counter()
-    res = run_comparison(trials, list(SCENARIOS), workers=args.workers, tuning=tuning)
+    with make_evaluator(args.workers) as evaluator:
+        res = run_comparison(trials, list(SCENARIOS), evaluator=evaluator, tuning=tuning)
     wall = time.perf_counter() - t0
     sim = sum(s["sim_time_s"] for s in res["cells"].values())
     out["compare_trials"] = trials

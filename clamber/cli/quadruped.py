@@ -16,7 +16,6 @@ from clamber.cli.options import (
     add_execution_options,
     add_output_options,
     non_negative_float,
-    non_negative_int,
     number_type,
     positive_float,
     positive_int,
@@ -85,8 +84,8 @@ def _write_json(path: Path, summary: dict) -> None:
 def _climb(args: argparse.Namespace) -> dict:
     _prepare_gl(args)
     from clamber.cli.options import run_folder
-    from clamber.quadruped.experiments import ClimbSettings, run_climb
     from clamber.quadruped.gaits import ClimbGaitParams
+    from clamber.quadruped.trials.climb import ClimbSettings, run_climb
 
     settings = ClimbSettings(controller=args.controller, incline_deg=args.incline,
                              control_rate=args.rate, state=args.state,
@@ -130,8 +129,8 @@ def _trot(args: argparse.Namespace) -> dict:
     _prepare_gl(args)
     from clamber.cli.options import run_folder
     from clamber.experiments.quadruped import trot_conditions
-    from clamber.quadruped.experiments import TrotSettings, run_trot
     from clamber.quadruped.sim.world import TERRAINS
+    from clamber.quadruped.trials.trot import TrotSettings, run_trot
 
     terrains = TERRAINS[1:] if args.terrain == "all" else (args.terrain,)
     feet = ("gripper", "rubber") if args.feet == "both" else (args.feet,)
@@ -154,8 +153,7 @@ def _trot(args: argparse.Namespace) -> dict:
         settings = TrotSettings(terrain=terrains[0], feet=feet[0],
                                 gait=TrotParams(cycles=args.cycles))
         log.info("replaying seed %d for the figures ...", args.seed)
-        _, trace = run_trot(settings, args.seed, log=True)
-        trace.snapshot_period = 0.1
+        _, trace = run_trot(settings, args.seed, log=True, snapshot_period=0.1)
         fig = plot_trot(trace, f"trot, {terrains[0]}, {feet[0]} feet")
         figures["trot"] = out / "trot.png"
         fig.savefig(figures["trot"], dpi=110)
@@ -178,7 +176,8 @@ COMPARISON_COLUMNS = ("success_rate", "success_low", "success_high", "max_tracki
 
 def _compare(args: argparse.Namespace) -> dict:
     from clamber.cli.options import run_folder
-    from clamber.experiments.quadruped import comparison_conditions, comparison_table
+    from clamber.experiments.quadruped import comparison_conditions
+    from clamber.report.quadruped_comparison import comparison_table
 
     out = run_folder(args)
     t0 = time.perf_counter()
@@ -223,35 +222,32 @@ def _compare(args: argparse.Namespace) -> dict:
 
 def _evaluate(args: argparse.Namespace) -> dict:
     """Tune the three controllers alike, then run every scenario (and ablations)."""
-    from clamber.quadruped.comparison import (
-        ABLATION_ROWS,
-        MAIN,
-        cell_table,
-        plot_loads,
-        run_comparison,
-    )
+    from clamber.cli.options import TrialProgress, evaluator_for, progress_enabled, run_folder
+    from clamber.experiments.quadruped_comparison import run_comparison
+    from clamber.quadruped.comparison import ABLATION_ROWS, MAIN
     from clamber.quadruped.tuning import TuningSpec
+    from clamber.report.quadruped_comparison import cell_table, plot_loads
 
-    out = Path(args.out)
+    out = run_folder(args)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     scenarios = args.scenarios or list(SCENARIOS)
     rows = ABLATION_ROWS if args.ablations else MAIN
-    gains = None
-    if args.gains:
-        try:
-            gains = {c: tuple(g.items()) for c, g in
-                     json.loads(Path(args.gains).read_text())["gains"].items()}
-        except (OSError, ValueError, KeyError, AttributeError) as e:
-            raise ConfigError(f"cannot read gains from {args.gains}: {e}") from None
-    tuning = None if args.no_tune else TuningSpec(budget=args.tune_budget)
+    gains = _read_gains(args.gains) if args.gains else None
+    tuning = None if args.no_tune or gains else TuningSpec(budget=args.tune_budget)
     sole = _sole(args.sole_stiffness)
     if sole is not None and args.sole_armature is not None:
         from dataclasses import replace
 
         sole = replace(sole, armature=args.sole_armature)
-    res = run_comparison(args.trials, scenarios, rows, args.seed, args.workers, args.cycles,
-                         tuning, gains, sole, args.physics_dt)
+    total = len(scenarios) * len(rows) * args.trials + (
+        0 if tuning is None else len(MAIN) * tuning.budget * len(tuning.seeds)
+        * len(tuning.scenarios))
+    with TrialProgress(total, "quadruped-evaluate", progress_enabled(args)) as bar, \
+            evaluator_for(args, total) as evaluator:
+        res = run_comparison(args.trials, scenarios, rows, args.seed, evaluator, args.cycles,
+                             tuning, gains, sole, args.physics_dt, out, bool(args.resume),
+                             bar, args.time_limit)
     text = ["# Controller comparison in simulation", "",
             f"{args.trials} trials per cell on seeds {args.seed}-{args.seed + args.trials - 1} "
             f"(no tuning step used them), {args.cycles} gait cycle(s) of 0.22 m each, sole "
@@ -263,17 +259,27 @@ def _evaluate(args: argparse.Namespace) -> dict:
             cell_table(res["cells"], rows, scenarios)]
     (out / "comparison.md").write_text("\n".join(text) + "\n")
     _write_results(out / "trials.csv", res["trials"])
-    figure = plot_loads(res["trials"], out / "gripper_loads.png")
+    figure = None if args.no_figures else str(plot_loads(res["trials"],
+                                                         out / "gripper_loads.png"))
     summary = {"command": "evaluate", "trials": args.trials, "cycles": args.cycles,
                "scenarios": scenarios, "controllers": list(rows),
                "sole_stiffness": args.sole_stiffness, "gains": res["gains"],
                "tuning": res["tuning"], "results": res["cells"],
-               "table": str(out / "comparison.md"), "figure": str(figure),
+               "table": str(out / "comparison.md"), "figure": figure, "run_dir": str(out),
                "total_wall_time_s": time.perf_counter() - t0}
-    (out / "comparison.json").write_text(json.dumps(summary, indent=1, default=str) + "\n")
+    _write_json(out / "comparison.json", summary)
     if not args.json:
         print("\n".join(text), file=sys.stderr)
     return summary
+
+
+def _read_gains(path: str) -> dict:
+    """The tuned gains of a previous ``comparison.json``."""
+    try:
+        return {c: tuple(g.items()) for c, g in
+                json.loads(Path(path).read_text())["gains"].items()}
+    except (OSError, ValueError, KeyError, AttributeError) as e:
+        raise ConfigError(f"cannot read gains from {path}: {e}") from None
 
 
 def _write_results(path: Path, results: list) -> None:
@@ -371,7 +377,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "random search on training seeds, then seeded trials per controller and scenario on "
         "held-out seeds, written as comparison.md, comparison.json, trials.csv and "
         "gripper_loads.png.", epilog=EXAMPLES, formatter_class=fmt)
-    ev.add_argument("--trials", type=positive_int, default=20, help="trials per cell (20)")
+    ev.add_argument("--trials", type=trial_count, default=20, help="trials per cell (20)")
+    ev.add_argument("--seed", type=seed_int, default=0, help="first seed (0)")
     ev.add_argument("--scenarios", nargs="+", default=None,
                       help="scenarios (default: all of clamber.quadruped.scenarios)")
     ev.add_argument("--ablations", action="store_true",
@@ -382,16 +389,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     ev.add_argument("--no-tune", action="store_true", help="class-default gains")
     ev.add_argument("--gains", default=None,
                       help="take the gains from a previous comparison.json (no tuning)")
-    ev.add_argument("--seed", type=non_negative_int, default=0, help="first seed (0)")
-    ev.add_argument("--workers", type=int, default=0, help="worker processes (0)")
     ev.add_argument("--sole-stiffness", type=non_negative_float, default=25.0,
                       help="sole stiffness about x and y [N m/rad] (25; 0: rigid weld)")
     ev.add_argument("--sole-armature", type=non_negative_float, default=None,
                       help="sole hinge armature [kg m^2] (default 1e-3)")
     ev.add_argument("--physics-dt", type=positive_float, default=0.004,
                       help="physics step [s] (0.004)")
-    ev.add_argument("--out", default="out/quadruped/evaluate", help="output folder")
-    ev.add_argument("--json", action="store_true", help="print one JSON summary")
+    ev.add_argument("--time-limit", type=positive_float, default=None,
+                    help="stop every trial after this much simulated time [s] (a quick look: "
+                    "such trials fail with 'time limit')")
+    add_output_options(ev, "out/quadruped/evaluate")
+    add_execution_options(ev)
     ev.set_defaults(func=_evaluate)
     rock.register(qsub)
 
@@ -404,7 +412,7 @@ def demo_step(out_dir: Path, summary: dict, as_json: bool) -> tuple[dict, list]:
     trials in which they break).
     """
     _prepare_gl()
-    from clamber.quadruped.experiments import ClimbSettings, run_climb
+    from clamber.quadruped.trials.climb import ClimbSettings, run_climb
     from clamber.report.html import Section
     from clamber.report.quadruped import save_climb
 

@@ -1,6 +1,6 @@
 """The quadruped's studies: seeded climbs and trots, the controller comparison, summaries.
 
-Each trial is :func:`clamber.quadruped.experiments.run_climb` or ``run_trot`` for one
+Each trial is :func:`clamber.quadruped.trials.climb.run_climb` or ``run_trot`` for one
 condition (a :class:`ClimbSettings` or :class:`TrotSettings`) and one seed; every
 controller sees the same seeds (the same walls, robots and IMU noise).
 """
@@ -27,23 +27,14 @@ from clamber.experiments.study import (
     run_study,
 )
 from clamber.parallel.base import Evaluator
-from clamber.quadruped.experiments import (
-    CONTROLLERS,
-    ClimbSettings,
-    TrotSettings,
-    run_climb,
-    run_trot,
-)
 from clamber.quadruped.gaits import TrotParams
 from clamber.quadruped.sim.grippers import DEFAULT_SOLE, SoleCompliance
+from clamber.quadruped.trials.climb import ClimbSettings, run_climb
+from clamber.quadruped.trials.trot import TrotSettings, run_trot
 
 Settings = ClimbSettings | TrotSettings
-
-#: The paper's 70-degree results (Q-WBC, CLIK, VMC): successes of 5, maximum body error
-#: [mm], mean and peak power [W]; on the vertical wall only Q-WBC completed its climbs.
-PAPER_70 = {"qwbc": (5, 6.64, 64.65, 120.29), "clik": (3, 11.12, 80.84, 147.65),
-            "vmc": (3, 8.54, 69.71, 128.03)}
-PAPER_90 = {"qwbc": "completed", "clik": "failed", "vmc": "failed"}
+#: The controllers the paper compares, in its order.
+COMPARED = ("qwbc", "clik", "vmc")
 
 
 def quadruped_trial(task: TrialTask) -> TrialOutcome:
@@ -140,7 +131,7 @@ def comparison_conditions(inclines: Sequence[float] = (70.0, 90.0), breakable: b
     """Every controller on every wall, all else equal."""
     return [ClimbSettings(controller=name, incline_deg=incline, breakable=breakable,
                           state=state, sole=sole)
-            for incline in inclines for name in CONTROLLERS]
+            for incline in inclines for name in COMPARED]
 
 
 def trot_conditions(terrains: Sequence[str], feet: Sequence[str] = ("gripper", "rubber"),
@@ -148,33 +139,3 @@ def trot_conditions(terrains: Sequence[str], feet: Sequence[str] = ("gripper", "
     """Trotting with each kind of feet on each terrain (the paper's Fig. 11)."""
     return [TrotSettings(terrain=terrain, feet=f, gait=TrotParams(cycles=cycles))
             for terrain in terrains for f in feet]
-
-
-def comparison_table(results: Sequence[ConditionSummary], title: str = "") -> str:
-    """Markdown table of the comparison's summaries beside the paper's numbers."""
-    lines = [f"### {title}" if title else "",
-             "| wall | controller | success (95 % CI) | paper | max body error [mm] (paper) "
-             "| mean power [W] (paper) | peak power [W] (paper) | cost of transport "
-             "| peak gripper load / capacity | EKF error [mm] |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    for c in results:
-        name, incline, s = c.settings.controller, c.settings.incline_deg, c.summary
-        lo, hi = s["success_interval"]
-        if incline == 70.0:
-            p = PAPER_70[name]
-            paper = f"{p[0]}/5"
-            err, mean_p, peak_p = (f"({p[1]:.2f})", f"({p[2]:.2f})", f"({p[3]:.2f})")
-        else:
-            paper = PAPER_90[name] if incline == 90.0 else "-"
-            err = mean_p = peak_p = ""
-        lines.append(
-            f"| {incline:g} deg | {name} | {s['successes']}/{s['trials']} ({lo:.2f}-{hi:.2f}) "
-            f"| {paper} | {_fmt(s['max_tracking_error_mm'], 2)} {err} | "
-            f"{_fmt(s['mean_power_w'], 1)} {mean_p} | {_fmt(s['peak_power_w'], 1)} {peak_p} | "
-            f"{_fmt(s['cost_of_transport'], 0)} | {_fmt(s['peak_gripper_load'], 2)} | "
-            f"{_fmt(s['estimation_rms_mm'], 2)} |")
-    return "\n".join(line for line in lines if line)
-
-
-def _fmt(x: float | None, digits: int) -> str:
-    return "-" if x is None else f"{x:.{digits}f}"

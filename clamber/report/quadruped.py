@@ -8,8 +8,8 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
-from clamber.quadruped.experiments import TrialLog
 from clamber.quadruped.robot import LEG_NAMES
+from clamber.quadruped.trials.log import TrialLog
 
 LEG_COLORS = {"LF": "#1f77b4", "LR": "#ff7f0e", "RF": "#2ca02c", "RR": "#d62728"}
 AXES = ("x", "y", "z")

@@ -4,7 +4,6 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from clamber.quadruped.experiments import NOMINAL_FEET, _initial_joints
 from clamber.quadruped.gaits import ClimbGaitParams
 from clamber.quadruped.model import RobotModel
 from clamber.quadruped.robot import LEG_NAMES, Marcbot
@@ -12,6 +11,7 @@ from clamber.quadruped.sim.scene import climb_scene
 from clamber.quadruped.sim.servos import ServoBank
 from clamber.quadruped.sim.simulator import QuadrupedSim
 from clamber.quadruped.sim.world import wall_layout
+from clamber.quadruped.trials.stance import NOMINAL_FEET, initial_joints
 
 
 @pytest.fixture()
@@ -27,7 +27,7 @@ def wall_sim():
     R = layout.rotation
     tops = {leg: layout.holds[leg][0].top for leg in LEG_NAMES}
     body = pin.SE3(R, np.mean(list(tops.values()), axis=0) + gp.standoff * R[:, 2])
-    q = _initial_joints(RobotModel(robot), body, tops,
+    q = initial_joints(RobotModel(robot), body, tops,
                         {leg: layout.holds[leg][0].normal for leg in LEG_NAMES}, lift=0.001)
     sim.set_state(body.translation, body.rotation, q)
     return sim, layout, body

@@ -67,7 +67,7 @@ def test_sole_stiffness_option(tmp_path):
 def test_demo_step_adds_the_climb_to_the_report(tmp_path, monkeypatch):
     """The demo's quadruped step returns a report section with its climb (figure and GIF)."""
     import clamber.cli.quadruped as qcli
-    from clamber.quadruped.experiments import TrialResult
+    from clamber.quadruped.trials.result import TrialResult
     from clamber.report.html import write_page
 
     png, gif = tmp_path / "climb.png", tmp_path / "climb.gif"
@@ -76,7 +76,7 @@ def test_demo_step_adds_the_climb_to_the_report(tmp_path, monkeypatch):
     fields = {name: 0.0 for name in TrialResult.__dataclass_fields__}
     fields.update(kind="climb", controller="qwbc", setting="90deg", seed=0, success=True,
                   reason="", failure=None)
-    monkeypatch.setattr("clamber.quadruped.experiments.run_climb",
+    monkeypatch.setattr("clamber.quadruped.trials.climb.run_climb",
                         lambda *a, **k: (TrialResult(**fields), object()))
     monkeypatch.setattr("clamber.report.quadruped.save_climb",
                         lambda *a, **k: {"figure": png, "animation": gif})

@@ -7,7 +7,7 @@ from clamber.experiments.record import StudyTrial, TrialOutcome
 from clamber.experiments.statistics import wilson_interval
 from clamber.experiments.study import TrialTask
 from clamber.failures import FailureReason
-from clamber.quadruped.experiments import ClimbSettings, run_climb
+from clamber.quadruped.trials.climb import ClimbSettings, ClimbTrial, run_climb
 from clamber.storage.runs import TrialState
 
 
@@ -50,3 +50,20 @@ def test_wilson_interval_and_summary():
     s = summarize([trial, trial])
     assert s["trials"] == 2 and s["successes"] == 0 and s["success_interval"][0] == 0.0
     assert s["failures"] == {"time_limit": 2}
+
+
+def test_climb_trial_stepped_by_hand_equals_run_climb():
+    """A ClimbTrial stepped cycle by cycle ends where run_climb ends, with the same metrics:
+    the trial object is the loop, and its metrics come from its recorded samples."""
+    settings = ClimbSettings(controller="vmc", incline_deg=70.0)
+    trial = ClimbTrial(settings, 2, log=True, time_limit=1.5)
+    cycles = 0
+    while trial.step():
+        cycles += 1
+    stepped = trial.result().to_dict()
+    ran = run_climb(settings, 2, time_limit=1.5)[0].to_dict()
+    for d in (stepped, ran):
+        d.pop("wall_time_s"), d.pop("setup_time_s")
+    assert stepped == ran and stepped["reason"] == "time limit"
+    assert trial.log.samples.rows == cycles + 1 == trial.k + 1
+    assert trial.samples.rows == round((1.5 - 1.0) / trial.dt) + 1

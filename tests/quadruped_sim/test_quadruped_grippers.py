@@ -152,7 +152,6 @@ def test_compliant_soles_relieve_moments_no_leg_can_apply(hold_still):
     compliance."""
     import pinocchio as pin
 
-    from clamber.quadruped.experiments import NOMINAL_FEET, _initial_joints
     from clamber.quadruped.gaits import ClimbGaitParams
     from clamber.quadruped.model import RobotModel
     from clamber.quadruped.sim.grippers import SoleCompliance
@@ -160,6 +159,7 @@ def test_compliant_soles_relieve_moments_no_leg_can_apply(hold_still):
     from clamber.quadruped.sim.servos import ServoBank
     from clamber.quadruped.sim.simulator import QuadrupedSim
     from clamber.quadruped.sim.world import ModelMismatch, wall_layout
+    from clamber.quadruped.trials.stance import NOMINAL_FEET, initial_joints
 
     gp = ClimbGaitParams()
     layout = wall_layout(70.0, gp.stance_offsets(NOMINAL_FEET), gp.stride, 1, seed=2)
@@ -167,7 +167,7 @@ def test_compliant_soles_relieve_moments_no_leg_can_apply(hold_still):
     R = layout.rotation
     tops = {leg: layout.holds[leg][0].top for leg in LEG_NAMES}
     body = pin.SE3(R, np.mean(list(tops.values()), axis=0) + gp.standoff * R[:, 2])
-    q0 = _initial_joints(RobotModel(robot), body, tops,
+    q0 = initial_joints(RobotModel(robot), body, tops,
                          {leg: layout.holds[leg][0].normal for leg in LEG_NAMES}, lift=0.001)
     peak = {}
     for sole in (None, SoleCompliance()):

@@ -8,8 +8,8 @@ import pytest
 from scipy.stats import binomtest
 
 from clamber.exceptions import ConfigError
-from clamber.quadruped.comparison import scenario_settings, summarize_cell
-from clamber.quadruped.experiments import TrialResult
+from clamber.experiments.quadruped_comparison import summarize_cell
+from clamber.quadruped.comparison import scenario_settings
 from clamber.quadruped.scenarios import (
     PUSH_DIRECTIONS,
     SCENARIOS,
@@ -18,6 +18,7 @@ from clamber.quadruped.scenarios import (
     scenario,
 )
 from clamber.quadruped.sim.world import wall_layout, wall_rotation
+from clamber.quadruped.trials.result import TrialResult
 from clamber.quadruped.variants import CONTROLLER_NAMES, gain_values, make_controller
 
 

@@ -4,8 +4,8 @@ import mujoco
 import numpy as np
 import pinocchio as pin
 
-from clamber.quadruped.experiments import TrotSettings, run_trot
 from clamber.quadruped.gaits import TrotParams
+from clamber.quadruped.trials.trot import TrotSettings, run_trot
 
 
 def test_trot_walks_level_on_gravel():
@@ -27,8 +27,8 @@ def test_tilted_body_is_turned_back_level():
     gp = TrotParams(cycles=1, start_time=1.5)
     _, log = run_trot(TrotSettings(terrain="flat", feet="gripper", gait=gp), 0, log=True,
                       initial_tilt=pin.utils.rotate("y", np.radians(8.0)))
-    att = np.asarray(log.attitude_deg)
-    t = np.asarray(log.t)
+    att = log.arrays()["attitude_deg"]
+    t = log.arrays()["t"]
     assert att[0] > 5.0
     assert att[(t > 0.7) & (t < gp.start_time)].max() < 2.0
 

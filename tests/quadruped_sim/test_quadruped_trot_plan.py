@@ -3,11 +3,11 @@
 import numpy as np
 import pinocchio as pin
 
-from clamber.quadruped.experiments import _initial_joints
 from clamber.quadruped.gaits import TrotGait, TrotParams
 from clamber.quadruped.kinematics import leg_ik
 from clamber.quadruped.model import RobotModel
 from clamber.quadruped.robot import LEG_NAMES, Marcbot
+from clamber.quadruped.trials.stance import initial_joints
 
 
 def _planned_joints(params: TrotParams, dt: float) -> tuple[np.ndarray, np.ndarray]:
@@ -18,7 +18,7 @@ def _planned_joints(params: TrotParams, dt: float) -> tuple[np.ndarray, np.ndarr
     rm = RobotModel(robot)
     gait = TrotGait(params, robot=robot)
     body0 = pin.SE3(np.eye(3), gait.body(0.0))
-    q = _initial_joints(rm, body0, {leg: gait.foot(0.0, leg) for leg in LEG_NAMES},
+    q = initial_joints(rm, body0, {leg: gait.foot(0.0, leg) for leg in LEG_NAMES},
                         dict.fromkeys(LEG_NAMES, np.array([0.0, 0.0, 1.0])))
     out, errors = [], []
     for t in np.arange(0.0, params.duration, dt):

@@ -102,6 +102,7 @@ class WrenchSet:
         self.box = box
         self._stacked = np.vstack([self.cuts, self.inner]).T.copy()
         self._n_cuts = self.cuts.shape[0]
+        self._inner_t = self.inner.T.copy()
         self._program = _GaugeProgram(scaled)
         n_c = len(scaled)
         blocks = []
@@ -126,6 +127,10 @@ class WrenchSet:
         v = np.atleast_2d(w) @ self._stacked
         n = self._n_cuts
         return np.maximum(v[:, :n].max(axis=1), 0.0), np.maximum(v[:, n:].max(axis=1), 0.0)
+
+    def upper(self, w: np.ndarray) -> np.ndarray:
+        """The upper bound of :meth:`bounds` alone (the inner polytope's gauge), (n,)."""
+        return np.maximum((np.atleast_2d(w) @ self._inner_t).max(axis=1), 0.0)
 
     def exact(self, w: np.ndarray) -> float:
         """Gauge of one wrench (6,) [N, N m] by LP: ``<= 1`` exactly inside ``W``."""
@@ -198,14 +203,21 @@ class FailureClock:
         grippers' slides passed the engagement depth.
         """
         ws = w / factor
-        lo, g = self.set.bounds(ws)
-        higher = lo > self._peak_lo[rows]
-        if higher.any():
+        g = self.set.upper(ws)
+        # The lower bound can only raise a peak where the upper bound is above it.
+        if (g > self._peak_lo[rows]).any():
+            lo = self.set.bounds(ws)[0]
+            higher = lo > self._peak_lo[rows]
             self._peak_lo[rows[higher]] = lo[higher]
             self._peak_wrench[rows[higher]] = ws[higher]
         failed = np.zeros(len(rows), dtype=bool)
+        if not (g > 1.0).any():  # every wrench certified inside: all spines re-seat
+            self.slide[rows] = 0.0
+            self.speed[rows] = 0.0
+            return g, failed
+        undecided = np.flatnonzero(g > 1.0)
         s = self.slip
-        for k in np.flatnonzero(g > 1.0):
+        for k in undecided:
             g[k] = self.set.exact(ws[k])
         for k, i in enumerate(rows):
             if g[k] > 1.0:

@@ -77,6 +77,8 @@ class SoleCompliance:
                               f"got {self.armature}")
 
 
+#: Column order taking MuJoCo's [torque, force] rows to [force, torque].
+_FORCE_FIRST = np.array([3, 4, 5, 0, 1, 2])
 #: The default sole compliance of climbing scenes.
 DEFAULT_SOLE = SoleCompliance()
 
@@ -205,12 +207,22 @@ class GripperBank:
         self.gauges = np.zeros(len(LEG_NAMES))
         self.events: list[GripperEvent] = []
         self._indices: dict[tuple[str, ...], tuple[np.ndarray, ...]] = {}
+        #: Attached legs and their holds' capacity factors (k, 6), kept with ``state``.
+        self._attached: tuple[str, ...] = ()
+        self._factors = np.zeros((0, 6))
         #: While False (the robot being placed on the wall), overloads are recorded, not fatal.
         self.breakable = True
 
     @property
     def attached(self) -> tuple[str, ...]:
-        return tuple(leg for leg in LEG_NAMES if self.state[leg] is GripperState.ATTACHED)
+        return self._attached
+
+    def _set_state(self, leg: str, state: GripperState, hold: Hold | None) -> None:
+        """The one place a gripper's state changes (keeps the attached legs' cache)."""
+        self.state[leg], self.hold[leg] = state, hold
+        self._attached = tuple(g for g in LEG_NAMES if self.state[g] is GripperState.ATTACHED)
+        self._factors = np.array([self.hold[g].capacity_factor for g in self._attached],
+                                 dtype=float).reshape(-1, 6)
 
     def load_ratio(self, leg: str, w: np.ndarray) -> float:
         """Gauge of wrench ``w`` (6,) [N, N m] on ``leg``'s hold: > 1 outside the set."""
@@ -247,7 +259,7 @@ class GripperBank:
         data[10] = 1.0
         self.model.eq_data[eq] = data
         self.data.eq_active[eq] = 1
-        self.state[leg], self.hold[leg] = GripperState.ATTACHED, hold
+        self._set_state(leg, GripperState.ATTACHED, hold)
         self.clock.reset(LEG_NAMES.index(leg))
         self.events.append(GripperEvent(self.data.time, leg, "attach", hold.name))
         return True
@@ -258,8 +270,7 @@ class GripperBank:
             self.events.append(GripperEvent(self.data.time, leg, "release",
                                             self.hold[leg].name))
         self.data.eq_active[self.eq[leg]] = 0
-        self.state[leg] = GripperState.OPEN
-        self.hold[leg] = None
+        self._set_state(leg, GripperState.OPEN, None)
 
     def wrenches(self, legs: tuple[str, ...]) -> np.ndarray:
         """Total wrenches [f, tau] (len(legs), 6) the rock applies on the grippers of ``legs``
@@ -288,10 +299,14 @@ class GripperBank:
             ext += d.cfrc_ext[grippers]
         f = ext[:, 3:]
         r = d.subtree_com[roots] - d.site_xpos[sites]
-        ext[:, :3] += np.cross(r, f)
+        # Moment about the sole: tau + r x f (components written out: np.cross costs more
+        # than the rest of the read-out at these sizes, and gives the same numbers).
+        ext[:, 0] += r[:, 1] * f[:, 2] - r[:, 2] * f[:, 1]
+        ext[:, 1] += r[:, 2] * f[:, 0] - r[:, 0] * f[:, 2]
+        ext[:, 2] += r[:, 0] * f[:, 1] - r[:, 1] * f[:, 0]
         R = d.site_xmat[sites].reshape(-1, 1, 3, 3)
         # Rows [torque; force] times R give each in the site frame; reorder to [f, tau].
-        return (ext.reshape(-1, 2, 1, 3) @ R).reshape(-1, 6)[:, [3, 4, 5, 0, 1, 2]]
+        return (ext.reshape(-1, 2, 1, 3) @ R).reshape(-1, 6)[:, _FORCE_FIRST]
 
     def wrench(self, leg: str) -> np.ndarray:
         """Total wrench (6,) on ``leg``'s gripper (see :meth:`wrenches`)."""
@@ -304,13 +319,12 @@ class GripperBank:
         Returns the legs that broke off in this call.
         """
         broken: list[str] = []
-        legs = self.attached
+        legs = self._attached
         if not legs:
             return broken
         now = self.wrenches(legs)
         rows = self._indices[legs][4]
-        factors = np.array([self.hold[leg].capacity_factor for leg in legs])
-        g, failed = self.clock.advance(rows, now, factors, dt)
+        g, failed = self.clock.advance(rows, now, self._factors, dt)
         self.gauges[rows] = g
         if not (failed.any() and self.breakable):
             return broken
@@ -319,6 +333,6 @@ class GripperBank:
             self.events.append(GripperEvent(self.data.time, leg, "break",
                                             f"gauge {g[i]:.2f}, wrench {now[i].round(2)}"))
             self.data.eq_active[self.eq[leg]] = 0
-            self.state[leg] = GripperState.BROKEN
+            self._set_state(leg, GripperState.BROKEN, self.hold[leg])
             broken.append(leg)
         return broken

@@ -1,0 +1,311 @@
+"""A seeded climbing trial: set up a wall and a perturbed robot, step the gait, read the result.
+
+A climbing trial builds a wall (seeded holds), a perturbed robot (seeded
+:class:`~clamber.quadruped.sim.world.ModelMismatch`), places the robot on its four start holds
+with every gripper attached, and runs the free-climbing gait with one controller in the loop
+at the control rate. It fails when a gripper breaks off, a grasp misses its hold, the body
+strays more than ``fall_error`` from its reference, or the physics goes unstable; it
+succeeds when the gait completes. Every controller gets the same gait, servos, estimator and
+gains multipliers it is given (:mod:`clamber.quadruped.variants`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field, replace
+from functools import partial
+
+import numpy as np
+import pinocchio as pin
+
+from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS
+from clamber.exceptions import ConfigError
+from clamber.failures import FailureReason
+from clamber.quadruped.controllers import Controller, JointCommand, MotionReference
+from clamber.quadruped.estimator import LegOdometryEkf, SimulatedImu
+from clamber.quadruped.gaits import ClimbEvent, ClimbGait, ClimbGaitParams
+from clamber.quadruped.kinematics import world_foot_poses
+from clamber.quadruped.model import RobotModel, RobotState
+from clamber.quadruped.robot import LEG_NAMES, Marcbot
+from clamber.quadruped.scenarios import Disturbance, DisturbanceDriver
+from clamber.quadruped.sim.grippers import SoleCompliance
+from clamber.quadruped.sim.scene import climb_scene
+from clamber.quadruped.sim.servos import ServoBank
+from clamber.quadruped.sim.simulator import QuadrupedSim, SimulationError, StepRecord
+from clamber.quadruped.sim.world import ModelMismatch, RockSpec, wall_layout
+from clamber.quadruped.trials.log import TrialLog, feet_in_body
+from clamber.quadruped.trials.result import (
+    TrialIdentity,
+    TrialResult,
+    metric_recorder,
+    reduce_trial,
+)
+from clamber.quadruped.trials.stance import NOMINAL_FEET, initial_joints
+from clamber.quadruped.variants import CONTROLLER_NAMES, limits_active, make_controller
+
+_BOX24 = np.tile(PAPER_BOX_HALF_WIDTHS, 4)
+#: Standing on the start holds before the gait starts [s]; grippers cannot break meanwhile.
+PLACEMENT_TIME = 1.0
+
+
+@dataclass(frozen=True)
+class ClimbSettings:
+    """What a climbing trial runs: controller name, wall incline [deg], control rate [Hz] and
+    physics step [s] (see :mod:`clamber.quadruped.sim.simulator` for the choice),
+    whether controllers see the EKF's estimate (``"estimate"``) or the true state, the gait,
+    the mismatch and the fall threshold [m]. ``breakable=False`` records gripper overloads
+    without breaking (to measure tracking and power of a controller that would fail).
+    ``sole`` is the grippers' sole compliance (None: rigid weld). ``gains`` are the
+    controller's gain multipliers (:mod:`clamber.quadruped.variants`), ``rocks`` the holds'
+    shape, ``heading_deg`` the climb's direction on the wall, ``disturbance`` an optional
+    push or payload, ``scenario`` a label. ``time_limit`` [s] stops the trial early (a quick
+    look; such a trial fails with the reason "time limit")."""
+
+    controller: str = "qwbc"
+    incline_deg: float = 90.0
+    control_rate: float = 50.0
+    physics_dt: float = 0.004
+    state: str = "estimate"
+    gait: ClimbGaitParams = field(default_factory=ClimbGaitParams)
+    mismatch: ModelMismatch = field(default_factory=ModelMismatch)
+    fall_error: float = 0.05
+    breakable: bool = True
+    sole: SoleCompliance | None = field(default_factory=SoleCompliance)
+    gains: tuple[tuple[str, float], ...] = ()
+    rocks: RockSpec = field(default_factory=RockSpec)
+    heading_deg: float = 0.0
+    disturbance: Disturbance | None = None
+    scenario: str = ""
+    time_limit: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.time_limit is not None and not self.time_limit > 0:
+            raise ConfigError(f"time_limit must be > 0 s, got {self.time_limit}")
+        if self.controller not in CONTROLLER_NAMES:
+            raise ConfigError(f"unknown controller {self.controller!r}; "
+                              f"controllers are {', '.join(CONTROLLER_NAMES)}")
+        if self.state not in ("estimate", "true"):
+            raise ConfigError(f"state must be 'estimate' or 'true', got {self.state!r}")
+
+
+class ClimbTrial:
+    """One seeded climb: :meth:`step` runs one control cycle, :meth:`result` reads it out.
+
+    Per cycle: sense (true pose, encoders, IMU), estimate (EKF), ask the gait for the
+    reference and its grasp/release events, command the controller, step the physics, sample
+    the metrics, check for failure. ``time_limit`` [s] stops the trial early (reason
+    "time limit", not a success); ``log`` keeps a :class:`TrialLog` for figures.
+    """
+
+    def __init__(self, settings: ClimbSettings, seed: int, log: bool = False,
+                 robot: Marcbot | None = None, time_limit: float | None = None) -> None:
+        t0 = time.perf_counter()
+        self.settings, self.seed = settings, seed
+        self.time_limit = settings.time_limit if time_limit is None else time_limit
+        self.robot = robot or Marcbot()
+        self._setup_scene()
+        self._setup_placement()
+        self._setup_control()
+        self.log = TrialLog() if log else None
+        self.samples = metric_recorder()
+        self.failure: FailureReason | None = None
+        self.reason = ""
+        self.finished = False
+        self.k = 0
+        self.setup_time = time.perf_counter() - t0
+        self._loop_start = time.perf_counter()
+
+    # ---- set-up ----------------------------------------------------------------------------
+    def _setup_scene(self) -> None:
+        """The seeded wall and perturbed robot, compiled into one scene."""
+        s, gp = self.settings, self.settings.gait
+        self.sim_robot = s.mismatch.perturb(self.robot, self.seed)
+        self.layout = wall_layout(s.incline_deg, gp.stance_offsets(NOMINAL_FEET), gp.stride,
+                                  gp.cycles, self.seed, spec=s.rocks,
+                                  heading_deg=s.heading_deg)
+        servos = ServoBank(self.sim_robot)
+        self.sim = QuadrupedSim(climb_scene(self.sim_robot, self.layout, servos, s.physics_dt,
+                                            s.sole), self.sim_robot, servos, s.control_rate,
+                                grippers=True)
+        self.dt = self.sim.dt
+
+    def _setup_placement(self) -> None:
+        """The gait on the holds the robot knows, and the robot on its start holds, attached."""
+        layout, gp = self.layout, self.settings.gait
+        known = self.settings.mismatch.known_holds(layout, self.seed)
+        normals = {leg: [h.normal for h in layout.holds[leg]] for leg in LEG_NAMES}
+        self.gait = ClimbGait(known, normals, layout.rotation, gp)
+        R = self.R = layout.rotation
+        self.body0 = pin.SE3(R, np.mean([layout.holds[leg][0].top for leg in LEG_NAMES],
+                                        axis=0) + gp.standoff * R[:, 2])
+        q0 = initial_joints(RobotModel(self.sim_robot), self.body0,
+                            {leg: layout.holds[leg][0].top for leg in LEG_NAMES},
+                            {leg: normals[leg][0] for leg in LEG_NAMES}, lift=0.001)
+        self.sim.set_state(self.body0.translation, self.body0.rotation, q0)
+        for leg in LEG_NAMES:
+            self.sim.grippers.attach(leg, layout.holds[leg][0])
+        self.sim.grippers.breakable = False
+        self.t_end = gp.settle_time + PLACEMENT_TIME + 1.6 * gp.cycles * gp.nominal_cycle_time
+
+    def _setup_control(self) -> None:
+        """Controller (nominal model), disturbance, IMU and EKF."""
+        s = self.settings
+        self.rm = RobotModel(self.robot)
+        self.ctrl: Controller = make_controller(s.controller, self.rm, s.gains,
+                                                1.0 / s.control_rate)
+        self.push = DisturbanceDriver(s.disturbance, self.sim.model, self.sim.data,
+                                      self.sim.body_id)
+        self.first_release: float | None = None
+        self.n_active = self.n_cycles = 0
+        self.planned_load = 0.0
+        self.imu = SimulatedImu(seed=self.seed + 101)
+        self.ekf = LegOdometryEkf(self.rm, self.body0.translation, self.body0.rotation,
+                                  self.imu.spec)
+
+    # ---- one control cycle -----------------------------------------------------------------
+    def step(self) -> bool:
+        """Run one control cycle; False once the trial has ended (then it steps no more)."""
+        if self.finished:
+            return False
+        try:
+            self._cycle()
+        except SimulationError as e:
+            self._fail(FailureReason.UNSTABLE, str(e))
+        if not self.finished:
+            self.k += 1
+        return not self.finished
+
+    def _fail(self, failure: FailureReason | None, reason: str) -> None:
+        self.failure, self.reason, self.finished = failure, reason, True
+
+    def _cycle(self) -> None:
+        sim, t = self.sim, self.k * self.dt
+        p_true, R_true = sim.body_pose()
+        state = self._estimate()
+        ref, events = self._reference(t, state)
+        self._apply(events, t)
+        if self.finished:
+            return
+        cmd = self.ctrl.step(state, ref)
+        self.push.update(None if self.first_release is None else t - self.first_release,
+                         self.R)
+        rec = sim.step(cmd)
+        err = float(np.linalg.norm(p_true - ref.body_pose.translation))
+        if t >= PLACEMENT_TIME:
+            self._sample(cmd, rec, err, p_true, R_true)
+        if self.log is not None:
+            self._record(t, p_true, R_true, ref, rec)
+        self._check(t, rec, err)
+
+    def _estimate(self) -> RobotState:
+        """EKF predict (IMU) and update (leg odometry); the state the controller sees."""
+        sim, dt = self.sim, self.dt
+        qj, dqj = sim.joints()
+        f, w = sim.imu_truth()
+        if self.k > 0:
+            self.ekf.predict(*self.imu.measure(f, w, dt), dt)
+        self.ekf.update(qj, sim.grippers.attached, dt)
+        return self.ekf.state(qj, dqj) if self.settings.state == "estimate" \
+            else sim.true_state()
+
+    def _reference(self, t: float, state: RobotState
+                   ) -> tuple[MotionReference, list[ClimbEvent]]:
+        """The gait's reference (held at its start during the placement) and events; the
+        grippers become breakable when the placement ends."""
+        sim = self.sim
+        feet = partial(world_foot_poses, self.rm, state)
+        if t < PLACEMENT_TIME:
+            return self.gait.reference(0.0, feet, sim.joint4_torques())[0], []
+        if self.k == round(PLACEMENT_TIME / self.dt):
+            sim.grippers.breakable = self.settings.breakable
+            sim.grippers.reset_peaks()
+        return self.gait.reference(t - PLACEMENT_TIME, feet, sim.joint4_torques())
+
+    def _apply(self, events: list[ClimbEvent], t: float) -> None:
+        """Release or grasp as the gait says; a grasp that misses its hold ends the trial."""
+        grippers = self.sim.grippers
+        for ev in events:
+            if ev.action == "release":
+                grippers.release(ev.leg)
+                self.first_release = t if self.first_release is None else self.first_release
+            elif not grippers.attach(ev.leg, self.layout.holds[ev.leg][ev.hold]):
+                self._fail(FailureReason.GRASP_MISSED, f"{ev.leg} missed hold {ev.hold}")
+
+    def _sample(self, cmd: JointCommand, rec: StepRecord, err: float, p_true: np.ndarray,
+                R_true: np.ndarray) -> None:
+        """Metric samples of one cycle after the placement."""
+        self.planned_load = max(self.planned_load,
+                                float(np.max(np.abs(cmd.wrenches) / _BOX24)))
+        self.n_cycles += 1
+        self.n_active += limits_active(self.ctrl)
+        s, row, ekf = self.samples, self.samples.rows, self.ekf
+        s.write(row, "error_m", err)
+        s.write(row, "power_w", rec.power)
+        s.write(row, "est_position_m", float(np.linalg.norm(ekf.p - p_true)))
+        s.write(row, "est_attitude_rad", float(np.linalg.norm(pin.log3(ekf.R.T @ R_true))))
+        s.write(row, "attitude_rad", float(np.linalg.norm(pin.log3(self.R.T @ R_true))))
+
+    def _record(self, t: float, p_true: np.ndarray, R_true: np.ndarray,
+                ref: MotionReference, rec: StepRecord) -> None:
+        log = self.log
+        log.planned_load = self.planned_load
+        log.record(t, p_true, ref.body_pose.translation, self.ekf.p, feet_in_body(self.sim),
+                   float(np.degrees(np.linalg.norm(pin.log3(self.R.T @ R_true)))), rec.power)
+        log.snapshot(t, self.sim)
+
+    def _check(self, t: float, rec: StepRecord, err: float) -> None:
+        """End the trial on a broken gripper, a strayed body, the gait's end or a time limit."""
+        if rec.broken:
+            self._fail(FailureReason.GRIPPER_BROKE, f"gripper {', '.join(rec.broken)} broke off")
+        elif err > self.settings.fall_error:
+            self._fail(FailureReason.BODY_STRAYED,
+                       f"body strayed {err * 1000:.0f} mm from its reference")
+        elif self.gait.done:
+            self._fail(None, "")
+        elif t > self.t_end:
+            self._fail(FailureReason.TIME_LIMIT, "gait did not finish in time")
+        elif self.time_limit is not None and t >= self.time_limit:
+            self._fail(FailureReason.TIME_LIMIT, "time limit")
+
+    # ---- read-out --------------------------------------------------------------------------
+    def run(self) -> tuple[TrialResult, TrialLog | None]:
+        """Step until the trial ends; its result and (if logged) its time series."""
+        while self.step():
+            pass
+        return self.result(), self.log
+
+    def result(self) -> TrialResult:
+        """The trial's metrics (call once, after the last :meth:`step`)."""
+        s, sim, k, dt = self.settings, self.sim, self.k, self.dt
+        self.gait.close(max(0.0, k * dt - PLACEMENT_TIME))
+        moved = float((sim.true_state().body_position - self.body0.translation) @ self.R[:, 0])
+        result = reduce_trial(
+            TrialIdentity("climb", s.controller, s.scenario or f"{s.incline_deg:g}deg",
+                          self.seed),
+            self.failure, self.reason, self.samples, sim_time=k * dt,
+            wall=time.perf_counter() - self._loop_start, setup_time=self.setup_time,
+            distance=moved, mass=self.sim_robot.total_mass, dt=dt,
+            peak_load=max(sim.grippers.peak_loads().values()))
+        failed = self.failure is not None
+        phase = f"{self.gait.phase.value} {self.gait.swing_leg or ''}".strip() if failed else ""
+        active = self.n_active / self.n_cycles \
+            if self.n_cycles and s.controller.startswith("qwbc") else float("nan")
+        if self.log is not None:
+            self.log.model = sim.model
+            self.log.bands = [(a + PLACEMENT_TIME, b + PLACEMENT_TIME, name, leg)
+                              for a, b, name, leg in self.gait.bands]
+            self.log.events = [asdict(e) for e in sim.grippers.events]
+        return replace(result, failure_phase=phase,
+                       failure_distance_m=moved if failed else float("nan"),
+                       limit_active_fraction=active, planned_load=self.planned_load)
+
+
+def run_climb(settings: ClimbSettings, seed: int, log: bool = False,
+              robot: Marcbot | None = None,
+              time_limit: float | None = None) -> tuple[TrialResult, TrialLog | None]:
+    """One seeded climbing trial; returns its result and, if ``log``, its time series.
+
+    ``time_limit`` [s] stops the trial early (reason "time limit", not a success; default:
+    the settings' own).
+    """
+    return ClimbTrial(settings, seed, log, robot, time_limit).run()

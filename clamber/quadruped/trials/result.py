@@ -1,0 +1,137 @@
+"""What a trial reduces to: its identity, outcome and metrics (:class:`TrialResult`).
+
+The metrics come from the trial's per-cycle samples, recorded by column name
+(:data:`METRIC_COLUMNS`, SI units) only over the part of the trial that is compared
+(climbing: after the placement; trotting: after the standing start).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields
+
+import numpy as np
+
+from clamber.failures import FailureReason
+from clamber.quadruped.robot import GRAVITY
+from clamber.recorder import Recorder
+
+#: Per-cycle samples a trial reduces to its metrics: body tracking error [m], electrical
+#: power [W], attitude error [rad], estimation position [m] and attitude [rad] errors.
+METRIC_COLUMNS = ("error_m", "power_w", "attitude_rad", "est_position_m", "est_attitude_rad")
+
+
+def metric_recorder() -> Recorder:
+    """An empty recorder of :data:`METRIC_COLUMNS`."""
+    return Recorder(METRIC_COLUMNS, rows=4096)
+
+
+@dataclass(frozen=True)
+class TrialResult:
+    """Outcome and metrics of one trial (SI units, errors in mm, powers in W).
+
+    ``attitude_error_*`` is the true body attitude's deviation from the reference (climbing:
+    the wall frame; trotting: level, yaw free; exponential coordinates), ``estimation_*``
+    the EKF's position and attitude errors. ``wall_time_s`` is the simulation loop's wall
+    time, ``setup_time_s`` building the scene and placing the robot. ``peak_gripper_load``
+    is the largest gauge of a gripper's wrench in its achievable set (1 = on the boundary)
+    after the placement; ``failure_phase`` the gait phase and swing leg a failed trial was
+    in, ``failure_distance_m`` how far up the wall it got; ``limit_active_fraction`` the
+    share of control cycles in which a gripper limit of the wrench QP was active (Q-WBC
+    only); ``planned_load`` the largest planned wrench over the paper's box (per axis);
+    ``cost_of_transport`` the energy over ``m g distance``.
+    """
+
+    kind: str
+    controller: str
+    setting: str
+    seed: int
+    success: bool
+    reason: str
+    failure: FailureReason | None
+    sim_time_s: float
+    wall_time_s: float
+    distance_m: float
+    max_tracking_error_mm: float
+    mean_power_w: float
+    peak_power_w: float
+    energy_j: float
+    cost_of_transport: float
+    estimation_rms_mm: float
+    estimation_max_mm: float
+    estimation_attitude_rms_deg: float
+    attitude_error_rms_deg: float
+    attitude_error_max_deg: float
+    peak_gripper_load: float
+    setup_time_s: float
+    failure_phase: str = ""
+    failure_distance_m: float = float("nan")
+    limit_active_fraction: float = float("nan")
+    planned_load: float = float("nan")
+
+    def to_dict(self) -> dict:
+        """JSON-ready: the failure by name, non-finite numbers as None."""
+        d = asdict(self)
+        d["failure"] = self.failure.name.lower() if self.failure else None
+        return {k: None if isinstance(v, float) and not math.isfinite(v) else v
+                for k, v in d.items()}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> TrialResult:
+        """The result :meth:`to_dict` wrote (None back to NaN)."""
+        names = {f.name: f.type for f in fields(cls)}
+        values = {k: v for k, v in d.items() if k in names}
+        values["failure"] = FailureReason[d["failure"].upper()] if d.get("failure") else None
+        for k, v in values.items():
+            if v is None and k != "failure":
+                values[k] = math.nan
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class TrialIdentity:
+    """Which trial: its kind (climb/trot), controller or feet, setting (wall/terrain), seed."""
+
+    kind: str
+    controller: str
+    setting: str
+    seed: int
+
+
+def _written(samples: Recorder, name: str, scale: float = 1.0) -> np.ndarray:
+    """A metric column scaled; empty if the trial never sampled it (all cells unwritten)."""
+    a = samples.column(name)
+    return a[:0] if np.isnan(a).all() else a * scale
+
+
+def reduce_trial(who: TrialIdentity, failure: FailureReason | None, reason: str,
+                 samples: Recorder, *, sim_time: float, wall: float, setup_time: float,
+                 distance: float, mass: float, dt: float, peak_load: float) -> TrialResult:
+    """Reduce a trial's per-cycle samples (:data:`METRIC_COLUMNS`) to a :class:`TrialResult`:
+    energy as power times the control period ``dt`` [s], maxima and RMS over the samples
+    (zero when there are none), the cost of transport over ``distance`` [m] of a robot of
+    ``mass`` [kg] (undefined below 1 mm)."""
+    p = _written(samples, "power_w")
+    p = p if p.size else np.zeros(1)
+    energy = float(p.sum() * dt)
+    cot = energy / (mass * GRAVITY * distance) if distance > 1e-3 else float("nan")
+
+    def rms_max(name: str, scale: float) -> tuple[float, float]:
+        a = _written(samples, name, scale)
+        a = a if a.size else np.zeros(1)
+        return float(np.sqrt(np.mean(a**2))), float(a.max())
+
+    errors = _written(samples, "error_m")
+    att_rms, att_max = rms_max("attitude_rad", 180 / math.pi)
+    est_rms, est_max = rms_max("est_position_m", 1000.0)
+    est_att_rms, _ = rms_max("est_attitude_rad", 180 / math.pi)
+    return TrialResult(
+        kind=who.kind, controller=who.controller, setting=who.setting, seed=who.seed,
+        success=failure is None, reason=reason, failure=failure, sim_time_s=sim_time,
+        wall_time_s=wall, distance_m=distance,
+        max_tracking_error_mm=1000 * float(errors.max()) if errors.size else math.nan,
+        mean_power_w=float(p.mean()), peak_power_w=float(p.max()), energy_j=energy,
+        cost_of_transport=cot, estimation_rms_mm=est_rms, estimation_max_mm=est_max,
+        estimation_attitude_rms_deg=est_att_rms, attitude_error_rms_deg=att_rms,
+        attitude_error_max_deg=att_max, peak_gripper_load=float(peak_load),
+        setup_time_s=setup_time)

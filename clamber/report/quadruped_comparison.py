@@ -1,0 +1,113 @@
+"""Tables and figures of the quadruped controller comparison beside the paper's hardware numbers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from clamber.quadruped.trials.result import TrialResult
+
+#: The paper's 70-degree results (Q-WBC, CLIK, VMC): successes of 5, maximum body error
+#: [mm], mean and peak power [W]; on the vertical wall only Q-WBC completed its climbs.
+PAPER_70 = {"qwbc": (5, 6.64, 64.65, 120.29), "clik": (3, 11.12, 80.84, 147.65),
+            "vmc": (3, 8.54, 69.71, 128.03)}
+PAPER_90 = {"qwbc": "completed", "clik": "failed", "vmc": "failed"}
+
+
+def comparison_table(results: Sequence[Any], title: str = "") -> str:
+    """Markdown table of ``clamber quadruped compare``'s condition summaries
+    (:class:`~clamber.experiments.quadruped.ConditionSummary`) beside the paper's numbers."""
+    lines = [f"### {title}" if title else "",
+             "| wall | controller | success (95 % CI) | paper | max body error [mm] (paper) "
+             "| mean power [W] (paper) | peak power [W] (paper) | cost of transport "
+             "| peak gripper load / capacity | EKF error [mm] |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for c in results:
+        name, incline, s = c.settings.controller, c.settings.incline_deg, c.summary
+        lo, hi = s["success_interval"]
+        if incline == 70.0:
+            p = PAPER_70[name]
+            paper = f"{p[0]}/5"
+            err, mean_p, peak_p = (f"({p[1]:.2f})", f"({p[2]:.2f})", f"({p[3]:.2f})")
+        else:
+            paper = PAPER_90[name] if incline == 90.0 else "-"
+            err = mean_p = peak_p = ""
+        lines.append(
+            f"| {incline:g} deg | {name} | {s['successes']}/{s['trials']} ({lo:.2f}-{hi:.2f}) "
+            f"| {paper} | {_fmt(s['max_tracking_error_mm'], 2)} {err} | "
+            f"{_fmt(s['mean_power_w'], 1)} {mean_p} | {_fmt(s['peak_power_w'], 1)} {peak_p} | "
+            f"{_fmt(s['cost_of_transport'], 0)} | {_fmt(s['peak_gripper_load'], 2)} | "
+            f"{_fmt(s['estimation_rms_mm'], 2)} |")
+    return "\n".join(line for line in lines if line)
+
+
+def _fmt(x: float | None, digits: int) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def _num(x, fmt: str = ".1f") -> str:
+    return "-" if x is None else format(x, fmt)
+
+
+def cell_table(cells: dict[str, dict], rows: Sequence[str], scenarios: Sequence[str]) -> str:
+    """Markdown table: one row per (scenario, controller) cell."""
+    lines = ["| scenario | controller | success (95 % CI) | max body error [mm] (worst) "
+             "| mean / peak power [W] | peak gripper load / capacity (median, max) "
+             "| QP limit active [% cycles] | where failed trials failed |",
+             "|---|---|---|---|---|---|---|---|"]
+    for sc in scenarios:
+        for c in rows:
+            s = cells.get(f"{c}@{sc}")
+            if s is None:
+                continue
+            lo, hi = s["success_ci95"]
+            paper = ""
+            if sc == "wall70" and c in PAPER_70:
+                paper = f" [paper {PAPER_70[c][0]}/5]"
+            act = s["limit_active_fraction"]
+            fails = "; ".join(f"{k}: {v}" for k, v in sorted(s["failures"].items())) or "-"
+            lines.append(
+                f"| {sc} | {c} | {s['successes']}/{s['trials']} ({lo:.2f}-{hi:.2f}){paper} | "
+                f"{_num(s['max_tracking_error_mm'], '.2f')} "
+                f"({_num(s['worst_tracking_error_mm'], '.2f')}) | "
+                f"{_num(s['mean_power_w'])} / {_num(s['peak_power_w'])} | "
+                f"{s['peak_gripper_load_median']:.2f}, {s['peak_gripper_load_max']:.2f} | "
+                f"{'-' if act is None else format(100 * act, '.1f')} | {fails} |")
+    return "\n".join(lines)
+
+
+def plot_loads(trials: list[TrialResult], path: str | Path, title: str = "") -> Path:
+    """Per-trial peak gripper load (gauge in the achievable set) and planned load (over the
+    controllers' box) for every controller and scenario: how close each comes to its limits."""
+    import matplotlib.pyplot as plt
+
+    scenarios = list(dict.fromkeys(r.setting for r in trials))
+    names = list(dict.fromkeys(r.controller for r in trials))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 0.5 + 0.35 * len(scenarios) * len(names)),
+                             sharey=True)
+    labels = []
+    for row, (sc, c) in enumerate((sc, c) for sc in scenarios for c in names):
+        rs = [r for r in trials if r.setting == sc and r.controller == c]
+        labels.append(f"{c} @ {sc}")
+        for ax, key in zip(axes, ("peak_gripper_load", "planned_load"), strict=True):
+            x = [getattr(r, key) for r in rs]
+            colours = ["tab:green" if r.success else "tab:red" for r in rs]
+            ax.scatter(x, np.full(len(x), row) + np.linspace(-0.25, 0.25, len(x)), s=10,
+                       c=colours)
+    axes[0].axvline(1.0, color="k", lw=1)
+    axes[0].set_xlabel("peak gripper wrench gauge in the achievable set (1 = breaks)")
+    axes[1].axvline(1.0, color="k", lw=1)
+    axes[1].set_xlabel("peak planned wrench / controllers' box (per axis; 1 = box limit)")
+    axes[0].set_yticks(range(len(labels)), labels, fontsize=7)
+    axes[0].invert_yaxis()
+    fig.suptitle(title or "Gripper loads against their limits (green: completed, red: failed)")
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
