@@ -47,6 +47,7 @@ EXAMPLES = """examples:
   clamber quadruped evaluate --trials 5 --cycles 5 --gains out/quadruped/evaluate/comparison.json
   clamber quadruped compare --trials 20 --sole-stiffness 0 --workers 2   # rigid soles
   clamber quadruped compare --resume out/quadruped/compare    # a killed comparison goes on
+  clamber quadruped model --out models/marcbot                # MJCF, URDF, README
 """
 
 
@@ -402,6 +403,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_execution_options(ev)
     ev.set_defaults(func=_evaluate)
     rock.register(qsub)
+
+    mod = qsub.add_parser(
+        "model", help="write MJCF, scene, URDF and README of the robot",
+        description="Generate marcbot.xml (keyframe home), scene.xml (ground plane), "
+        "marcbot.urdf and a README listing joints, limits and actuators.",
+        epilog="examples:\n  clamber quadruped model --out models/marcbot\n"
+        "  clamber quadruped model --out models/marcbot --json", formatter_class=fmt)
+    add_output_options(mod, "models/marcbot", figures=False)
+    mod.set_defaults(func=_model)
+
+
+def _model(args: argparse.Namespace) -> dict:
+    from clamber.quadruped.description import write_models
+    from clamber.quadruped.robot import Marcbot
+
+    return {k: str(v) for k, v in write_models(Marcbot(), args.out).items()}
 
 
 def demo_step(out_dir: Path, summary: dict, as_json: bool) -> tuple[dict, list]:

@@ -39,6 +39,7 @@ from clamber.exceptions import ConfigError
 from clamber.jumper.model import GRAVITY
 from clamber.jumper.morphology import N_PARAMETERS, Morphology
 from clamber.jumper.settings import OptimizationSettings
+from clamber.model_readme import model_readme
 
 _LIMITS = OptimizationSettings()
 #: The robot's limits written into model files: motor torque [N m], joint speed [rad/s],
@@ -304,7 +305,32 @@ def write_model(morphology: Morphology, out_dir: str | Path,
                                                                     joint_limits=True)))
     paths["scene"].write_text(scene_xml(paths["mjcf"].name))
     paths["urdf"].write_text(urdf(morphology))
+    paths["readme"] = out / "README.md"
+    paths["readme"].write_text(_readme(paths))
     return paths
+
+
+def _readme(paths: dict[str, Path]) -> str:
+    """The model folder's README, read from the compiled model file."""
+    import mujoco
+
+    return model_readme(
+        mujoco.MjModel.from_xml_path(str(paths["mjcf"])), "Planar jump-climber",
+        "A five-mass, four-link planar robot that climbs a vertical carpeted wall by jumping, "
+        "with a spined gripper at each end (rear foot: link 4's base; front foot: link 1's tip).",
+        {"robot (MJCF, torque motors with ctrlrange, camera `side`, keyframe `home`)":
+         paths["mjcf"], "scene: the robot in front of the wall at x = 0": paths["scene"],
+         "the same kinematic tree, masses and limits as URDF (Pinocchio, ROS)": paths["urdf"]},
+        ("Planar world: x away from the wall, y up the wall, gravity along -y; joints hinge "
+         "about z. Chosen so that qpos equals clamber's coordinates [x5, y5, phi5, th4, th3, th2].",
+         "SI units: m, kg, s, rad, N m.",
+         "Gripper hooks are `connect` equality constraints, inactive until the simulator "
+         "closes them; the simulator limits torques through its DC-motor model instead of "
+         "ctrlrange.",
+         "Out-of-plane inertias are set only to satisfy the triangle inequality; they never "
+         "enter the planar dynamics."),
+        "Masses and lengths: the morphology given to `clamber jumper model` (default: the "
+        "paper's nominal robot); motor limits 0.25 N m, 40 rad/s, joint range +-2.6 rad.")
 
 
 def load_scene(morphology: Morphology | np.ndarray, geometry: Geometry | None = None):

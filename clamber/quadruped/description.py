@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from clamber.model_readme import model_readme
 from clamber.quadruped.robot import JOINTS_PER_LEG, LEG_NAMES, Link, Marcbot
 
 LINK_NAMES = ("hip", "thigh", "calf", "ankle", "gripper")
@@ -168,7 +169,31 @@ def write_models(robot: Marcbot, directory: str | Path) -> dict[str, Path]:
     files["urdf"].write_text(urdf_string(robot) + "\n")
     files["mjcf"].write_text(mjcf_string(robot) + "\n")
     files["scene"].write_text(scene_string(files["mjcf"].name) + "\n")
+    files["readme"] = d / "README.md"
+    files["readme"].write_text(_readme(files))
     return files
+
+
+def _readme(files: dict[str, Path]) -> str:
+    """The model folder's README, read from the compiled model file."""
+    import mujoco
+
+    return model_readme(
+        mujoco.MjModel.from_xml_path(str(files["mjcf"])), "MARCBot-class quadruped climber",
+        "A sprawling quadruped with four five-joint legs, each ending in a spiny gripper, "
+        "for free climbing on rock and trotting on flat ground.",
+        {"robot (MJCF: free-floating body, torque motors with ctrlrange, IMU site and "
+         "orientation sensor, keyframe `home`)": files["mjcf"],
+         "scene: the robot on a ground plane (z = 0)": files["scene"],
+         "the same kinematic tree, masses and limits as URDF (Pinocchio, ROS)": files["urdf"]},
+        ("z up, gravity along -z; the body frame has x forward and z up.",
+         "SI units: m, kg, s, rad, N m.",
+         "Links are solid cuboids; only the gripper boxes collide, so contacts happen where "
+         "the real robot touches the rock.",
+         "Servo rotor inertia and friction are left out of both files so that their "
+         "dynamics agree exactly (the simulator adds its servo model)."),
+        "Dimensions, masses and servo limits: `clamber.quadruped.robot.Marcbot` defaults "
+        "(MARCBot-class figures; servo torque limits from data-sheet-like values at 12 V).")
 
 
 def build_pinocchio_model(robot: Marcbot):
