@@ -17,6 +17,7 @@ class FailureReason(enum.Enum):
     GRASP_MISSED = "a grasp missed its hold"
     NO_HOLD = "no reachable hold that carries the load"
     START_NOT_HELD = "the start stance was not reachable"
+    GRIPPER_STUCK = "a gripper did not open"
     BODY_STRAYED = "body strayed from its reference"
     TIPPED_OVER = "robot tipped over"
     SHORT_DISTANCE = "covered less than half the planned distance"

@@ -22,6 +22,7 @@ EXAMPLES = """examples:
   clamber quadruped wall --seed 3 --incline 90 --out out/quadruped/wall
   clamber quadruped wall --seed 3 --incline 110 --json --no-figures
   clamber quadruped holds --inclines 70 90 110 --trials 10 --distance 1.0 --workers 0 --json
+  clamber quadruped holds --inclines 90 --rules planner --grasp winch --trials 5
 """
 trial_count = number_type(int, 1, 100_000)
 
@@ -65,7 +66,8 @@ def _holds(args: argparse.Namespace) -> dict:
     from clamber.experiments.rock import holds_table, run_hold_selection_study
     from clamber.quadruped.planning.rollout import PlanClimbSettings
 
-    conditions = [PlanClimbSettings(rule=rule, incline_deg=inc, distance=args.distance)
+    conditions = [PlanClimbSettings(rule=rule, incline_deg=inc, distance=args.distance,
+                                    grasp=args.grasp)
                   for inc in args.inclines for rule in args.rules]
     seeds = list(range(args.seed, args.seed + args.trials))
     run_dir = run_folder(args)
@@ -108,6 +110,9 @@ def register(qsub: argparse._SubParsersAction) -> None:
                    default=["planner", "nearest"], help="selection rules (both)")
     h.add_argument("--distance", type=positive_float, default=1.0,
                    help="distance to climb [m] (1.0; at most 1.9 on the 2.8 m wall)")
+    h.add_argument("--grasp", choices=("instant", "winch"), default="instant",
+                   help="grasp model: instant, or the winch state machine on its plant with "
+                   "real durations, detection of non-engaging grasps and re-grasps (instant)")
     h.add_argument("--trials", type=trial_count, default=10, help="walls per condition (10)")
     h.add_argument("--seed", type=seed_int, default=0, help="first wall seed (0)")
     add_output_options(p=h, default_out="out/quadruped/holds", figures=False)

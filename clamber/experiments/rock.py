@@ -35,6 +35,7 @@ STOP_FAILURES = {
     StopReason.NO_HOLD: FailureReason.NO_HOLD,
     StopReason.NOT_ENGAGED: FailureReason.GRASP_MISSED,
     StopReason.FELL: FailureReason.FELL,
+    StopReason.STUCK: FailureReason.GRIPPER_STUCK,
 }
 
 
@@ -44,7 +45,8 @@ def hold_selection_trial(task: TrialTask) -> TrialOutcome:
     metrics = {"rule": r.rule, "incline_deg": r.incline_deg, "distance_m": r.distance_m,
                "steps": r.steps, "grasp_attempts": r.attempts, "grasps_engaged": r.engaged,
                "grasp_success_rate": r.grasp_success_rate if r.attempts else None,
-               "candidates_checked": r.checked}
+               "candidates_checked": r.checked, "winch_tries": r.winch_tries,
+               "grasp_time_s": r.grasp_time_s, "release_time_s": r.release_time_s}
     return TrialOutcome(r.success, STOP_FAILURES.get(r.stop), r.stop.value, metrics)
 
 
@@ -60,7 +62,8 @@ def hold_selection_study(conditions: Sequence[PlanClimbSettings], seeds: Sequenc
 
 def summarize_holds(trials: Sequence[StudyTrial]) -> dict[str, Any]:
     """Success rate (climbed the distance) and the share of grasps that engaged (pooled over
-    the trials' attempts), each with its Wilson interval; mean and median distance [m]."""
+    the trials' attempts), each with its Wilson interval; mean and median distance [m]; with
+    the winch, its tries and the winch time per engaged grasp [s] (failed tries included)."""
     if not trials:
         raise ConfigError("no trials to summarize")
     ok = sum(t.success for t in trials)
@@ -69,11 +72,15 @@ def summarize_holds(trials: Sequence[StudyTrial]) -> dict[str, Any]:
     iv = wilson_interval(ok, len(trials))
     g = wilson_interval(engaged, attempts) if attempts else None
     d = np.array([float(t.metrics.get("distance_m") or 0.0) for t in trials])
+    tries = sum(int(t.metrics.get("winch_tries") or 0) for t in trials)
+    grasp_time = sum(float(t.metrics.get("grasp_time_s") or 0.0) for t in trials)
     return {"trials": len(trials), "successes": ok, "success_rate": iv.rate,
             "success_interval": [iv.low, iv.high], "grasp_attempts": attempts,
             "grasps_engaged": engaged, "grasp_success_rate": g.rate if g else None,
             "grasp_success_interval": [g.low, g.high] if g else None,
             "distance_m": float(d.mean()), "distance_median_m": float(np.median(d)),
+            "winch_tries": tries,
+            "mean_grasp_time_s": grasp_time / engaged if tries and engaged else None,
             "failures": failure_counts(trials)}
 
 

@@ -16,6 +16,11 @@ grasp is then judged on the *true* wall:
   (the wrench QP with the true limits is infeasible over the stance or over the next swing's
   three legs), the climb stops as a fall.
 
+With ``grasp="winch"`` every release and grasp runs the winch state machine on its plant
+(:mod:`clamber.quadruped.grasping`): a try whose spines do not catch (chance from the holding
+model's spine engagement and seat at the true hold) is detected by the controller's fault,
+the gripper opened and the hold re-grasped; the grasp then engages as above.
+
 No dynamics are simulated: this measures the choice of holds, not the controller.
 """
 
@@ -27,7 +32,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pinocchio as pin
 
+from clamber.attachment.winch import WinchController, WinchParams
 from clamber.exceptions import ConfigError
+from clamber.quadruped.grasping import GraspReport, GraspStatus, grasp, release
 from clamber.quadruped.model import RobotModel
 from clamber.quadruped.planning.depth_map import DepthNoise, observe_wall
 from clamber.quadruped.planning.holds import build_hold_map, capacity_at
@@ -41,10 +48,12 @@ from clamber.quadruped.planning.selection import (
 )
 from clamber.quadruped.planning.stance import HELD_TILT_TOLERANCE, body_over, reach, support
 from clamber.quadruped.robot import LEG_NAMES
-from clamber.quadruped.rock.holding import GripperSurfaceModel, hold_limits
+from clamber.quadruped.rock.holding import GripperSurfaceModel, hold_limits, patch_features
 from clamber.quadruped.rock.wall import RockWall, RockWallSpec, generate_wall, surface_features
+from clamber.quadruped.sim.winch_plant import WinchPlant, WinchPlantParams
 
 RULES = {"planner": HoldPlanner, "nearest": NearestHoldRule}
+GRASP_MODELS = ("instant", "winch")
 
 
 class StopReason(enum.Enum):
@@ -53,13 +62,17 @@ class StopReason(enum.Enum):
     NO_HOLD = "no hold chosen for the swing leg"
     NOT_ENGAGED = "no grasp engaged within the attempts"
     FELL = "the true holds could not carry the body"
+    STUCK = "a gripper did not open"
 
 
 @dataclass(frozen=True)
 class PlanClimbSettings:
     """Rule name, wall incline [deg], distance to climb [m], gait order, body standoff [m],
-    grasp attempts per step, the start's height on the wall [m], the map noise and the
-    wall's texture."""
+    grasp attempts (holds tried) per step, the start's height on the wall [m], the map noise
+    and the wall's texture. ``grasp`` is ``"instant"`` (a grasp takes no time and always
+    closes) or ``"winch"`` (release and grasp run the winch controller on its plant, with
+    their durations; the spines catch with the holding model's probability, a try that
+    does not catch is detected and the same hold re-grasped up to ``regrasps`` times)."""
 
     rule: str = "planner"
     incline_deg: float = 90.0
@@ -70,8 +83,17 @@ class PlanClimbSettings:
     start_u: float = 0.45
     noise: DepthNoise = field(default_factory=DepthNoise)
     wall: RockWallSpec = field(default_factory=RockWallSpec)
+    grasp: str = "instant"
+    winch: WinchParams = field(default_factory=WinchParams)
+    plant: WinchPlantParams = field(default_factory=WinchPlantParams)
+    regrasps: int = 1
 
     def __post_init__(self) -> None:
+        if self.grasp not in GRASP_MODELS:
+            raise ConfigError(f"unknown grasp model {self.grasp!r}; "
+                              f"models are {', '.join(GRASP_MODELS)}")
+        if self.regrasps < 0:
+            raise ConfigError(f"regrasps must be >= 0, got {self.regrasps}")
         if self.rule not in RULES:
             raise ConfigError(f"unknown rule {self.rule!r}; rules are {', '.join(RULES)}")
         if sorted(self.order) != sorted(LEG_NAMES):
@@ -86,7 +108,8 @@ class PlanClimbSettings:
 @dataclass(frozen=True)
 class PlanClimbResult:
     """One planned climb: distance [m] the body rose along the wall, swings completed,
-    grasps attempted and engaged, candidates checked, and why it stopped."""
+    grasps attempted and engaged, candidates checked, why it stopped, and with the winch
+    model the winch's tries and its total grasp and release time [s]."""
 
     rule: str
     incline_deg: float
@@ -97,6 +120,9 @@ class PlanClimbResult:
     engaged: int
     checked: int
     stop: StopReason
+    winch_tries: int = 0
+    grasp_time_s: float = 0.0
+    release_time_s: float = 0.0
 
     @property
     def success(self) -> bool:
@@ -113,6 +139,13 @@ class _Truth:
     def __init__(self, wall: RockWall, model: GripperSurfaceModel) -> None:
         self.wall, self.model = wall, model
         self.features = surface_features(wall.z, wall.spacing, model.footprint_radius)
+        self._step: np.ndarray | None = None
+
+    def steps(self) -> np.ndarray:
+        """Pad-scale step map [m] (computed once)."""
+        if self._step is None:
+            self._step = patch_features(self.wall.z, self.wall.spacing, self.model).step
+        return self._step
 
     def foothold(self, cell: tuple[int, int], factor_believed: np.ndarray) -> Foothold:
         w, i, j = self.wall, cell[0], cell[1]
@@ -121,6 +154,11 @@ class _Truth:
 
     def factor(self, cell: tuple[int, int]) -> np.ndarray:
         return capacity_at(self.wall, self.wall.z, self.model, [cell])[0]
+
+    def catch_probability(self, cell: tuple[int, int]) -> float:
+        """Chance that a try's spines catch: spine engagement times the seat [0, 1]."""
+        step = self.steps()[cell]
+        return self.model.spine(self.wall.micro_rms) * float(self.model.seat(step))
 
 
 def _start(rm: RobotModel, truth: _Truth, hold_map, settings: PlanClimbSettings,
@@ -174,10 +212,13 @@ def plan_climb(settings: PlanClimbSettings, seed: int, rm: RobotModel | None = N
     rule = RULES[settings.rule](rm)
     order = settings.order
 
+    winch = _Winches(settings, seed) if settings.grasp == "winch" else None
+
     def result(distance: float, steps: int, attempts: int, engaged: int, checked: int,
                stop: StopReason) -> PlanClimbResult:
+        w = (winch.tries, winch.grasp_time, winch.release_time) if winch else (0, 0.0, 0.0)
         return PlanClimbResult(settings.rule, settings.incline_deg, seed, distance, steps,
-                               attempts, engaged, checked, stop)
+                               attempts, engaged, checked, stop, *w)
 
     hold_map = build_hold_map(wall, observe_wall(wall, settings.noise, rng), model)
     start = _start(rm, truth, hold_map, settings)
@@ -191,6 +232,8 @@ def plan_climb(settings: PlanClimbSettings, seed: int, rm: RobotModel | None = N
         if climbed >= settings.distance:
             return result(climbed, steps, attempts, engaged, checked, StopReason.DISTANCE)
         leg, next_leg = order[steps % 4], order[(steps + 1) % 4]
+        if winch is not None and not winch.release(leg):
+            return result(climbed, steps, attempts, engaged, checked, StopReason.STUCK)
         hold_map = build_hold_map(wall, observe_wall(wall, settings.noise, rng), model)
         ctx = StepContext(hold_map, holds, body, q, leg, next_leg, settings.standoff)
         exclude: set[tuple[int, int]] = set()
@@ -208,9 +251,17 @@ def plan_climb(settings: PlanClimbSettings, seed: int, rm: RobotModel | None = N
             normals = {x: trial[x].normal for x in LEG_NAMES}
             true_factor = truth.factor(cell)
             landed = reach(rm, body, tops, normals, q, legs=(leg,)).reachable
-            if landed and hold_limits(true_factor).contains(choice.expected_wrench):
+            closed = True
+            if landed and winch is not None:
+                report = winch.grasp(leg, truth.catch_probability(cell))
+                if report.status is GraspStatus.STUCK:
+                    return result(climbed, steps, attempts, engaged, checked, StopReason.STUCK)
+                closed = report.status is GraspStatus.HELD
+            if landed and closed and hold_limits(true_factor).contains(choice.expected_wrench):
                 engaged += 1
                 break
+            if winch is not None and closed and landed and not winch.release(leg):
+                return result(climbed, steps, attempts, engaged, checked, StopReason.STUCK)
             exclude.add(cell)
         else:
             return result(climbed, steps, attempts, engaged, checked, StopReason.NOT_ENGAGED)
@@ -224,3 +275,32 @@ def plan_climb(settings: PlanClimbSettings, seed: int, rm: RobotModel | None = N
             return result(climbed, steps + 1, attempts, engaged, checked, StopReason.FELL)
         q = r.q
         steps += 1
+
+
+class _Winches:
+    """The four grippers' winch controllers and plants (all start holding), with the
+    climb's tally of tries and winch time [s]."""
+
+    def __init__(self, settings: PlanClimbSettings, seed: int) -> None:
+        self.rng = np.random.default_rng(seed + 9_000_011)
+        self.ctrl, self.plant = {}, {}
+        for leg in LEG_NAMES:
+            ctrl = WinchController(settings.winch)
+            plant = WinchPlant(settings.winch, settings.plant, self.rng)
+            grasp(ctrl, plant, lambda k: True)
+            self.ctrl[leg], self.plant[leg] = ctrl, plant
+        self.regrasps = settings.regrasps
+        self.tries = 0
+        self.grasp_time = self.release_time = 0.0
+
+    def release(self, leg: str) -> bool:
+        r = release(self.ctrl[leg], self.plant[leg])
+        self.release_time += r.duration
+        return r.status is GraspStatus.OPENED
+
+    def grasp(self, leg: str, p_catch: float) -> GraspReport:
+        r = grasp(self.ctrl[leg], self.plant[leg], lambda k: self.rng.random() < p_catch,
+                  self.regrasps)
+        self.tries += r.tries
+        self.grasp_time += r.duration
+        return r
