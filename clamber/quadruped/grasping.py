@@ -7,9 +7,9 @@ detected, the controller reset and the gripper opened (``DETACH`` until ``OPEN``
 grasp retried, up to ``retries`` times. A release commands ``DETACH`` until ``OPEN``. Each
 returns what happened and how long it took [s], at the controller's cycle ``dt``.
 
-The plant is anything with ``step(goal_angle, dt) -> current`` and an ``engaged`` flag the
-caller sets before each try (whether this try's spines catch); in simulation,
-:class:`clamber.quadruped.sim.winch_plant.WinchPlant`.
+The plant is anything with ``step(goal_angle, dt) -> current``, its winch ``angle`` [rad]
+and an ``engaged`` flag the caller sets before each try (whether this try's spines catch);
+in simulation, :class:`clamber.quadruped.sim.winch_plant.WinchPlant`.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from clamber.exceptions import ConfigError
 
 #: Longest one winch phase may run before the sequencer gives up on it [s].
 PHASE_LIMIT = 10.0
+#: Servo position error [rad] at which it has arrived at the goal.
+ARRIVAL_TOLERANCE = 0.05
 
 
 class GraspStatus(enum.Enum):
@@ -44,10 +46,16 @@ class GraspReport:
 
 def _run(ctrl: WinchController, plant, command: WinchCommand, until: tuple[WinchState, ...],
          dt: float) -> tuple[WinchState, float]:
-    """Step the controller on the plant until it reaches a state in ``until``."""
-    t, current = 0.0, 0.0
+    """Step the controller on the plant until it reaches a state in ``until``; ``OPEN``
+    counts once the servo has also arrived at the goal angle (the controller declares it
+    from its goal, and a reset from a fault makes the goal jump ahead of the servo)."""
+    t = 0.0
+    current = plant.step(plant.angle, dt)
     out = ctrl.step(current, command, dt)
-    while out.state not in until and t < PHASE_LIMIT:
+    while t < PHASE_LIMIT:
+        arrived = abs(plant.angle - out.goal_angle) <= ARRIVAL_TOLERANCE
+        if out.state in until and (out.state is not WinchState.OPEN or arrived):
+            break
         current = plant.step(out.goal_angle, dt)
         out = ctrl.step(current, WinchCommand.NONE, dt)
         t += dt
