@@ -7,7 +7,7 @@ import pytest
 
 from clamber.attachment.winch import WinchController, WinchParams, WinchState
 from clamber.exceptions import ConfigError
-from clamber.quadruped.grasping import GraspStatus, grasp, release
+from clamber.quadruped.grasping import ARRIVAL_TOLERANCE, GraspStatus, grasp, release
 from clamber.quadruped.planning.rollout import PlanClimbSettings, plan_climb
 from clamber.quadruped.sim.winch_plant import WinchPlant, WinchPlantParams
 
@@ -30,16 +30,20 @@ def test_engaged_grasp_takes_the_time_the_tendons_need():
 
 def test_grasp_that_does_not_engage_is_detected_and_retried():
     """A try whose spines slip never reaches the band: the controller faults (here on its
-    engage timeout, before the winding limit), the gripper is opened and the next try that
-    catches holds; with no catching try the grasp reports NOT_ENGAGED after every retry."""
+    engage timeout, before the winding limit), the gripper is opened (the servo arrives at
+    the open angle, not only the controller's goal) and the next try that catches holds;
+    with no catching try the grasp reports NOT_ENGAGED after every retry."""
     w = WinchParams()
     ctrl, plant = WinchController(w), WinchPlant(w, QUIET)
     r = grasp(ctrl, plant, lambda k: k == 1, retries=2)
     assert r.status is GraspStatus.HELD and r.tries == 2
     assert r.duration > w.engage_timeout
     release(ctrl, plant)
-    bad = grasp(WinchController(w), WinchPlant(w, QUIET), lambda k: False, retries=2)
+    ctrl_bad, plant_bad = WinchController(w), WinchPlant(w, QUIET)
+    bad = grasp(ctrl_bad, plant_bad, lambda k: False, retries=2)
     assert bad.status is GraspStatus.NOT_ENGAGED and bad.tries == 3
+    assert ctrl_bad.state is WinchState.OPEN
+    assert abs(plant_bad.angle - ctrl_bad.goal_angle) <= ARRIVAL_TOLERANCE
     assert "timeout" in bad.fault
     assert bad.duration > 3 * w.engage_timeout
     with pytest.raises(ConfigError):
