@@ -30,7 +30,7 @@ trial_count = number_type(int, 1, 100_000)
 def _wall(args: argparse.Namespace) -> dict:
     from clamber.quadruped.rock.holding import GripperSurfaceModel, patch_features
     from clamber.quadruped.rock.mjcf import hfield_bytes, wall_mjcf
-    from clamber.quadruped.rock.wall import generate_wall
+    from clamber.quadruped.rock.wall import SPINE_WAVELENGTHS, generate_wall
 
     wall = generate_wall(args.incline, args.seed)
     out = Path(args.out)
@@ -45,7 +45,9 @@ def _wall(args: argparse.Namespace) -> dict:
                "mjcf": str(out / f"{stem}.xml"), "hfield": str(out / f"{stem}.bin"),
                "grid": list(wall.z.shape), "spacing_m": wall.spacing,
                "hurst": wall.spec.spectrum.hurst, "psd_exponent": wall.spec.spectrum.exponent,
-               "rms_m": wall.spec.spectrum.rms, "micro_rms_m": wall.micro_rms,
+               "rms_m": wall.spec.spectrum.rms, "asperity_rms_m": wall.micro_rms,
+               "fractal_asperity_band_rms_m": wall.spec.spectrum.band_rms(
+                   wall.spec.spectrum.level(wall.z.shape, wall.spacing), SPINE_WAVELENGTHS),
                "knobs": sum(not k.ledge for k in wall.knobs),
                "ledges": sum(k.ledge for k in wall.knobs),
                "area_fz_capacity_over_half": float((factors[..., 2] > 0.5).mean())}

@@ -37,7 +37,7 @@ from clamber.exceptions import ConfigError
 from clamber.quadruped.grasping import GraspReport, GraspStatus, grasp, release
 from clamber.quadruped.model import RobotModel
 from clamber.quadruped.planning.depth_map import DepthNoise, observe_wall
-from clamber.quadruped.planning.holds import build_hold_map, capacity_at
+from clamber.quadruped.planning.holds import build_hold_map
 from clamber.quadruped.planning.selection import (
     NOMINAL_FEET,
     ChoiceStatus,
@@ -49,7 +49,7 @@ from clamber.quadruped.planning.selection import (
 from clamber.quadruped.planning.stance import HELD_TILT_TOLERANCE, body_over, reach, support
 from clamber.quadruped.robot import LEG_NAMES
 from clamber.quadruped.rock.holding import GripperSurfaceModel, hold_limits, patch_features
-from clamber.quadruped.rock.wall import RockWall, RockWallSpec, generate_wall, surface_features
+from clamber.quadruped.rock.wall import RockWall, RockWallSpec, generate_wall
 from clamber.quadruped.sim.winch_plant import WinchPlant, WinchPlantParams
 
 RULES = {"planner": HoldPlanner, "nearest": NearestHoldRule}
@@ -134,18 +134,13 @@ class PlanClimbResult:
 
 
 class _Truth:
-    """True geometry and capacity of the wall at grid cells."""
+    """True geometry and capacity of the wall, per grid cell (computed once)."""
 
     def __init__(self, wall: RockWall, model: GripperSurfaceModel) -> None:
         self.wall, self.model = wall, model
-        self.features = surface_features(wall.z, wall.spacing, model.footprint_radius)
-        self._step: np.ndarray | None = None
-
-    def steps(self) -> np.ndarray:
-        """Pad-scale step map [m] (computed once)."""
-        if self._step is None:
-            self._step = patch_features(self.wall.z, self.wall.spacing, self.model).step
-        return self._step
+        self.features = patch_features(wall.z, wall.spacing, model)
+        self.factors = model.capacity_factor(self.features.convexity, self.features.step,
+                                             wall.micro_rms)
 
     def foothold(self, cell: tuple[int, int], factor_believed: np.ndarray) -> Foothold:
         w, i, j = self.wall, cell[0], cell[1]
@@ -153,12 +148,12 @@ class _Truth:
         return Foothold(cell, top, w.rotation @ self.features.normal[i, j], factor_believed)
 
     def factor(self, cell: tuple[int, int]) -> np.ndarray:
-        return capacity_at(self.wall, self.wall.z, self.model, [cell])[0]
+        return self.factors[cell]
 
     def catch_probability(self, cell: tuple[int, int]) -> float:
         """Chance that a try's spines catch: spine engagement times the seat [0, 1]."""
-        step = self.steps()[cell]
-        return self.model.spine(self.wall.micro_rms) * float(self.model.seat(step))
+        seat = float(self.model.seat(self.features.step[cell]))
+        return self.model.spine(self.wall.micro_rms) * seat
 
 
 def _start(rm: RobotModel, truth: _Truth, hold_map, settings: PlanClimbSettings,

@@ -56,10 +56,6 @@ class Foothold:
     normal: np.ndarray
     factor: np.ndarray
 
-    @classmethod
-    def of(cls, c: HoldCandidate) -> Foothold:
-        return cls((c.i, c.j), c.top, c.normal, c.factor)
-
 
 @dataclass(frozen=True)
 class StepContext:
