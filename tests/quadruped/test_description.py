@@ -75,7 +75,8 @@ def test_same_kinematics_and_mass_matrix(rm):
 def test_scene_loads_and_steps_without_warnings(tmp_path):
     """The written scene.xml loads, and 200 noisy steps stay finite with no MuJoCo warning."""
     files = write_models(Marcbot(), tmp_path)
-    assert {p.name for p in files.values()} == {"marcbot.urdf", "marcbot.xml", "scene.xml"}
+    assert {p.name for p in files.values()} == {"marcbot.urdf", "marcbot.xml", "scene.xml",
+                                                "README.md"}
     m = mujoco.MjModel.from_xml_path(str(files["scene"]))
     d = mujoco.MjData(m)
     rng = np.random.default_rng(1)
