@@ -1,4 +1,4 @@
-"""Figures of generated rock walls and of hold selection on them."""
+"""Figures of generated rock walls: heights, holding capacity and spectrum."""
 
 from __future__ import annotations
 
