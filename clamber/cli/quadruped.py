@@ -9,6 +9,7 @@ import os
 import time
 from pathlib import Path
 
+from clamber.cli import rock
 from clamber.cli.options import (
     add_execution_options,
     add_output_options,
@@ -286,6 +287,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     comp.set_defaults(func=_compare)
 
     register_evaluate(qsub, EXAMPLES)
+    rock.register(qsub)
 
     mod = qsub.add_parser(
         "model", help="write MJCF, scene, URDF and README of the robot",

@@ -55,6 +55,12 @@ NUMERIC = [
     (["quadruped", "compare"], "--inclines", FLOAT, 0, 180, False),
     (["quadruped", "compare"], "--sole-stiffness", FLOAT, 0, 1e4, False),
     (["quadruped", "compare"], "--trials", INT, 1, 100_000, False),
+    (["quadruped", "wall"], "--seed", INT, 0, 2**32 - 1, False),
+    (["quadruped", "wall"], "--incline", FLOAT, 0, 135, False),
+    (["quadruped", "holds"], "--inclines", FLOAT, 0, 135, False),
+    (["quadruped", "holds"], "--distance", FLOAT, 0, None, True),
+    (["quadruped", "holds"], "--trials", INT, 1, 100_000, False),
+    (["quadruped", "holds"], "--seed", INT, 0, 2**32 - 1, False),
 ]
 #: Options with a fixed set of values.
 CHOICES = [
@@ -63,10 +69,12 @@ CHOICES = [
     (["jumper", "safe-region"], "--unit"), (["quadruped", "climb"], "--controller"),
     (["quadruped", "climb"], "--state"), (["quadruped", "trot"], "--terrain"),
     (["quadruped", "trot"], "--feet"), (["quadruped", "compare"], "--state"),
+    (["quadruped", "holds"], "--rules"), (["quadruped", "holds"], "--grasp"),
 ]
 VALID_CHOICES = {"coarse", "fine", "seed", "deterministic", "random", "trapezoidal",
                  "hermite-simpson", "kg", "N", "qwbc", "clik", "vmc", "estimate", "true",
-                 "flat", "gravel", "grass", "mud", "stone", "all", "gripper", "rubber", "both"}
+                 "flat", "gravel", "grass", "mud", "stone", "all", "gripper", "rubber", "both",
+                 "planner", "nearest", "instant", "winch"}
 
 
 def _is_number(text: str, kind) -> bool:

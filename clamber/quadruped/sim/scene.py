@@ -55,6 +55,11 @@ def _robot_spec(robot: Marcbot, servos: ServoBank, physics_dt: float) -> mujoco.
     return spec
 
 
+def robot_spec(robot: Marcbot, servos: ServoBank, physics_dt: float = 0.001) -> mujoco.MjSpec:
+    """The robot's spec with its servos, options and light, before any world is added."""
+    return _robot_spec(robot, servos, physics_dt)
+
+
 def climb_scene(robot: Marcbot, layout: WallLayout, servos: ServoBank,
                 physics_dt: float = 0.001,
                 sole: SoleCompliance | None = DEFAULT_SOLE) -> mujoco.MjModel:

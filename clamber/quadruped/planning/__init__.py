@@ -1,0 +1,1 @@
+"""Hold selection on a mapped rock wall: the map, the candidate holds, the planners."""

@@ -1,0 +1,84 @@
+"""Candidate holds on a height map: protrusions found by non-maximum suppression.
+
+A candidate is a grid cell whose estimated holding capacity (the smallest force factor of
+:meth:`~clamber.quadruped.rock.holding.GripperSurfaceModel.capacity_factor` on the map, ties
+broken by convexity) is positive and largest within ``spacing`` of it: the tops of knobs and
+fractal bumps, where the opposed clamps close, and the best of the flatter patches between
+them. The map gives, for each, the top point, the surface normal and the capacity factors the
+holding model infers, all from the measured heights. Every hold selection rule chooses from
+the same candidates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.ndimage import maximum_filter
+
+from clamber.quadruped.rock.holding import GripperSurfaceModel, patch_features
+from clamber.quadruped.rock.wall import RockWall
+
+
+@dataclass(frozen=True)
+class HoldCandidate:
+    """A candidate hold: wall coordinates ``u``, ``y`` [m] of its grid cell ``(i, j)``,
+    ``top`` (3,) and ``normal`` (3,) in the world {S} [m], and the estimated per-axis
+    ``factor`` (6,) of the gripper's capacity there."""
+
+    i: int
+    j: int
+    u: float
+    y: float
+    top: np.ndarray
+    normal: np.ndarray
+    factor: np.ndarray
+
+
+@dataclass(frozen=True)
+class HoldMap:
+    """Candidates on one map of ``wall`` (measured heights ``z``) and their grid lookup."""
+
+    wall: RockWall
+    z: np.ndarray
+    candidates: tuple[HoldCandidate, ...]
+    uy: np.ndarray
+
+    def near(self, u: float, y: float, radius: float) -> list[HoldCandidate]:
+        """Candidates within ``radius`` [m] of wall point ``(u, y)``, nearest first."""
+        if not self.candidates:
+            return []
+        d = np.hypot(self.uy[:, 0] - u, self.uy[:, 1] - y)
+        order = np.argsort(d)
+        return [self.candidates[k] for k in order if d[k] <= radius]
+
+
+def capacity_at(wall: RockWall, z: np.ndarray, model: GripperSurfaceModel,
+                cells: list[tuple[int, int]]) -> np.ndarray:
+    """Capacity factors (n, 6) of grid ``cells`` on heights ``z`` (a map or the truth)."""
+    f = patch_features(z, wall.spacing, model)
+    idx = tuple(np.array(cells).T)
+    return model.capacity_factor(f.convexity[idx], f.step[idx], wall.micro_rms)
+
+
+def build_hold_map(wall: RockWall, z: np.ndarray, model: GripperSurfaceModel,
+                   spacing: float = 0.01, margin: float = 0.08) -> HoldMap:
+    """Candidates on heights ``z`` (n_u, n_y) [m]: capacity maxima ``spacing`` [m] apart,
+    at least ``margin`` [m] inside the wall's edges."""
+    f = patch_features(z, wall.spacing, model)
+    factor = model.capacity_factor(f.convexity, f.step, wall.micro_rms)
+    score = factor[..., :3].min(axis=-1) + 1e-4 * np.tanh(f.convexity)
+    r = max(1, int(round(spacing / wall.spacing)))
+    peak = (score == maximum_filter(score, size=2 * r + 1, mode="nearest"))
+    peak &= factor[..., :3].min(axis=-1) > 0
+    m = int(np.ceil(margin / wall.spacing))
+    peak[:m], peak[-m:], peak[:, :m], peak[:, -m:] = False, False, False, False
+    ii, jj = np.nonzero(peak)
+    factors = factor[ii, jj]
+    tops = wall.to_world(wall.u[ii], wall.y[jj], f.top[ii, jj])
+    normals = f.normal[ii, jj] @ wall.rotation.T
+    cands = tuple(HoldCandidate(int(i), int(j), float(wall.u[i]), float(wall.y[j]), tops[k],
+                                normals[k], factors[k])
+                  for k, (i, j) in enumerate(zip(ii, jj, strict=True)))
+    uy = np.array([[c.u, c.y] for c in cands]).reshape(-1, 2)
+    return HoldMap(wall, z, cands, uy)

@@ -1,0 +1,227 @@
+"""Choosing the next hold for a swing leg: the checked planner and the naive nearest rule.
+
+Both rules see the same map and the same candidates (:mod:`.holds`), and aim at the same
+nominal foothold: the leg's nominal spot relative to the body plus ``lead`` [m] up the wall
+(the gait lands each foot 5/8 of a stride ahead of its nominal spot).
+
+* :class:`NearestHoldRule` takes the candidate nearest to the nominal foothold.
+* :class:`HoldPlanner` ranks the candidates within ``radius`` that advance the foot by at
+  least ``min_advance`` by their distance from the nominal foothold (lateral deviation
+  weighted more: it costs the other legs' reach) less a bonus for estimated capacity, and
+  takes the best (the rank less a penalty on the stance's largest load gauge) of the first
+  ``max_checks`` that the swing leg reaches (1; a cheap check, made on every candidate in
+  rank order) and that
+
+  1. are reachable by the swing leg from the current body pose (sole within 3 mm and
+     0.2 rad of the hold's normal) and, with the other three legs, from the body pose over
+     the new stance (0.25 rad: attached soles tilt on their hinges), within joint limits,
+     the body at its nominal standoff or moved along the normal by ``standoff_offsets``
+     (cumulative: 0, then 2 cm closer, then 2 cm farther than nominal);
+  2. keep the body statically stable: the wrench QP (body balance, every hold's estimated
+     limits shrunk by ``capacity_margin``, the servos' torques) is feasible over the new
+     stance and over its three-leg stance during the next leg's swing;
+  3. are graspable at the expected load: the new hold's largest QP wrench lies within its
+     estimated limits shrunk by ``capacity_margin`` (implied by 2, and recorded).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+import numpy as np
+import pinocchio as pin
+
+from clamber.attachment.wrench_limits import WrenchLimits
+from clamber.exceptions import ConfigError
+from clamber.quadruped.model import RobotModel
+from clamber.quadruped.planning.holds import HoldCandidate, HoldMap
+from clamber.quadruped.planning.stance import HELD_TILT_TOLERANCE, body_over, reach, support
+from clamber.quadruped.robot import LEG_NAMES
+from clamber.quadruped.rock.holding import hold_limits
+from clamber.quadruped.statics import StaticsEvaluator
+
+#: Nominal footholds relative to the body centre (u, y) [m] (the climbing gait's, mid-cycle).
+NOMINAL_FEET = {"LF": np.array([0.17, 0.25]), "LR": np.array([-0.17, 0.25]),
+                "RF": np.array([0.17, -0.25]), "RR": np.array([-0.17, -0.25])}
+
+
+@dataclass(frozen=True)
+class Foothold:
+    """A leg's hold: grid ``cell``, ``top`` and ``normal`` in {S} [m], the capacity
+    ``factor`` (6,) the planner believes."""
+
+    cell: tuple[int, int]
+    top: np.ndarray
+    normal: np.ndarray
+    factor: np.ndarray
+
+
+@dataclass(frozen=True)
+class StepContext:
+    """What a rule sees when ``leg`` is about to swing: the map, the current holds, the
+    body pose and joint angles, and the leg that swings next."""
+
+    hold_map: HoldMap
+    holds: dict[str, Foothold]
+    body: pin.SE3
+    q: np.ndarray
+    leg: str
+    next_leg: str
+    standoff: float
+
+
+class ChoiceStatus(enum.Enum):
+    CHOSEN = "chosen"
+    NO_CANDIDATE = "no candidate hold near the nominal foothold"
+    NONE_FEASIBLE = "no candidate passed the reach, stability and load checks"
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A rule's answer: the hold, the stance it leads to (body pose, joint angles), the
+    wrench the plan expects on the new hold [N, N m], how many candidates were checked and
+    how many each check rejected (``swing reach``, ``stance reach``, ``stability``)."""
+
+    status: ChoiceStatus
+    hold: HoldCandidate | None = None
+    body: pin.SE3 | None = None
+    q: np.ndarray | None = None
+    expected_wrench: np.ndarray = field(default_factory=lambda: np.zeros(6))
+    checked: int = 0
+    rejected: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class PlannerSettings:
+    """Search window ``radius`` and nominal ``lead`` [m], the minimum progress of a step
+    ``min_advance`` [m], weights of the ranking (lateral deviation [-], tilt [m/rad],
+    capacity [m]), the number of candidates checked in full, the capacity margin (share of
+    the estimated limits a plan may use) and the body's successive moves along the normal
+    [m] tried when the legs cannot reach a stance from the nominal standoff."""
+
+    radius: float = 0.12
+    lead: float = 0.1375
+    min_advance: float = 0.02
+    lateral_weight: float = 2.0
+    capacity_weight: float = 0.05
+    tilt_weight: float = 0.2
+    max_checks: int = 10
+    capacity_margin: float = 0.8
+    standoff_offsets: tuple[float, ...] = (0.0, -0.02, 0.04)
+
+    def __post_init__(self) -> None:
+        if not (self.radius > 0 and self.max_checks >= 1 and 0 < self.capacity_margin <= 1):
+            raise ConfigError("radius must be > 0, max_checks >= 1 and capacity_margin in (0, 1]")
+
+
+def nominal_foothold(body: pin.SE3, hold_map: HoldMap, leg: str, lead: float) -> np.ndarray:
+    """The nominal landing point ``(u, y)`` [m] of ``leg`` for the current body."""
+    b = hold_map.wall.to_wall(body.translation)
+    return b[:2] + NOMINAL_FEET[leg] + np.array([lead, 0.0])
+
+
+def _stance(ctx: StepContext, c: HoldCandidate) -> tuple[dict, dict, pin.SE3]:
+    tops = {leg: (c.top if leg == ctx.leg else ctx.holds[leg].top) for leg in LEG_NAMES}
+    normals = {leg: (c.normal if leg == ctx.leg else ctx.holds[leg].normal)
+               for leg in LEG_NAMES}
+    return tops, normals, body_over(tops, ctx.body.rotation, ctx.standoff)
+
+
+class NearestHoldRule:
+    """The naive rule: the candidate nearest to the nominal foothold; no checks. Its
+    expected load is the wrench QP's over the new stance with the paper's box on every
+    hold (the rule knows no capacities)."""
+
+    name = "nearest"
+
+    def __init__(self, rm: RobotModel, settings: PlannerSettings | None = None) -> None:
+        self.rm, self.settings = rm, settings or PlannerSettings()
+        self.statics = StaticsEvaluator(rm)
+
+    def choose(self, ctx: StepContext, exclude: set[tuple[int, int]]) -> Choice:
+        s = self.settings
+        u, y = nominal_foothold(ctx.body, ctx.hold_map, ctx.leg, s.lead)
+        for c in ctx.hold_map.near(u, y, s.radius):
+            if (c.i, c.j) in exclude:
+                continue
+            tops, normals, body = _stance(ctx, c)
+            r = reach(self.rm, body, tops, normals, ctx.q)
+            box = [WrenchLimits.paper_box()] * len(LEG_NAMES)
+            sup = support(self.rm, self.statics, body, r.q, box)
+            return Choice(ChoiceStatus.CHOSEN, c, body, r.q,
+                          sup.wrenches[LEG_NAMES.index(ctx.leg)].copy(), 1)
+        return Choice(ChoiceStatus.NO_CANDIDATE)
+
+
+class HoldPlanner:
+    """The checked planner (module docstring)."""
+
+    name = "planner"
+
+    def __init__(self, rm: RobotModel, settings: PlannerSettings | None = None) -> None:
+        self.rm, self.settings = rm, settings or PlannerSettings()
+        self.statics = StaticsEvaluator(rm)
+
+    def _score(self, c: HoldCandidate, target: np.ndarray, wall_normal: np.ndarray) -> float:
+        """Ranking score [m]: minus the distance from the nominal foothold (lateral deviation
+        weighted by ``lateral_weight``) and the hold's tilt from the wall normal (weighted by
+        ``tilt_weight``: a tilted hold leaves the 5-DOF leg little room as the body moves),
+        plus the capacity bonus."""
+        s = self.settings
+        tilt = float(np.arccos(np.clip(c.normal @ wall_normal, -1.0, 1.0)))
+        return -(abs(c.u - target[0]) + s.lateral_weight * abs(c.y - target[1])) \
+            - s.tilt_weight * tilt + s.capacity_weight * float(np.min(c.factor[:3]))
+
+    def _rank(self, ctx: StepContext, cands: list[HoldCandidate], target: np.ndarray
+              ) -> list[HoldCandidate]:
+        foot_u = ctx.hold_map.wall.to_wall(ctx.holds[ctx.leg].top)[0]
+        ahead = [c for c in cands if c.u - foot_u >= self.settings.min_advance]
+        n = ctx.body.rotation[:, 2]
+        return sorted(ahead, key=lambda c: -self._score(c, target, n))
+
+    def choose(self, ctx: StepContext, exclude: set[tuple[int, int]]) -> Choice:
+        s, rm, leg = self.settings, self.rm, ctx.leg
+        target = nominal_foothold(ctx.body, ctx.hold_map, leg, s.lead)
+        near = [c for c in ctx.hold_map.near(*target, s.radius) if (c.i, c.j) not in exclude]
+        ranked = self._rank(ctx, near, target)
+        if not ranked:
+            return Choice(ChoiceStatus.NO_CANDIDATE)
+        i = LEG_NAMES.index(leg)
+        best: tuple[float, Choice] | None = None
+        rejected = dict.fromkeys(("swing reach", "stance reach", "stability"), 0)
+        checked = full_checks = 0
+        for c in ranked:
+            if full_checks == s.max_checks:
+                break
+            checked += 1
+            tops, normals, body = _stance(ctx, c)
+            if not reach(rm, ctx.body, tops, normals, ctx.q, legs=(leg,)).reachable:
+                rejected["swing reach"] += 1
+                continue
+            full_checks += 1
+            for dz in s.standoff_offsets:
+                body = pin.SE3(body.rotation, body.translation + dz * body.rotation[:, 2])
+                r = reach(rm, body, tops, normals, ctx.q)
+                if r.within(HELD_TILT_TOLERANCE):
+                    break
+            else:
+                rejected["stance reach"] += 1
+                continue
+            factors = [c.factor if x == leg else ctx.holds[x].factor for x in LEG_NAMES]
+            limits = [hold_limits(f * s.capacity_margin) for f in factors]
+            full = support(rm, self.statics, body, r.q, limits)
+            three = support(rm, self.statics, body, r.q, limits, swing=ctx.next_leg)
+            if not (full.stable and three.stable):
+                rejected["stability"] += 1
+                continue
+            k = int(np.argmax([full.gauges[i], three.gauges[i]]))
+            w = (full, three)[k].wrenches[i].copy()
+            peak = max(full.gauges.max(), three.gauges.max())
+            score = self._score(c, target, ctx.body.rotation[:, 2]) - 0.05 * peak
+            if best is None or score > best[0]:
+                best = (score, Choice(ChoiceStatus.CHOSEN, c, body, r.q, w))
+        why = tuple(rejected.items())
+        if best is None:
+            return Choice(ChoiceStatus.NONE_FEASIBLE, checked=checked, rejected=why)
+        return Choice(**{**best[1].__dict__, "checked": checked, "rejected": why})

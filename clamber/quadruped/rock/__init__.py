@@ -1,0 +1,1 @@
+"""Generated rock walls: a fractal surface with knobs and ledges, and what a gripper holds on it."""

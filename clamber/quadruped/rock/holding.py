@@ -1,0 +1,99 @@
+"""What the spiny gripper holds on a patch of rock, from the patch's geometry.
+
+The SPASAS wrench set (:mod:`clamber.attachment.wrench_space`) is the paper's gripper on its
+basalt holds. On another patch each wrench axis is scaled by a factor in [0, 1] (the same
+per-axis scaling as :attr:`clamber.quadruped.sim.world.Hold.capacity_factor`), the product of
+
+* **spine engagement** ``s = min(1, R_q / R_q,paper)``: the share of spines that find an
+  asperity grows with the asperity roughness in the spines' band (``R_q``, from the wall's
+  spectrum) and saturates at the paper's rock, where the measured set applies;
+* **seat** ``1 - step / seat_step`` (clipped to [0, 1]): an edge or step under the footpad
+  (the RMS residual of a smooth quadratic fit over the pad's radius) leaves the footpad and the
+  phalanges without an even contact; at ``seat_step`` nothing holds;
+* **wrap** ``w = clip(kappa r^2 / (2 wrap_depth), 0, 1)``: the opposed clamps turn shear into
+  normal attraction only when they close around a protrusion; ``kappa r^2 / 2`` is the
+  sagitta of the patch's convexity ``kappa`` over the footprint radius ``r``. Each axis keeps
+  ``base`` of its capacity without wrap (friction and spines alone) and reaches 1 at full
+  wrap: ``base + (1 - base) w``. A flat or concave patch (``w = 0``) holds little normal pull.
+
+This is a phenomenological model: its thresholds are design guesses sized to the gripper
+(12 cm span, 3.5 cm of cable slack), not fits to measurements; every factor is monotone in
+its geometric quantity, which is what hold selection relies on.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS, WrenchLimits
+from clamber.exceptions import ConfigError
+from clamber.quadruped.rock.wall import PAPER_MICRO_RMS, SurfaceFeatures, surface_features
+
+
+@dataclass(frozen=True)
+class GripperSurfaceModel:
+    """Thresholds of the holding model (lengths in [m]); ``base`` (6,) the share of each
+    wrench axis ``(fx, fy, fz, tx, ty, tz)`` held on a patch the clamps cannot wrap.
+
+    Normal and convexity are fitted over ``footprint_radius`` (the phalanges' reach), the
+    step over ``pad_radius`` (the footpad).
+    """
+
+    footprint_radius: float = 0.06
+    pad_radius: float = 0.035
+    wrap_depth: float = 0.015
+    seat_step: float = 0.008
+    reference_micro_rms: float = PAPER_MICRO_RMS
+    base: np.ndarray = field(default_factory=lambda: np.array([0.6, 0.6, 0.3, 0.5, 0.5, 0.6]))
+
+    def __post_init__(self) -> None:
+        for name in ("footprint_radius", "pad_radius", "wrap_depth", "seat_step",
+                     "reference_micro_rms"):
+            v = getattr(self, name)
+            if not (v > 0 and math.isfinite(v)):
+                raise ConfigError(f"gripper surface {name} must be > 0, got {v}")
+        b = np.asarray(self.base, dtype=float)
+        if b.shape != (6,) or not np.all((b >= 0) & (b <= 1)):
+            raise ConfigError(f"base shares must be 6 numbers in [0, 1], got {b}")
+        object.__setattr__(self, "base", b)
+
+    def wrap(self, convexity: np.ndarray) -> np.ndarray:
+        """Share [0, 1] of the clamps' closing that a patch of ``convexity`` [1/m] allows."""
+        sagitta = np.asarray(convexity, dtype=float) * self.footprint_radius**2 / 2
+        return np.clip(sagitta / self.wrap_depth, 0.0, 1.0)
+
+    def seat(self, step: np.ndarray) -> np.ndarray:
+        """Share [0, 1] of contact left by a step/edge of RMS ``step`` [m]."""
+        return np.clip(1.0 - np.asarray(step, dtype=float) / self.seat_step, 0.0, 1.0)
+
+    def spine(self, micro_rms: float) -> float:
+        """Share [0, 1] of spines that engage on asperities of RMS ``micro_rms`` [m]."""
+        return float(min(1.0, max(0.0, micro_rms / self.reference_micro_rms)))
+
+    def capacity_factor(self, convexity: np.ndarray, step: np.ndarray,
+                        micro_rms: float) -> np.ndarray:
+        """Per-axis factors (..., 6) scaling the gripper's wrench set on the patches."""
+        w = self.wrap(convexity)[..., None]
+        shape = self.base + (1.0 - self.base) * w
+        return self.spine(micro_rms) * self.seat(step)[..., None] * shape
+
+
+def hold_limits(factor: np.ndarray) -> WrenchLimits:
+    """The paper's conservative box scaled per axis by ``factor`` (6,): the Q-WBC's limits
+    on that patch (inside the scaled achievable set, as the box is inside the set)."""
+    f = np.asarray(factor, dtype=float)
+    if f.shape != (6,) or not np.all((f >= 0) & np.isfinite(f)):
+        raise ConfigError(f"capacity factor must be 6 numbers >= 0, got {f}")
+    return WrenchLimits.box(PAPER_BOX_HALF_WIDTHS * f)
+
+
+def patch_features(z: np.ndarray, spacing: float, model: GripperSurfaceModel
+                   ) -> SurfaceFeatures:
+    """Normal, convexity and top over the footprint, step over the pad, at every grid point
+    of heights ``z`` [m] with cell ``spacing`` [m]."""
+    foot = surface_features(z, spacing, model.footprint_radius)
+    pad = surface_features(z, spacing, model.pad_radius)
+    return SurfaceFeatures(foot.normal, foot.convexity, pad.step, foot.top)

@@ -1,0 +1,76 @@
+"""The gripper's winch, tendons and phalanges as a plant for the winch controller.
+
+The servo turns the winch toward its goal at most ``speed`` [rad/s]. Turned past the natural
+angle, the attachment tendons first take up their slack (3.5 cm on a 10 mm winch: 3.5 rad,
+the paper's redundancy), while the torsion springs close the phalanges; then the tendon
+tension builds. If the spines have caught asperities, the phalanges stop on the rock and the
+series elastic chain (tendon, torsion and compression springs) stiffens the winch by
+``engaged_stiffness`` [N m/rad]; if they have not, the phalanges keep sliding shut and only
+friction, ``slip_stiffness``, resists: the torque never reaches the controller's band, which
+is how a grasp that does not engage shows itself (the controller's timeout or winding limit).
+Turned the other way past the natural angle, the detachment tendons take up the same slack
+and then pull the phalanges up against ``detach_stiffness``.
+
+The servo's current is the winch torque over the torque constant plus Gaussian noise
+(``current_noise`` [A]).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from clamber.attachment.winch import WinchParams
+from clamber.exceptions import ConfigError
+
+
+@dataclass(frozen=True)
+class WinchPlantParams:
+    """Servo ``speed`` [rad/s], tendon ``slack`` [rad of winch], stiffnesses [N m/rad] of the
+    engaged chain, of sliding phalanges and of the detachment tendons, current noise [A]."""
+
+    speed: float = 6.0
+    slack: float = 3.5
+    engaged_stiffness: float = 0.5
+    slip_stiffness: float = 0.02
+    detach_stiffness: float = 0.4
+    current_noise: float = 0.01
+
+    def __post_init__(self) -> None:
+        for name in ("speed", "slack", "engaged_stiffness", "slip_stiffness",
+                     "detach_stiffness"):
+            v = getattr(self, name)
+            if not (v > 0 and math.isfinite(v)):
+                raise ConfigError(f"winch plant {name} must be > 0, got {v}")
+        if not self.current_noise >= 0:
+            raise ConfigError(f"current noise must be >= 0, got {self.current_noise}")
+
+
+class WinchPlant:
+    """One gripper's winch; ``engaged`` says whether its spines have caught the rock."""
+
+    def __init__(self, winch: WinchParams, params: WinchPlantParams | None = None,
+                 rng: np.random.Generator | None = None) -> None:
+        self.winch, self.p = winch, params or WinchPlantParams()
+        self.rng = rng or np.random.default_rng(0)
+        self.angle = winch.natural_angle
+        self.engaged = False
+
+    def torque(self) -> float:
+        """Winch torque [N m]: positive pulling the attachment tendons."""
+        p, x = self.p, self.angle - self.winch.natural_angle
+        if x > p.slack:
+            k = p.engaged_stiffness if self.engaged else p.slip_stiffness
+            return k * (x - p.slack)
+        if x < -p.slack:
+            return p.detach_stiffness * (x + p.slack)
+        return 0.0
+
+    def step(self, goal: float, dt: float) -> float:
+        """Move toward ``goal`` [rad] for ``dt`` [s]; the measured current [A]."""
+        d = float(np.clip(goal - self.angle, -self.p.speed * dt, self.p.speed * dt))
+        self.angle += d
+        noise = self.rng.normal(0.0, self.p.current_noise) if self.p.current_noise else 0.0
+        return self.torque() / self.winch.torque_constant + noise

@@ -1,0 +1,64 @@
+"""The gripper-surface model: capacity monotone in each geometric quantity."""
+
+import numpy as np
+import pytest
+
+from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS
+from clamber.exceptions import ConfigError
+from clamber.quadruped.rock.holding import GripperSurfaceModel, hold_limits, patch_features
+from clamber.quadruped.rock.wall import PAPER_MICRO_RMS, RockWallSpec, generate_wall
+
+MODEL = GripperSurfaceModel()
+
+
+def test_capacity_grows_with_convexity_until_the_clamps_wrap():
+    """Every axis's factor is non-decreasing in convexity, strictly increasing on
+    (0, full wrap), and the normal pull gains most (the clamps make the attraction)."""
+    kappa = np.linspace(-20, 40, 301)
+    f = MODEL.capacity_factor(kappa, np.zeros_like(kappa), PAPER_MICRO_RMS)
+    assert np.all(np.diff(f, axis=0) >= -1e-15)
+    full = 2 * MODEL.wrap_depth / MODEL.footprint_radius**2
+    inside = (kappa > 0) & (kappa < full)
+    assert np.all(np.diff(f[inside], axis=0) > 0)
+    assert f[-1] == pytest.approx(np.ones(6))
+    gain = f[-1] / f[0]
+    assert np.argmax(gain) == 2
+
+
+def test_capacity_falls_with_steps_and_rises_with_asperities():
+    """The factor is non-increasing in the step under the pad (zero at ``seat_step``) and
+    non-decreasing in asperity roughness, saturating at the paper's rock."""
+    step = np.linspace(0, 0.02, 201)
+    f = MODEL.capacity_factor(np.full_like(step, 5.0), step, PAPER_MICRO_RMS)
+    assert np.all(np.diff(f, axis=0) <= 1e-15)
+    assert np.all(f[step >= MODEL.seat_step] == 0)
+    micro = np.linspace(0, 2 * PAPER_MICRO_RMS, 50)
+    g = np.array([MODEL.capacity_factor(5.0, 0.0, m) for m in micro])
+    assert np.all(np.diff(g, axis=0) >= 0)
+    assert g[-1] == pytest.approx(g[micro >= PAPER_MICRO_RMS][0])
+
+
+def test_knob_tops_hold_more_than_ledges_and_flats():
+    """On a generated wall, dome knob tops hold more normal pull than ledge tops, and more
+    than the wall's median patch."""
+    wall = generate_wall(90, 3, RockWallSpec(length=1.5, width=1.0))
+    feats = patch_features(wall.z, wall.spacing, MODEL)
+    fz = MODEL.capacity_factor(feats.convexity, feats.step, wall.micro_rms)[..., 2]
+    tops = {True: [], False: []}
+    for k in wall.knobs:
+        i, j = wall.index(k.u, k.y)
+        tops[k.ledge].append(fz[i, j])
+    assert np.median(tops[False]) > np.median(tops[True])
+    assert np.median(tops[False]) > np.median(fz)
+
+
+def test_hold_limits_scale_the_paper_box():
+    """The Q-WBC limits on a patch are the paper's box scaled per axis."""
+    f = np.array([1.0, 0.5, 0.25, 1.0, 0.0, 0.5])
+    lim = hold_limits(f)
+    assert lim.contains(PAPER_BOX_HALF_WIDTHS * f)
+    assert not lim.contains(PAPER_BOX_HALF_WIDTHS * f * 1.01)
+    with pytest.raises(ConfigError):
+        hold_limits(np.ones(5))
+    with pytest.raises(ConfigError):
+        GripperSurfaceModel(wrap_depth=0.0)
