@@ -20,7 +20,7 @@ import statistics
 import time
 from dataclasses import replace
 
-from clamber.experiments.fitness import CandidateTask, FitnessConfig, evaluate_candidate
+from clamber.experiments.fitness import CandidateTask, FitnessSettings, evaluate_candidate
 from clamber.experiments.sweep import sobol_designs
 from clamber.jumper.settings import OptimizationSettings
 from clamber.parallel.dask import DaskEvaluator, available_cores
@@ -30,7 +30,7 @@ from clamber.parallel.serial import SerialEvaluator
 PAPER_CORE_MIN_PER_EVAL = 188 * 9 / (50 * 9)
 
 
-def _tasks(fitness: FitnessConfig, n: int) -> list[CandidateTask]:
+def _tasks(fitness: FitnessSettings, n: int) -> list[CandidateTask]:
     from clamber.jumper.morphology import Morphology
 
     seed = evaluate_candidate(CandidateTask(-1, 0, (), Morphology.nominal(), fitness))
@@ -67,11 +67,11 @@ def main() -> None:
     else:
         counts = [w for w in (1, 2, 4, 8, 16) if w <= max(cores, 2)]
     if args.quick:
-        fitness = FitnessConfig(settings=OptimizationSettings(max_iterations=300),
+        fitness = FitnessSettings(settings=OptimizationSettings(max_iterations=300),
                                 resolution=(6, 3, 5, 3, 4), refine=None)
         n = 8
     else:
-        fitness = FitnessConfig(refine=None)  # coarse, the sweep's and demo's fitness
+        fitness = FitnessSettings(refine=None)  # coarse, the sweep's and demo's fitness
         n = 2 * max(counts)
     tasks = _tasks(fitness, n)
     serial = _throughput(SerialEvaluator(), tasks)

@@ -33,7 +33,7 @@ from clamber.parallel.factory import make_evaluator  # noqa: E402
 from clamber.quadruped.scenarios import SCENARIOS  # noqa: E402
 from clamber.quadruped.sim.grippers import GripperBank  # noqa: E402
 from clamber.quadruped.trials.climb import ClimbSettings, run_climb  # noqa: E402
-from clamber.quadruped.tuning import TuningSpec  # noqa: E402
+from clamber.quadruped.tuning import TuningSettings  # noqa: E402
 
 
 def realtime(controller: str, seeds: list[int], state: str = "estimate") -> dict:
@@ -81,7 +81,7 @@ def main() -> None:
         out[f"climb_qwbc_{kind}_factor_side_by_side"] = {
             k: v[f"climb_qwbc_{kind}_factor_median"] for k, v in side.items()}
     trials = 1 if args.quick else 20
-    tuning = None if args.quick else TuningSpec()
+    tuning = None if args.quick else TuningSettings()
     t0 = time.perf_counter()
     with make_evaluator(args.workers) as evaluator:
         res = run_comparison(trials, list(SCENARIOS), evaluator=evaluator, tuning=tuning)
@@ -93,7 +93,7 @@ def main() -> None:
     out["compare_sim_s"] = sim
     loop = np.mean([out[f"climb_{c}_loop_wall_s_median"] + out[f"climb_{c}_setup_s_median"]
                     for c in ("qwbc", "clik", "vmc")])
-    n_trials = 3 * len(SCENARIOS) * 20 + 3 * TuningSpec().budget * len(TuningSpec().seeds)
+    n_trials = 3 * len(SCENARIOS) * 20 + 3 * TuningSettings().budget * len(TuningSettings().seeds)
     out["compare_worst_case_wall_s_estimate"] = float(n_trials * loop / max(1, args.workers))
     out["targets"] = {"realtime_factor_min": 20.0, "compare_wall_s_max": 1200.0}
     print(json.dumps(out))

@@ -14,7 +14,7 @@ import time
 from clamber.experiments.robustness import robustness
 from clamber.jumper.morphology import Morphology
 from clamber.jumper.sim.gripper import CaptureWindow
-from clamber.jumper.sim.simulate import SimulationConfig, simulate
+from clamber.jumper.sim.simulate import SimulationSettings, simulate
 from clamber.jumper.solve import solve
 from clamber.parallel.dask import DaskEvaluator
 
@@ -27,7 +27,7 @@ def main() -> None:
     simulate(sol, jumps=1)  # builds the CasADi model once
     # Speed is measured on three whole jumps: a forgiving gripper and readiness test keep
     # the coarse jump from ending the playback early (model compilation included).
-    full = SimulationConfig(capture=CaptureWindow(distance=0.004, tear_margin=100.0,
+    full = SimulationSettings(capture=CaptureWindow(distance=0.004, tear_margin=100.0,
                                                   max_speed=5.0, max_normal_speed=5.0,
                                                   max_angle_deg=120.0),
                             ready_distance_tol=1.0, ready_angle_tol=10.0)

@@ -51,7 +51,7 @@ class WinchCommand(Enum):
 
 
 @dataclass(frozen=True)
-class WinchParams:
+class WinchSettings:
     """Thresholds, rates and timeouts of the winch controller.
 
     Defaults are for a Dynamixel-class servo driving a 10 mm radius winch.
@@ -91,23 +91,23 @@ class WinchParams:
 
     def __post_init__(self) -> None:
         angles = ("natural_angle", "detach_angle", "max_wind_angle")
-        v.numeric_fields(self, "WinchParams", low=-math.inf, names=angles)
-        v.numeric_fields(self, "WinchParams", strict=True,
+        v.numeric_fields(self, "WinchSettings", low=-math.inf, names=angles)
+        v.numeric_fields(self, "WinchSettings", strict=True,
                          names=[f.name for f in fields(self) if f.name not in angles])
         if not self.torque_band < self.target_torque:
             raise ConfigError(
-                f"WinchParams.torque_band must be < target_torque ({self.target_torque} N m), "
+                f"WinchSettings.torque_band must be < target_torque ({self.target_torque} N m), "
                 f"got {self.torque_band}"
             )
         if not self.detach_angle < self.natural_angle < self.max_wind_angle:
             raise ConfigError(
-                "WinchParams needs detach_angle < natural_angle < max_wind_angle, got "
+                "WinchSettings needs detach_angle < natural_angle < max_wind_angle, got "
                 f"{self.detach_angle}, {self.natural_angle}, {self.max_wind_angle}"
             )
         needed = (self.target_torque + self.torque_band) / self.torque_constant
         if self.current_limit <= needed:
             raise ConfigError(
-                f"WinchParams.current_limit must exceed the current of the band's top, "
+                f"WinchSettings.current_limit must exceed the current of the band's top, "
                 f"{needed:.3f} A, got {self.current_limit}"
             )
 
@@ -132,9 +132,9 @@ class WinchOutput:
 class WinchController:
     """The gripper winch state machine; call :meth:`step` once per control cycle."""
 
-    def __init__(self, params: WinchParams | None = None, angle: float | None = None) -> None:
+    def __init__(self, params: WinchSettings | None = None, angle: float | None = None) -> None:
         """Start in ``NATURAL`` (or at ``angle`` in [rad], if the winch is elsewhere)."""
-        self.params = WinchParams() if params is None else params
+        self.params = WinchSettings() if params is None else params
         self.state = WinchState.NATURAL
         self.goal_angle = self.params.natural_angle if angle is None else float(angle)
         self.torque = 0.0

@@ -104,13 +104,13 @@ def _stored_config(run_dir: str | Path, kind: str) -> dict[str, Any]:
 
 
 def _fitness_from_dict(d: dict[str, Any]):
-    from clamber.experiments.fitness import FitnessConfig
+    from clamber.experiments.fitness import FitnessSettings
     from clamber.jumper.settings import OptimizationSettings
 
     def nodes(v):
         return v if v is None or isinstance(v, str) else tuple(v)
 
-    return FitnessConfig(settings=OptimizationSettings.from_dict(d["settings"]),
+    return FitnessSettings(settings=OptimizationSettings.from_dict(d["settings"]),
                          resolution=nodes(d["resolution"]), refine=nodes(d["refine"]),
                          failure_speed=d["failure_speed"],
                          landing_trials=d.get("landing_trials", 0),
@@ -120,13 +120,13 @@ def _fitness_from_dict(d: dict[str, Any]):
 
 def codesign_config(args: argparse.Namespace):
     """The run configuration from options; on resume, unset options come from the run."""
-    from clamber.experiments.codesign import CodesignConfig
-    from clamber.experiments.fitness import FitnessConfig
+    from clamber.experiments.codesign import CodesignSettings
+    from clamber.experiments.fitness import FitnessSettings
 
-    base = CodesignConfig()
+    base = CodesignSettings()
     if args.resume:
         stored = _stored_config(args.resume, "codesign")
-        base = CodesignConfig(generations=stored["generations"], popsize=stored["popsize"],
+        base = CodesignSettings(generations=stored["generations"], popsize=stored["popsize"],
                               sigma0=stored["sigma0"], seed=stored["seed"],
                               fitness=_fitness_from_dict(stored["fitness"]),
                               cma_options={k: float(v) for k, v
@@ -149,7 +149,7 @@ def codesign_config(args: argparse.Namespace):
             jumps, starts = ROBUST_LANDING_JUMPS, ROBUST_STARTS
         elif args.fitness is not None:
             landing, jumps = 0, 1
-        fitness = FitnessConfig(settings=settings, resolution=fitness.resolution,
+        fitness = FitnessSettings(settings=settings, resolution=fitness.resolution,
                                 refine=refine, failure_speed=fitness.failure_speed,
                                 landing_trials=landing,
                                 landing_controller=fitness.landing_controller,
@@ -163,14 +163,14 @@ def codesign_config(args: argparse.Namespace):
         v = getattr(args, name)
         return getattr(base, name) if v is None else v
 
-    return CodesignConfig(generations=pick("generations"), popsize=pick("popsize"),
+    return CodesignSettings(generations=pick("generations"), popsize=pick("popsize"),
                           sigma0=pick("sigma0"), seed=pick("seed"), fitness=fitness,
                           cma_options=dict(args.cma_option) or base.cma_options)
 
 
 def cma_option(text: str) -> tuple[str, float]:
     """``KEY=VALUE`` as a pycma option (an argparse type; the value is a number, 'inf'
-    allowed; which keys are settable, CodesignConfig checks)."""
+    allowed; which keys are settable, CodesignSettings checks)."""
     key, sep, value = text.partition("=")
     try:
         number = float(value)
@@ -235,16 +235,16 @@ def codesign_command(args: argparse.Namespace) -> dict[str, Any]:
 
 def sweep_command(args: argparse.Namespace) -> dict[str, Any]:
     """Run or resume a Sobol sweep; returns the JSON summary."""
-    from clamber.experiments.sweep import SweepConfig, run_sweep
+    from clamber.experiments.sweep import SweepSettings, run_sweep
     from clamber.report.html import write_sweep_outputs
 
     if args.resume:
         stored = _stored_config(args.resume, "sweep")
-        base = SweepConfig(samples=stored["samples"], seed=stored["seed"],
+        base = SweepSettings(samples=stored["samples"], seed=stored["seed"],
                            fitness=_fitness_from_dict(stored["fitness"]))
     else:
-        base = SweepConfig()
-    config = SweepConfig(samples=base.samples if args.samples is None else args.samples,
+        base = SweepSettings()
+    config = SweepSettings(samples=base.samples if args.samples is None else args.samples,
                          seed=base.seed if args.seed is None else args.seed,
                          fitness=base.fitness)
     out = run_folder(args)  # --resume wins; with --out as well it is an error

@@ -19,12 +19,12 @@ from clamber.cli import gripper, quadruped, sim
 from clamber.cli.optimize import optimize_command
 from clamber.cli.options import FMT, add_output_options
 from clamber.exceptions import ConfigError
-from clamber.experiments.codesign import CodesignConfig, run_codesign
-from clamber.experiments.fitness import FitnessConfig
+from clamber.experiments.codesign import CodesignSettings, run_codesign
+from clamber.experiments.fitness import FitnessSettings
 
 #: A few generations of a small population, scored by the coarse solve only: a couple
 #: of minutes on 2 cores. The paper's run is `clamber jumper codesign` (50 x 9, refined).
-DEMO_CONFIG = CodesignConfig(generations=3, popsize=4, fitness=FitnessConfig(refine=None))
+DEMO_CONFIG = CodesignSettings(generations=3, popsize=4, fitness=FitnessSettings(refine=None))
 #: A file the demo leaves in its folder: only a folder holding it (or an empty one) is used.
 DEMO_MARK = ".clamber-demo"
 log = logging.getLogger("clamber")

@@ -76,12 +76,12 @@ def _write_json(path: Path, summary: dict) -> None:
 def _climb(args: argparse.Namespace) -> dict:
     _prepare_gl(args)
     from clamber.cli.options import run_folder
-    from clamber.quadruped.gaits import ClimbGaitParams
+    from clamber.quadruped.gaits import ClimbGaitSettings
     from clamber.quadruped.trials.climb import ClimbSettings, run_climb
 
     settings = ClimbSettings(controller=args.controller, incline_deg=args.incline,
                              control_rate=args.rate, state=args.state,
-                             gait=ClimbGaitParams(cycles=args.cycles),
+                             gait=ClimbGaitSettings(cycles=args.cycles),
                              breakable=not args.unbreakable,
                              sole=sole_compliance(args.sole_stiffness))
     if args.scenario:
@@ -133,13 +133,13 @@ def _trot(args: argparse.Namespace) -> dict:
     study = [r.to_dict() for r in results]
     figures = {}
     if not args.no_figures:
-        from clamber.quadruped.gaits import TrotParams
+        from clamber.quadruped.gaits import TrotGaitSettings
         from clamber.report.quadruped import animate, plot_trot, plot_trot_study
         from clamber.report.save import save_figure
 
         figures["study"] = save_figure(plot_trot_study(study), out / "trot_study.png")
         settings = TrotSettings(terrain=terrains[0], feet=feet[0],
-                                gait=TrotParams(cycles=args.cycles))
+                                gait=TrotGaitSettings(cycles=args.cycles))
         log.info("replaying seed %d for the figures ...", args.seed)
         _, trace = run_trot(settings, args.seed, log=True, snapshot_period=0.1)
         figures["trot"] = save_figure(plot_trot(trace, f"trot, {terrains[0]}, {feet[0]} feet"),

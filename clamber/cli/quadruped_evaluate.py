@@ -42,7 +42,7 @@ def _evaluate(args: argparse.Namespace) -> dict:
     from clamber.cli.options import TrialProgress, evaluator_for, progress_enabled, run_folder
     from clamber.experiments.quadruped_comparison import run_comparison
     from clamber.quadruped.comparison import ABLATION_ROWS, MAIN
-    from clamber.quadruped.tuning import TuningSpec
+    from clamber.quadruped.tuning import TuningSettings
     from clamber.report.quadruped import plot_loads
     from clamber.report.quadruped_comparison import cell_table
 
@@ -52,7 +52,7 @@ def _evaluate(args: argparse.Namespace) -> dict:
     scenarios = args.scenarios or list(SCENARIOS)
     rows = ABLATION_ROWS if args.ablations else MAIN
     gains = _read_gains(args.gains) if args.gains else None
-    tuning = None if args.no_tune or gains else TuningSpec(budget=args.tune_budget)
+    tuning = None if args.no_tune or gains else TuningSettings(budget=args.tune_budget)
     sole = sole_compliance(args.sole_stiffness, args.sole_armature)
     total = len(scenarios) * len(rows) * args.trials + (
         0 if tuning is None else len(MAIN) * tuning.budget * len(tuning.seeds)

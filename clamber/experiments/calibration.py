@@ -35,7 +35,7 @@ from clamber.jumper.morphology import Morphology
 from clamber.jumper.settings import OptimizationSettings
 from clamber.jumper.sim.motor import EscGains
 from clamber.jumper.sim.robustness import Tolerances
-from clamber.jumper.sim.simulate import SimulationConfig
+from clamber.jumper.sim.simulate import SimulationSettings
 from clamber.jumper.solution import TrajectorySolution
 from clamber.parallel.base import Evaluator
 
@@ -58,13 +58,13 @@ DEFAULT_GRID = {"hook_timeconst": (0.004, 0.006, 0.01),
 CALIBRATED = {"hook_timeconst": 0.01, "tolerance_scale": 0.75, "kd_scale": 0.5}
 
 
-def point_config(point: dict, **changes) -> SimulationConfig:
+def point_config(point: dict, **changes) -> SimulationSettings:
     """The simulator at one calibration point (``hook_timeconst``, ``kd_scale``)."""
     gains = EscGains(kp=EscGains().kp, kd=EscGains().kd * point["kd_scale"])
-    return SimulationConfig(hook_timeconst=point["hook_timeconst"], gains=gains, **changes)
+    return SimulationSettings(hook_timeconst=point["hook_timeconst"], gains=gains, **changes)
 
 
-def calibrated_config(**changes) -> SimulationConfig:
+def calibrated_config(**changes) -> SimulationSettings:
     """The simulator at the calibrated point (other fields from ``changes``)."""
     return point_config(CALIBRATED, **changes)
 
@@ -90,7 +90,7 @@ def hardware_trajectories(morphology: Morphology | None = None,
     return out
 
 
-def rates(trajectories: dict[str, TrajectorySolution], config: SimulationConfig,
+def rates(trajectories: dict[str, TrajectorySolution], config: SimulationSettings,
           tolerances: Tolerances, trials: int, seed: int = 0,
           evaluator: Evaluator | None = None) -> dict:
     """The three simulated counts the hardware measured, on the same seeds for both jumps."""

@@ -34,7 +34,7 @@ from clamber.exceptions import ConfigError, FileFormatError
 from clamber.experiments.fitness import (
     CandidateResult,
     CandidateTask,
-    FitnessConfig,
+    FitnessSettings,
     best_start,
     evaluate_candidate,
 )
@@ -72,7 +72,7 @@ class SeededNormal:
 
 
 @dataclass(frozen=True)
-class CodesignConfig:
+class CodesignSettings:
     """A co-design run (the paper's defaults: 9 candidates, 50 generations)."""
 
     generations: int = 50
@@ -81,7 +81,7 @@ class CodesignConfig:
     """Initial CMA-ES step size in the unitless coordinates of :mod:`clamber.experiments.space`
     (0.5 is about 20 mm of link length or 15 g of inner mass near the initial design)."""
     seed: int = 0
-    fitness: FitnessConfig = field(default_factory=FitnessConfig)
+    fitness: FitnessSettings = field(default_factory=FitnessSettings)
     bounds: DesignBounds = field(default_factory=DesignBounds)
     cma_options: Mapping[str, float] = field(default_factory=dict)
     """pycma stopping criteria (names in :data:`STOP_OPTIONS`, values >= 0, inf allowed),
@@ -120,7 +120,7 @@ class CodesignResult:
     """The outcome of a (possibly resumed) co-design run."""
 
     run_dir: Path
-    config: CodesignConfig
+    config: CodesignSettings
     trials: list[CandidateTrial]
     generation_summaries: list[dict[str, Any]]
     best: CandidateTrial | None
@@ -182,7 +182,7 @@ def _design_mm_g(m: Morphology) -> dict[str, float]:
     return dict(zip(names, DesignSpace(m.bounds).design_vector(m).tolist(), strict=True))
 
 
-def make_strategy(config: CodesignConfig,
+def make_strategy(config: CodesignSettings,
                   log_dir: Path | None = None) -> cma.CMAEvolutionStrategy:
     """pycma's strategy at the initial design, sampling from its own seeded generator.
 
@@ -208,7 +208,7 @@ GenerationCallback = Callable[[CodesignResult], None]
 
 
 def run_codesign(
-    config: CodesignConfig,
+    config: CodesignSettings,
     run_dir: str | Path,
     evaluator: Evaluator | None = None,
     resume: bool = False,
@@ -318,7 +318,7 @@ def _candidate_outcomes(evaluator: Evaluator, fitness_fn: FitnessFunction,
         yield i, Outcome(best_start(results), True, attempts)
 
 
-def _fired(es: cma.CMAEvolutionStrategy, config: CodesignConfig) -> dict[str, Any]:
+def _fired(es: cma.CMAEvolutionStrategy, config: CodesignSettings) -> dict[str, Any]:
     """The stopping criteria of ``config.cma_options`` that hold now (pycma checks more,
     which this run ignores, as it always has)."""
     if not config.cma_options:
@@ -327,7 +327,7 @@ def _fired(es: cma.CMAEvolutionStrategy, config: CodesignConfig) -> dict[str, An
             for k, v in es.stop().items() if k in config.cma_options}
 
 
-def _check_prefix(store: RunStore, n_finished: int, config: CodesignConfig) -> None:
+def _check_prefix(store: RunStore, n_finished: int, config: CodesignSettings) -> None:
     """A record is a prefix of a run: full finished generations, then at most one
     partial one, with every trial in range."""
     for t in store.trials():
@@ -352,7 +352,7 @@ def _check_replay(es: cma.CMAEvolutionStrategy, summary: dict[str, Any],
         )
 
 
-def _record(task: CandidateTask, outcome: Outcome, fitness: FitnessConfig,
+def _record(task: CandidateTask, outcome: Outcome, fitness: FitnessSettings,
             run_dir: Path) -> CandidateTrial:
     """A frozen trial from a finished task; saves its trajectory next to the store."""
     common = dict(generation=task.generation, index=task.index, params=task.params,
@@ -430,7 +430,7 @@ def _generation_summary(g: int, gen: list[CandidateTrial], es: cma.CMAEvolutionS
             "mean_design": space.design_vector(mean).tolist(), "stop": stop}
 
 
-def _result(config: CodesignConfig, store: RunStore, run_dir: Path, t0: float,
+def _result(config: CodesignSettings, store: RunStore, run_dir: Path, t0: float,
             evaluator: Evaluator) -> CodesignResult:
     trials = store.trials()
     best = best_trial(trials)

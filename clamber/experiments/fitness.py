@@ -31,7 +31,7 @@ FITNESS_TOLERANCE = 1e-4
 
 
 @dataclass(frozen=True)
-class FitnessConfig:
+class FitnessSettings:
     """How a candidate is scored (units in brackets).
 
     The procedure is the trajectory optimizer's own: a solve on the ``resolution`` grid,
@@ -106,7 +106,7 @@ class CandidateTask:
     params: tuple[float, ...]
     """Optimizer coordinates of the candidate (recorded, not used by the solve)."""
     morphology: Morphology
-    fitness: FitnessConfig
+    fitness: FitnessSettings
     guess: TrajectorySolution | None = None
     """Warm start: a solution of a nearby design (any morphology, any grid), or None."""
     start: int | None = None

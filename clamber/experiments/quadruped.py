@@ -27,7 +27,7 @@ from clamber.experiments.study import (
     run_study,
 )
 from clamber.parallel.base import Evaluator
-from clamber.quadruped.gaits import TrotParams
+from clamber.quadruped.gaits import TrotGaitSettings
 from clamber.quadruped.sim.grippers import DEFAULT_SOLE, SoleCompliance
 from clamber.quadruped.trials.climb import ClimbSettings, run_climb
 from clamber.quadruped.trials.trot import TrotSettings, run_trot
@@ -137,5 +137,5 @@ def comparison_conditions(inclines: Sequence[float] = (70.0, 90.0), breakable: b
 def trot_conditions(terrains: Sequence[str], feet: Sequence[str] = ("gripper", "rubber"),
                     cycles: int = 20) -> list[TrotSettings]:
     """Trotting with each kind of feet on each terrain (the paper's Fig. 11)."""
-    return [TrotSettings(terrain=terrain, feet=f, gait=TrotParams(cycles=cycles))
+    return [TrotSettings(terrain=terrain, feet=f, gait=TrotGaitSettings(cycles=cycles))
             for terrain in terrains for f in feet]

@@ -40,13 +40,13 @@ from clamber.quadruped.scenarios import SCENARIOS
 from clamber.quadruped.sim.grippers import DEFAULT_SOLE, SoleCompliance
 from clamber.quadruped.trials.climb import ClimbSettings
 from clamber.quadruped.trials.result import TrialIdentity, TrialResult
-from clamber.quadruped.tuning import TuningResult, TuningSpec, candidate_gains, tune
+from clamber.quadruped.tuning import TuningResult, TuningSettings, candidate_gains, tune
 from clamber.quadruped.variants import check_name, parent
 from clamber.storage.runs import RunStore
 
 Gains = dict[str, tuple[tuple[str, float], ...]]
 #: The tuning procedure of the comparison.
-DEFAULT_TUNING = TuningSpec()
+DEFAULT_TUNING = TuningSettings()
 
 
 def cell_settings(scenario: str, controller: str, gains: tuple[tuple[str, float], ...],
@@ -73,7 +73,7 @@ def _sub_run(run_dir: Path | None, name: str, resume: bool) -> tuple[Path | None
     return sub, resume and RunStore.exists(sub)
 
 
-def run_tuning(spec: TuningSpec, evaluator: Evaluator | None = None, cycles: int = 1,
+def run_tuning(spec: TuningSettings, evaluator: Evaluator | None = None, cycles: int = 1,
                run_dir: Path | None = None, resume: bool = False,
                progress: ProgressCallback | None = None, **kwargs: Any
                ) -> dict[str, TuningResult]:
@@ -153,7 +153,7 @@ def _shifted(progress: ProgressCallback | None, done: int, total: int
 
 def run_comparison(trials: int, scenarios: Sequence[str], controllers: Sequence[str] = MAIN,
                    seed: int = 0, evaluator: Evaluator | None = None, cycles: int = 1,
-                   tuning: TuningSpec | None = DEFAULT_TUNING, gains: Gains | None = None,
+                   tuning: TuningSettings | None = DEFAULT_TUNING, gains: Gains | None = None,
                    sole: SoleCompliance | None = DEFAULT_SOLE, physics_dt: float = 0.004,
                    run_dir: str | Path | None = None, resume: bool = False,
                    progress: ProgressCallback | None = None,

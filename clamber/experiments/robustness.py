@@ -21,7 +21,7 @@ from clamber.experiments.statistics import Interval, wilson_interval
 from clamber.experiments.study import ProgressCallback, Study, TrialTask, run_study
 from clamber.failures import FailureReason
 from clamber.jumper.sim.robustness import Tolerances, sample_realization
-from clamber.jumper.sim.simulate import JumpRecord, SimulationConfig, simulate
+from clamber.jumper.sim.simulate import JumpRecord, SimulationSettings, simulate
 from clamber.jumper.solution import TrajectorySolution
 from clamber.parallel.base import Evaluator
 from clamber.sim_stability import UnstableSimulation
@@ -34,7 +34,7 @@ class RobustnessCondition:
     """What every trial of a robustness study plays: the jump, simulator and tolerances."""
 
     solution: TrajectorySolution
-    config: SimulationConfig
+    config: SimulationSettings
     tolerances: Tolerances
     jumps: int
 
@@ -163,12 +163,12 @@ def trial_seeds(seed: int, trials: int) -> tuple[int, ...]:
 
 
 def robustness_study(sol: TrajectorySolution, trials: int, seed: int = 0, jumps: int = 1,
-                     config: SimulationConfig | None = None,
+                     config: SimulationSettings | None = None,
                      tolerances: Tolerances | None = None) -> Study:
     """The study definition (what :func:`robustness` runs and a run folder records)."""
     for name, v, low in (("trials", trials, 1), ("jumps", jumps, 1), ("seed", seed, 0)):
         check.integer("", name, v, low=low)
-    config = config or SimulationConfig()
+    config = config or SimulationSettings()
     tol = tolerances or Tolerances()
     cond = RobustnessCondition(sol, config, tol, jumps)
     record = {"solution_sha256": solution_digest(sol), "trials": trials, "seed": seed,
@@ -177,7 +177,7 @@ def robustness_study(sol: TrajectorySolution, trials: int, seed: int = 0, jumps:
 
 
 def robustness(sol: TrajectorySolution, trials: int, seed: int = 0, jumps: int = 1,
-               config: SimulationConfig | None = None, tolerances: Tolerances | None = None,
+               config: SimulationSettings | None = None, tolerances: Tolerances | None = None,
                evaluator: Evaluator | None = None, run_dir: str | Path | None = None,
                resume: bool = False, progress: ProgressCallback | None = None,
                stop_after: int | None = None) -> RobustnessResult:

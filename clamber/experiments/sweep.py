@@ -23,7 +23,7 @@ from scipy.stats import qmc
 
 from clamber import _validate as v
 from clamber.experiments.codesign import FitnessFunction, ProgressCallback, _record
-from clamber.experiments.fitness import CandidateTask, FitnessConfig, evaluate_candidate
+from clamber.experiments.fitness import CandidateTask, FitnessSettings, evaluate_candidate
 from clamber.jumper.morphology import DesignBounds, Morphology
 from clamber.jumper.solution import TrajectorySolution
 from clamber.parallel.base import Evaluator
@@ -37,12 +37,12 @@ CSV_NAME = "sweep.csv"
 
 
 @dataclass(frozen=True)
-class SweepConfig:
+class SweepSettings:
     """A Sobol sweep: ``samples`` designs, scrambled with ``seed``, scored coarse."""
 
     samples: int = 256
     seed: int = 0
-    fitness: FitnessConfig = field(default_factory=lambda: FitnessConfig(refine=None))
+    fitness: FitnessSettings = field(default_factory=lambda: FitnessSettings(refine=None))
     bounds: DesignBounds = field(default_factory=DesignBounds)
 
     def __post_init__(self) -> None:
@@ -88,7 +88,7 @@ class SweepResult:
     """The recorded samples of a sweep and where its table lies."""
 
     out_dir: Path
-    config: SweepConfig
+    config: SweepSettings
     seed_trial: CandidateTrial | None
     trials: list[CandidateTrial]
     wall_time_s: float
@@ -130,7 +130,7 @@ class SweepResult:
         }
 
 
-def run_sweep(config: SweepConfig, out_dir: str | Path, evaluator: Evaluator | None = None,
+def run_sweep(config: SweepSettings, out_dir: str | Path, evaluator: Evaluator | None = None,
               resume: bool = False, fitness_fn: FitnessFunction = evaluate_candidate,
               progress: ProgressCallback | None = None) -> SweepResult:
     """Score every Sobol sample (resumable like a co-design) and write the CSV table."""

@@ -42,7 +42,7 @@ def skew(x: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class ImuSpec:
+class ImuParameters:
     """IMU noise per sample at the control rate and bias magnitudes.
 
     ``accel_noise`` [m/s^2] and ``gyro_noise`` [rad/s] are white-noise standard deviations
@@ -65,8 +65,8 @@ class ImuSpec:
 class SimulatedImu:
     """Adds seeded turn-on bias, bias random walk and white noise to true IMU readings."""
 
-    def __init__(self, spec: ImuSpec | None = None, seed: int = 0) -> None:
-        self.spec = spec or ImuSpec()
+    def __init__(self, spec: ImuParameters | None = None, seed: int = 0) -> None:
+        self.spec = spec or ImuParameters()
         self.rng = np.random.default_rng(seed)
         self.b_a = self.rng.normal(0.0, self.spec.accel_bias, 3)
         self.b_g = self.rng.normal(0.0, self.spec.gyro_bias, 3)
@@ -83,7 +83,7 @@ class SimulatedImu:
 
 
 @dataclass(frozen=True)
-class EkfParams:
+class EkfSettings:
     """Measurement noise of a kinematic foot position [m] and foot-derived body velocity
     [m/s], and the initial uncertainty."""
 
@@ -101,8 +101,8 @@ class LegOdometryEkf:
     """Error-state EKF fusing the IMU with the kinematics of the attached feet."""
 
     def __init__(self, rm: RobotModel, position: np.ndarray, rotation: np.ndarray,
-                 imu: ImuSpec | None = None, params: EkfParams | None = None) -> None:
-        self.rm, self.imu, self.par = rm, imu or ImuSpec(), params or EkfParams()
+                 imu: ImuParameters | None = None, params: EkfSettings | None = None) -> None:
+        self.rm, self.imu, self.par = rm, imu or ImuParameters(), params or EkfSettings()
         self.p = np.array(position, dtype=float)
         self.v = np.zeros(3)
         self.R = np.array(rotation, dtype=float)

@@ -36,7 +36,7 @@ GRAVITY = 9.81
 
 
 @dataclass(frozen=True)
-class ServoSpec:
+class ServoParameters:
     """A Dynamixel-class servo: usable torque limit and the current it draws per unit torque.
 
     ``current_per_torque`` [A/(N m)] is the stall current over the stall torque at 12 V; the
@@ -58,9 +58,9 @@ class ServoSpec:
 #: below stall). XH540-W270: 10.6 N m / 4.4 A; XM430-W350: 4.1 N m / 2.3 A; XL430-W250:
 #: 1.5 N m / 1.4 A.
 SERVOS = {
-    "XH540-W270": ServoSpec("XH540-W270", 8.0, 4.4 / 10.6, 4.4),
-    "XM430-W350": ServoSpec("XM430-W350", 3.0, 2.3 / 4.1, 4.8),
-    "XL430-W250": ServoSpec("XL430-W250", 1.2, 1.4 / 1.5, 6.0),
+    "XH540-W270": ServoParameters("XH540-W270", 8.0, 4.4 / 10.6, 4.4),
+    "XM430-W350": ServoParameters("XM430-W350", 3.0, 2.3 / 4.1, 4.8),
+    "XL430-W250": ServoParameters("XL430-W250", 1.2, 1.4 / 1.5, 6.0),
 }
 
 
@@ -165,7 +165,7 @@ class Marcbot:
     def body_link(self) -> Link:
         return Link(self.body_mass, self.body_size, (0.0, 0.0, 0.0))
 
-    def servo_specs(self) -> tuple[ServoSpec, ...]:
+    def servo_specs(self) -> tuple[ServoParameters, ...]:
         """Servo of each of the 20 joints, leg-major order."""
         return tuple(SERVOS[s] for _ in LEG_NAMES for s in self.servos)
 

@@ -27,7 +27,7 @@ TRAIN_SEEDS = (1000, 1001)
 
 
 @dataclass(frozen=True)
-class TuningSpec:
+class TuningSettings:
     """The procedure's settings: ``budget`` candidates per controller (the defaults
     included), training ``seeds`` and ``scenarios``, the multipliers' ``spread`` and the
     search generator's seed."""
@@ -62,7 +62,7 @@ class TuningResult:
     among equals."""
 
     controller: str
-    spec: TuningSpec
+    spec: TuningSettings
     candidates: tuple[Candidate, ...] = field(default_factory=tuple)
 
     @property
@@ -76,14 +76,14 @@ class TuningResult:
                                 "mean_error_mm": c.mean_error_mm} for c in self.candidates]}
 
 
-def search_points(spec: TuningSpec) -> np.ndarray:
+def search_points(spec: TuningSettings) -> np.ndarray:
     """The unit points (budget, 3) every controller is tried at; row 0 is the defaults."""
     rng = np.random.default_rng(spec.search_seed)
     return np.vstack([np.zeros((1, N_GAINS)),
                       rng.uniform(-1.0, 1.0, (spec.budget - 1, N_GAINS))])
 
 
-def candidate_gains(controller: str, spec: TuningSpec) -> list[tuple[tuple[str, float], ...]]:
+def candidate_gains(controller: str, spec: TuningSettings) -> list[tuple[tuple[str, float], ...]]:
     """Gain multipliers of each candidate of ``controller`` (a key of ``GAINS``)."""
     if controller not in GAINS:
         raise ConfigError(f"only {', '.join(GAINS)} are tuned, got {controller!r}")
@@ -102,7 +102,7 @@ Evaluator = Callable[[str, tuple[tuple[str, float], ...], str, Sequence[int]],
                      list[tuple[bool, float]]]
 
 
-def tune(controller: str, spec: TuningSpec, evaluate: Evaluator) -> TuningResult:
+def tune(controller: str, spec: TuningSettings, evaluate: Evaluator) -> TuningResult:
     """Run the search for one controller with the trial evaluator ``evaluate``."""
     out = []
     for gains in candidate_gains(controller, spec):

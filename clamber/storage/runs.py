@@ -137,8 +137,6 @@ class CandidateTrial:
         return cls(**d)
 
 
-#: The name :class:`CandidateTrial` had before simulation studies got their own record.
-TrialRecord = CandidateTrial
 
 
 def check_relative_path(path: str, name: str) -> str:

@@ -9,7 +9,7 @@ import pytest
 from clamber.attachment.winch import (
     WinchCommand,
     WinchController,
-    WinchParams,
+    WinchSettings,
     WinchState,
 )
 from clamber.exceptions import ConfigError
@@ -17,7 +17,7 @@ from clamber.exceptions import ConfigError
 DT = 0.002
 
 
-def cable_current(params: WinchParams, angle: float, stiffness: float, slack: float) -> float:
+def cable_current(params: WinchSettings, angle: float, stiffness: float, slack: float) -> float:
     """Servo current [A] of a series-elastic cable: torque grows past ``slack`` [rad]."""
     if angle > slack:
         torque = stiffness * (angle - slack)
@@ -36,7 +36,7 @@ def run(ctrl: WinchController, steps: int, command: WinchCommand, current_of) ->
 
 def test_attach_winds_until_target_band_then_holds():
     """ATTACH winds the cable while the torque is low, then holds the angle inside the band."""
-    params = WinchParams()
+    params = WinchSettings()
     ctrl = WinchController(params)
     outs = run(ctrl, 2000, WinchCommand.ATTACH, lambda a: cable_current(params, a, 0.2, 2.0))
     assert outs[0].state is WinchState.ENGAGING
@@ -49,7 +49,7 @@ def test_attach_winds_until_target_band_then_holds():
 
 def test_overload_releases_cable_in_steps():
     """Torque above the band releases one step of cable per settle time until back in band."""
-    params = WinchParams()
+    params = WinchSettings()
     ctrl = WinchController(params)
     run(ctrl, 2000, WinchCommand.ATTACH, lambda a: cable_current(params, a, 0.2, 2.0))
     angle_before = ctrl.goal_angle
@@ -68,7 +68,7 @@ def test_overload_releases_cable_in_steps():
 
 def test_low_torque_while_holding_resumes_winding():
     """A slipping grip (torque below the band) sends HOLDING back to ENGAGING and winds on."""
-    params = WinchParams()
+    params = WinchSettings()
     ctrl = WinchController(params)
     run(ctrl, 2000, WinchCommand.ATTACH, lambda a: cable_current(params, a, 0.2, 2.0))
     angle_before = ctrl.goal_angle
@@ -79,7 +79,7 @@ def test_low_torque_while_holding_resumes_winding():
 
 def test_noise_inside_band_does_not_chatter():
     """Current noise smaller than the band never leaves HOLDING (filter and hysteresis)."""
-    params = WinchParams()
+    params = WinchSettings()
     ctrl = WinchController(params)
     run(ctrl, 2000, WinchCommand.ATTACH, lambda a: cable_current(params, a, 0.2, 2.0))
     base = ctrl.torque / params.torque_constant
@@ -91,7 +91,7 @@ def test_noise_inside_band_does_not_chatter():
 
 def test_engage_timeout_faults_and_reset_recovers():
     """No torque within the engage timeout is a FAULT that holds still until RESET."""
-    params = WinchParams(max_wind_angle=100.0)
+    params = WinchSettings(max_wind_angle=100.0)
     ctrl = WinchController(params)
     outs = run(ctrl, int(params.engage_timeout / DT) + 10, WinchCommand.ATTACH, lambda a: 0.0)
     assert ctrl.state is WinchState.FAULT
@@ -106,7 +106,7 @@ def test_engage_timeout_faults_and_reset_recovers():
 
 def test_winding_limit_faults():
     """Reaching the winding limit before the target torque is a FAULT at the limit angle."""
-    params = WinchParams(max_wind_angle=1.0)
+    params = WinchSettings(max_wind_angle=1.0)
     ctrl = WinchController(params)
     run(ctrl, 400, WinchCommand.ATTACH, lambda a: 0.0)
     assert ctrl.state is WinchState.FAULT
@@ -116,7 +116,7 @@ def test_winding_limit_faults():
 
 def test_detach_unwinds_past_natural_until_detach_cable_tight():
     """DETACH unwinds through the natural angle and opens when the detach cable is tight."""
-    params = WinchParams()
+    params = WinchSettings()
     ctrl = WinchController(params)
     cable = lambda a: cable_current(params, a, 0.2, 2.0)  # noqa: E731
     run(ctrl, 2000, WinchCommand.ATTACH, cable)
@@ -131,7 +131,7 @@ def test_detach_unwinds_past_natural_until_detach_cable_tight():
 
 def test_detach_stops_at_detach_angle_without_torque():
     """With no detach-cable torque, DETACH stops at the detach angle and reports OPEN."""
-    params = WinchParams()
+    params = WinchSettings()
     ctrl = WinchController(params)
     run(ctrl, 2000, WinchCommand.DETACH, lambda a: 0.0)
     assert ctrl.state is WinchState.OPEN
@@ -140,7 +140,7 @@ def test_detach_stops_at_detach_angle_without_torque():
 
 def test_commands_are_ignored_where_they_do_not_apply():
     """ATTACH while holding and DETACH while open change nothing; RELAX goes to natural."""
-    params = WinchParams()
+    params = WinchSettings()
     ctrl = WinchController(params)
     cable = lambda a: cable_current(params, a, 0.2, 2.0)  # noqa: E731
     run(ctrl, 2000, WinchCommand.ATTACH, cable)
@@ -158,7 +158,7 @@ def test_commands_are_ignored_where_they_do_not_apply():
 
 def test_outputs_respect_limits():
     """Every goal stays within [detach_angle, max_wind_angle] and carries the current limit."""
-    params = WinchParams()
+    params = WinchSettings()
     ctrl = WinchController(params)
     cable = lambda a: cable_current(params, a, 0.3, 1.0)  # noqa: E731
     for command in (WinchCommand.ATTACH, WinchCommand.DETACH, WinchCommand.ATTACH):
@@ -175,7 +175,7 @@ def test_outputs_respect_limits():
 def test_bad_params_raise_config_error(field, value):
     """Invalid parameters raise ConfigError naming the field."""
     with pytest.raises(ConfigError, match=field):
-        WinchParams(**{field: value})
+        WinchSettings(**{field: value})
 
 
 def test_bad_step_input_raises():

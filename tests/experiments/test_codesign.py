@@ -14,14 +14,14 @@ import numpy as np
 import pytest
 
 from clamber.exceptions import ConfigError, FileFormatError
-from clamber.experiments.codesign import CodesignConfig, run_codesign
-from clamber.experiments.fitness import FitnessConfig
+from clamber.experiments.codesign import CodesignSettings, run_codesign
+from clamber.experiments.fitness import FitnessSettings
 from clamber.parallel.dask import DaskEvaluator
 from clamber.parallel.serial import SerialEvaluator
 from clamber.storage.runs import RunStore, TrialState
 
-CONFIG = CodesignConfig(generations=6, popsize=5, sigma0=0.8, seed=7,
-                        fitness=FitnessConfig(failure_speed=-0.05))
+CONFIG = CodesignSettings(generations=6, popsize=5, sigma0=0.8, seed=7,
+                        fitness=FitnessSettings(failure_speed=-0.05))
 
 
 def _fingerprint(result):
@@ -41,7 +41,7 @@ def test_seed_reproduces_and_global_numpy_state_is_irrelevant(serial_run, tmp_pa
     np.random.seed(999)
     again = run_codesign(CONFIG, tmp_path / "again", fitness_fn=cheap.cheap_fitness)
     assert _fingerprint(again) == _fingerprint(serial_run)
-    other = run_codesign(CodesignConfig(generations=1, popsize=5, sigma0=0.8, seed=8,
+    other = run_codesign(CodesignSettings(generations=1, popsize=5, sigma0=0.8, seed=8,
                                         fitness=CONFIG.fitness),
                          tmp_path / "other", fitness_fn=cheap.cheap_fitness)
     assert other.trials[0].params != serial_run.trials[0].params
@@ -150,7 +150,7 @@ def test_worker_lost_beyond_retries_is_a_recorded_failure(tmp_path, monkeypatch)
     """With no retries allowed the candidate whose worker died is recorded as LOST with
     the penalty, and the run goes on."""
     monkeypatch.setenv(cheap.KILL_MARKER_ENV, str(tmp_path / "killed.pid"))
-    cfg = CodesignConfig(generations=2, popsize=3, seed=1, fitness=CONFIG.fitness)
+    cfg = CodesignSettings(generations=2, popsize=3, seed=1, fitness=CONFIG.fitness)
     with DaskEvaluator(n_workers=1, max_retries=0) as ev:
         result = run_codesign(cfg, tmp_path / "l", ev, fitness_fn=cheap.cheap_fitness)
     lost = [t for t in result.trials if t.state is TrialState.LOST]
@@ -164,7 +164,7 @@ def test_run_directories_refuse_silent_restarts(serial_run, tmp_path):
     and one from another format version are clear errors."""
     with pytest.raises(ConfigError, match="already holds a run"):
         run_codesign(CONFIG, serial_run.run_dir, fitness_fn=cheap.cheap_fitness)
-    other = CodesignConfig(generations=6, popsize=5, sigma0=0.8, seed=8,
+    other = CodesignSettings(generations=6, popsize=5, sigma0=0.8, seed=8,
                            fitness=CONFIG.fitness)
     with pytest.raises(ConfigError, match="different settings.*seed"):
         run_codesign(other, serial_run.run_dir, resume=True, fitness_fn=cheap.cheap_fitness)
@@ -200,7 +200,7 @@ def test_finished_trials_are_never_rewritten(serial_run):
 def test_bad_options_are_config_errors(kwargs, match):
     """Invalid run options raise ConfigError naming the option."""
     with pytest.raises(ConfigError, match=match):
-        CodesignConfig(**kwargs)
+        CodesignSettings(**kwargs)
 
 
 def test_serial_evaluator_returns_outcomes_in_order():
@@ -220,8 +220,8 @@ def test_each_candidate_starts_from_the_nearest_earlier_solution(tmp_path):
             None if task.guess is None else task.guess.morphology.lengths)
         return cheap.warm_fitness(task)
 
-    cfg = CodesignConfig(generations=3, popsize=5, sigma0=0.8, seed=7,
-                         fitness=FitnessConfig(failure_speed=-0.05))
+    cfg = CodesignSettings(generations=3, popsize=5, sigma0=0.8, seed=7,
+                         fitness=FitnessSettings(failure_speed=-0.05))
     res = run_codesign(cfg, tmp_path / "run", fitness_fn=recording, cma_log=False)
     checked = 0
     for t in res.trials:

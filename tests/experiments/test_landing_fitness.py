@@ -5,14 +5,14 @@ import math
 import pytest
 
 from clamber.exceptions import ConfigError
-from clamber.experiments.codesign import CodesignConfig, run_codesign
-from clamber.experiments.fitness import FitnessConfig
+from clamber.experiments.codesign import CodesignSettings, run_codesign
+from clamber.experiments.fitness import FitnessSettings
 from clamber.jumper.settings import OptimizationSettings
 from clamber.storage.runs import TrialState
 
-ROBUST = FitnessConfig(settings=OptimizationSettings(max_iterations=400),
+ROBUST = FitnessSettings(settings=OptimizationSettings(max_iterations=400),
                        resolution=(6, 3, 5, 3, 4), refine=None, landing_trials=3)
-CONFIG = CodesignConfig(generations=1, popsize=2, sigma0=0.3, seed=4, fitness=ROBUST)
+CONFIG = CodesignSettings(generations=1, popsize=2, sigma0=0.3, seed=4, fitness=ROBUST)
 
 
 def test_robust_fitness_serial_equals_dask_and_is_speed_times_ready_rate(tmp_path, dask_two):
@@ -37,6 +37,6 @@ def test_robust_fitness_serial_equals_dask_and_is_speed_times_ready_rate(tmp_pat
 def test_landing_options_are_checked():
     """A negative trial count or an unknown controller is a configuration error."""
     with pytest.raises(ConfigError, match="landing_trials"):
-        FitnessConfig(landing_trials=-1)
+        FitnessSettings(landing_trials=-1)
     with pytest.raises(ConfigError, match="landing_controller"):
-        FitnessConfig(landing_controller="tvlqr")
+        FitnessSettings(landing_controller="tvlqr")

@@ -6,11 +6,11 @@ import cheap
 import pytest
 
 from clamber.exceptions import ConfigError
-from clamber.experiments.codesign import CodesignConfig, run_codesign
+from clamber.experiments.codesign import CodesignSettings, run_codesign
 from clamber.experiments.fitness import (
     CandidateResult,
     CandidateTask,
-    FitnessConfig,
+    FitnessSettings,
     best_start,
     start_guesses,
     start_seed,
@@ -18,8 +18,8 @@ from clamber.experiments.fitness import (
 from clamber.jumper.morphology import Morphology
 from clamber.storage.runs import TrialState
 
-CONFIG = CodesignConfig(generations=2, popsize=4, sigma0=0.8, seed=7,
-                        fitness=FitnessConfig(failure_speed=-0.05, starts=3))
+CONFIG = CodesignSettings(generations=2, popsize=4, sigma0=0.8, seed=7,
+                        fitness=FitnessSettings(failure_speed=-0.05, starts=3))
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +73,7 @@ def test_start_guesses_and_seeds():
     """Start 0 warm-starts (seed trajectory as fallback), 1 the designed guess, later ones
     random guesses whose seed depends on the candidate's place only; a failed start
     never beats a converged one."""
-    task = CandidateTask(3, 2, (0.0,), Morphology.nominal(), FitnessConfig(starts=4))
+    task = CandidateTask(3, 2, (0.0,), Morphology.nominal(), FitnessSettings(starts=4))
     assert [g for _, g in start_guesses(task, 0)] == ["seed"]
     assert start_guesses(task, 1) == [("deterministic", "deterministic")]
     assert start_guesses(task, 3)[0][1] == "random"
@@ -83,4 +83,4 @@ def test_start_guesses_and_seeds():
     assert best_start([bad, ok]).info["start"] == 1
     assert best_start([bad, ok]).wall_time_s == 3.0
     with pytest.raises(ConfigError, match="starts"):
-        FitnessConfig(starts=0)
+        FitnessSettings(starts=0)

@@ -4,8 +4,8 @@ import json
 
 import cheap
 
-from clamber.experiments.codesign import CodesignConfig, run_codesign
-from clamber.experiments.fitness import FitnessConfig
+from clamber.experiments.codesign import CodesignSettings, run_codesign
+from clamber.experiments.fitness import FitnessSettings
 from clamber.report.codesign import landing_points, pareto_front
 from clamber.report.html import write_codesign_outputs
 
@@ -20,8 +20,8 @@ def test_pareto_front_keeps_exactly_the_non_dominated_points():
 def test_robust_run_report_has_the_pareto_figure_of_every_design(tmp_path):
     """A co-design scored with a landing fitness writes pareto.png and puts it in
     report.html, plotting every converged design; the notes name the fitness."""
-    cfg = CodesignConfig(generations=2, popsize=4, sigma0=0.8, seed=3,
-                         fitness=FitnessConfig(landing_trials=5, landing_jumps=10))
+    cfg = CodesignSettings(generations=2, popsize=4, sigma0=0.8, seed=3,
+                         fitness=FitnessSettings(landing_trials=5, landing_jumps=10))
     run = run_codesign(cfg, tmp_path / "run", fitness_fn=cheap.landing_fitness)
     summary = write_codesign_outputs(run)
     assert (tmp_path / "run" / "figures" / "pareto.png").stat().st_size > 1000

@@ -2,17 +2,17 @@
 
 import numpy as np
 
-from clamber.experiments.codesign import CodesignConfig, run_codesign
-from clamber.experiments.fitness import FitnessConfig
+from clamber.experiments.codesign import CodesignSettings, run_codesign
+from clamber.experiments.fitness import FitnessSettings
 from clamber.jumper.settings import OptimizationSettings
 from clamber.jumper.solution import TrajectorySolution
 from clamber.report.html import write_codesign_outputs
 from clamber.storage.runs import TrialState
 
 #: Tiny grids keep each IPOPT solve well under a second; the structure is the real one.
-TINY = FitnessConfig(settings=OptimizationSettings(max_iterations=400),
+TINY = FitnessSettings(settings=OptimizationSettings(max_iterations=400),
                      resolution=(6, 3, 5, 3, 4), refine=(7, 4, 6, 4, 5))
-CONFIG = CodesignConfig(generations=2, popsize=2, sigma0=0.3, seed=2, fitness=TINY)
+CONFIG = CodesignSettings(generations=2, popsize=2, sigma0=0.3, seed=2, fitness=TINY)
 
 
 def test_real_codesign_serial_equals_dask_and_warm_starts(tmp_path, dask_two):

@@ -15,12 +15,12 @@ import pytest
 
 from clamber.cli import main
 from clamber.exceptions import ConfigError, FileFormatError
-from clamber.experiments.codesign import CMA_LOG_DIR, CodesignConfig, run_codesign
-from clamber.experiments.fitness import FitnessConfig
+from clamber.experiments.codesign import CMA_LOG_DIR, CodesignSettings, run_codesign
+from clamber.experiments.fitness import FitnessSettings
 from clamber.storage.runs import CandidateTrial, RunStore, TrialState, canonical
 
-CONFIG = CodesignConfig(generations=4, popsize=5, sigma0=0.8, seed=7,
-                        fitness=FitnessConfig(failure_speed=-0.05))
+CONFIG = CodesignSettings(generations=4, popsize=5, sigma0=0.8, seed=7,
+                        fitness=FitnessSettings(failure_speed=-0.05))
 warm = cheap.warm_fitness
 
 
@@ -49,7 +49,7 @@ class _Payload:
         return (open, (self.path, "w"))
 
 
-def _craft_snapshot_run(run_dir: Path, config: CodesignConfig, marker: Path) -> None:
+def _craft_snapshot_run(run_dir: Path, config: CodesignSettings, marker: Path) -> None:
     """A run folder laid out as stores with pickled optimizer snapshots were (version 1),
     whose snapshot runs code when unpickled."""
     run_dir.mkdir()
@@ -73,7 +73,7 @@ def test_crafted_snapshot_never_runs(tmp_path, capsys):
     unpickling does not run it: the old store format is refused with a clear error."""
     marker = tmp_path / "pwned"
     run_dir = tmp_path / "shared_run"
-    _craft_snapshot_run(run_dir, CodesignConfig(generations=2, popsize=3), marker)
+    _craft_snapshot_run(run_dir, CodesignSettings(generations=2, popsize=3), marker)
     try:
         rc = main(["jumper", "codesign", "--resume", str(run_dir), "--workers", "0",
                    "--no-figures", "--no-progress"])
@@ -302,7 +302,7 @@ def test_cma_log_is_in_the_run_and_survives_resume(reference, tmp_path):
 def test_stopping_criterion_ends_the_run_and_stays_ended(tmp_path):
     """A stopping criterion that holds after the first generation ends the run there, says
     which fired, and a resume evaluates nothing more."""
-    cfg = CodesignConfig(generations=4, popsize=5, sigma0=0.8, seed=7,
+    cfg = CodesignSettings(generations=4, popsize=5, sigma0=0.8, seed=7,
                          fitness=CONFIG.fitness, cma_options={"tolfun": 1e9})
     result = run_codesign(cfg, tmp_path / "r", fitness_fn=warm)
     assert len(result.generation_summaries) == 1 and len(result.trials) == 5
@@ -321,7 +321,7 @@ def test_stopping_criterion_ends_the_run_and_stays_ended(tmp_path):
 def test_bad_cma_options_are_config_errors(options, match):
     """Only stopping criteria with non-negative numbers are accepted."""
     with pytest.raises(ConfigError, match=match):
-        CodesignConfig(cma_options=options)
+        CodesignSettings(cma_options=options)
 
 
 # --- the command line -------------------------------------------------------------------

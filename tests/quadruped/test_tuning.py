@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from clamber.exceptions import ConfigError
-from clamber.quadruped.tuning import TuningSpec, candidate_gains, cost, search_points, tune
+from clamber.quadruped.tuning import TuningSettings, candidate_gains, cost, search_points, tune
 from clamber.quadruped.variants import GAINS, gain_values
 
 
@@ -12,7 +12,7 @@ def test_every_controller_gets_the_same_budget_seeds_scenarios_and_points():
     """Tuning each controller with a recording evaluator: the same number of candidates, the
     same training seeds and scenarios in the same order, and the same unit search points
     (multipliers ``spread ** u``), whatever the controller."""
-    spec = TuningSpec(budget=5, seeds=(1000, 1001), scenarios=("wall70", "wall90"))
+    spec = TuningSettings(budget=5, seeds=(1000, 1001), scenarios=("wall70", "wall90"))
     calls = {}
 
     def evaluate(controller, gains, scenario, seeds):
@@ -34,7 +34,7 @@ def test_every_controller_gets_the_same_budget_seeds_scenarios_and_points():
 def test_defaults_are_a_candidate_and_the_cheapest_wins():
     """Candidate 0 is every class default (multiplier 1); the lowest cost is chosen; cost
     ranks failures before tracking error."""
-    spec = TuningSpec(budget=4)
+    spec = TuningSettings(budget=4)
     assert np.all(search_points(spec)[0] == 0)
     assert all(m == 1.0 for _, m in candidate_gains("vmc", spec)[0])
     assert gain_values("qwbc", candidate_gains("qwbc", spec)[0]) == GAINS["qwbc"]
@@ -43,7 +43,7 @@ def test_defaults_are_a_candidate_and_the_cheapest_wins():
     def evaluate(controller, gains, scenario, seeds):
         return [(True, next(scores) * 100)]
 
-    result = tune("clik", TuningSpec(budget=4, seeds=(1000,)), evaluate)
+    result = tune("clik", TuningSettings(budget=4, seeds=(1000,)), evaluate)
     assert result.best is result.candidates[1]
     assert cost(1, 2, 0.0) > cost(2, 2, 49.0)
 
@@ -51,8 +51,8 @@ def test_defaults_are_a_candidate_and_the_cheapest_wins():
 def test_bad_tuning_input():
     """A zero budget, a spread <= 1 and an untuned controller are ConfigErrors."""
     with pytest.raises(ConfigError):
-        TuningSpec(budget=0)
+        TuningSettings(budget=0)
     with pytest.raises(ConfigError):
-        TuningSpec(spread=1.0)
+        TuningSettings(spread=1.0)
     with pytest.raises(ConfigError):
-        candidate_gains("qwbc-noramp", TuningSpec())
+        candidate_gains("qwbc-noramp", TuningSettings())

@@ -4,7 +4,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from clamber.quadruped.gaits import ClimbGaitParams
+from clamber.quadruped.gaits import ClimbGaitSettings
 from clamber.quadruped.model import RobotModel
 from clamber.quadruped.robot import LEG_NAMES, Marcbot
 from clamber.quadruped.sim.scene import climb_scene
@@ -19,7 +19,7 @@ def wall_sim():
     """``(sim, layout, body pose)``: the nominal robot on the start holds of a vertical wall,
     grippers open, servos holding the start angles."""
     robot = Marcbot()
-    gp = ClimbGaitParams()
+    gp = ClimbGaitSettings()
     layout = wall_layout(90.0, gp.stance_offsets(NOMINAL_FEET), gp.stride, 1, seed=3)
     servos = ServoBank(robot)
     sim = QuadrupedSim(climb_scene(robot, layout, servos, 0.004), robot, servos, 50.0,

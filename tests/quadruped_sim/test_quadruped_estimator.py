@@ -3,7 +3,7 @@
 import numpy as np
 import pinocchio as pin
 
-from clamber.quadruped.estimator import ImuSpec, LegOdometryEkf, SimulatedImu
+from clamber.quadruped.estimator import ImuParameters, LegOdometryEkf, SimulatedImu
 from clamber.quadruped.kinematics import foot_poses, leg_ik
 from clamber.quadruped.model import RobotModel
 from clamber.quadruped.robot import LEG_NAMES
@@ -26,7 +26,7 @@ def test_ekf_error_small_on_a_known_trajectory():
                                                           0.0])), p)
 
     poses = [pose(tk) for tk in t]
-    imu = SimulatedImu(ImuSpec(), seed=4)
+    imu = SimulatedImu(ImuParameters(), seed=4)
     ekf = LegOdometryEkf(rm, poses[0].translation, poses[0].rotation, imu.spec)
     q = s0.joint_positions.copy()
     P = np.array([T.translation for T in poses])

@@ -8,10 +8,10 @@ from clamber.exceptions import ConfigError
 from clamber.quadruped.gaits import (
     TROT_OFFSETS,
     ClimbGait,
-    ClimbGaitParams,
+    ClimbGaitSettings,
     ClimbPhase,
     TrotGait,
-    TrotParams,
+    TrotGaitSettings,
     cubic,
 )
 from clamber.quadruped.robot import LEG_NAMES
@@ -20,7 +20,7 @@ from clamber.quadruped.robot import LEG_NAMES
 def test_trot_duty_step_and_speed():
     """Over whole cycles each foot is in stance 60 % of the time, advances 150 mm per
     cycle and the body moves at 0.15 / 0.7 = 0.214 m/s; diagonal feet share phases."""
-    p = TrotParams()
+    p = TrotGaitSettings()
     gait = TrotGait(p)
     dt = 0.001
     t = p.start_time + np.arange(0, 4 * p.period, dt)
@@ -37,7 +37,7 @@ def test_trot_duty_step_and_speed():
     z = np.array([gait.foot(tk, "LF")[2] for tk in t])
     assert np.isclose(z.max(), p.height, atol=1e-3)
     with pytest.raises(ConfigError):
-        TrotParams(duty=0.4)
+        TrotGaitSettings(duty=0.4)
 
 
 def _run_gait(gait: ClimbGait, contact_after: float = 1.0, dt: float = 0.02):
@@ -70,7 +70,7 @@ def test_climbing_gait_one_leg_at_a_time():
              for leg, (x, y) in zip(LEG_NAMES, [(0.2, 0.25), (-0.2, 0.25), (0.2, -0.25),
                                                  (-0.2, -0.25)], strict=True)}
     normals = {leg: [np.array([0, 0, 1.0])] * 2 for leg in LEG_NAMES}
-    p = ClimbGaitParams()
+    p = ClimbGaitSettings()
     gait = ClimbGait(holds, normals, np.eye(3), p)
     log = _run_gait(gait)
     assert gait.done

@@ -152,7 +152,7 @@ def test_compliant_soles_relieve_moments_no_leg_can_apply(hold_still):
     compliance."""
     import pinocchio as pin
 
-    from clamber.quadruped.gaits import ClimbGaitParams
+    from clamber.quadruped.gaits import ClimbGaitSettings
     from clamber.quadruped.model import RobotModel
     from clamber.quadruped.sim.grippers import SoleCompliance
     from clamber.quadruped.sim.scene import climb_scene
@@ -161,7 +161,7 @@ def test_compliant_soles_relieve_moments_no_leg_can_apply(hold_still):
     from clamber.quadruped.sim.world import ModelMismatch, wall_layout
     from clamber.quadruped.trials.stance import NOMINAL_FEET, initial_joints
 
-    gp = ClimbGaitParams()
+    gp = ClimbGaitSettings()
     layout = wall_layout(70.0, gp.stance_offsets(NOMINAL_FEET), gp.stride, 1, seed=2)
     robot = ModelMismatch().perturb(Marcbot(), 2)
     R = layout.rotation

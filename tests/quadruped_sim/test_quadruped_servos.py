@@ -4,7 +4,7 @@ import numpy as np
 
 from clamber.quadruped.controllers import JointCommand
 from clamber.quadruped.robot import Marcbot
-from clamber.quadruped.sim.servos import ServoBank, ServoParams
+from clamber.quadruped.sim.servos import ServoBank, ServoBankParameters
 
 
 def test_current_limit_caps_torque(wall_sim):
@@ -43,7 +43,7 @@ def test_torque_limit_and_feed_forward(wall_sim):
 def test_power_from_current_and_voltage():
     """P = V sum(|tau| A/(N m) + I_idle); zero torque draws only the standby current."""
     robot = Marcbot()
-    bank = ServoBank(robot, ServoParams(voltage=12.0, idle_current=0.04))
+    bank = ServoBank(robot, ServoBankParameters(voltage=12.0, idle_current=0.04))
     assert np.isclose(bank.power(np.zeros(20)), 12.0 * 0.04 * 20)
     tau = np.full(20, -1.0)
     assert np.isclose(bank.power(tau), 12.0 * (robot.current_per_torque().sum() + 0.8))

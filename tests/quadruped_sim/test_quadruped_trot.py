@@ -4,7 +4,7 @@ import mujoco
 import numpy as np
 import pinocchio as pin
 
-from clamber.quadruped.gaits import TrotParams
+from clamber.quadruped.gaits import TrotGaitSettings
 from clamber.quadruped.trials.trot import TrotSettings, run_trot
 
 
@@ -12,7 +12,7 @@ def test_trot_walks_level_on_gravel():
     """Six cycles of the paper's trot on gravel with gripper feet: the robot does not tip,
     covers most of the planned distance and keeps its attitude within a few degrees (a
     controller blind to the body's tilt lets it grow past 15 deg within two cycles)."""
-    gp = TrotParams(cycles=6)
+    gp = TrotGaitSettings(cycles=6)
     result, _ = run_trot(TrotSettings(terrain="gravel", feet="gripper", gait=gp), 0)
     planned = gp.speed * (gp.duration - gp.start_time)
     assert result.success, result.reason
@@ -24,7 +24,7 @@ def test_trot_walks_level_on_gravel():
 def test_tilted_body_is_turned_back_level():
     """Started with the body pitched 8 deg on flat ground, the stance legs level it within
     0.7 s, before the trot starts."""
-    gp = TrotParams(cycles=1, start_time=1.5)
+    gp = TrotGaitSettings(cycles=1, start_time=1.5)
     _, log = run_trot(TrotSettings(terrain="flat", feet="gripper", gait=gp), 0, log=True,
                       initial_tilt=pin.utils.rotate("y", np.radians(8.0)))
     att = log.arrays()["attitude_deg"]
@@ -35,7 +35,7 @@ def test_tilted_body_is_turned_back_level():
 
 def test_ground_reaches_past_the_walk():
     """The ground of a trotting trial extends at least 1 m past the end of its walk."""
-    gp = TrotParams(cycles=2)
+    gp = TrotGaitSettings(cycles=2)
     _, log = run_trot(TrotSettings(terrain="grass", feet="gripper", gait=gp), 0, log=True)
     m = log.model
     g = m.geom("ground")

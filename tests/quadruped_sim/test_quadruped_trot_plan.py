@@ -3,14 +3,14 @@
 import numpy as np
 import pinocchio as pin
 
-from clamber.quadruped.gaits import TrotGait, TrotParams
+from clamber.quadruped.gaits import TrotGait, TrotGaitSettings
 from clamber.quadruped.kinematics import leg_ik
 from clamber.quadruped.model import RobotModel
 from clamber.quadruped.robot import LEG_NAMES, Marcbot
 from clamber.quadruped.trials.stance import initial_joints
 
 
-def _planned_joints(params: TrotParams, dt: float) -> tuple[np.ndarray, np.ndarray]:
+def _planned_joints(params: TrotGaitSettings, dt: float) -> tuple[np.ndarray, np.ndarray]:
     """Joint angles (n, 20) [rad] putting every gripper on its planned pose in the level body
     frame every ``dt`` [s], each IK warm-started from the previous sample; also the largest
     position error [m] per sample."""
@@ -37,7 +37,7 @@ def test_planned_trot_within_servo_speeds():
     """The paper's trot (0.7 s, duty 0.6, 150 mm steps, 80 mm lift) is reachable all along
     (IK error under 0.1 mm) and its peak joint rates stay below 90 % of each servo's
     no-load speed, so the servos' back-EMF does not cap the swing."""
-    p = TrotParams(cycles=3)
+    p = TrotGaitSettings(cycles=3)
     assert (p.period, p.duty, p.step, p.height) == (0.7, 0.6, 0.15, 0.08)
     dt = 0.004
     q, err = _planned_joints(p, dt)
@@ -50,7 +50,7 @@ def test_planned_trot_within_servo_speeds():
 def test_trot_lift_reaches_step_height():
     """A swing foot leaves and meets the ground at its stance spots and is exactly 80 mm up
     at mid-swing; stance soles are level."""
-    gait = TrotGait(TrotParams())
+    gait = TrotGait(TrotGaitSettings())
     p = gait.p
     t_lift = p.start_time + p.period + p.duty * p.period
     mid = t_lift + p.swing_time / 2

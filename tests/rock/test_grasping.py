@@ -5,20 +5,20 @@ import math
 
 import pytest
 
-from clamber.attachment.winch import WinchController, WinchParams, WinchState
+from clamber.attachment.winch import WinchController, WinchSettings, WinchState
 from clamber.exceptions import ConfigError
 from clamber.quadruped.grasping import ARRIVAL_TOLERANCE, GraspStatus, grasp, release
 from clamber.quadruped.planning.rollout import PlanClimbSettings, plan_climb
-from clamber.quadruped.sim.winch_plant import WinchPlant, WinchPlantParams
+from clamber.quadruped.sim.winch_plant import WinchPlant, WinchPlantParameters
 
-QUIET = WinchPlantParams(current_noise=0.0)
+QUIET = WinchPlantParameters(current_noise=0.0)
 
 
 def test_engaged_grasp_takes_the_time_the_tendons_need():
     """From the natural angle an engaging grasp holds after winding the slack plus the
     torque band's low edge over the engaged stiffness, at the servo's speed (within the
     torque filter's lag and one cycle)."""
-    w = WinchParams()
+    w = WinchSettings()
     ctrl, plant = WinchController(w), WinchPlant(w, QUIET)
     r = grasp(ctrl, plant, lambda k: True, dt=0.002)
     expected = (QUIET.slack + (w.target_torque - w.torque_band) / QUIET.engaged_stiffness) \
@@ -33,7 +33,7 @@ def test_grasp_that_does_not_engage_is_detected_and_retried():
     engage timeout, before the winding limit), the gripper is opened (the servo arrives at
     the open angle, not only the controller's goal) and the next try that catches holds;
     with no catching try the grasp reports NOT_ENGAGED after every retry."""
-    w = WinchParams()
+    w = WinchSettings()
     ctrl, plant = WinchController(w), WinchPlant(w, QUIET)
     r = grasp(ctrl, plant, lambda k: k == 1, retries=2)
     assert r.status is GraspStatus.HELD and r.tries == 2
@@ -53,7 +53,7 @@ def test_grasp_that_does_not_engage_is_detected_and_retried():
 def test_release_opens_through_the_detachment_tendons():
     """Release from holding ends OPEN after unwinding past the natural angle, the slack
     and the detachment tendon's stretch to its torque threshold."""
-    w = WinchParams()
+    w = WinchSettings()
     ctrl, plant = WinchController(w), WinchPlant(w, QUIET)
     grasp(ctrl, plant, lambda k: True, dt=0.002)
     start = plant.angle
@@ -66,8 +66,8 @@ def test_release_opens_through_the_detachment_tendons():
 def test_stiff_detachment_that_never_tightens_is_reported_stuck():
     """If the detachment tendon never tightens and the detach angle is out of the servo's
     time budget, the release reports STUCK with the controller's fault."""
-    w = WinchParams(detach_angle=-40.0, disengage_timeout=1.0)
-    ctrl, plant = WinchController(w), WinchPlant(w, WinchPlantParams(detach_stiffness=1e-6,
+    w = WinchSettings(detach_angle=-40.0, disengage_timeout=1.0)
+    ctrl, plant = WinchController(w), WinchPlant(w, WinchPlantParameters(detach_stiffness=1e-6,
                                                                      current_noise=0.0))
     r = release(ctrl, plant)
     assert r.status is GraspStatus.STUCK and "disengage timeout" in r.fault

@@ -13,7 +13,7 @@ from clamber.failures import FailureReason
 from clamber.jumper.seed import seed_solution
 from clamber.jumper.sim.export import export_reference
 from clamber.jumper.sim.robustness import Tolerances
-from clamber.jumper.sim.simulate import SimulationConfig, simulate
+from clamber.jumper.sim.simulate import SimulationSettings, simulate
 from clamber.jumper.sim.telemetry import LOG_COLUMNS, load_and_analyze, write_log
 from clamber.sim_stability import UnstableSimulation
 
@@ -50,7 +50,7 @@ def test_an_unstable_simulation_is_an_error():
     carries on): the playback raises UnstableSimulation, while the nominal one passes."""
     sol = seed_solution()
     with pytest.raises(UnstableSimulation, match="unstable .*BADQACC"):
-        simulate(sol, config=SimulationConfig(foot_radius=1e3))
+        simulate(sol, config=SimulationSettings(foot_radius=1e3))
     assert simulate(sol, record=False).jumps
 
 
@@ -59,12 +59,12 @@ def test_an_unstable_jump_is_an_unstable_trial():
     UNSTABLE and no finished jump, instead of counting as a missed catch; the nominal
     robot's trial does not."""
     sol = seed_solution()
-    bad = RobustnessCondition(sol, SimulationConfig(foot_radius=1e3), Tolerances(), jumps=1)
+    bad = RobustnessCondition(sol, SimulationSettings(foot_radius=1e3), Tolerances(), jumps=1)
     out = robustness_trial(TrialTask(0, 0, 0, bad))
     assert not out.success and out.failure is FailureReason.UNSTABLE
     assert "BADQACC" in out.detail and out.metrics["jumps_completed"] == 0
     assert not out.metrics["first_caught"]
-    good = RobustnessCondition(sol, SimulationConfig(), Tolerances(), jumps=1)
+    good = RobustnessCondition(sol, SimulationSettings(), Tolerances(), jumps=1)
     out = robustness_trial(TrialTask(0, 0, 0, good))
     assert out.failure is not FailureReason.UNSTABLE and out.metrics["jumps_completed"] == 1
 

@@ -12,7 +12,7 @@ from clamber.jumper.sim.control import EventTriggered, EventTriggeredSettings, O
 from clamber.jumper.sim.gripper import FootPivot, FootState
 from clamber.jumper.sim.recorder import Recorder
 from clamber.jumper.sim.robustness import Tolerances
-from clamber.jumper.sim.simulate import SimulationConfig, simulate
+from clamber.jumper.sim.simulate import SimulationSettings, simulate
 
 PHASES = [0.0, 0.1, 0.15, 0.25, 0.3, 0.4]
 
@@ -48,7 +48,7 @@ def test_event_triggered_clock_reflex_wait_and_settle():
 def test_closed_loop_never_commands_beyond_the_motor_limits(coarse_solution):
     """Under event-triggered catching every commanded voltage is within the supply and
     every joint torque within the motor's torque-speed line |tau + c w| <= k_t V_s / R."""
-    cfg = SimulationConfig(controller="closed-loop")
+    cfg = SimulationSettings(controller="closed-loop")
     res = simulate(coarse_solution, jumps=2, config=cfg)
     motor = cfg.motor
     for j in ("hip", "spine", "shoulder"):

@@ -14,7 +14,7 @@ from clamber.jumper.morphology import Morphology
 from clamber.jumper.sim.gripper import CaptureWindow, FootPivot
 from clamber.jumper.sim.motor import MotorParameters
 from clamber.jumper.sim.robustness import Tolerances
-from clamber.jumper.sim.simulate import SimulationConfig, simulate
+from clamber.jumper.sim.simulate import SimulationSettings, simulate
 from clamber.jumper.sim.telemetry import LOG_COLUMNS, load_and_analyze, true_work, write_log
 from clamber.parallel.dask import DaskEvaluator
 
@@ -64,7 +64,7 @@ def test_playback_tracks_the_stance_and_is_deterministic(coarse_solution):
 def test_a_dead_supply_makes_the_robot_fall(coarse_solution):
     """With a 0.5 V supply the motors cannot push off: the front gripper misses and the
     jump is recorded as a fall, not ready."""
-    cfg = SimulationConfig(motor=MotorParameters(supply_voltage=0.5))
+    cfg = SimulationSettings(motor=MotorParameters(supply_voltage=0.5))
     res = simulate(coarse_solution, jumps=2, config=cfg, record=False)
     assert len(res.jumps) == 1
     assert not res.jumps[0].ready and not res.jumps[0].front_catch

@@ -14,7 +14,7 @@ import numpy as np
 from clamber import _validate as check
 from clamber.exceptions import ConfigError
 from clamber.jumper.sim.motor import EscGains
-from clamber.jumper.sim.simulate import Realization, SimulationConfig
+from clamber.jumper.sim.simulate import Realization, SimulationSettings
 from clamber.jumper.solution import TrajectorySolution
 
 
@@ -57,7 +57,7 @@ class Tolerances:
                 raise ConfigError(f"tolerances.{name} = {getattr(self, name)}: must be < 1")
 
 
-def sample_realization(sol: TrajectorySolution, config: SimulationConfig, tol: Tolerances,
+def sample_realization(sol: TrajectorySolution, config: SimulationSettings, tol: Tolerances,
                        seed: int) -> Realization:
     """One perturbed robot, a pure function of ``seed``."""
     rng = np.random.default_rng(seed)

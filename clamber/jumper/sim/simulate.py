@@ -56,7 +56,7 @@ GRIPPERS = ("front", "rear")
 
 
 @dataclass(frozen=True)
-class SimulationConfig:
+class SimulationSettings:
     """Everything about the simulated robot that is not the optimized trajectory."""
 
     motor: MotorParameters = field(default_factory=MotorParameters)
@@ -122,7 +122,7 @@ class Realization:
     seed: int = 0
 
     @classmethod
-    def nominal(cls, sol: TrajectorySolution, config: SimulationConfig) -> Realization:
+    def nominal(cls, sol: TrajectorySolution, config: SimulationSettings) -> Realization:
         """The robot exactly as designed."""
         return cls(parameters=sol.morphology.parameters(), motors=(config.motor,) * 3,
                    gains=(config.gains,) * 3)
@@ -234,12 +234,12 @@ class JumpTrial:
     """One playback: :meth:`setup` (in the constructor), :meth:`step`, :meth:`result`."""
 
     def __init__(self, sol: TrajectorySolution, jumps: int = 1,
-                 config: SimulationConfig | None = None,
+                 config: SimulationSettings | None = None,
                  realization: Realization | None = None, record: bool = True,
                  clock: ReferenceClock | None = None) -> None:
         check.integer("", "jumps", jumps, low=1)
         self.sol, self.jumps, self.record = sol, jumps, record
-        self.cfg = config or SimulationConfig()
+        self.cfg = config or SimulationSettings()
         self.real = realization or Realization.nominal(sol, self.cfg)
         self.t_start = time.perf_counter()
         self.ref = build_reference(sol, self.cfg.motor)
@@ -571,7 +571,7 @@ class JumpTrial:
                                 reference=self.ref)
 
 
-def simulate(sol: TrajectorySolution, jumps: int = 1, config: SimulationConfig | None = None,
+def simulate(sol: TrajectorySolution, jumps: int = 1, config: SimulationSettings | None = None,
              realization: Realization | None = None, record: bool = True) -> SimulationResult:
     """Play ``jumps`` consecutive jumps of ``sol``; stop after a failed landing.
 

@@ -7,21 +7,21 @@ from clamber.quadruped.gaits.climb import (
     SWING_PHASES,
     ClimbEvent,
     ClimbGait,
-    ClimbGaitParams,
+    ClimbGaitSettings,
     ClimbPhase,
 )
 from clamber.quadruped.gaits.profiles import cubic, smooth_trapezoid
-from clamber.quadruped.gaits.trot import TROT_OFFSETS, TrotGait, TrotParams
+from clamber.quadruped.gaits.trot import TROT_OFFSETS, TrotGait, TrotGaitSettings
 
 __all__ = [
     "SWING_PHASES",
     "TROT_OFFSETS",
     "ClimbEvent",
     "ClimbGait",
-    "ClimbGaitParams",
+    "ClimbGaitSettings",
     "ClimbPhase",
     "TrotGait",
-    "TrotParams",
+    "TrotGaitSettings",
     "cubic",
     "smooth_trapezoid",
 ]

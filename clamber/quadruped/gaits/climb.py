@@ -45,7 +45,7 @@ SWING_PHASES = (ClimbPhase.RELEASE, ClimbPhase.LIFT, ClimbPhase.TRANSFER, ClimbP
 
 
 @dataclass(frozen=True)
-class ClimbGaitParams:
+class ClimbGaitSettings:
     """Free-climbing gait settings (times [s], lengths [m], torque [N m]).
 
     The defaults give the paper's cycle: 0.22 m of body travel in about 90 s (2 s settle,
@@ -138,8 +138,8 @@ class ClimbGait:
     """
 
     def __init__(self, holds: dict[str, list[np.ndarray]], normals: dict[str, list[np.ndarray]],
-                 rotation: np.ndarray, params: ClimbGaitParams | None = None) -> None:
-        self.p = params or ClimbGaitParams()
+                 rotation: np.ndarray, params: ClimbGaitSettings | None = None) -> None:
+        self.p = params or ClimbGaitSettings()
         for leg in LEG_NAMES:
             if len(holds.get(leg, ())) < self.p.cycles + 1:
                 raise ConfigError(f"leg {leg} needs {self.p.cycles + 1} holds for "

@@ -20,7 +20,7 @@ from clamber.quadruped.robot import Marcbot, leg_index
 
 
 @dataclass(frozen=True)
-class TrotParams:
+class TrotGaitSettings:
     """Trotting gait: cycle ``period`` [s], ``duty`` factor, ``step`` length per cycle [m],
     swing ``height`` [m] (the paper's 0.7 s, 0.6, 150 mm and 80 mm), the posture and the
     swing's shape.
@@ -89,13 +89,13 @@ class TrotGait:
     Each leg's cycle phase is ``psi = (t - start) / period + offset``; it is in stance for
     ``psi mod 1 < duty``. A stance foot stays where it landed, under its nominal spot at
     mid-stance, sole level; a swing foot moves ``step`` forward and lifts ``height`` (see
-    :class:`TrotParams` for the profile). ``robot`` gives the joint-2 axes the lift turns
+    :class:`TrotGaitSettings` for the profile). ``robot`` gives the joint-2 axes the lift turns
     about; feet are in a world frame whose x is the heading.
     """
 
-    def __init__(self, params: TrotParams | None = None, ground_z: float = 0.0,
+    def __init__(self, params: TrotGaitSettings | None = None, ground_z: float = 0.0,
                  robot: Marcbot | None = None) -> None:
-        self.p = params or TrotParams()
+        self.p = params or TrotGaitSettings()
         self.ground_z = ground_z
         self.robot = robot or Marcbot()
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pinocchio as pin
 
-from clamber.attachment.winch import WinchController, WinchParams
+from clamber.attachment.winch import WinchController, WinchSettings
 from clamber.exceptions import ConfigError
 from clamber.quadruped.grasping import GraspReport, GraspStatus, grasp, release
 from clamber.quadruped.model import RobotModel
@@ -50,7 +50,7 @@ from clamber.quadruped.planning.stance import HELD_TILT_TOLERANCE, body_over, re
 from clamber.quadruped.robot import LEG_NAMES
 from clamber.quadruped.rock.holding import GripperSurfaceModel, hold_limits, patch_features
 from clamber.quadruped.rock.wall import RockWall, RockWallSpec, generate_wall
-from clamber.quadruped.sim.winch_plant import WinchPlant, WinchPlantParams
+from clamber.quadruped.sim.winch_plant import WinchPlant, WinchPlantParameters
 
 RULES = {"planner": HoldPlanner, "nearest": NearestHoldRule}
 GRASP_MODELS = ("instant", "winch")
@@ -84,8 +84,8 @@ class PlanClimbSettings:
     noise: DepthNoise = field(default_factory=DepthNoise)
     wall: RockWallSpec = field(default_factory=RockWallSpec)
     grasp: str = "instant"
-    winch: WinchParams = field(default_factory=WinchParams)
-    plant: WinchPlantParams = field(default_factory=WinchPlantParams)
+    winch: WinchSettings = field(default_factory=WinchSettings)
+    plant: WinchPlantParameters = field(default_factory=WinchPlantParameters)
     regrasps: int = 1
 
     def __post_init__(self) -> None:

@@ -35,7 +35,7 @@ POSITION_GAIN_A_PER_RAD = 6.25 * 2.69e-3 / np.deg2rad(0.088)
 
 
 @dataclass(frozen=True)
-class ServoParams:
+class ServoBankParameters:
     """Servo-bank settings: bus ``voltage`` [V], standby current ``idle_current`` [A] per
     servo (Dynamixel X: about 40 mA), ``armature`` [kg m^2] and a scale on the P gain."""
 
@@ -55,8 +55,8 @@ class ServoParams:
 class ServoBank:
     """The 20 servos of a robot: configures a model spec, applies commands, computes power."""
 
-    def __init__(self, robot: Marcbot, params: ServoParams | None = None) -> None:
-        self.params = params or ServoParams()
+    def __init__(self, robot: Marcbot, params: ServoBankParameters | None = None) -> None:
+        self.params = params or ServoBankParameters()
         self.tau_max = robot.torque_limits()
         self.current_per_torque = robot.current_per_torque()
         self.current_max = robot.current_limits()

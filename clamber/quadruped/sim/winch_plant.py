@@ -22,12 +22,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from clamber.attachment.winch import WinchParams
+from clamber.attachment.winch import WinchSettings
 from clamber.exceptions import ConfigError
 
 
 @dataclass(frozen=True)
-class WinchPlantParams:
+class WinchPlantParameters:
     """Servo ``speed`` [rad/s], tendon ``slack`` [rad of winch], stiffnesses [N m/rad] of the
     engaged chain, of sliding phalanges and of the detachment tendons, current noise [A]."""
 
@@ -51,9 +51,9 @@ class WinchPlantParams:
 class WinchPlant:
     """One gripper's winch; ``engaged`` says whether its spines have caught the rock."""
 
-    def __init__(self, winch: WinchParams, params: WinchPlantParams | None = None,
+    def __init__(self, winch: WinchSettings, params: WinchPlantParameters | None = None,
                  rng: np.random.Generator | None = None) -> None:
-        self.winch, self.p = winch, params or WinchPlantParams()
+        self.winch, self.p = winch, params or WinchPlantParameters()
         self.rng = rng or np.random.default_rng(0)
         self.angle = winch.natural_angle
         self.engaged = False

@@ -23,7 +23,7 @@ from clamber.exceptions import ConfigError
 from clamber.failures import FailureReason
 from clamber.quadruped.controllers import Controller, JointCommand, MotionReference
 from clamber.quadruped.estimator import LegOdometryEkf, SimulatedImu
-from clamber.quadruped.gaits import ClimbEvent, ClimbGait, ClimbGaitParams
+from clamber.quadruped.gaits import ClimbEvent, ClimbGait, ClimbGaitSettings
 from clamber.quadruped.kinematics import world_foot_poses
 from clamber.quadruped.model import RobotModel, RobotState
 from clamber.quadruped.robot import LEG_NAMES, Marcbot
@@ -66,7 +66,7 @@ class ClimbSettings:
     control_rate: float = 50.0
     physics_dt: float = 0.004
     state: str = "estimate"
-    gait: ClimbGaitParams = field(default_factory=ClimbGaitParams)
+    gait: ClimbGaitSettings = field(default_factory=ClimbGaitSettings)
     mismatch: ModelMismatch = field(default_factory=ModelMismatch)
     fall_error: float = 0.05
     breakable: bool = True

@@ -18,7 +18,7 @@ from clamber.exceptions import ConfigError
 from clamber.failures import FailureReason
 from clamber.quadruped.controllers import JointCommand
 from clamber.quadruped.estimator import LegOdometryEkf, SimulatedImu
-from clamber.quadruped.gaits import TrotGait, TrotParams
+from clamber.quadruped.gaits import TrotGait, TrotGaitSettings
 from clamber.quadruped.kinematics import Clik
 from clamber.quadruped.model import RobotModel, RobotState
 from clamber.quadruped.robot import LEG_NAMES, N_JOINTS, Marcbot
@@ -47,7 +47,7 @@ class TrotSettings:
 
     terrain: str = "flat"
     feet: str = "gripper"
-    gait: TrotParams = field(default_factory=TrotParams)
+    gait: TrotGaitSettings = field(default_factory=TrotGaitSettings)
     control_rate: float = 100.0
     fall_attitude_deg: float = 45.0
 
@@ -205,7 +205,7 @@ def run_trot(settings: TrotSettings, seed: int, log: bool = False,
     return TrotTrial(settings, seed, log, robot, initial_tilt, snapshot_period).run()
 
 
-def trot_ground_size(gait: TrotParams) -> float:
+def trot_ground_size(gait: TrotGaitSettings) -> float:
     """Length [m] of the trotting ground: from 0.5 m behind the start to 1 m past the end of
     the walk (at least 3 m)."""
     return max(3.0, gait.speed * gait.duration + 1.5)
