@@ -14,7 +14,8 @@ import time
 from clamber.experiments.robustness import robustness
 from clamber.jumper.morphology import Morphology
 from clamber.jumper.sim.gripper import CaptureWindow
-from clamber.jumper.sim.simulate import SimulationSettings, simulate
+from clamber.jumper.sim.settings import SimulationSettings
+from clamber.jumper.sim.simulate import simulate
 from clamber.jumper.solve import solve
 from clamber.parallel.dask import DaskEvaluator
 

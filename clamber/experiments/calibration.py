@@ -35,7 +35,7 @@ from clamber.jumper.morphology import Morphology
 from clamber.jumper.settings import OptimizationSettings
 from clamber.jumper.sim.motor import EscGains
 from clamber.jumper.sim.robustness import Tolerances
-from clamber.jumper.sim.simulate import SimulationSettings
+from clamber.jumper.sim.settings import SimulationSettings
 from clamber.jumper.solution import TrajectorySolution
 from clamber.parallel.base import Evaluator
 

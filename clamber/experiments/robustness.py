@@ -20,8 +20,10 @@ from clamber.experiments.record import StudyTrial, TrialOutcome
 from clamber.experiments.statistics import Interval, wilson_interval
 from clamber.experiments.study import ProgressCallback, Study, TrialTask, run_study
 from clamber.failures import FailureReason
+from clamber.jumper.sim.result import JumpRecord
 from clamber.jumper.sim.robustness import Tolerances, sample_realization
-from clamber.jumper.sim.simulate import JumpRecord, SimulationSettings, simulate
+from clamber.jumper.sim.settings import SimulationSettings
+from clamber.jumper.sim.simulate import simulate
 from clamber.jumper.solution import TrajectorySolution
 from clamber.parallel.base import Evaluator
 from clamber.sim_stability import UnstableSimulation

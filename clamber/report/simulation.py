@@ -10,7 +10,7 @@ from matplotlib.animation import FuncAnimation, PillowWriter
 
 from clamber.jumper.model import JOINT_NAMES, jumper_model
 from clamber.jumper.sim.reference import optimized_angles, unique_nodes
-from clamber.jumper.sim.simulate import SimulationResult
+from clamber.jumper.sim.result import SimulationResult
 from clamber.jumper.sim.telemetry import TelemetryAnalysis
 from clamber.jumper.solution import TrajectorySolution
 from clamber.report.gripper import region_polygon

@@ -10,9 +10,9 @@ from clamber.exceptions import ConfigError
 from clamber.experiments.quadruped import quadruped_trial
 from clamber.experiments.study import TrialTask
 from clamber.failures import FailureReason
-from clamber.quadruped.experiments import ClimbSettings
 from clamber.quadruped.sim.failure import FailureClock, SpineSlip, default_wrench_set
 from clamber.quadruped.sim.grippers import SoleCompliance
+from clamber.quadruped.trials.climb import ClimbSettings
 
 
 @pytest.fixture(scope="module")

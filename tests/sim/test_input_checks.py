@@ -13,7 +13,8 @@ from clamber.failures import FailureReason
 from clamber.jumper.seed import seed_solution
 from clamber.jumper.sim.export import export_reference
 from clamber.jumper.sim.robustness import Tolerances
-from clamber.jumper.sim.simulate import SimulationSettings, simulate
+from clamber.jumper.sim.settings import SimulationSettings
+from clamber.jumper.sim.simulate import simulate
 from clamber.jumper.sim.telemetry import LOG_COLUMNS, load_and_analyze, write_log
 from clamber.sim_stability import UnstableSimulation
 

@@ -12,7 +12,8 @@ from clamber.jumper.sim.control import EventTriggered, EventTriggeredSettings, O
 from clamber.jumper.sim.gripper import FootPivot, FootState
 from clamber.jumper.sim.recorder import Recorder
 from clamber.jumper.sim.robustness import Tolerances
-from clamber.jumper.sim.simulate import SimulationSettings, simulate
+from clamber.jumper.sim.settings import SimulationSettings
+from clamber.jumper.sim.simulate import simulate
 
 PHASES = [0.0, 0.1, 0.15, 0.25, 0.3, 0.4]
 

@@ -14,7 +14,8 @@ from clamber.jumper.morphology import Morphology
 from clamber.jumper.sim.gripper import CaptureWindow, FootPivot
 from clamber.jumper.sim.motor import MotorParameters
 from clamber.jumper.sim.robustness import Tolerances
-from clamber.jumper.sim.simulate import SimulationSettings, simulate
+from clamber.jumper.sim.settings import SimulationSettings
+from clamber.jumper.sim.simulate import simulate
 from clamber.jumper.sim.telemetry import LOG_COLUMNS, load_and_analyze, true_work, write_log
 from clamber.parallel.dask import DaskEvaluator
 

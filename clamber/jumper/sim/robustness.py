@@ -14,7 +14,7 @@ import numpy as np
 from clamber import _validate as check
 from clamber.exceptions import ConfigError
 from clamber.jumper.sim.motor import EscGains
-from clamber.jumper.sim.simulate import Realization, SimulationSettings
+from clamber.jumper.sim.settings import Realization, SimulationSettings
 from clamber.jumper.solution import TrajectorySolution
 
 

@@ -22,165 +22,29 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
 
 import mujoco
 import numpy as np
 
 from clamber import _validate as check
-from clamber.exceptions import ConfigError
 from clamber.jumper.mjcf import Geometry, load_scene
 from clamber.jumper.model import jumper_model
 from clamber.jumper.sim.control import (
-    EventTriggeredSettings,
     ReferenceClock,
-    Sensors,
     make_clock,
 )
-from clamber.jumper.sim.gripper import CaptureWindow, FootPivot, FootState, Gripper
-from clamber.jumper.sim.motor import ESC_RATE_HZ, EscGains, MotorParameters
+from clamber.jumper.sim.gripper import FootState, Gripper
+from clamber.jumper.sim.motor import ESC_RATE_HZ
 from clamber.jumper.sim.recorder import Recorder
-from clamber.jumper.sim.reference import Reference, build_reference, optimized_angles
+from clamber.jumper.sim.reference import build_reference, optimized_angles
+from clamber.jumper.sim.result import LOG_COLUMNS, JumpRecord, SimulationResult
+from clamber.jumper.sim.settings import Realization, SimulationSettings
 from clamber.jumper.solution import TrajectorySolution
 from clamber.sim_stability import check_stable
 
-#: Columns of :attr:`SimulationResult.log` (one row per ESC tick).
-LOG_COLUMNS = (
-    "t", "x5", "y5", "phi5", "hip", "spine", "shoulder",
-    "vx5", "vy5", "vphi5", "w_hip", "w_spine", "w_shoulder",
-    "v_hip", "v_spine", "v_shoulder", "tau_hip", "tau_spine", "tau_shoulder",
-    "fx_front", "fy_front", "fx_rear", "fy_rear", "front_hooked", "rear_hooked",
-    "ref_hip", "ref_spine", "ref_shoulder", "ref_time", "sole_front", "sole_rear",
-)
 GRIPPERS = ("front", "rear")
 
 
-@dataclass(frozen=True)
-class SimulationSettings:
-    """Everything about the simulated robot that is not the optimized trajectory."""
-
-    motor: MotorParameters = field(default_factory=MotorParameters)
-    """Nominal motor module (the feed-forward is computed with it)."""
-    gains: EscGains = field(default_factory=EscGains)
-    capture: CaptureWindow = field(default_factory=CaptureWindow)
-    pivot: FootPivot = field(default_factory=FootPivot)
-    sensors: Sensors = field(default_factory=Sensors)
-    hook_timeconst: float = 0.002
-    """Time constant of a hooked gripper's pin [s] (MuJoCo solref): the compliance of
-    spines in carpet loops. Stiff pins stop the robot in a 1-2 ms impact spike."""
-    hook_dampratio: float = 1.0
-    """Damping ratio of the pin [-]; below 1 the gripper bounces on the wall at impact."""
-    controller: str = "open-loop"
-    """Reference clock: 'open-loop' or 'closed-loop' (event-triggered catching)."""
-    event_triggered: EventTriggeredSettings = field(default_factory=EventTriggeredSettings)
-    arm_lead: float = 0.03
-    """A gripper is armed this long before its optimized catch [s]."""
-    catch_timeout: float = 0.05
-    """A catch not made this long after the reference reached it is a miss [s]."""
-    ready_distance_tol: float = 0.01
-    """Ready: gripper separation within this of the optimized stance [m]."""
-    ready_angle_tol: float = 0.35
-    """Ready: every joint within this of the optimized start angle [rad]."""
-    settle_time: float = 0.1
-    """Extra time simulated after the last jump when recording, holding the stance [s]."""
-    physics_substeps: int = 1
-    """Physics steps per 1 kHz ESC period (step = 1 ms / substeps)."""
-    foot_radius: float | None = None
-    """The robot's gripper radius [m]; None takes the optimization's. Optimizing with a
-    smaller radius than the robot's aims the catches into the wall (a catch margin)."""
-
-    def __post_init__(self) -> None:
-        check.numeric_fields(self, "simulation",
-                             names=("arm_lead", "catch_timeout", "ready_distance_tol",
-                                    "ready_angle_tol", "settle_time", "hook_timeconst",
-                                    "hook_dampratio"))
-        check.integer("simulation", "physics_substeps", self.physics_substeps, low=1)
-        make_clock(self.controller, 1.0, [0.0] * 6, 1)  # validates the name
-
-
-@dataclass(frozen=True)
-class Realization:
-    """One sampled robot: what differs from the nominal in a robustness trial.
-
-    ``parameters`` is the morphology vector (``PARAMETER_NAMES`` order; may leave the
-    design bounds), ``motors`` and ``gains`` are per joint (hip, spine, shoulder),
-    ``q0_offset``/``qd0_offset`` are added to the optimized initial state (rear-foot
-    coordinates, [m], [rad], [m/s], [rad/s]), after which the chain is closed again with
-    the front gripper on the wall, ``front_offset`` [m] above its optimized height (the
-    robot starts hooked, whatever its tolerances); reference packets arrive
-    ``start_delay`` [s] late plus a uniform ``[0, jitter]`` [s] each (seeded by ``seed``).
-    """
-
-    parameters: np.ndarray
-    motors: tuple[MotorParameters, MotorParameters, MotorParameters]
-    gains: tuple[EscGains, EscGains, EscGains]
-    q0_offset: np.ndarray = field(default_factory=lambda: np.zeros(6))
-    qd0_offset: np.ndarray = field(default_factory=lambda: np.zeros(6))
-    front_offset: float = 0.0
-    start_delay: float = 0.0
-    jitter: float = 0.0
-    seed: int = 0
-
-    @classmethod
-    def nominal(cls, sol: TrajectorySolution, config: SimulationSettings) -> Realization:
-        """The robot exactly as designed."""
-        return cls(parameters=sol.morphology.parameters(), motors=(config.motor,) * 3,
-                   gains=(config.gains,) * 3)
-
-
-@dataclass(frozen=True)
-class JumpRecord:
-    """Outcome of one simulated jump (frozen once the jump is over)."""
-
-    index: int
-    front_catch: bool
-    rear_catch: bool
-    ready: bool
-    height_gain: float  # [m], NaN unless the rear caught
-    tracking_rms: float  # [rad] over the jump's simulated time, all joints
-    tracking_max: float  # [rad]
-    tear_offs: int
-    fell: bool
-    duration: float = float("nan")  # [s] from the jump's start to the next jump's start
-
-    def to_dict(self) -> dict:
-        return dict(self.__dict__)
-
-
-@dataclass
-class SimulationResult:
-    """Per-jump records, gripper events and (if recorded) the 1 kHz log."""
-
-    jumps: list[JumpRecord]
-    events: list[tuple[float, str, str]]  # (t [s], gripper, 'release'|'hook'|'tear'|'miss')
-    duration: float  # simulated time [s]
-    wall_time: float  # [s]
-    log: np.ndarray | None  # (ticks, len(LOG_COLUMNS))
-    parameters: np.ndarray
-    reference: Reference
-
-    def column(self, name: str) -> np.ndarray:
-        """One column of the log by name (see :data:`LOG_COLUMNS`)."""
-        if self.log is None:
-            raise ConfigError("this simulation was run with record=False: no log")
-        if name not in LOG_COLUMNS:
-            raise ConfigError(f"log column {name!r} unknown; allowed: {LOG_COLUMNS}")
-        return self.log[:, LOG_COLUMNS.index(name)]
-
-    @property
-    def realtime_factor(self) -> float:
-        """Simulated seconds per wall-clock second."""
-        return self.duration / self.wall_time if self.wall_time > 0 else float("inf")
-
-    def summary(self) -> dict:
-        return {
-            "jumps": [j.to_dict() for j in self.jumps],
-            "front_catches": sum(j.front_catch for j in self.jumps),
-            "rear_catches": sum(j.rear_catch for j in self.jumps),
-            "ready_landings": sum(j.ready for j in self.jumps),
-            "simulated_s": self.duration,
-            "realtime_factor": self.realtime_factor,
-        }
 
 
 def initial_state(sol: TrajectorySolution) -> tuple[np.ndarray, np.ndarray, float]:

@@ -257,7 +257,7 @@ def write_log(result, path: str | Path, forces_path: str | Path | None = None,
 
     Voltages and forces are means over each logging interval, as the ESC's duty-cycle
     accumulator and a force plate's anti-aliasing filter report them. ``result`` is a
-    :class:`clamber.jumper.sim.simulate.SimulationResult` recorded with ``record=True``.
+    :class:`clamber.jumper.sim.result.SimulationResult` recorded with ``record=True``.
     """
     tt = result.column("t")
     ticks = np.unique(np.round(np.arange(0, tt[-1], 1.0 / rate_hz) * 1000).astype(int))
