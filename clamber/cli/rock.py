@@ -52,14 +52,10 @@ def _wall(args: argparse.Namespace) -> dict:
                "ledges": sum(k.ledge for k in wall.knobs),
                "area_fz_capacity_over_half": float((factors[..., 2] > 0.5).mean())}
     if not args.no_figures:
-        import matplotlib.pyplot as plt
-
         from clamber.report.rock import plot_wall
+        from clamber.report.save import save_figure
 
-        fig = plot_wall(wall, factors)
-        fig.savefig(out / f"{stem}.png", dpi=110)
-        plt.close(fig)
-        summary["figure"] = str(out / f"{stem}.png")
+        summary["figure"] = str(save_figure(plot_wall(wall, factors), out / f"{stem}.png"))
     return summary
 
 

@@ -151,7 +151,7 @@ def support(rm: RobotModel, statics: StaticsEvaluator, body: pin.SE3, q_joints: 
     """Distribute the robot's weight over the stance legs (``swing`` carries nothing)."""
     state = RobotState.trusted(body.translation, body.rotation, q_joints, np.zeros(6),
                                np.zeros(q_joints.size))
-    qp = WrenchQP(limits, rm.tau_max, robot_mass=rm.mass)
+    qp = WrenchQP(limits, rm.tau_max)
     load = {leg: (0.0 if leg == swing else 1.0) for leg in LEG_NAMES}
     sol = qp.solve(statics.evaluate(state.q()), load)
     W = sol.F.reshape(len(LEG_NAMES), 6)
