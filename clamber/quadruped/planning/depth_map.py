@@ -10,11 +10,11 @@ noise; dropped cells are filled with the median of their valid neighbours.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from clamber import _validate as check
 from clamber.exceptions import ConfigError
 from clamber.quadruped.rock.wall import RockWall
 
@@ -32,12 +32,9 @@ class DepthNoise:
     steep: float = 1.0
 
     def __post_init__(self) -> None:
-        for name in ("sigma_0", "k", "dropout"):
-            v = getattr(self, name)
-            if not (v >= 0 and math.isfinite(v)):
-                raise ConfigError(f"depth noise {name} must be >= 0, got {v}")
-        if not self.dropout <= 1 or not self.standoff > 0 or not self.steep > 0:
-            raise ConfigError("dropout must lie in [0, 1], standoff and steep must be > 0")
+        check.numeric_fields(self, "depth noise", names=("sigma_0", "k"))
+        check.number("depth noise", "dropout", self.dropout, low=0.0, high=1.0)
+        check.numeric_fields(self, "depth noise", strict=True, names=("standoff", "steep"))
 
     def sigma(self, distance: np.ndarray) -> np.ndarray:
         """Axial noise [m] at range ``distance`` [m]."""

@@ -23,11 +23,11 @@ its geometric quantity, which is what hold selection relies on.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from clamber import _validate as check
 from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS, WrenchLimits
 from clamber.exceptions import ConfigError
 from clamber.quadruped.rock.wall import PAPER_MICRO_RMS, SurfaceFeatures, surface_features
@@ -50,11 +50,9 @@ class GripperSurfaceModel:
     base: np.ndarray = field(default_factory=lambda: np.array([0.6, 0.6, 0.3, 0.5, 0.5, 0.6]))
 
     def __post_init__(self) -> None:
-        for name in ("footprint_radius", "pad_radius", "wrap_depth", "seat_step",
-                     "reference_micro_rms"):
-            v = getattr(self, name)
-            if not (v > 0 and math.isfinite(v)):
-                raise ConfigError(f"gripper surface {name} must be > 0, got {v}")
+        check.numeric_fields(self, "gripper surface", strict=True,
+                             names=("footprint_radius", "pad_radius", "wrap_depth",
+                                    "seat_step", "reference_micro_rms"))
         b = np.asarray(self.base, dtype=float)
         if b.shape != (6,) or not np.all((b >= 0) & (b <= 1)):
             raise ConfigError(f"base shares must be 6 numbers in [0, 1], got {b}")

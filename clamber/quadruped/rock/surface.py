@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from clamber import _validate as check
 from clamber.exceptions import ConfigError
 
 
@@ -38,12 +39,9 @@ class RoughnessSpectrum:
     rolloff: float = 0.4
 
     def __post_init__(self) -> None:
-        if not 0.0 < self.hurst < 1.0:
-            raise ConfigError(f"Hurst exponent must lie in (0, 1), got {self.hurst}")
-        for name in ("rms", "rolloff"):
-            v = getattr(self, name)
-            if not (v > 0 and math.isfinite(v)):
-                raise ConfigError(f"roughness {name} must be > 0 and finite, got {v}")
+        check.number("roughness", "hurst", self.hurst, low=0.0, high=1.0, low_open=True,
+                     high_open=True)
+        check.numeric_fields(self, "roughness", strict=True, names=("rms", "rolloff"))
 
     @property
     def exponent(self) -> float:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.ndimage import correlate
 
+from clamber import _validate as check
 from clamber.exceptions import ConfigError
 from clamber.quadruped.rock.surface import RoughnessSpectrum, fbm_surface
 from clamber.quadruped.sim.world import wall_rotation
@@ -60,14 +61,11 @@ class RockWallSpec:
     asperity_rms: float = PAPER_MICRO_RMS
 
     def __post_init__(self) -> None:
-        for name in ("length", "width", "spacing", "asperity_rms"):
-            v = getattr(self, name)
-            if not (v > 0 and math.isfinite(v)):
-                raise ConfigError(f"rock wall {name} must be > 0 and finite, got {v}")
+        check.numeric_fields(self, "rock wall", strict=True,
+                             names=("length", "width", "spacing", "asperity_rms"))
         if self.spacing * 16 > min(self.length, self.width):
             raise ConfigError("rock wall must span at least 16 grid cells each way")
-        if not (self.knob_density >= 0 and math.isfinite(self.knob_density)):
-            raise ConfigError(f"knob density must be >= 0, got {self.knob_density}")
+        check.non_negative("rock wall", "knob_density", self.knob_density)
         for name in ("knob_height", "knob_radius"):
             lo, hi = getattr(self, name)
             if not 0 < lo <= hi:

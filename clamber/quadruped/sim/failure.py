@@ -35,6 +35,7 @@ from functools import lru_cache
 import daqp
 import numpy as np
 
+from clamber import _validate as check
 from clamber.attachment.wrench_fit import fit_box, fit_polytope
 from clamber.attachment.wrench_limits import WrenchLimits
 from clamber.attachment.wrench_set import (
@@ -66,10 +67,8 @@ class SpineSlip:
     mass: float = 0.4
 
     def __post_init__(self) -> None:
-        for name in ("engagement_depth", "spine_radius", "mass"):
-            v = getattr(self, name)
-            if not (math.isfinite(v) and v > 0):
-                raise ConfigError(f"spine slip {name} must be finite and > 0, got {v}")
+        check.numeric_fields(self, "spine slip", strict=True,
+                             names=("engagement_depth", "spine_radius", "mass"))
 
     def time_to_fail(self, excess_force: float) -> float:
         """Time [s] a constant equivalent excess force [N] needs to break a gripper off."""

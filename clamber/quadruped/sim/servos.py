@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from clamber import _validate as check
 from clamber.exceptions import ConfigError
 from clamber.quadruped.controllers import JointCommand
 from clamber.quadruped.robot import N_JOINTS, Marcbot
@@ -45,11 +46,8 @@ class ServoBankParameters:
     gain_scale: float = 1.0
 
     def __post_init__(self) -> None:
-        for name in ("voltage", "gain_scale"):
-            if not getattr(self, name) > 0:
-                raise ConfigError(f"servo {name} must be > 0, got {getattr(self, name)}")
-        if self.idle_current < 0 or self.armature < 0:
-            raise ConfigError("servo idle_current and armature must be >= 0")
+        check.numeric_fields(self, "servo", strict=True, names=("voltage", "gain_scale"))
+        check.numeric_fields(self, "servo", names=("idle_current", "armature"))
 
 
 class ServoBank:

@@ -17,13 +17,12 @@ The servo's current is the winch torque over the torque constant plus Gaussian n
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from clamber import _validate as check
 from clamber.attachment.winch import WinchSettings
-from clamber.exceptions import ConfigError
 
 
 @dataclass(frozen=True)
@@ -39,13 +38,10 @@ class WinchPlantParameters:
     current_noise: float = 0.01
 
     def __post_init__(self) -> None:
-        for name in ("speed", "slack", "engaged_stiffness", "slip_stiffness",
-                     "detach_stiffness"):
-            v = getattr(self, name)
-            if not (v > 0 and math.isfinite(v)):
-                raise ConfigError(f"winch plant {name} must be > 0, got {v}")
-        if not self.current_noise >= 0:
-            raise ConfigError(f"current noise must be >= 0, got {self.current_noise}")
+        check.numeric_fields(self, "winch plant", strict=True,
+                             names=("speed", "slack", "engaged_stiffness", "slip_stiffness",
+                                    "detach_stiffness"))
+        check.non_negative("winch plant", "current_noise", self.current_noise)
 
 
 class WinchPlant:

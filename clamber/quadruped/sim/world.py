@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from clamber import _validate as check
 from clamber.exceptions import ConfigError
 from clamber.quadruped.robot import LEG_NAMES, LegGeometry, Marcbot
 
@@ -222,9 +223,8 @@ class ModelMismatch:
 
     def __post_init__(self) -> None:
         for name in ("mass", "length", "foothold"):
-            v = getattr(self, name)
-            if not (0.0 <= v < 0.5 and math.isfinite(v)):
-                raise ConfigError(f"mismatch {name} must lie in [0, 0.5), got {v}")
+            check.number("mismatch", name, getattr(self, name), low=0.0, high=0.5,
+                         high_open=True)
 
     def perturb(self, robot: Marcbot, seed: int) -> Marcbot:
         """The simulated robot for trial ``seed``."""
