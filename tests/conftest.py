@@ -1,8 +1,13 @@
 """Helpers shared by the tests of several packages."""
 
 import json
+import os
+import signal
 import sqlite3
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -43,3 +48,25 @@ def read_study_trials(run_dir) -> list[dict]:
 def study_trials():
     """:func:`read_study_trials`, for tests that compare recorded studies."""
     return read_study_trials
+
+
+def kill_inside_study(argv: list[str], run_dir: Path, after: int = 2) -> int:
+    """Run ``python -m clamber *argv`` and SIGKILL it once ``run_dir`` records ``after``
+    trials (or when it ends by itself); returns how many trials it had recorded."""
+    proc = subprocess.Popen([sys.executable, "-m", "clamber", *argv, "--no-progress"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "MPLBACKEND": "Agg"})
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and proc.poll() is None:
+        if (run_dir / STORE_NAME).exists() and len(read_study_trials(run_dir)) >= after:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    return len(read_study_trials(run_dir))
+
+
+@pytest.fixture
+def kill_study():
+    """:func:`kill_inside_study`, for the kill-then-resume tests."""
+    return kill_inside_study

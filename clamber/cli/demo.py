@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from clamber.cli import gripper, quadruped, sim
-from clamber.cli.optimize import optimize_command
+from clamber.cli.optimize import optimize_arguments, optimize_command
 from clamber.cli.options import FMT, add_output_options
 from clamber.exceptions import ConfigError
 from clamber.experiments.codesign import CodesignSettings, run_codesign
@@ -47,11 +47,8 @@ def run_demo(args: argparse.Namespace) -> dict[str, Any]:
 
     root = Path(args.out)
     claim_demo_folder(root)
-    opt = argparse.Namespace(
-        settings=None, morphology=None, resolution="fine", guess="seed", seed=0, torque_limit=None,
-        collocation=None, torque_rate_weight=None, no_figures=False, no_animation=False,
-        out=str(root / "jumper"), json=args.json)
-    summary = optimize_command(opt)
+    summary = optimize_command(optimize_arguments(
+        "--out", str(root / "jumper"), *(["--json"] if args.json else [])))
     figures = {k: v for k, v in summary.get("figures", {}).items() if str(v).endswith("png")}
     sections = [Section("The optimized jump of the nominal robot",
                         {k: summary.get(k) for k in ("status", "speed_mps", "period_s",

@@ -116,3 +116,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      "clamber.jumper.robust)")
     opt.add_argument("--no-animation", action="store_true", help="skip the GIF only")
     opt.set_defaults(func=optimize_command)
+
+
+def optimize_arguments(*argv: str) -> argparse.Namespace:
+    """The options of `clamber jumper optimize ARGV`, defaults included: how another command
+    (the demo) runs an optimization exactly as the CLI would."""
+    parser = argparse.ArgumentParser(prog="clamber jumper")
+    register(parser.add_subparsers(required=True))
+    return parser.parse_args(["optimize", *argv])

@@ -2,16 +2,10 @@
 nothing."""
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 
 import pytest
 
 from clamber.cli import main
-from clamber.storage.runs import STORE_NAME
 
 FAST = ["--trials", "2", "--inclines", "90"]
 
@@ -46,23 +40,14 @@ def test_compare_four_trials_same_numbers_on_any_worker_count(tmp_path, capsys, 
 
 
 def test_compare_killed_with_sigkill_resumes_to_the_same_record(tmp_path, capsys,
-                                                              study_trials):
+                                                              study_trials, kill_study):
     """A comparison killed after some trials and resumed records exactly the trials of an
     uninterrupted run."""
     full = _compare(capsys, *FAST, "--workers", "0", "--out", str(tmp_path / "full"))
     run_dir = tmp_path / "cut"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "clamber", "quadruped", "compare", *FAST, "--workers", "0",
-         "--out", str(run_dir), "--no-progress"], stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL, env={**os.environ, "MPLBACKEND": "Agg"})
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline and proc.poll() is None:
-        if (run_dir / STORE_NAME).exists() and len(study_trials(run_dir)) >= 2:
-            break
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    assert 1 <= len(study_trials(run_dir)) < 6, "the kill should land inside the study"
+    done = kill_study(["quadruped", "compare", *FAST, "--workers", "0",
+                              "--out", str(run_dir)], run_dir)
+    assert 1 <= done < 6, "the kill should land inside the study"
     resumed = _compare(capsys, *FAST, "--workers", "0", "--resume", str(run_dir))
     assert _numbers(resumed) == _numbers(full)
     assert study_trials(run_dir) == study_trials(tmp_path / "full")

@@ -1,16 +1,10 @@
 """`clamber jumper robustness`: same numbers on any worker count, and it survives kill -9."""
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 
 import pytest
 
 from clamber.cli import main
-from clamber.storage.runs import STORE_NAME
 
 TRIALS = "8"
 
@@ -38,25 +32,14 @@ def test_workers_do_not_change_the_numbers(solution_file, tmp_path, capsys, stud
 
 
 def test_kill_9_then_resume_gives_the_uninterrupted_record(solution_file, tmp_path, capsys,
-                                                           study_trials):
+                                                           study_trials, kill_study):
     """A study killed with SIGKILL after some trials resumes from its folder (solution and
     options read back from it) and ends with exactly the uninterrupted run's records."""
     full = _run(capsys, solution_file, "--trials", TRIALS, "--workers", "0",
                 "--out", str(tmp_path / "full"))
     run_dir = tmp_path / "cut"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "clamber", "jumper", "robustness", solution_file,
-         "--trials", TRIALS, "--workers", "0", "--out", str(run_dir), "--no-progress"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        env={**os.environ, "MPLBACKEND": "Agg"})
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline and proc.poll() is None:
-        if (run_dir / STORE_NAME).exists() and len(study_trials(run_dir)) >= 2:
-            break
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    done = len(study_trials(run_dir))
+    done = kill_study(["jumper", "robustness", solution_file, "--trials", TRIALS,
+                              "--workers", "0", "--out", str(run_dir)], run_dir)
     assert 1 <= done < int(TRIALS), "the kill should land inside the study"
     resumed = _run(capsys, "--resume", str(run_dir), "--workers", "0")
     assert resumed["landing_rate"] == full["landing_rate"]
