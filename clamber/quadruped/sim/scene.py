@@ -90,21 +90,34 @@ def climb_scene(robot: Marcbot, layout: WallLayout, servos: ServoBank,
     return spec.compile()
 
 
+#: Feet a ground scene can have: the gripper, a rubber point foot, and a rubber foot with the
+#: gripper's flat sole (separates the sole's shape from the gripper's mass).
+FEET = ("gripper", "rubber", "rubber_flat")
+
+
+def robot_with_feet(robot: Marcbot, feet: str) -> Marcbot:
+    """``robot`` with the last link's mass of its ``feet`` (a rubber foot weighs
+    :data:`RUBBER_FOOT_MASS`)."""
+    if feet not in FEET:
+        from clamber.exceptions import ConfigError
+
+        raise ConfigError(f"feet must be one of {', '.join(FEET)}, got {feet!r}")
+    if feet == "gripper":
+        return robot
+    return replace(robot, link_masses=robot.link_masses[:4] + (RUBBER_FOOT_MASS,))
+
+
 def ground_scene(robot: Marcbot, terrain: GroundTerrain, servos: ServoBank,
                  feet: str = "gripper", physics_dt: float = 0.001, seed: int = 0,
                  size: float = 3.0) -> mujoco.MjModel:
-    """The robot on a ground terrain, with its grippers (lifted phalanges: the footpad box
-    touches) or with rubber feet (a sphere at the sole, lighter legs).
+    """The robot on a ground terrain with feet of one of :data:`FEET`: its grippers (lifted
+    phalanges: the footpad box touches), rubber point feet (a sphere at the sole, lighter
+    legs) or rubber flat feet (the gripper's footpad box on the rubber foot's mass).
 
     The terrain has contact priority, so its friction and softness decide every contact.
     It spans ``size`` [m] along x from 0.5 m behind the start.
     """
-    if feet not in ("gripper", "rubber"):
-        from clamber.exceptions import ConfigError
-
-        raise ConfigError(f"feet must be 'gripper' or 'rubber', got {feet!r}")
-    if feet == "rubber":
-        robot = replace(robot, link_masses=robot.link_masses[:4] + (RUBBER_FOOT_MASS,))
+    robot = robot_with_feet(robot, feet)
     spec = _robot_spec(robot, servos, physics_dt)
     if feet == "rubber":
         for leg in LEG_NAMES:

@@ -39,7 +39,13 @@ class TrialResult:
     in, ``failure_distance_m`` how far up the wall it got; ``limit_active_fraction`` the
     share of control cycles in which a gripper limit of the wrench QP was active (Q-WBC
     only); ``planned_load`` the largest planned wrench over the paper's box (per axis);
-    ``cost_of_transport`` the energy over ``m g distance``.
+    ``cost_of_transport`` the energy over ``m g distance``. Trotting adds the estimate's
+    final position error (``estimation_drift_m``, and as a percentage of the distance
+    walked), the torque contact detector's ``contact_precision`` and ``contact_recall``
+    against the simulator's contacts, and the EKF's mean normalised innovation squared per
+    degree of freedom (``estimation_nis``, about 1 for a consistent filter) and its mean
+    normalised estimation error squared of position, velocity and attitude per degree of
+    freedom (``estimation_nees``, likewise about 1).
     """
 
     kind: str
@@ -68,6 +74,12 @@ class TrialResult:
     failure_distance_m: float = float("nan")
     limit_active_fraction: float = float("nan")
     planned_load: float = float("nan")
+    estimation_drift_m: float = float("nan")
+    estimation_drift_percent: float = float("nan")
+    contact_precision: float = float("nan")
+    contact_recall: float = float("nan")
+    estimation_nis: float = float("nan")
+    estimation_nees: float = float("nan")
 
     def to_dict(self) -> dict:
         """JSON-ready: the failure by name, non-finite numbers as None."""
@@ -115,11 +127,12 @@ def _written(samples: Recorder, name: str, scale: float = 1.0) -> np.ndarray:
 
 def reduce_trial(who: TrialIdentity, failure: FailureReason | None, reason: str,
                  samples: Recorder, *, sim_time: float, wall: float, setup_time: float,
-                 distance: float, mass: float, dt: float, peak_load: float) -> TrialResult:
+                 distance: float, mass: float, dt: float, peak_load: float,
+                 **extra: float) -> TrialResult:
     """Reduce a trial's per-cycle samples (:data:`METRIC_COLUMNS`) to a :class:`TrialResult`:
     energy as power times the control period ``dt`` [s], maxima and RMS over the samples
     (zero when there are none), the cost of transport over ``distance`` [m] of a robot of
-    ``mass`` [kg] (undefined below 1 mm)."""
+    ``mass`` [kg] (undefined below 1 mm); ``extra`` sets further fields as they are."""
     p = _written(samples, "power_w")
     p = p if p.size else np.zeros(1)
     energy = float(p.sum() * dt)
@@ -143,4 +156,4 @@ def reduce_trial(who: TrialIdentity, failure: FailureReason | None, reason: str,
         cost_of_transport=cot, estimation_rms_mm=est_rms, estimation_max_mm=est_max,
         estimation_attitude_rms_deg=est_att_rms, attitude_error_rms_deg=att_rms,
         attitude_error_max_deg=att_max, peak_gripper_load=float(peak_load),
-        setup_time_s=setup_time)
+        setup_time_s=setup_time, **extra)

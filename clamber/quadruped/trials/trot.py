@@ -1,7 +1,21 @@
 """A seeded trotting trial on ground terrain (the paper's walking tests, Fig. 11).
 
 CLIK position control on a level plan, the IMU and leg odometry estimating the state; the
-metrics are the attitude error (exponential coordinates, yaw free) and power.
+metrics are the attitude error (exponential coordinates, yaw free), power and the
+estimate's drift.
+
+Estimation. By default (``estimator="anchors"``, ``contacts="torque"``) the robot sees only
+what its sensors give: encoder angles (4096 ticks per turn), the servos' current readings
+(noisy, quantised) and a noisy, biased IMU. Feet are in contact when the force estimated
+from the currents says so (:mod:`clamber.quadruped.contact`), and the EKF keeps their
+anchors in its state (:class:`AnchorEkf`). ``estimator="legacy"`` is the earlier leg-
+odometry EKF; ``contacts="schedule"`` takes the feet well inside their scheduled stance,
+``"truth"`` the simulator's contacts (a reference for the detector, not for the robot).
+
+Levelling. With ``level_gain`` > 0 the body target turns against the estimated roll and
+pitch (a PI law on the estimate: the CLIK then leans the stance legs to cancel the tilt
+that the servos' compliance leaves), and its height follows the estimated height over the
+stance anchors; 0 keeps the open-loop plan.
 """
 
 from __future__ import annotations
@@ -17,12 +31,20 @@ import pinocchio as pin
 from clamber.exceptions import ConfigError
 from clamber.failures import FailureReason
 from clamber.quadruped.controllers import JointCommand
+from clamber.quadruped.contact import (
+    ContactDetector,
+    FootForceEstimator,
+    ServoCurrentSensor,
+    contact_scores,
+)
+from clamber.quadruped.contact_ekf import AnchorEkf, calibrate_gyro, nees
 from clamber.quadruped.estimator import LegOdometryEkf, SimulatedImu
 from clamber.quadruped.gaits import TrotGait, TrotGaitSettings
 from clamber.quadruped.kinematics import Clik
 from clamber.quadruped.model import RobotModel, RobotState
 from clamber.quadruped.robot import LEG_NAMES, N_JOINTS, Marcbot
-from clamber.quadruped.sim.scene import ground_scene
+from clamber.quadruped.sim.scene import FEET, ground_scene, robot_with_feet
+from clamber.quadruped.sim.sensing import motor_torques, true_contacts
 from clamber.quadruped.sim.servos import ServoBank
 from clamber.quadruped.sim.simulator import QuadrupedSim, SimulationError, StepRecord
 from clamber.quadruped.sim.world import ModelMismatch, ground_terrain
@@ -37,24 +59,44 @@ from clamber.quadruped.trials.stance import initial_joints
 
 #: The body frame of the trotting plan: level, heading along x, at the body reference.
 _LEVEL_BODY = pin.SE3.Identity()
+#: One encoder tick of the servos (4096 per turn) [rad].
+ENCODER_TICK = 2 * math.pi / 4096
+ESTIMATORS = ("anchors", "legacy")
+#: The robot stands still this long before walking while its gyro bias is averaged [s].
+GYRO_CALIBRATION_S = 5.0
+CONTACT_SOURCES = ("torque", "schedule", "truth")
 
 
 @dataclass(frozen=True)
 class TrotSettings:
     """A trotting trial: terrain name, feet (``"gripper"`` or ``"rubber"``), gait, control
     rate [Hz] (100 Hz: a 0.28 s swing needs finer steps than climbing; a bus cycle takes
-    about 3.2 ms at 1 Mbit/s), and the attitude error [deg] at which the robot has tipped."""
+    about 3.2 ms at 1 Mbit/s), and the attitude error [deg] at which the robot has tipped;
+    the ``estimator`` (:data:`ESTIMATORS`), where its ``contacts`` come from
+    (:data:`CONTACT_SOURCES`) and the ``level_gain`` [1/s] of the body-levelling loop (0:
+    open loop; the proportional gain is ``level_gain`` times 0.1 s)."""
 
     terrain: str = "flat"
     feet: str = "gripper"
     gait: TrotGaitSettings = field(default_factory=TrotGaitSettings)
     control_rate: float = 100.0
     fall_attitude_deg: float = 45.0
+    estimator: str = "anchors"
+    contacts: str = "torque"
+    level_gain: float = 0.0
 
     def __post_init__(self) -> None:
         ground_terrain(self.terrain)
-        if self.feet not in ("gripper", "rubber"):
-            raise ConfigError(f"feet must be 'gripper' or 'rubber', got {self.feet!r}")
+        if self.feet not in FEET:
+            raise ConfigError(f"feet must be one of {', '.join(FEET)}, got {self.feet!r}")
+        if self.estimator not in ESTIMATORS:
+            raise ConfigError(f"estimator must be one of {', '.join(ESTIMATORS)}, "
+                              f"got {self.estimator!r}")
+        if self.contacts not in CONTACT_SOURCES:
+            raise ConfigError(f"contacts must be one of {', '.join(CONTACT_SOURCES)}, "
+                              f"got {self.contacts!r}")
+        if not (math.isfinite(self.level_gain) and self.level_gain >= 0):
+            raise ConfigError(f"level_gain must be >= 0, got {self.level_gain}")
 
 
 class TrotTrial:
@@ -87,8 +129,18 @@ class TrotTrial:
         self.sim.set_state(self.body0.translation, self.body0.rotation, q0)
         self.clik = Clik(self.rm, gain=1.0)
         self.imu = SimulatedImu(seed=seed + 101)
-        self.ekf = LegOdometryEkf(self.rm, self.body0.translation, self.body0.rotation,
-                                  self.imu.spec)
+        self.gyro_bias = calibrate_gyro(self.imu, self.body0.rotation, GYRO_CALIBRATION_S,
+                                        self.sim.dt)
+        self.ekf = self._new_filter(self.body0.translation, self.body0.rotation)
+        feet_robot = RobotModel(robot_with_feet(robot, settings.feet))
+        self.force_model = FootForceEstimator(feet_robot, servos.kv)
+        self.currents = ServoCurrentSensor(servos.current_per_torque, seed=seed + 202)
+        self.detector = ContactDetector()
+        self.contact_log: tuple[list, list] = ([], [])
+        self.level = np.zeros(3)
+        self.height_offset = 0.0
+        self.drift_start: np.ndarray | None = None
+        self.nees: list[float] = []
         self.log = TrialLog(snapshot_period=snapshot_period) if log else None
         self.samples = metric_recorder()
         self.dt = self.sim.dt
@@ -132,7 +184,7 @@ class TrotTrial:
         for leg in LEG_NAMES:
             pose = self.gait.foot_pose(t, leg)
             targets[leg] = pin.SE3(pose.rotation, pose.translation - body_ref)
-        goal = self.clik.step(truth.joint_positions, _LEVEL_BODY, targets)
+        goal = self.clik.step(truth.joint_positions, self._body_target(est), targets)
         rec = sim.step(JointCommand(goal, np.zeros(N_JOINTS), self.rm.current_max.copy()))
         a_err = float(np.linalg.norm(pin.log3(tilt_true(truth))))
         if t >= gp.start_time:
@@ -145,20 +197,70 @@ class TrotTrial:
             self.failure, self.reason = FailureReason.TIPPED_OVER, "robot tipped over"
             self.finished = True
 
+    def _new_filter(self, position: np.ndarray, rotation: np.ndarray
+                    ) -> LegOdometryEkf | AnchorEkf:
+        if self.settings.estimator == "legacy":
+            return LegOdometryEkf(self.rm, position, rotation, self.imu.spec)
+        ekf = AnchorEkf(self.rm, position, rotation, self.imu.spec)
+        ekf.set_gyro_bias(*self.gyro_bias)
+        return ekf
+
+    def _body_target(self, est: RobotState) -> pin.SE3:
+        """The body target in the plan's level frame: level (open loop), or turned against
+        the estimated roll and pitch and raised by the height error (``level_gain`` > 0)."""
+        gain = self.settings.level_gain
+        if gain == 0.0 or self.k < self.start_step:
+            return _LEVEL_BODY
+        tilt = pin.log3(tilt_true(est))
+        tilt[2] = 0.0
+        self.level -= gain * self.dt * tilt
+        ekf = self.ekf
+        if isinstance(ekf, AnchorEkf) and ekf.active.any():
+            ground = float(ekf.anchors[ekf.active, 2].mean())
+            height = est.body_position[2] - ground
+            self.height_offset += gain * self.dt * (self.gp.body_height - height)
+        rotation = pin.exp3(self.level - 0.1 * gain * tilt)
+        return pin.SE3(rotation.T, np.array([0.0, 0.0, -self.height_offset]))
+
     def _estimate(self, t: float, truth: RobotState) -> RobotState:
-        """The EKF (restarted at the end of the standing start), updated with the feet well
-        inside their scheduled stance (not touching down or lifting off)."""
-        gp, k, dt, gait = self.gp, self.k, self.dt, self.gait
+        """The EKF (restarted at the end of the standing start) with the IMU, the encoders
+        and the feet in contact (:attr:`TrotSettings.contacts`)."""
+        gp, k, dt = self.gp, self.k, self.dt
         f, w = self.sim.imu_truth()
+        q = np.round(truth.joint_positions / ENCODER_TICK) * ENCODER_TICK
         if k == self.start_step:
-            self.ekf = LegOdometryEkf(self.rm, truth.body_position, truth.body_rotation,
-                                      self.imu.spec)
+            old, self.ekf = self.ekf, self._new_filter(truth.body_position,
+                                                         truth.body_rotation)
+            if isinstance(old, AnchorEkf) and isinstance(self.ekf, AnchorEkf):
+                self.ekf.keep_biases(old)
+            self.drift_start = truth.body_position.copy()
         elif k > 0:
             self.ekf.predict(*self.imu.measure(f, w, dt), dt)
-        settled = tuple(leg for leg in LEG_NAMES if gait.phase(t, leg)[0]
-                        and (t < gp.start_time or 0.15 <= gait.phase(t, leg)[1] <= 0.9))
-        self.ekf.update(truth.joint_positions, settled, dt)
-        return self.ekf.state(truth.joint_positions, truth.joint_velocities)
+        force = self.force_model.forces(q, truth.joint_velocities,
+                                        self.currents.read(motor_torques(self.sim)),
+                                        self.ekf.R)
+        detected = self.detector.update(force[:, 2])
+        source = self.settings.contacts
+        if source == "torque":
+            contacts = detected
+        elif source == "truth":
+            contacts = true_contacts(self.sim)
+        else:
+            contacts = tuple(leg for leg in LEG_NAMES if self.gait.phase(t, leg)[0] and (
+                t < gp.start_time or 0.15 <= self.gait.phase(t, leg)[1] <= 0.9))
+        if t >= gp.start_time:
+            self.contact_log[0].append(detected)
+            self.contact_log[1].append(true_contacts(self.sim))
+        if isinstance(self.ekf, AnchorEkf):
+            self.ekf.update(q, contacts)
+            if t >= gp.start_time:
+                e = np.concatenate([truth.body_position - self.ekf.p,
+                                    truth.body_rotation @ truth.body_twist[:3] - self.ekf.v,
+                                    pin.log3(self.ekf.R.T @ truth.body_rotation)])
+                self.nees.append(nees(e, self.ekf.body_covariance()))
+        else:
+            self.ekf.update(q, contacts, dt)
+        return self.ekf.state(q, truth.joint_velocities)
 
     def _sample(self, rec: StepRecord, a_err: float, est: RobotState,
                 truth: RobotState) -> None:
@@ -185,6 +287,7 @@ class TrotTrial:
         if not reason and distance < 0.5 * expected:
             failure = FailureReason.SHORT_DISTANCE
             reason = f"covered {distance:.2f} m of {expected:.2f} m"
+        extra = self._estimation_summary(distance)
         if self.log is not None:
             self.log.model = sim.model
             self.log.bands = [(gp.start_time + c * gp.period, gp.start_time + (c + gp.duty)
@@ -194,7 +297,26 @@ class TrotTrial:
             self.samples, sim_time=max(1, self.cycles) * self.dt,
             wall=time.perf_counter() - self._loop_start, setup_time=self.setup_time,
             distance=distance, mass=float(sim.model.body_mass.sum()), dt=self.dt,
-            peak_load=math.nan)
+            peak_load=math.nan, **extra)
+
+    def _estimation_summary(self, distance: float) -> dict[str, float]:
+        """Drift (final position error [m] and over the distance walked [%]), the torque
+        contact detector's precision and recall against the simulator's contacts, and the
+        anchor EKF's mean normalised innovation squared and mean normalised estimation error
+        squared of position, velocity and attitude, each per degree of freedom."""
+        truth = self.sim.true_state().body_position
+        drift = float(np.linalg.norm(self.ekf.p - truth))
+        walked = float(np.linalg.norm((truth - self.drift_start)[:2])) \
+            if self.drift_start is not None else 0.0
+        scores = contact_scores(*self.contact_log) if self.contact_log[0] else {
+            "precision": math.nan, "recall": math.nan}
+        nis = getattr(self.ekf, "nis", [])
+        return {"estimation_drift_m": drift,
+                "estimation_drift_percent": 100 * drift / walked if walked > 1e-3 else math.nan,
+                "contact_precision": scores["precision"], "contact_recall": scores["recall"],
+                "estimation_nis": (float(sum(v for v, _ in nis) / sum(d for _, d in nis))
+                                   if nis else math.nan),
+                "estimation_nees": float(np.mean(self.nees)) / 9 if self.nees else math.nan}
 
 
 def run_trot(settings: TrotSettings, seed: int, log: bool = False,
