@@ -31,12 +31,14 @@ control_rate = number_type(float, 0, 1000, low_open=True, unit=" Hz")
 sole_stiffness = number_type(float, 0, 1e4, unit=" N m/rad")
 trial_count = number_type(int, 1, 100_000)
 cycle_count = number_type(int, 1, 1000)
+level_gain = number_type(float, 0, 100, unit=" 1/s")
 
 EXAMPLES = """examples:
   clamber quadruped climb --controller qwbc --incline 90 --trials 5 --seed 0
   clamber quadruped climb --controller clik --incline 70 --trials 20 --workers 2 --json
   clamber quadruped climb --controller vmc --unbreakable --out out/quadruped/vmc
   clamber quadruped trot --terrain gravel --feet both --cycles 20
+  clamber quadruped trot --terrain flat --feet all --contacts torque --level-gain 2 --json
   clamber quadruped compare --trials 20 --workers 2 --json
   clamber quadruped evaluate --trials 20 --workers 2 --json   # tuned, every scenario
   clamber quadruped evaluate --trials 20 --ablations --scenarios wall90 payload90 --workers 2
@@ -125,11 +127,16 @@ def _trot(args: argparse.Namespace) -> dict:
     from clamber.quadruped.trials.trot import TrotSettings, run_trot
 
     terrains = TERRAINS[1:] if args.terrain == "all" else (args.terrain,)
-    feet = ("gripper", "rubber") if args.feet == "both" else (args.feet,)
+    from clamber.quadruped.sim.scene import FEET
+
+    feet = {"both": ("gripper", "rubber"), "all": FEET}.get(args.feet, (args.feet,))
     out = run_folder(args)
     t0 = time.perf_counter()
+    estimation = {"estimator": args.estimator, "contacts": args.contacts,
+                  "level_gain": args.level_gain}
     results, trials = _run(args, "quadruped-trot", trot_conditions(terrains, feet,
-                                                                   args.cycles), out)
+                                                                   args.cycles, **estimation),
+                           out)
     study = [r.to_dict() for r in results]
     figures = {}
     if not args.no_figures:
@@ -139,7 +146,7 @@ def _trot(args: argparse.Namespace) -> dict:
 
         figures["study"] = save_figure(plot_trot_study(study), out / "trot_study.png")
         settings = TrotSettings(terrain=terrains[0], feet=feet[0],
-                                gait=TrotGaitSettings(cycles=args.cycles))
+                                gait=TrotGaitSettings(cycles=args.cycles), **estimation)
         log.info("replaying seed %d for the figures ...", args.seed)
         _, trace = run_trot(settings, args.seed, log=True, snapshot_period=0.1)
         figures["trot"] = save_figure(plot_trot(trace, f"trot, {terrains[0]}, {feet[0]} feet"),
@@ -266,8 +273,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog=EXAMPLES, formatter_class=fmt)
     trot.add_argument("--terrain", choices=("flat", "gravel", "grass", "mud", "stone", "all"),
                       default="gravel")
-    trot.add_argument("--feet", choices=("gripper", "rubber", "both"), default="both")
+    trot.add_argument("--feet", choices=("gripper", "rubber", "rubber_flat", "both", "all"),
+                      default="both", help="both: gripper and rubber; all: also rubber_flat "
+                      "(the gripper's flat sole on the rubber foot's mass)")
     trot.add_argument("--cycles", type=cycle_count, default=20, help="gait cycles (20)")
+    trot.add_argument("--estimator", choices=("anchors", "legacy"), default="anchors",
+                      help="EKF with foot anchors in its state, or the earlier leg odometry")
+    trot.add_argument("--contacts", choices=("torque", "schedule", "truth"), default="torque",
+                      help="feet in contact for the EKF: from servo currents, the gait "
+                      "schedule, or the simulator (a reference only)")
+    trot.add_argument("--level-gain", type=level_gain, default=0.0,
+                      help="gain [1/s] of levelling the body on the estimate (0: open loop)")
     common(trot, "out/quadruped/trot")
     trot.set_defaults(func=_trot)
 

@@ -67,7 +67,8 @@ class ConditionSummary:
         if isinstance(s, ClimbSettings):
             return {"controller": s.controller, "incline_deg": s.incline_deg,
                     "breakable": s.breakable}
-        return {"feet": s.feet, "terrain": s.terrain}
+        return {"feet": s.feet, "terrain": s.terrain, "estimator": s.estimator,
+                "contacts": s.contacts, "level_gain": s.level_gain}
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.labels(), **self.summary}
@@ -119,6 +120,9 @@ def summarize(trials: Sequence[StudyTrial]) -> dict[str, Any]:
         "attitude_error_max_deg": _mean(over("attitude_error_max_deg")),
         "estimation_attitude_rms_deg": _mean(over("estimation_attitude_rms_deg")),
         "peak_gripper_load": float(np.median(loads)) if loads else None,
+        **{name: _mean(over(name, trials)) for name in (
+            "estimation_drift_m", "estimation_drift_percent", "contact_precision",
+            "contact_recall", "estimation_nis", "estimation_nees")},
         "sim_time_s": float(sum(t.metrics.get("sim_time_s") or 0.0 for t in trials)),
         "wall_time_s": float(sum(t.metrics.get("wall_time_s") or 0.0 for t in trials)),
         "failures": failure_counts(trials),
@@ -135,7 +139,10 @@ def comparison_conditions(inclines: Sequence[float] = (70.0, 90.0), breakable: b
 
 
 def trot_conditions(terrains: Sequence[str], feet: Sequence[str] = ("gripper", "rubber"),
-                    cycles: int = 20) -> list[TrotSettings]:
-    """Trotting with each kind of feet on each terrain (the paper's Fig. 11)."""
-    return [TrotSettings(terrain=terrain, feet=f, gait=TrotGaitSettings(cycles=cycles))
+                    cycles: int = 20, estimator: str = "anchors", contacts: str = "torque",
+                    level_gain: float = 0.0) -> list[TrotSettings]:
+    """Trotting with each kind of feet on each terrain (the paper's Fig. 11), all with the
+    same estimator, contact source and levelling gain."""
+    return [TrotSettings(terrain=terrain, feet=f, gait=TrotGaitSettings(cycles=cycles),
+                         estimator=estimator, contacts=contacts, level_gain=level_gain)
             for terrain in terrains for f in feet]

@@ -126,8 +126,11 @@ class AnchorEkf:
 
     def update(self, q_joints: np.ndarray, contacts: tuple[str, ...]) -> None:
         """Drop the anchors of feet that left ``contacts``, anchor the new ones, and correct
-        with the feet that were already anchored."""
-        feet = self.foot_positions(q_joints)
+        with the feet that were already anchored (joint angles [rad] from the encoders)."""
+        self.update_feet(self.foot_positions(q_joints), contacts)
+
+    def update_feet(self, feet: np.ndarray, contacts: tuple[str, ...]) -> None:
+        """:meth:`update` from the kinematic foot positions in {B} (4, 3) [m]."""
         now = np.zeros(4, dtype=bool)
         for leg in contacts:
             now[_LEG_INDEX[leg]] = True

@@ -220,7 +220,7 @@ class TrotTrial:
             height = est.body_position[2] - ground
             self.height_offset += gain * self.dt * (self.gp.body_height - height)
         rotation = pin.exp3(self.level - 0.1 * gain * tilt)
-        return pin.SE3(rotation.T, np.array([0.0, 0.0, -self.height_offset]))
+        return pin.SE3(rotation, np.array([0.0, 0.0, self.height_offset]))
 
     def _estimate(self, t: float, truth: RobotState) -> RobotState:
         """The EKF (restarted at the end of the standing start) with the IMU, the encoders
