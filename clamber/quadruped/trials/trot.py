@@ -30,7 +30,6 @@ import pinocchio as pin
 
 from clamber.exceptions import ConfigError
 from clamber.failures import FailureReason
-from clamber.quadruped.controllers import JointCommand
 from clamber.quadruped.contact import (
     ContactDetector,
     FootForceEstimator,
@@ -38,6 +37,7 @@ from clamber.quadruped.contact import (
     contact_scores,
 )
 from clamber.quadruped.contact_ekf import AnchorEkf, calibrate_gyro, nees
+from clamber.quadruped.controllers import JointCommand
 from clamber.quadruped.estimator import LegOdometryEkf, SimulatedImu
 from clamber.quadruped.gaits import TrotGait, TrotGaitSettings
 from clamber.quadruped.kinematics import Clik
