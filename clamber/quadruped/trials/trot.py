@@ -74,7 +74,8 @@ class TrotSettings:
     about 3.2 ms at 1 Mbit/s), and the attitude error [deg] at which the robot has tipped;
     the ``estimator`` (:data:`ESTIMATORS`), where its ``contacts`` come from
     (:data:`CONTACT_SOURCES`) and the ``level_gain`` [1/s] of the body-levelling loop (0:
-    open loop; the proportional gain is ``level_gain`` times 0.1 s)."""
+    open loop; the proportional gain is ``level_gain`` times 0.1 s); ``mismatch``: how the
+    simulated robot differs from the controller's model."""
 
     terrain: str = "flat"
     feet: str = "gripper"
@@ -84,6 +85,7 @@ class TrotSettings:
     estimator: str = "anchors"
     contacts: str = "torque"
     level_gain: float = 0.0
+    mismatch: ModelMismatch = field(default_factory=ModelMismatch)
 
     def __post_init__(self) -> None:
         ground_terrain(self.terrain)
@@ -113,7 +115,7 @@ class TrotTrial:
         self.settings, self.seed = settings, seed
         robot = robot or Marcbot()
         gp = self.gp = settings.gait
-        self.sim_robot = ModelMismatch().perturb(robot, seed)
+        self.sim_robot = settings.mismatch.perturb(robot, seed)
         servos = ServoBank(self.sim_robot)
         model = ground_scene(self.sim_robot, ground_terrain(settings.terrain), servos,
                              settings.feet, seed=seed, size=trot_ground_size(gp))
