@@ -9,7 +9,9 @@ what its sensors give: encoder angles (4096 ticks per turn), the servos' current
 (noisy, quantised) and a noisy, biased IMU. Feet are in contact when the force estimated
 from the currents says so (:mod:`clamber.quadruped.contact`), and the EKF keeps their
 anchors in its state (:class:`AnchorEkf`). ``estimator="legacy"`` is the earlier leg-
-odometry EKF; ``contacts="schedule"`` takes the feet well inside their scheduled stance,
+odometry EKF; ``contacts="fused"`` keeps the detected contacts of feet the gait schedule
+puts in stance (a detected contact in scheduled swing is taken for a false one);
+``"schedule"`` takes the feet well inside their scheduled stance,
 ``"truth"`` the simulator's contacts (a reference for the detector, not for the robot).
 
 Levelling. With ``level_gain`` > 0 the body target turns against the estimated roll and
@@ -64,7 +66,9 @@ ENCODER_TICK = 2 * math.pi / 4096
 ESTIMATORS = ("anchors", "legacy")
 #: The robot stands still this long before walking while its gyro bias is averaged [s].
 GYRO_CALIBRATION_S = 5.0
-CONTACT_SOURCES = ("torque", "schedule", "truth")
+CONTACT_SOURCES = ("torque", "fused", "schedule", "truth")
+#: Stance progress from which "fused" contacts drop a foot ahead of its lift-off.
+FUSED_LIFT_OFF = 0.8
 
 
 @dataclass(frozen=True)
@@ -245,6 +249,9 @@ class TrotTrial:
         source = self.settings.contacts
         if source == "torque":
             contacts = detected
+        elif source == "fused":
+            contacts = tuple(leg for leg in detected if self.gait.phase(t, leg)[0]
+                             and self.gait.phase(t, leg)[1] < FUSED_LIFT_OFF)
         elif source == "truth":
             contacts = true_contacts(self.sim)
         else:
