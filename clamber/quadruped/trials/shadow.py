@@ -1,0 +1,93 @@
+"""The contact-aided EKF run alongside a climb, from the sensors alone (a shadow estimate).
+
+The climbing trial's controller keeps its own estimate (leg odometry on the grippers' true
+attachment state); this runs :class:`AnchorEkf` next to it on the same physics, with its
+own IMU noise, encoder quantisation and feet in contact when the force estimated from the
+servo currents exceeds the thresholds (its magnitude: on a wall the holds' forces are not
+vertical). Drift is compared with the trial's own estimate on the same climb.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from clamber.exceptions import ConfigError
+from clamber.quadruped.contact import (
+    ContactDetector,
+    FootForceEstimator,
+    ServoCurrentSensor,
+    contact_scores,
+)
+from clamber.quadruped.contact_ekf import AnchorEkf, AnchorEkfSettings, calibrate_gyro
+from clamber.quadruped.estimator import SimulatedImu
+from clamber.quadruped.model import RobotModel
+from clamber.quadruped.sim.sensing import motor_torques
+from clamber.quadruped.trials.climb import ClimbSettings, ClimbTrial
+from clamber.quadruped.trials.trot import ENCODER_TICK, GYRO_CALIBRATION_S
+
+
+@dataclass(frozen=True)
+class ShadowResult:
+    """Final position errors [m] of the trial's estimate and of the shadow anchor EKF, the
+    distance climbed along the wall [m], and the detector's precision and recall against
+    the grippers' attachment state."""
+
+    success: bool
+    distance_m: float
+    trial_drift_m: float
+    anchor_drift_m: float
+    contact_precision: float
+    contact_recall: float
+
+    @property
+    def trial_drift_percent(self) -> float:
+        return 100 * self.trial_drift_m / self.distance_m if self.distance_m > 1e-3 else math.nan
+
+    @property
+    def anchor_drift_percent(self) -> float:
+        return 100 * self.anchor_drift_m / self.distance_m if self.distance_m > 1e-3 else math.nan
+
+
+def shadow_climb(settings: ClimbSettings, seed: int, contacts: str = "torque",
+                 ekf_settings: AnchorEkfSettings | None = None,
+                 time_limit: float | None = None) -> ShadowResult:
+    """Run one climb with the anchor EKF alongside (see the module); its ``contacts`` from
+    the servo currents (``"torque"``) or the grippers' attachment state (``"truth"``);
+    ``time_limit`` [s] cuts the climb short."""
+    if contacts not in ("torque", "truth"):
+        raise ConfigError(f"contacts must be 'torque' or 'truth', got {contacts!r}")
+    trial = ClimbTrial(settings, seed, time_limit=time_limit)
+    sim, dt = trial.sim, trial.dt
+    imu = SimulatedImu(seed=seed + 303)
+    bias = calibrate_gyro(imu, trial.body0.rotation, GYRO_CALIBRATION_S, dt)
+    ekf = AnchorEkf(trial.rm, trial.body0.translation, trial.body0.rotation, imu.spec,
+                    ekf_settings)
+    ekf.set_gyro_bias(*bias)
+    forces = FootForceEstimator(RobotModel(trial.robot), sim.servos.kv)
+    currents = ServoCurrentSensor(sim.servos.current_per_torque, seed=seed + 404)
+    detector = ContactDetector()
+    detected, truth = [], []
+    first = True
+    while True:
+        q, dq = sim.joints()
+        q = np.round(q / ENCODER_TICK) * ENCODER_TICK
+        if not first:
+            ekf.predict(*imu.measure(*sim.imu_truth(), dt), dt)
+        first = False
+        f = forces.forces(q, dq, currents.read(motor_torques(sim)), ekf.R)
+        found = detector.update(np.linalg.norm(f, axis=1))
+        detected.append(found)
+        truth.append(tuple(sim.grippers.attached))
+        ekf.update(q, found if contacts == "torque" else truth[-1])
+        if not trial.step():
+            break
+    result = trial.result()
+    p = sim.true_state().body_position
+    scores = contact_scores(detected, truth)
+    return ShadowResult(result.success, max(0.0, result.distance_m),
+                        float(np.linalg.norm(trial.ekf.p - p)),
+                        float(np.linalg.norm(ekf.p - p)), scores["precision"],
+                        scores["recall"])
