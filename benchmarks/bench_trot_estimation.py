@@ -1,7 +1,7 @@
 """Estimation drift while trotting: the earlier leg odometry against the anchor EKF, with
-contacts from the gait schedule, the servo currents, or the simulator, and the anchor EKF
-again on a robot whose link lengths match the model exactly (the ablation that isolates the
-+-2 % kinematic mismatch).
+contacts from the gait schedule, the servo currents (alone, or cut by the schedule), or the
+simulator, and the anchor EKF again on a robot whose link lengths match the model exactly
+(the ablation that isolates the +-2 % kinematic mismatch).
 
 Usage: ``python benchmarks/bench_trot_estimation.py [--quick]`` (quick: seed 0, 6 cycles,
 flat only; full: seeds 0-2, 20 cycles, flat and gravel). Drift is the final position error
@@ -27,6 +27,7 @@ CONFIGURATIONS = (
     ("anchors_truth", "anchors", "truth", False),
     ("anchors_torque", "anchors", "torque", False),
     ("anchors_torque_exact_lengths", "anchors", "torque", True),
+    ("anchors_fused", "anchors", "fused", False),
 )
 
 
