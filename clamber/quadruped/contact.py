@@ -26,6 +26,7 @@ import numpy as np
 import pinocchio as pin
 
 from clamber import _validate as check
+from clamber.exceptions import ConfigError
 from clamber.quadruped.model import RobotModel
 from clamber.quadruped.robot import JOINTS_PER_LEG, LEG_NAMES, N_JOINTS
 
@@ -107,8 +108,6 @@ class ContactSettings:
         check.numeric_fields(self, "contact", names=("on", "off"))
         check.integer("contact", "settle", self.settle, low=0)
         if self.off > self.on:
-            from clamber.exceptions import ConfigError
-
             raise ConfigError(f"contact off ({self.off} N) must not exceed on ({self.on} N)")
 
 
