@@ -21,6 +21,7 @@ from clamber.quadruped.gaits import TrotGaitSettings
 from clamber.quadruped.model import RobotModel
 from clamber.quadruped.robot import LEG_NAMES
 from clamber.quadruped.sim.scene import RUBBER_FOOT_MASS, robot_with_feet
+from clamber.quadruped.sim.sensing import motor_torques
 from clamber.quadruped.trials.trot import TrotSettings, TrotTrial
 
 
@@ -81,8 +82,6 @@ def test_force_estimate_matches_the_contact_solver_standing():
     for _ in range(8):
         trial.step()
         truth = trial.sim.true_state()
-        from clamber.quadruped.sim.sensing import motor_torques
-
         f = trial.force_model.forces(truth.joint_positions, truth.joint_velocities,
                                      trial.currents.read(motor_torques(trial.sim)),
                                      truth.body_rotation)
