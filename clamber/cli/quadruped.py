@@ -279,9 +279,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     trot.add_argument("--cycles", type=cycle_count, default=20, help="gait cycles (20)")
     trot.add_argument("--estimator", choices=("anchors", "legacy"), default="anchors",
                       help="EKF with foot anchors in its state, or the earlier leg odometry")
-    trot.add_argument("--contacts", choices=("torque", "schedule", "truth"), default="torque",
-                      help="feet in contact for the EKF: from servo currents, the gait "
-                      "schedule, or the simulator (a reference only)")
+    trot.add_argument("--contacts", choices=("torque", "fused", "schedule", "truth"),
+                      default="torque",
+                      help="feet in contact for the EKF: from servo currents, from them cut "
+                      "by the gait schedule, the schedule alone, or the simulator (a "
+                      "reference only)")
     trot.add_argument("--level-gain", type=level_gain, default=0.0,
                       help="gain [1/s] of levelling the body on the estimate (0: open loop)")
     common(trot, "out/quadruped/trot")

@@ -51,6 +51,7 @@ NUMERIC = [
     (["quadruped", "climb"], "--seed", INT, 0, 2**32 - 1, False),
     (["quadruped", "climb"], "--workers", INT, 0, None, False),
     (["quadruped", "trot"], "--cycles", INT, 1, 1000, False),
+    (["quadruped", "trot"], "--level-gain", FLOAT, 0, 100, False),
     (["quadruped", "trot"], "--trials", INT, 1, 100_000, False),
     (["quadruped", "compare"], "--inclines", FLOAT, 0, 180, False),
     (["quadruped", "compare"], "--sole-stiffness", FLOAT, 0, 1e4, False),
@@ -70,11 +71,13 @@ CHOICES = [
     (["quadruped", "climb"], "--state"), (["quadruped", "trot"], "--terrain"),
     (["quadruped", "trot"], "--feet"), (["quadruped", "compare"], "--state"),
     (["quadruped", "holds"], "--rules"), (["quadruped", "holds"], "--grasp"),
+    (["quadruped", "trot"], "--estimator"), (["quadruped", "trot"], "--contacts"),
 ]
 VALID_CHOICES = {"coarse", "fine", "seed", "deterministic", "random", "trapezoidal",
                  "hermite-simpson", "kg", "N", "qwbc", "clik", "vmc", "estimate", "true",
                  "flat", "gravel", "grass", "mud", "stone", "all", "gripper", "rubber", "both",
-                 "planner", "nearest", "instant", "winch"}
+                 "planner", "nearest", "instant", "winch", "rubber_flat", "anchors", "legacy",
+                 "torque", "fused", "schedule", "truth"}
 
 
 def _is_number(text: str, kind) -> bool:
