@@ -30,7 +30,6 @@ from clamber.quadruped.sim.sensing import motor_torques
 from clamber.quadruped.trials.climb import ClimbSettings, ClimbTrial
 from clamber.quadruped.trials.trot import ENCODER_TICK, GYRO_CALIBRATION_S
 
-
 #: Anchor slip random walk while climbing [m/sqrt(s)].
 CLIMB_SLIP = 0.001
 
