@@ -16,6 +16,9 @@ from clamber.exceptions import ConfigError
 
 COLLOCATIONS = ("trapezoidal", "hermite-simpson")
 BACKENDS = ("compiled", "reference")
+#: IPOPT's ``mumps_scaling`` values (MUMPS ICNTL(8)) accepted here: none, diagonal, column,
+#: row and column, iterative, iterative with column, automatic.
+MUMPS_SCALINGS = (0, 1, 3, 4, 7, 8, 77)
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,12 @@ class OptimizationSettings:
     took 30 % fewer coarse iterations than 1e-5 on 7 morphologies (see
     docs/trajopt_backends.md). Refinement of the same robot keeps 1e-5
     (``clamber.jumper.solve.REFINE_BOUND_PUSH``); cold starts keep IPOPT's default."""
+    mumps_scaling: int = 0
+    """IPOPT's ``mumps_scaling`` (MUMPS ICNTL(8), one of :data:`MUMPS_SCALINGS`): how MUMPS
+    scales each KKT matrix before factorizing it. 0 (none; the variables are already
+    scaled) took 1.1x less time for the coarse solve and 1.5x less for the refinement
+    than IPOPT's default 77 (automatic), to the same optimum (see
+    docs/trajopt_backends.md)."""
     backend: str = "compiled"
     """How the NLP's functions are evaluated: 'compiled' (generated C, cached on disk; falls
     back to 'reference' without a C compiler) or 'reference' (CasADi's SX virtual machine).
@@ -122,6 +131,8 @@ class OptimizationSettings:
         object.__setattr__(self, "phase_duration_min", lo)
         object.__setattr__(self, "phase_duration_max", hi)
         check.integer("settings", "max_iterations", self.max_iterations, low=1)
+        check.integer("settings", "mumps_scaling", self.mumps_scaling)
+        check.choice("settings", "mumps_scaling", self.mumps_scaling, MUMPS_SCALINGS)
 
     def with_(self, **changes) -> OptimizationSettings:
         """A copy with some fields changed (validated)."""

@@ -132,7 +132,7 @@ def _run(problem: JumperProblem, morph: Morphology, settings: OptimizationSettin
     bound push of this warm start."""
     push = settings.warm_bound_push if warm is True else float(warm)
     solver = problem.solver(bool(warm), settings.max_iterations, settings.tolerance,
-                            settings.backend, push)
+                            settings.backend, push, settings.mumps_scaling)
     params = problem.parameter_vector(morph.parameters(), settings)
     lbx, ubx = problem.variable_bounds(settings)
     lbg, ubg = problem.constraint_bounds(settings)
