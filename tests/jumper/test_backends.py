@@ -10,7 +10,7 @@ from clamber.jumper.formulation import backends
 from clamber.jumper.formulation.problem import build_problem
 from clamber.jumper.morphology import Morphology
 from clamber.jumper.settings import OptimizationSettings
-from clamber.jumper.solve import problem_for, solve
+from clamber.jumper.solve import problem_for, refine, solve
 
 
 @pytest.mark.parametrize("collocation", ["trapezoidal", "hermite-simpson"])
@@ -53,6 +53,34 @@ def test_compiled_and_reference_reach_the_same_optimum(nominal_coarse):
     a, b = sols["compiled"], sols["reference"]
     assert a.speed == pytest.approx(b.speed, rel=1e-6)
     assert a.active_bounds == b.active_bounds
+
+
+def test_default_mumps_scaling_keeps_the_reference_optimum(nominal_coarse):
+    """The default MUMPS scaling (none) reaches the optimum of the original path (the
+    reference backend with IPOPT's automatic scaling, 77) from the packaged seed, and the
+    refinement of one coarse solution reaches the same fine optimum with either scaling:
+    the same speed (1e-6 relative) and the same active bounds, solved to 1e-9."""
+    new = OptimizationSettings(tolerance=1e-9)
+    assert new.mumps_scaling == 0
+    old = new.with_(mumps_scaling=77)
+    a = solve(nominal_coarse.morphology, new, "coarse", guess="seed")
+    b = solve(nominal_coarse.morphology, old.with_(backend="reference"), "coarse", guess="seed")
+    assert a.status.success and b.status.success
+    assert a.speed == pytest.approx(b.speed, rel=1e-6)
+    assert a.active_bounds == b.active_bounds
+    fa, fb = refine(a, settings=new), refine(a, settings=old)
+    assert fa.status.success and fb.status.success
+    assert fa.speed == pytest.approx(fb.speed, rel=1e-6)
+    assert fa.active_bounds == fb.active_bounds
+
+
+@pytest.mark.parametrize("value", [-1, 2, 77.0, True, "none"])
+def test_unknown_mumps_scaling_is_rejected(value):
+    """mumps_scaling outside IPOPT's integer choices (0, 1, 3, 4, 7, 8, 77) is a ConfigError."""
+    from clamber.exceptions import ConfigError
+
+    with pytest.raises(ConfigError, match="mumps_scaling"):
+        OptimizationSettings(mumps_scaling=value)
 
 
 def test_warm_cache_is_loaded_without_compiling(nominal_coarse, monkeypatch):

@@ -101,8 +101,9 @@ class JumperProblem:
         """IPOPT through CasADi on the scaled variables ``z = w / scale``.
 
         Built on first use for each (warm, max_iterations, tolerance, backend,
-        warm_bound_push, mumps_scaling) and reused; the compiled NLP functions are built once per problem
-        (and cached on disk across processes). Feasibility is always held to 1e-6 in physical units.
+        warm_bound_push, mumps_scaling) and reused; the compiled NLP functions are built
+        once per problem (and cached on disk across processes). Feasibility is always held
+        to 1e-6 in physical units.
         """
         used = backends.resolve(backend)
         key = (warm, max_iterations, tolerance, used, warm_bound_push if warm else None,
