@@ -1,8 +1,9 @@
 """Where an IPOPT solve of the jump NLP spends its time: functions, MUMPS, the rest.
 
 For the nominal robot's coarse solve (from the packaged seed) and its refinement (from
-one coarse solution), on the compiled backend, with MUMPS's scaling off (the default)
-and IPOPT's automatic one (77), side by side in one process per grid:
+one coarse solution), on the compiled backend, with MUMPS's scaling off (0, the
+refinement's default) and IPOPT's automatic one (77, the coarse solve's default), side
+by side in one process per grid:
 - timed solves (alternating, medians): wall time, iterations, NLP function time;
 - one solve with IPOPT's ``print_timing_statistics``: the KKT solves (IPOPT does not
   time MUMPS's numeric factorization itself; it is the KKT solves less the symbolic
@@ -33,7 +34,7 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-SCALINGS = (0, 77)  # MUMPS ICNTL(8): none (the default here), automatic (IPOPT's default)
+SCALINGS = (0, 77)  # MUMPS ICNTL(8): none, automatic (IPOPT's default)
 _RESULT = "KKT_FLOOR_RESULT "
 
 
@@ -182,7 +183,7 @@ def main() -> None:
     for resolution in ("coarse",) if args.quick else ("coarse", "fine"):
         r = measure(resolution, repeats)
         result[resolution] = r
-        d = r["0"]
+        d = r["0" if resolution == "fine" else "77"]
         print(f"{resolution}: {d['solve_s']:.3f} s, {d['iterations']} it, functions "
               f"{d['functions_s']:.3f} s, {d['mumps'].get('factorizations')} factorizations "
               f"of {d['mumps'].get('kkt_dimension')}x{d['mumps'].get('kkt_dimension')} at "
