@@ -111,6 +111,15 @@ def _rock_vertices(rng: np.random.Generator, spec: RockSpec, height: float,
     return np.vstack([base, np.column_stack([top_xy, top_z])])
 
 
+def hold_rng(first: np.random.Generator, seed: int, leg: int, k: int,
+             stream: int = 0) -> np.random.Generator:
+    """The generator of hold ``k`` of leg number ``leg``: ``first`` (one stream shared, in
+    leg-major order, by every leg's holds 0 and 1, as one-stride walls always drew them)
+    for ``k <= 1``, else a stream of its own keyed by ``(seed, leg, k, stream)``, so
+    that adding strides never changes an earlier hold."""
+    return first if k <= 1 else np.random.default_rng([seed, leg, k, stream])
+
+
 def wall_layout(incline_deg: float, stance: dict[str, np.ndarray], stride: float = 0.22,
                 n_steps: int = 1, seed: int = 0, spec: RockSpec | None = None,
                 start: np.ndarray | None = None, heading_deg: float = 0.0) -> WallLayout:
@@ -121,7 +130,10 @@ def wall_layout(incline_deg: float, stance: dict[str, np.ndarray], stride: float
     stride * u`` plus a random jitter. ``start`` [m] is the body centre's projection on the
     wall at the start, in {W} coordinates (default: 0.4 m up the slope). ``heading_deg``
     turns the climbing direction on the wall about its normal (0: straight up the slope):
-    the layout's frame, the robot's and every gripper's turn with it.
+    the layout's frame, the robot's and every gripper's turn with it. Every leg's first two
+    holds come from one stream of ``seed`` and the later ones from a stream of their own
+    (:func:`hold_rng`), so a wall of more strides starts with the rocks of the one-stride
+    wall of the same seed.
     """
     spec = spec or RockSpec()
     if stride <= 0 or n_steps < 1:
@@ -132,12 +144,13 @@ def wall_layout(incline_deg: float, stance: dict[str, np.ndarray], stride: float
     R = wall_rotation(incline_deg) @ np.array([[math.cos(h), -math.sin(h), 0.0],
                                                 [math.sin(h), math.cos(h), 0.0],
                                                 [0.0, 0.0, 1.0]])
-    rng = np.random.default_rng(seed)
+    first = np.random.default_rng(seed)
     start = np.array([0.4, 0.0]) if start is None else np.asarray(start, dtype=float)[:2]
     holds: dict[str, list[Hold]] = {}
-    for leg in LEG_NAMES:
+    for i, leg in enumerate(LEG_NAMES):
         holds[leg] = []
         for k in range(n_steps + 1):
+            rng = hold_rng(first, seed, i, k)
             xy = start + np.asarray(stance[leg], dtype=float)[:2] + np.array([k * stride, 0.0])
             xy = xy + rng.uniform(-1, 1, 2) * spec.placement_jitter
             height = spec.height + rng.uniform(-1, 1) * spec.height_spread
@@ -245,6 +258,8 @@ class ModelMismatch:
 
     def known_holds(self, layout: WallLayout, seed: int) -> dict[str, list[np.ndarray]]:
         """Hold tops as the planner knows them [m, {S}]: true tops plus a uniform error."""
-        rng = np.random.default_rng(seed + 2 * self.rng_offset)
-        return {leg: [h.top + rng.uniform(-1, 1, 3) * self.foothold for h in layout.holds[leg]]
-                for leg in LEG_NAMES}
+        key = seed + 2 * self.rng_offset
+        first = np.random.default_rng(key)
+        return {leg: [h.top + hold_rng(first, key, i, k, 1).uniform(-1, 1, 3) * self.foothold
+                      for k, h in enumerate(layout.holds[leg])]
+                for i, leg in enumerate(LEG_NAMES)}
