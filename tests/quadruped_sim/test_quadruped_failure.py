@@ -134,3 +134,45 @@ def test_a_diverging_climb_is_an_unstable_trial(wset):
     out = quadruped_trial(TrialTask(0, 0, 0, ClimbSettings(sole=stiff)))
     assert not out.success and out.failure is FailureReason.UNSTABLE
     assert "BADQACC" in out.detail
+
+
+def test_advancing_the_clocks_over_a_recorded_period_equals_checking_every_step(monkeypatch):
+    """A plain-CLIK climb whose grippers cannot break (seed 1, 8 s) has a gripper outside
+    its set, its spines sliding, from the first release on (5 s): the simulator then
+    advances the failure clocks over each period's recorded wrenches instead of rerunning
+    its physics, and the trial (result, events, peak loads, gauges, final state) is the
+    same, bit for bit, as with a check after every physics step; no period was rerun."""
+    from clamber.quadruped.sim.failure import FailureClock
+    from clamber.quadruped.sim.grippers import GripperBank
+    from clamber.quadruped.trials.climb import ClimbSettings, ClimbTrial
+
+    def run():
+        trial = ClimbTrial(ClimbSettings(controller="clik-plain", incline_deg=90.0,
+                                         breakable=False), 1, time_limit=8.0)
+        while trial.step():
+            pass
+        r = trial.result().to_dict()
+        r.pop("wall_time_s"), r.pop("setup_time_s")
+        g, d = trial.sim.grippers, trial.sim.data
+        return r, g.events, g.peak_loads(), g.gauges.tolist(), d.qpos.tolist(), d.qvel.tolist()
+
+    counts = {"uncertified": 0, "rerun": 0}
+    settle, end_cycle = FailureClock.settle, GripperBank.end_cycle
+
+    def counted_settle(self, *args):
+        out = settle(self, *args)
+        counts["uncertified"] += out is None
+        return out
+
+    def counted_end(self, dt):
+        out = end_cycle(self, dt)
+        counts["rerun"] += not out
+        return out
+
+    monkeypatch.setattr(FailureClock, "settle", counted_settle)
+    monkeypatch.setattr(GripperBank, "end_cycle", counted_end)
+    batched = run()
+    assert counts["uncertified"] > 100 and counts["rerun"] == 0, counts
+    assert max(batched[2].values()) > 1.0
+    monkeypatch.setattr(GripperBank, "begin_cycle", lambda self, substeps: False)
+    assert run() == batched

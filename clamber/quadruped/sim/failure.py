@@ -126,6 +126,12 @@ class WrenchSet:
         n = self._n_cuts
         return np.maximum(v[:, :n].max(axis=1), 0.0), np.maximum(v[:, n:].max(axis=1), 0.0)
 
+    def lower_all(self, w: np.ndarray) -> np.ndarray:
+        """The lower bounds of :meth:`bounds` of a stack of wrenches (steps, k, 6), (steps, k):
+        each slice's numbers are those of :meth:`bounds` on it."""
+        v = w @ self._stacked
+        return np.maximum(v[..., :self._n_cuts].max(axis=-1), 0.0)
+
     def upper(self, w: np.ndarray) -> np.ndarray:
         """The upper bound of :meth:`bounds` alone (the inner polytope's gauge), (n,)."""
         return np.maximum((np.atleast_2d(w) @ self._inner_t).max(axis=1), 0.0)
@@ -192,22 +198,46 @@ class FailureClock:
         return np.array([max(lo, self.set.exact(w)) if lo > 0 else 0.0
                          for lo, w in zip(self._peak_lo, self._peak_wrench, strict=True)])
 
+    def save(self) -> tuple[np.ndarray, ...]:
+        """A copy of the clocks' state (slides, speeds, peaks) for :meth:`restore`."""
+        return (self.slide.copy(), self.speed.copy(), self._peak_lo.copy(),
+                self._peak_wrench.copy())
+
+    def restore(self, saved: tuple[np.ndarray, ...]) -> None:
+        """Return to a state :meth:`save` copied."""
+        for mine, copy in zip((self.slide, self.speed, self._peak_lo, self._peak_wrench),
+                              saved, strict=True):
+            mine[...] = copy
+
     def settle(self, rows: np.ndarray, w: np.ndarray, factor: np.ndarray) -> np.ndarray | None:
         """Several physics steps' wrenches ``w`` (steps, k, 6) of the grippers ``rows`` at
-        once, when no spine of theirs is sliding: if every wrench is certified inside its
-        set, the clocks, peaks and last gauges (k,) are exactly what :meth:`advance` step by
-        step leaves (slides stay zero), and the gauges are returned; else nothing changes
-        and None is returned (the steps must be checked one by one)."""
+        once: if every wrench is certified inside its set, the clocks, peaks and last gauges
+        (k,) are exactly what :meth:`advance` step by step leaves (slides reset to zero),
+        and the gauges are returned; else nothing changes and None is returned (the steps
+        must be advanced one by one).
+
+        Every step's bounds come from one product over all steps; NumPy multiplies a stack
+        slice by slice with the same kernel as one step, so the numbers are the same.
+        """
         ws = w / factor
         g = np.maximum((ws @ self.set._inner_t).max(axis=2), 0.0)
         if (g > 1.0).any():
             return None
-        for step, ws_step in zip(g, ws, strict=True):
-            if (step > self._peak_lo[rows]).any():
-                lo = self.set.bounds(ws_step)[0]
-                higher = lo > self._peak_lo[rows]
-                self._peak_lo[rows[higher]] = lo[higher]
-                self._peak_wrench[rows[higher]] = ws_step[higher]
+        self.slide[rows] = 0.0
+        self.speed[rows] = 0.0
+        peak = self._peak_lo[rows]
+        if not (g > peak).any():
+            return g[-1]
+        lo_all = None
+        for j, step in enumerate(g):
+            if (step > peak).any():
+                if lo_all is None:
+                    lo_all = self.set.lower_all(ws)
+                lo = lo_all[j]
+                higher = lo > peak
+                peak[higher] = lo[higher]
+                self._peak_wrench[rows[higher]] = ws[j][higher]
+        self._peak_lo[rows] = peak
         return g[-1]
 
     def advance(self, rows: np.ndarray, w: np.ndarray, factor: np.ndarray,
