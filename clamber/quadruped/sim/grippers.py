@@ -222,7 +222,8 @@ class GripperBank:
                       for leg in LEG_NAMES}
         self.state = dict.fromkeys(LEG_NAMES, GripperState.OPEN)
         self.hold: dict[str, Hold | None] = dict.fromkeys(LEG_NAMES)
-        #: Latest gauge of each gripper's wrench (rows in ``LEG_NAMES`` order; > 1 outside).
+        #: Latest gauge of each gripper's wrench (rows in ``LEG_NAMES`` order): exact above 1
+        #: (outside), else an upper bound <= 1 (the certificate that held it inside).
         self.gauges = np.zeros(len(LEG_NAMES))
         self.events: list[GripperEvent] = []
         self._indices: dict[tuple[str, ...], tuple[np.ndarray, ...]] = {}
