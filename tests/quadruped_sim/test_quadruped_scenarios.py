@@ -188,3 +188,24 @@ def test_longer_walls_start_with_the_rocks_of_the_one_stride_wall():
     other = wall_layout(90.0, stance, n_steps=5, seed=5)
     assert not np.array_equal(other.holds["LF"][3].top, five.holds["LF"][3].top)
 
+
+def test_a_rear_foot_steps_onto_the_rock_its_front_foot_left():
+    """On a wall of five strides with the gait's stance, no two rocks stand closer than a
+    rock radius (they would interpenetrate): each rear leg's hold k + 2 is its front leg's
+    hold k (the same rock, built once in the scene and known once by the planner)."""
+    from clamber.quadruped.gaits import ClimbGaitSettings
+    from clamber.quadruped.sim.world import ModelMismatch, RockSpec
+    from clamber.quadruped.trials.stance import NOMINAL_FEET
+
+    gp = ClimbGaitSettings()
+    wall = wall_layout(70.0, gp.stance_offsets(NOMINAL_FEET), gp.stride, 5, seed=0)
+    rocks = wall.all_holds()
+    assert len(rocks) == 4 * 6 - 2 * 4
+    gaps = [np.linalg.norm(a.base - b.base) for i, a in enumerate(rocks) for b in rocks[i + 1:]]
+    assert min(gaps) > RockSpec().radius
+    known = ModelMismatch().known_holds(wall, 0)
+    for rear, front in (("LR", "LF"), ("RR", "RF")):
+        for k in range(2, 6):
+            assert wall.holds[rear][k] is wall.holds[front][k - 2]
+            assert np.array_equal(known[rear][k], known[front][k - 2])
+

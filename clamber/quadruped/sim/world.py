@@ -63,7 +63,12 @@ class WallLayout:
     seed: int
 
     def all_holds(self) -> list[Hold]:
-        return [h for leg in LEG_NAMES for h in self.holds[leg]]
+        """Every hold once (two legs may share one, see :func:`wall_layout`)."""
+        out: dict[int, Hold] = {}
+        for leg in LEG_NAMES:
+            for h in self.holds[leg]:
+                out.setdefault(id(h), h)
+        return list(out.values())
 
 
 @dataclass(frozen=True)
@@ -133,7 +138,8 @@ def wall_layout(incline_deg: float, stance: dict[str, np.ndarray], stride: float
     the layout's frame, the robot's and every gripper's turn with it. Every leg's first two
     holds come from one stream of ``seed`` and the later ones from a stream of their own
     (:func:`hold_rng`), so a wall of more strides starts with the rocks of the one-stride
-    wall of the same seed.
+    wall of the same seed. From the third hold on, a hold that would stand less than a rock
+    radius from an earlier hold of another leg is that hold (:func:`_share_rocks`).
     """
     spec = spec or RockSpec()
     if stride <= 0 or n_steps < 1:
@@ -163,7 +169,30 @@ def wall_layout(incline_deg: float, stance: dict[str, np.ndarray], stride: float
             base = R @ np.array([xy[0], xy[1], 0.0])
             holds[leg].append(Hold(f"{leg}_hold{k}", base, base + R @ np.array([0, 0, height]),
                                    R @ n_w, verts, spec.capture_radius, factor))
+    _share_rocks(holds, spec.radius)
     return WallLayout(incline_deg, R, holds, stride, seed)
+
+
+def _share_rocks(holds: dict[str, list[Hold]], radius: float) -> None:
+    """Make each hold from the third on that lies less than ``radius`` [m] from an earlier
+    hold of another leg that very hold, in place.
+
+    With the gait's stride and stance each rear foot's planned hold lies 3-6 cm ahead of the
+    hold its front foot left two strides earlier: two rocks there would interpenetrate (and
+    push on the gripper standing on the other). On a real wall the rear foot steps onto the
+    rock the front foot left, and so it does here. Walls of one stride have no such holds.
+    """
+    for k in range(2, max(len(v) for v in holds.values())):
+        for leg in LEG_NAMES:
+            if k >= len(holds[leg]):
+                continue
+            here = holds[leg][k]
+            earlier = [holds[o][j] for o in LEG_NAMES if o != leg
+                       for j in range(min(k, len(holds[o])))]
+            dist = [float(np.linalg.norm(h.base - here.base)) for h in earlier]
+            i = int(np.argmin(dist))
+            if dist[i] < radius:
+                holds[leg][k] = earlier[i]
 
 
 @dataclass(frozen=True)
@@ -260,6 +289,13 @@ class ModelMismatch:
         """Hold tops as the planner knows them [m, {S}]: true tops plus a uniform error."""
         key = seed + 2 * self.rng_offset
         first = np.random.default_rng(key)
-        return {leg: [h.top + hold_rng(first, key, i, k, 1).uniform(-1, 1, 3) * self.foothold
-                      for k, h in enumerate(layout.holds[leg])]
-                for i, leg in enumerate(LEG_NAMES)}
+        known: dict[int, np.ndarray] = {}  # a hold two legs share is known once
+        out = {}
+        for i, leg in enumerate(LEG_NAMES):
+            out[leg] = []
+            for k, h in enumerate(layout.holds[leg]):
+                if id(h) not in known:
+                    error = hold_rng(first, key, i, k, 1).uniform(-1, 1, 3) * self.foothold
+                    known[id(h)] = h.top + error
+                out[leg].append(known[id(h)])
+        return out
