@@ -44,7 +44,7 @@ def _evaluate(args: argparse.Namespace) -> dict:
     from clamber.quadruped.comparison import ABLATION_ROWS, MAIN
     from clamber.quadruped.tuning import TuningSettings
     from clamber.report.quadruped import plot_loads
-    from clamber.report.quadruped_comparison import cell_table
+    from clamber.report.quadruped_comparison import cell_table, failure_table
 
     out = run_folder(args)
     out.mkdir(parents=True, exist_ok=True)
@@ -71,6 +71,10 @@ def _evaluate(args: argparse.Namespace) -> dict:
                "; ".join(f"{c} " + ", ".join(f"{k} x{v:.2f}" for k, v in g.items())
                          for c, g in res["gains"].items())), "",
             cell_table(res["cells"], rows, scenarios)]
+    failures = failure_table(res["cells"], rows, scenarios)
+    if failures:
+        text += ["", "Where and why each failed trial failed (height: body travel up the wall):",
+                 "", failures]
     (out / "comparison.md").write_text("\n".join(text) + "\n")
     _write_results(out / "trials.csv", res["trials"])
     figure = None if args.no_figures else str(plot_loads(res["trials"],

@@ -14,7 +14,11 @@ maximum body error, mean and peak power over the *completed* climbs only (the sa
 for every controller; None when none completed); the peak gripper load as the largest gauge
 of a gripper's wrench in its achievable set (1 = on the boundary; median and maximum over
 all trials); the share of control cycles in which a wrench-QP gripper limit was active; and
-where failed trials failed (gait phase, swing leg).
+where failed trials failed (gait phase, swing leg), with each failed trial's gait cycle,
+phase, height up the wall, time and what the failure check measured (``failed_trials``).
+
+Tuning always climbs one gait cycle (the procedure's training climbs); ``cycles`` sets the
+evaluation's climbs, so a multi-cycle evaluation is tuned exactly as the one-cycle one.
 """
 
 from __future__ import annotations
@@ -112,6 +116,16 @@ def run_cells(cells: Sequence[tuple[str, str]], seeds: Sequence[int], gains: Gai
     return {cell: [trial_result(t) for t in g] for cell, g in zip(cells, groups, strict=True)}
 
 
+def failure_record(r: TrialResult) -> dict:
+    """Where and why a failed trial failed: seed, gait cycle (0: placement), phase and
+    swing leg, height up the wall [m], simulated time [s], reason and what was measured."""
+    height = r.failure_distance_m
+    return {"seed": r.seed, "cycle": r.failure_cycle, "phase": r.failure_phase,
+            "height_m": round(height, 3) if math.isfinite(height) else None,
+            "time_s": round(r.failure_time_s, 3) if math.isfinite(r.failure_time_s) else None,
+            "reason": r.reason, "detail": r.failure_detail}
+
+
 def summarize_cell(results: list[TrialResult]) -> dict:
     """Statistics of one cell (see the module docstring)."""
     if not results:
@@ -136,6 +150,7 @@ def summarize_cell(results: list[TrialResult]) -> dict:
         "planned_load_max": float(max(r.planned_load for r in results)),
         "limit_active_fraction": float(np.mean(active)) if active else None,
         "failed_at_m": [round(r.failure_distance_m, 3) for r in results if not r.success],
+        "failed_trials": [failure_record(r) for r in results if not r.success],
         "failures": dict(where),
         "sim_time_s": float(sum(r.sim_time_s for r in results)),
         "wall_time_s": float(sum(r.wall_time_s for r in results)),
@@ -180,7 +195,7 @@ def run_comparison(trials: int, scenarios: Sequence[str], controllers: Sequence[
     if gains is None:
         gains = {}
         if tuning is not None:
-            tuned = run_tuning(tuning, evaluator, cycles, run_dir, resume,
+            tuned = run_tuning(tuning, evaluator, 1, run_dir, resume,
                                _shifted(progress, 0, n_cells), **common)
             gains = {c: t.best.gains for c, t in tuned.items()}
             record = {c: t.to_dict() for c, t in tuned.items()}

@@ -72,3 +72,19 @@ def cell_table(cells: dict[str, dict], rows: Sequence[str], scenarios: Sequence[
                 f"{s['peak_gripper_load_median']:.2f}, {s['peak_gripper_load_max']:.2f} | "
                 f"{'-' if act is None else format(100 * act, '.1f')} | {fails} |")
     return "\n".join(lines)
+
+
+def failure_table(cells: dict[str, dict], rows: Sequence[str], scenarios: Sequence[str]) -> str:
+    """Markdown table: one row per failed trial, where (gait cycle, phase and swing leg,
+    height up the wall, time) and why it failed; empty when no trial failed."""
+    lines = ["| scenario | controller | seed | cycle | phase | height [m] | t [s] | why |",
+             "|---|---|---|---|---|---|---|---|"]
+    for sc in scenarios:
+        for c in rows:
+            for f in (cells.get(f"{c}@{sc}") or {}).get("failed_trials", []):
+                why = f["reason"] + (f" ({f['detail']})" if f["detail"] else "")
+                cycle = "placement" if f["cycle"] == 0 else str(f["cycle"])
+                lines.append(f"| {sc} | {c} | {f['seed']} | {cycle} | {f['phase']} | "
+                             f"{_num(f['height_m'], '.3f')} | {_num(f['time_s'], '.1f')} | "
+                             f"{why} |")
+    return "\n".join(lines) if len(lines) > 2 else ""

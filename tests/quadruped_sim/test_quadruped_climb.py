@@ -1,12 +1,16 @@
 """Short climbs in the loop: Q-WBC keeps its grippers within capacity where plain CLIK does not."""
 
+from dataclasses import replace
+
 import numpy as np
+import pytest
 
 from clamber.experiments.quadruped import summarize
 from clamber.experiments.record import StudyTrial, TrialOutcome
 from clamber.experiments.statistics import wilson_interval
 from clamber.experiments.study import TrialTask
 from clamber.failures import FailureReason
+from clamber.quadruped.gaits import ClimbPhase
 from clamber.quadruped.trials.climb import ClimbSettings, ClimbTrial, run_climb
 from clamber.storage.runs import TrialState
 
@@ -33,6 +37,29 @@ def test_plain_clik_overloads_a_gripper_at_release():
     assert result.failure_phase.startswith("release")
     assert not result.success and "broke off" in result.reason
     assert result.peak_gripper_load > 1.0
+    # Where: the first gait cycle, before the body has moved up (it sags 15 mm); why: the
+    # broken gripper's gauge over 1 (outside its set) and its wrench.
+    assert result.failure_cycle == 1 and abs(result.failure_distance_m) < 0.03
+    assert result.failure_time_s == pytest.approx(result.sim_time_s, abs=0.021)
+    leg = result.reason.split()[1]
+    assert result.failure_detail.startswith(f"{leg} gauge 1.")
+    assert float(result.failure_detail.split()[2].rstrip(",")) > 1.0
+
+
+def test_a_failure_reports_its_gait_cycle():
+    """A two-cycle climb stopped in its second cycle (Q-WBC on a gait with every phase
+    shortened, so that a cycle takes about 40 s; stopped at 44 s) says so: cycle 2, a
+    phase of the gait, the time it stopped and the height up the wall it had reached (one
+    stride, 0.22 m, after the first cycle)."""
+    settings = ClimbSettings(controller="qwbc", incline_deg=90.0, breakable=False)
+    fast = replace(settings.gait, cycles=2, settle_time=1.0, unload_time=0.5, release_time=1.0,
+                   lift_time=1.0, transfer_time=1.5, grasp_time=1.0, reload_time=0.5,
+                   body_time=1.5)
+    result, _ = run_climb(replace(settings, gait=fast), 0, time_limit=44.0)
+    assert result.reason == "time limit" and result.failure_cycle == 2
+    assert result.failure_phase.split()[0] in {p.value for p in ClimbPhase}
+    assert result.failure_time_s == pytest.approx(44.0, abs=0.021)
+    assert 0.18 < result.failure_distance_m < 0.26
 
 
 def test_wilson_interval_and_summary():

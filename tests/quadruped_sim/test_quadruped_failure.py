@@ -102,6 +102,53 @@ def test_slip_parameters_are_checked():
     assert math.isinf(SpineSlip().time_to_fail(0.0))
 
 
+def test_sublinearity_certificate_bounds_the_gauge_from_above(wset):
+    """For random pairs of wrenches the certificate ``g(w0) + g_inner(w - w0)`` (exact
+    gauge of a reference plus the inner polytope's gauge of the difference) is never below
+    the exact gauge of ``w``: it can only certify wrenches that are inside."""
+    rng = np.random.default_rng(11)
+    w0 = _boundary_points(wset, 40, 12) * rng.uniform(0.3, 1.2, (40, 1))
+    w = w0 + rng.standard_normal((40, 6)) * WRENCH_SCALE * rng.uniform(0.001, 0.3, (40, 1))
+    g0 = np.array([wset.exact(x) for x in w0])
+    bound = g0 + wset.upper(w - w0)
+    exact = np.array([wset.exact(x) for x in w])
+    assert np.all(bound >= exact - 1e-9)
+    assert np.any(bound < 1.0) and np.any(exact > 1.0)
+
+
+def test_certified_clock_decides_as_the_lp_clock(wset, monkeypatch):
+    """Two failure clocks driven by the same random walk of wrenches drifting outward,
+    from 0.85 to 1.1 times the boundary, one with the sublinearity certificate and one that
+    measures every wrench the inner
+    polytope leaves undecided by LP, leave the same slides, speeds, failures and peaks,
+    bit for bit; the certified one solves fewer than half as many LPs."""
+    import clamber.quadruped.sim.failure as failure
+
+    rng = np.random.default_rng(3)
+    ramp = np.linspace(0.85, 1.1, 400)[:, None, None]
+    walk = _boundary_points(wset, 3, 8) * ramp + np.cumsum(
+        rng.standard_normal((400, 3, 6)) * WRENCH_SCALE * 0.002, axis=0)
+    rows, factor = np.array([0, 2, 3]), np.ones((3, 6))
+
+    def drive():
+        clock = FailureClock(4, wset)
+        lps = wset.lp_count
+        out = []
+        for w in walk:
+            _, failed = clock.advance(rows, w, factor, 0.004)
+            out.append((clock.slide.copy(), clock.speed.copy(), failed))
+        return out, clock.peaks(), wset.lp_count - lps
+
+    certified, peaks, n_certified = drive()
+    monkeypatch.setattr(failure, "CERTIFIED", -1.0)
+    measured, peaks_lp, n_measured = drive()
+    assert all(np.array_equal(a, b) for x, y in zip(certified, measured, strict=True)
+               for a, b in zip(x, y, strict=True))
+    assert np.array_equal(peaks, peaks_lp)
+    assert any(f.any() for _, _, f in certified) and peaks.max() > 1.0
+    assert n_certified < n_measured / 2
+
+
 def test_checking_a_control_period_at_once_equals_checking_every_step(monkeypatch):
     """The simulator checks the grippers' wrenches of a control period together and reruns
     the period step by step when one was not certified inside its set: a climb in which a
@@ -134,3 +181,45 @@ def test_a_diverging_climb_is_an_unstable_trial(wset):
     out = quadruped_trial(TrialTask(0, 0, 0, ClimbSettings(sole=stiff)))
     assert not out.success and out.failure is FailureReason.UNSTABLE
     assert "BADQACC" in out.detail
+
+
+def test_advancing_the_clocks_over_a_recorded_period_equals_checking_every_step(monkeypatch):
+    """A plain-CLIK climb whose grippers cannot break (seed 1, 8 s) has a gripper outside
+    its set, its spines sliding, from the first release on (5 s): the simulator then
+    advances the failure clocks over each period's recorded wrenches instead of rerunning
+    its physics, and the trial (result, events, peak loads, gauges, final state) is the
+    same, bit for bit, as with a check after every physics step; no period was rerun."""
+    from clamber.quadruped.sim.failure import FailureClock
+    from clamber.quadruped.sim.grippers import GripperBank
+    from clamber.quadruped.trials.climb import ClimbSettings, ClimbTrial
+
+    def run():
+        trial = ClimbTrial(ClimbSettings(controller="clik-plain", incline_deg=90.0,
+                                         breakable=False), 1, time_limit=8.0)
+        while trial.step():
+            pass
+        r = trial.result().to_dict()
+        r.pop("wall_time_s"), r.pop("setup_time_s")
+        g, d = trial.sim.grippers, trial.sim.data
+        return r, g.events, g.peak_loads(), g.gauges.tolist(), d.qpos.tolist(), d.qvel.tolist()
+
+    counts = {"uncertified": 0, "rerun": 0}
+    settle, end_cycle = FailureClock.settle, GripperBank.end_cycle
+
+    def counted_settle(self, *args):
+        out = settle(self, *args)
+        counts["uncertified"] += out is None
+        return out
+
+    def counted_end(self, dt):
+        out = end_cycle(self, dt)
+        counts["rerun"] += not out
+        return out
+
+    monkeypatch.setattr(FailureClock, "settle", counted_settle)
+    monkeypatch.setattr(GripperBank, "end_cycle", counted_end)
+    batched = run()
+    assert counts["uncertified"] > 100 and counts["rerun"] == 0, counts
+    assert max(batched[2].values()) > 1.0
+    monkeypatch.setattr(GripperBank, "begin_cycle", lambda self, substeps: False)
+    assert run() == batched

@@ -104,7 +104,10 @@ def _trial(success, err=3.0, load=0.5, reason=""):
                     None if success else FailureReason.GRIPPER_BROKE, 90.0, 4.0, 0.2, err,
                     80.0, 100.0, 7000.0, 700.0, 1.0, 2.0, 0.1, 0.5, 1.0, load, 0.1)
     return replace(r, failure_phase="" if success else "release LR", limit_active_fraction=0.1,
-                   planned_load=0.4)
+                   planned_load=0.4, failure_cycle=0 if success else 3,
+                   failure_distance_m=math.nan if success else 0.51,
+                   failure_time_s=math.nan if success else 230.04,
+                   failure_detail="" if success else "RF gauge 1.03, wrench [1. 2. 3. 0. 0. 0.]")
 
 
 def test_cell_statistics():
@@ -118,8 +121,31 @@ def test_cell_statistics():
     assert s["worst_tracking_error_mm"] == pytest.approx(6.0)
     assert s["peak_gripper_load_max"] == pytest.approx(1.1)
     assert s["failures"] == {"gripper RF broke off (release LR)": 1}
+    assert s["failed_trials"] == [{"seed": 0, "cycle": 3, "phase": "release LR",
+                                   "height_m": 0.51, "time_s": 230.04,
+                                   "reason": "gripper RF broke off",
+                                   "detail": "RF gauge 1.03, wrench [1. 2. 3. 0. 0. 0.]"}]
     none = summarize_cell([_trial(False, reason="x")])
     assert none["max_tracking_error_mm"] is None and none["mean_power_w"] is None
+
+
+def test_failure_table_lists_each_failed_trial_where_and_why():
+    """The comparison's failure table has one row per failed trial with its gait cycle
+    (0 reads "placement"), phase, height, time and reason with what was measured; no
+    failed trial, no table."""
+    from clamber.report.quadruped_comparison import failure_table
+
+    placed = replace(_trial(False, reason="body strayed 60 mm from its reference"),
+                     failure_cycle=0, failure_phase="placement", failure_detail="")
+    cells = {"qwbc@wall90": summarize_cell([_trial(True), _trial(False, reason="gripper RF "
+                                                                 "broke off"), placed])}
+    rows = failure_table(cells, ["qwbc"], ["wall90"]).splitlines()
+    assert rows[2] == ("| wall90 | qwbc | 0 | 3 | release LR | 0.510 | 230.0 | gripper RF "
+                       "broke off (RF gauge 1.03, wrench [1. 2. 3. 0. 0. 0.]) |")
+    assert rows[3].startswith("| wall90 | qwbc | 0 | placement | placement | 0.510 |")
+    assert len(rows) == 4
+    assert failure_table({"qwbc@wall90": summarize_cell([_trial(True)])}, ["qwbc"],
+                         ["wall90"]) == ""
 
 
 def test_trial_result_reads_back_from_its_record():
@@ -141,3 +167,45 @@ def test_trial_result_reads_back_from_its_record():
     r = trial_result(lost)
     assert not r.success and r.failure is FailureReason.WORKER_LOST and r.seed == 7
     assert math.isnan(r.peak_gripper_load) and math.isnan(r.sim_time_s)
+
+
+def test_longer_walls_start_with_the_rocks_of_the_one_stride_wall():
+    """A wall of five strides has, for every leg, the same first two holds (position,
+    shape, capacity) as the one-stride wall of the same seed, and the planner knows them
+    with the same errors; the later holds differ from seed to seed."""
+    from clamber.quadruped.sim.world import ModelMismatch
+
+    stance = {"LF": (0.2, 0.25), "LR": (-0.2, 0.25), "RF": (0.2, -0.25), "RR": (-0.2, -0.25)}
+    one, five = wall_layout(90.0, stance, n_steps=1, seed=4), wall_layout(90.0, stance,
+                                                                          n_steps=5, seed=4)
+    known1, known5 = (ModelMismatch().known_holds(w, 4) for w in (one, five))
+    for leg in stance:
+        assert len(five.holds[leg]) == 6
+        for a, b in zip(one.holds[leg], five.holds[leg][:2], strict=True):
+            assert np.array_equal(a.top, b.top) and np.array_equal(a.vertices, b.vertices)
+            assert np.array_equal(a.capacity_factor, b.capacity_factor)
+        assert np.array_equal(np.array(known1[leg]), np.array(known5[leg][:2]))
+    other = wall_layout(90.0, stance, n_steps=5, seed=5)
+    assert not np.array_equal(other.holds["LF"][3].top, five.holds["LF"][3].top)
+
+
+def test_a_rear_foot_steps_onto_the_rock_its_front_foot_left():
+    """On a wall of five strides with the gait's stance, no two rocks stand closer than a
+    rock radius (they would interpenetrate): each rear leg's hold k + 2 is its front leg's
+    hold k (the same rock, built once in the scene and known once by the planner)."""
+    from clamber.quadruped.gaits import ClimbGaitSettings
+    from clamber.quadruped.sim.world import ModelMismatch, RockSpec
+    from clamber.quadruped.trials.stance import NOMINAL_FEET
+
+    gp = ClimbGaitSettings()
+    wall = wall_layout(70.0, gp.stance_offsets(NOMINAL_FEET), gp.stride, 5, seed=0)
+    rocks = wall.all_holds()
+    assert len(rocks) == 4 * 6 - 2 * 4
+    gaps = [np.linalg.norm(a.base - b.base) for i, a in enumerate(rocks) for b in rocks[i + 1:]]
+    assert min(gaps) > RockSpec().radius
+    known = ModelMismatch().known_holds(wall, 0)
+    for rear, front in (("LR", "LF"), ("RR", "RF")):
+        for k in range(2, 6):
+            assert wall.holds[rear][k] is wall.holds[front][k - 2]
+            assert np.array_equal(known[rear][k], known[front][k - 2])
+

@@ -160,6 +160,11 @@ class ClimbGait:
     def swing_leg(self) -> str | None:
         return self.schedule[self.step_no] if self.step_no < len(self.schedule) else None
 
+    @property
+    def cycle(self) -> int:
+        """The gait cycle under way, from 1 (the last one once the gait is done)."""
+        return min(self.step_no, len(self.schedule) - 1) // len(self.p.order) + 1
+
     def body_target(self) -> np.ndarray:
         """Body origin over the centre of the current four footholds [m, {S}]."""
         tops = [self.holds[leg][self.index[leg]] for leg in LEG_NAMES]

@@ -222,7 +222,8 @@ class GripperBank:
                       for leg in LEG_NAMES}
         self.state = dict.fromkeys(LEG_NAMES, GripperState.OPEN)
         self.hold: dict[str, Hold | None] = dict.fromkeys(LEG_NAMES)
-        #: Latest gauge of each gripper's wrench (rows in ``LEG_NAMES`` order; > 1 outside).
+        #: Latest gauge of each gripper's wrench (rows in ``LEG_NAMES`` order): exact above 1
+        #: (outside), else an upper bound <= 1 (the certificate that held it inside).
         self.gauges = np.zeros(len(LEG_NAMES))
         self.events: list[GripperEvent] = []
         self._indices: dict[tuple[str, ...], tuple[np.ndarray, ...]] = {}
@@ -328,47 +329,60 @@ class GripperBank:
 
     # ---- one control cycle's checks at once ------------------------------------------------
     def begin_cycle(self, substeps: int) -> bool:
-        """Start recording the raw wrench data of ``substeps`` physics steps, to be checked
-        together by :meth:`end_cycle`; False (record nothing) when a gripper's spines are
-        already sliding, since then each step's check may break it off."""
+        """Start recording the raw data of ``substeps`` physics steps, to be checked together
+        by :meth:`end_cycle`; False (record nothing) when no gripper is attached."""
         legs = self._attached
         if not legs:
             return False
-        rows = self._index(legs)[4]
-        if self.clock.slide[rows].any():
-            return False
-        k = len(legs)
-        if self._cycle is None or self._cycle[0].shape[:2] != (substeps, k):
-            self._cycle = (np.empty((substeps, k, 6)), np.empty((substeps, k, 3)),
-                           np.empty((substeps, k, 9)))
+        m = self.model
+        if self._cycle is None or self._cycle[0].shape[0] != substeps:
+            self._cycle = (np.empty((substeps, m.nbody, 6)), np.empty((substeps, m.nbody, 3)),
+                           np.empty((substeps, m.nsite, 3)), np.empty((substeps, m.nsite, 9)))
         self._cycle_legs = legs
         return True
 
     def record_step(self, j: int) -> None:
-        """Keep the raw wrench data of physics step ``j`` of the cycle (after ``mj_step``)."""
+        """Keep the raw data of physics step ``j`` of the cycle (after ``mj_step``): whole
+        arrays, copied without indexing; :meth:`end_cycle` picks the grippers' rows."""
         d = self.data
         mujoco.mj_rnePostConstraint(self.model, d)
-        bodies, grippers, sites, roots, _ = self._index(self._cycle_legs)
-        ext, r, mat = self._cycle
-        ext[j] = d.cfrc_ext[bodies]
-        if self.compliant:
-            ext[j] += d.cfrc_ext[grippers]
-        r[j] = d.subtree_com[roots] - d.site_xpos[sites]
-        mat[j] = d.site_xmat[sites]
+        ext, com, pos, mat = self._cycle
+        ext[j] = d.cfrc_ext
+        com[j] = d.subtree_com
+        pos[j] = d.site_xpos
+        mat[j] = d.site_xmat
 
-    def end_cycle(self) -> bool:
-        """Check the recorded steps together: True if every wrench was certified inside its
-        set (then clocks, peaks and gauges are exactly what per-step checks leave); False if
-        one was not, and the cycle must be rerun with :meth:`check` after every step."""
-        ext, r, mat = self._cycle
+    def end_cycle(self, dt: float) -> bool:
+        """Check the recorded steps (``dt`` [s] each) together; True if the clocks, peaks
+        and gauges are now exactly what :meth:`check` after every step leaves, False if a
+        gripper broke off in one of them (nothing changed then: the cycle must be rerun with
+        :meth:`check` after every step, since the physics changes when a weld lets go).
+
+        If every wrench is certified inside its set, the clocks only re-seat; otherwise the
+        failure clocks are advanced step by step over the recorded wrenches, which is what
+        :meth:`check` does as long as no gripper breaks off.
+        """
+        ext_all, com, pos, mat = self._cycle
+        bodies, grippers, sites, roots, rows = self._index(self._cycle_legs)
+        ext = ext_all[:, bodies]
+        if self.compliant:
+            ext += ext_all[:, grippers]
+        r = com[:, roots] - pos[:, sites]
         n, k = ext.shape[:2]
-        w = _sole_wrenches(ext.reshape(n * k, 6).copy(), r.reshape(n * k, 3),
-                           mat.reshape(n * k, 9)).reshape(n, k, 6)
-        rows = self._index(self._cycle_legs)[4]
+        w = _sole_wrenches(ext.reshape(n * k, 6), r.reshape(n * k, 3),
+                           mat[:, sites].reshape(n * k, 9)).reshape(n, k, 6)
         g = self.clock.settle(rows, w, self._factors)
-        if g is None:
-            return False
-        self.gauges[rows] = g
+        if g is not None:
+            self.gauges[rows] = g
+            return True
+        saved, gauges = self.clock.save(), self.gauges.copy()
+        for w_step in w:
+            g, failed = self.clock.advance(rows, w_step, self._factors, dt)
+            self.gauges[rows] = g
+            if failed.any() and self.breakable:
+                self.clock.restore(saved)
+                self.gauges[:] = gauges
+                return False
         return True
 
     def wrench(self, leg: str) -> np.ndarray:

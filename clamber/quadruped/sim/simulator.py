@@ -114,11 +114,12 @@ class QuadrupedSim:
     def step(self, cmd: JointCommand) -> StepRecord:
         """Apply ``cmd`` and advance one control period.
 
-        The grippers' failure model is checked after every physics step. While no spine is
-        sliding, the steps' wrenches are recorded and checked together at the end of the
-        period; if one of them was not certified inside its set, the period is rerun from
-        its saved state with a check after every step (the physics is deterministic, so
-        the result is the step-by-step one either way).
+        The grippers' failure model is checked after every physics step. The steps' wrenches
+        are recorded and checked together at the end of the period (the failure clocks
+        advanced over them step by step where one is not certified inside its set); only
+        if a gripper broke off in the period, which changes the physics from that step on,
+        is the period rerun from its saved state with a check after every step (the physics
+        is deterministic, so the result is the step-by-step one either way).
         """
         m, d = self.model, self.data
         self.servos.apply(m, d, cmd)
@@ -128,7 +129,7 @@ class QuadrupedSim:
         if g is not None and g.begin_cycle(self.substeps):
             mujoco.mj_getState(m, d, self._saved, _STATE)
             self._advance(record=True)
-            if not g.end_cycle():
+            if not g.end_cycle(m.opt.timestep):
                 mujoco.mj_setState(m, d, self._saved, _STATE)
                 broken = self._advance(check=True)
         else:

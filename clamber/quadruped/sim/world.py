@@ -63,7 +63,12 @@ class WallLayout:
     seed: int
 
     def all_holds(self) -> list[Hold]:
-        return [h for leg in LEG_NAMES for h in self.holds[leg]]
+        """Every hold once (two legs may share one, see :func:`wall_layout`)."""
+        out: dict[int, Hold] = {}
+        for leg in LEG_NAMES:
+            for h in self.holds[leg]:
+                out.setdefault(id(h), h)
+        return list(out.values())
 
 
 @dataclass(frozen=True)
@@ -111,6 +116,15 @@ def _rock_vertices(rng: np.random.Generator, spec: RockSpec, height: float,
     return np.vstack([base, np.column_stack([top_xy, top_z])])
 
 
+def hold_rng(first: np.random.Generator, seed: int, leg: int, k: int,
+             stream: int = 0) -> np.random.Generator:
+    """The generator of hold ``k`` of leg number ``leg``: ``first`` (one stream shared, in
+    leg-major order, by every leg's holds 0 and 1, as one-stride walls always drew them)
+    for ``k <= 1``, else a stream of its own keyed by ``(seed, leg, k, stream)``, so
+    that adding strides never changes an earlier hold."""
+    return first if k <= 1 else np.random.default_rng([seed, leg, k, stream])
+
+
 def wall_layout(incline_deg: float, stance: dict[str, np.ndarray], stride: float = 0.22,
                 n_steps: int = 1, seed: int = 0, spec: RockSpec | None = None,
                 start: np.ndarray | None = None, heading_deg: float = 0.0) -> WallLayout:
@@ -121,7 +135,11 @@ def wall_layout(incline_deg: float, stance: dict[str, np.ndarray], stride: float
     stride * u`` plus a random jitter. ``start`` [m] is the body centre's projection on the
     wall at the start, in {W} coordinates (default: 0.4 m up the slope). ``heading_deg``
     turns the climbing direction on the wall about its normal (0: straight up the slope):
-    the layout's frame, the robot's and every gripper's turn with it.
+    the layout's frame, the robot's and every gripper's turn with it. Every leg's first two
+    holds come from one stream of ``seed`` and the later ones from a stream of their own
+    (:func:`hold_rng`), so a wall of more strides starts with the rocks of the one-stride
+    wall of the same seed. From the third hold on, a hold that would stand less than a rock
+    radius from an earlier hold of another leg is that hold (:func:`_share_rocks`).
     """
     spec = spec or RockSpec()
     if stride <= 0 or n_steps < 1:
@@ -132,12 +150,13 @@ def wall_layout(incline_deg: float, stance: dict[str, np.ndarray], stride: float
     R = wall_rotation(incline_deg) @ np.array([[math.cos(h), -math.sin(h), 0.0],
                                                 [math.sin(h), math.cos(h), 0.0],
                                                 [0.0, 0.0, 1.0]])
-    rng = np.random.default_rng(seed)
+    first = np.random.default_rng(seed)
     start = np.array([0.4, 0.0]) if start is None else np.asarray(start, dtype=float)[:2]
     holds: dict[str, list[Hold]] = {}
-    for leg in LEG_NAMES:
+    for i, leg in enumerate(LEG_NAMES):
         holds[leg] = []
         for k in range(n_steps + 1):
+            rng = hold_rng(first, seed, i, k)
             xy = start + np.asarray(stance[leg], dtype=float)[:2] + np.array([k * stride, 0.0])
             xy = xy + rng.uniform(-1, 1, 2) * spec.placement_jitter
             height = spec.height + rng.uniform(-1, 1) * spec.height_spread
@@ -150,7 +169,30 @@ def wall_layout(incline_deg: float, stance: dict[str, np.ndarray], stride: float
             base = R @ np.array([xy[0], xy[1], 0.0])
             holds[leg].append(Hold(f"{leg}_hold{k}", base, base + R @ np.array([0, 0, height]),
                                    R @ n_w, verts, spec.capture_radius, factor))
+    _share_rocks(holds, spec.radius)
     return WallLayout(incline_deg, R, holds, stride, seed)
+
+
+def _share_rocks(holds: dict[str, list[Hold]], radius: float) -> None:
+    """Make each hold from the third on that lies less than ``radius`` [m] from an earlier
+    hold of another leg that very hold, in place.
+
+    With the gait's stride and stance each rear foot's planned hold lies 3-6 cm ahead of the
+    hold its front foot left two strides earlier: two rocks there would interpenetrate (and
+    push on the gripper standing on the other). On a real wall the rear foot steps onto the
+    rock the front foot left, and so it does here. Walls of one stride have no such holds.
+    """
+    for k in range(2, max(len(v) for v in holds.values())):
+        for leg in LEG_NAMES:
+            if k >= len(holds[leg]):
+                continue
+            here = holds[leg][k]
+            earlier = [holds[o][j] for o in LEG_NAMES if o != leg
+                       for j in range(min(k, len(holds[o])))]
+            dist = [float(np.linalg.norm(h.base - here.base)) for h in earlier]
+            i = int(np.argmin(dist))
+            if dist[i] < radius:
+                holds[leg][k] = earlier[i]
 
 
 @dataclass(frozen=True)
@@ -245,6 +287,15 @@ class ModelMismatch:
 
     def known_holds(self, layout: WallLayout, seed: int) -> dict[str, list[np.ndarray]]:
         """Hold tops as the planner knows them [m, {S}]: true tops plus a uniform error."""
-        rng = np.random.default_rng(seed + 2 * self.rng_offset)
-        return {leg: [h.top + rng.uniform(-1, 1, 3) * self.foothold for h in layout.holds[leg]]
-                for leg in LEG_NAMES}
+        key = seed + 2 * self.rng_offset
+        first = np.random.default_rng(key)
+        known: dict[int, np.ndarray] = {}  # a hold two legs share is known once
+        out = {}
+        for i, leg in enumerate(LEG_NAMES):
+            out[leg] = []
+            for k, h in enumerate(layout.holds[leg]):
+                if id(h) not in known:
+                    error = hold_rng(first, key, i, k, 1).uniform(-1, 1, 3) * self.foothold
+                    known[id(h)] = h.top + error
+                out[leg].append(known[id(h)])
+        return out

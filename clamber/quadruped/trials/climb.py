@@ -287,7 +287,9 @@ class ClimbTrial:
             distance=moved, mass=self.sim_robot.total_mass, dt=dt,
             peak_load=max(sim.grippers.peak_loads().values()))
         failed = self.failure is not None
-        phase = f"{self.gait.phase.value} {self.gait.swing_leg or ''}".strip() if failed else ""
+        placing = k * dt < PLACEMENT_TIME
+        phase = "" if not failed else "placement" if placing else \
+            f"{self.gait.phase.value} {self.gait.swing_leg or ''}".strip()
         active = self.n_active / self.n_cycles \
             if self.n_cycles and s.controller.startswith("qwbc") else float("nan")
         if self.log is not None:
@@ -297,7 +299,15 @@ class ClimbTrial:
             self.log.events = [asdict(e) for e in sim.grippers.events]
         return replace(result, failure_phase=phase,
                        failure_distance_m=moved if failed else float("nan"),
+                       failure_cycle=0 if not failed or placing else self.gait.cycle,
+                       failure_time_s=float(sim.data.time) if failed else float("nan"),
+                       failure_detail=self._failure_detail() if failed else "",
                        limit_active_fraction=active, planned_load=self.planned_load)
+
+    def _failure_detail(self) -> str:
+        """What the failure check measured: the broken grippers' gauges and wrenches."""
+        return "; ".join(f"{e.leg} {e.detail}" for e in self.sim.grippers.events
+                         if e.kind == "break")
 
 
 def run_climb(settings: ClimbSettings, seed: int, log: bool = False,

@@ -36,7 +36,11 @@ class TrialResult:
     time, ``setup_time_s`` building the scene and placing the robot. ``peak_gripper_load``
     is the largest gauge of a gripper's wrench in its achievable set (1 = on the boundary)
     after the placement; ``failure_phase`` the gait phase and swing leg a failed trial was
-    in, ``failure_distance_m`` how far up the wall it got; ``limit_active_fraction`` the
+    in ("placement" before the gait starts), ``failure_cycle`` the gait cycle (from 1; 0 in
+    the placement), ``failure_time_s`` the simulated time since the trial's start,
+    ``failure_distance_m`` how far up the wall it got (body travel along the fall line),
+    ``failure_detail`` what the failure check measured (a broken gripper's gauge and
+    wrench [N, N m] in its sole frame); ``limit_active_fraction`` the
     share of control cycles in which a gripper limit of the wrench QP was active (Q-WBC
     only); ``planned_load`` the largest planned wrench over the paper's box (per axis);
     ``cost_of_transport`` the energy over ``m g distance``. Trotting adds the estimate's
@@ -72,6 +76,9 @@ class TrialResult:
     setup_time_s: float
     failure_phase: str = ""
     failure_distance_m: float = float("nan")
+    failure_cycle: int = 0
+    failure_time_s: float = float("nan")
+    failure_detail: str = ""
     limit_active_fraction: float = float("nan")
     planned_load: float = float("nan")
     estimation_drift_m: float = float("nan")
