@@ -260,8 +260,10 @@ def run_codesign(
                 continue
             solved = _solved_before(store, g, loaded)
             todo = [i for i in range(config.popsize) if i not in recorded]
+            beat = _race_threshold(store, g) if config.fitness.landing_race else None
             tasks = [CandidateTask(g, i, tuple(Z[i].tolist()), space.decode(Z[i]),
-                                   config.fitness, _nearest(solved, Z[i])) for i in todo]
+                                   config.fitness, _nearest(solved, Z[i]), beat=beat)
+                     for i in todo]
             for k, outcome in _candidate_outcomes(evaluator, fitness_fn, tasks):
                 trial = _record(tasks[k], outcome, config.fitness, run_dir)
                 store.append(trial)
@@ -394,6 +396,18 @@ def _solved_before(store: RunStore, before: int, loaded: dict[str, TrajectorySol
                 loaded[t.trajectory] = TrajectorySolution.load(store.path(t.trajectory))
             out.append((np.asarray(t.params, dtype=float), loaded[t.trajectory]))
     return out
+
+
+def _race_threshold(store: RunStore, before: int) -> float | None:
+    """The fitness the landing trials of generation ``before`` race against: the best of
+    the finished generations before it (None: none converged yet, no race).
+
+    Finished generations only, so a candidate's score does not depend on which of its
+    generation's candidates finished first, nor on where an interrupted run stopped.
+    """
+    done = [t.fitness for t in store.trials()
+            if t.generation < before and t.state is TrialState.COMPLETE]
+    return max(done) if done else None
 
 
 def _nearest(solved: list[tuple[np.ndarray, TrajectorySolution]],
