@@ -72,7 +72,7 @@ def test_results_page_embeds_every_section_and_figure(tmp_path):
 
 
 def test_robust_fitness_options_and_their_read_back(tmp_path):
-    """--fitness robust sets the robust options, ten-jump climbs, two starts and racing;
+    """--fitness robust sets the robust options, ten-jump climbs, one start and racing;
     --starts overrides the starts, --no-race the racing; a stored run's fitness reads
     back with the same fields."""
     import argparse
@@ -84,7 +84,7 @@ def test_robust_fitness_options_and_their_read_back(tmp_path):
                             cma_option=[], no_race=False)
     cfg = codesign_config(ns)
     f = cfg.fitness
-    assert (f.landing_trials, f.landing_jumps, f.starts, f.landing_race) == (30, 10, 2, True)
+    assert (f.landing_trials, f.landing_jumps, f.starts, f.landing_race) == (30, 10, 1, True)
     assert f.settings.release_force_max == 0.5 and f.settings.phase_duration_min[3] >= 0.1
     assert _fitness_from_dict(f.to_dict()).to_dict() == f.to_dict()
     ns.starts = 3
