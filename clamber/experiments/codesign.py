@@ -162,6 +162,10 @@ class CodesignResult:
             "core_minutes_per_evaluation": (sum(t.wall_time_s for t in self.trials) / 60
                                             / max(self.evaluations, 1)),
             "cpu_seconds_per_evaluation": _cpu_per_evaluation(self.trials),
+            "solve_cpu_seconds_per_evaluation": _cpu_per_evaluation(self.trials,
+                                                                    "solve_cpu_s"),
+            "landing_cpu_seconds_per_evaluation": _cpu_per_evaluation(self.trials,
+                                                                      "landing_cpu_s"),
             "stopped_by": (self.generation_summaries[-1].get("stop") or None
                            if self.generation_summaries else None),
             "run_dir": str(self.run_dir),
@@ -170,10 +174,12 @@ class CodesignResult:
         }
 
 
-def _cpu_per_evaluation(trials: list[CandidateTrial]) -> float:
-    """Mean CPU seconds of an evaluation (all its starts, the landing trials included),
-    as the worker measured it; NaN when no record has it."""
-    cpu = [t.info["cpu_time_s"] for t in trials if "cpu_time_s" in (t.info or {})]
+def _cpu_per_evaluation(trials: list[CandidateTrial], key: str = "cpu_time_s") -> float:
+    """Mean CPU seconds of an evaluation as the worker measured them: all of it
+    (``cpu_time_s``: every start, the landing trials included), its trajectory
+    optimizations (``solve_cpu_s``) or its landing trials (``landing_cpu_s``); NaN when no
+    record has them."""
+    cpu = [t.info[key] for t in trials if key in (t.info or {})]
     return sum(cpu) / len(cpu) if cpu else math.nan
 
 

@@ -108,4 +108,15 @@ def test_raced_run_in_parallel_equals_serial(raced_run, tmp_path, dask_two):
                 for t in run.trials]
 
     assert key(dask) == key(raced_run)
-    assert math.isfinite(raced_run.summary()["cpu_seconds_per_evaluation"])
+
+
+def test_summary_splits_the_cpu_of_an_evaluation(raced_run):
+    """The summary's CPU seconds per evaluation are the means over the records that have
+    them: all of it, the optimization and the landing trials (0.01 s per trial run here)."""
+    runs = [t.info["landing_trials_run"] for t in raced_run.trials
+            if "landing_trials_run" in t.info]
+    s = raced_run.summary()
+    assert math.isclose(s["landing_cpu_seconds_per_evaluation"], 0.01 * sum(runs) / len(runs))
+    assert math.isclose(s["solve_cpu_seconds_per_evaluation"], 0.005)
+    assert math.isclose(s["cpu_seconds_per_evaluation"],
+                        0.005 + s["landing_cpu_seconds_per_evaluation"])
