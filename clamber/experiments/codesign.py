@@ -162,6 +162,10 @@ class CodesignResult:
             "core_minutes_per_evaluation": (sum(t.wall_time_s for t in self.trials) / 60
                                             / max(self.evaluations, 1)),
             "cpu_seconds_per_evaluation": _cpu_per_evaluation(self.trials),
+            "solve_cpu_seconds_per_evaluation": _cpu_per_evaluation(self.trials,
+                                                                    "solve_cpu_s"),
+            "landing_cpu_seconds_per_evaluation": _cpu_per_evaluation(self.trials,
+                                                                      "landing_cpu_s"),
             "stopped_by": (self.generation_summaries[-1].get("stop") or None
                            if self.generation_summaries else None),
             "run_dir": str(self.run_dir),
@@ -170,10 +174,12 @@ class CodesignResult:
         }
 
 
-def _cpu_per_evaluation(trials: list[CandidateTrial]) -> float:
-    """Mean CPU seconds of an evaluation (all its starts, the landing trials included),
-    as the worker measured it; NaN when no record has it."""
-    cpu = [t.info["cpu_time_s"] for t in trials if "cpu_time_s" in (t.info or {})]
+def _cpu_per_evaluation(trials: list[CandidateTrial], key: str = "cpu_time_s") -> float:
+    """Mean CPU seconds of an evaluation as the worker measured them: all of it
+    (``cpu_time_s``: every start, the landing trials included), its trajectory
+    optimizations (``solve_cpu_s``) or its landing trials (``landing_cpu_s``); NaN when no
+    record has them."""
+    cpu = [t.info[key] for t in trials if key in (t.info or {})]
     return sum(cpu) / len(cpu) if cpu else math.nan
 
 
@@ -260,8 +266,10 @@ def run_codesign(
                 continue
             solved = _solved_before(store, g, loaded)
             todo = [i for i in range(config.popsize) if i not in recorded]
+            beat = _race_threshold(store, g) if config.fitness.landing_race else None
             tasks = [CandidateTask(g, i, tuple(Z[i].tolist()), space.decode(Z[i]),
-                                   config.fitness, _nearest(solved, Z[i])) for i in todo]
+                                   config.fitness, _nearest(solved, Z[i]), beat=beat)
+                     for i in todo]
             for k, outcome in _candidate_outcomes(evaluator, fitness_fn, tasks):
                 trial = _record(tasks[k], outcome, config.fitness, run_dir)
                 store.append(trial)
@@ -394,6 +402,18 @@ def _solved_before(store: RunStore, before: int, loaded: dict[str, TrajectorySol
                 loaded[t.trajectory] = TrajectorySolution.load(store.path(t.trajectory))
             out.append((np.asarray(t.params, dtype=float), loaded[t.trajectory]))
     return out
+
+
+def _race_threshold(store: RunStore, before: int) -> float | None:
+    """The fitness the landing trials of generation ``before`` race against: the best of
+    the finished generations before it (None: none converged yet, no race).
+
+    Finished generations only, so a candidate's score does not depend on which of its
+    generation's candidates finished first, nor on where an interrupted run stopped.
+    """
+    done = [t.fitness for t in store.trials()
+            if t.generation < before and t.state is TrialState.COMPLETE]
+    return max(done) if done else None
 
 
 def _nearest(solved: list[tuple[np.ndarray, TrajectorySolution]],

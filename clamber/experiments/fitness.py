@@ -70,6 +70,11 @@ class FitnessSettings:
     seeded by (generation, index, start). The best converged start scores the candidate;
     the co-design runs the starts of all candidates as separate tasks, so a cluster wider
     than the population helps (the landscape is multimodal: JUMPER-NOTES)."""
+    landing_race: bool = False
+    """Stop a candidate's landing trials once its expected speed cannot reach the best
+    fitness of the co-design's finished generations (an exact bound, not a statistical
+    guess); the candidate then scores the estimate from the trials it ran, which lies
+    below that best (:func:`~clamber.experiments.landing_fitness.landing_fitness`)."""
 
     def __post_init__(self) -> None:
         resolve_nodes(self.resolution)
@@ -81,6 +86,7 @@ class FitnessSettings:
                  ("open-loop", "closed-loop"))
         v.integer("fitness", "landing_jumps", self.landing_jumps, low=1)
         v.integer("fitness", "starts", self.starts, low=1)
+        v.choice("fitness", "landing_race", self.landing_race, (False, True))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -94,6 +100,7 @@ class FitnessSettings:
             "landing_controller": self.landing_controller,
             "landing_jumps": self.landing_jumps,
             "starts": self.starts,
+            "landing_race": self.landing_race,
         }
 
 
@@ -111,6 +118,9 @@ class CandidateTask:
     """Warm start: a solution of a nearby design (any morphology, any grid), or None."""
     start: int | None = None
     """Run only this start (0 .. ``fitness.starts - 1``); None runs all of them here."""
+    beat: float | None = None
+    """With ``fitness.landing_race``: the fitness [m/s] the landing trials race against
+    (the best of the finished generations; None: no race)."""
 
 
 @dataclass(frozen=True)
@@ -154,17 +164,26 @@ def score(r: CandidateResult) -> float:
     return r.speed_mps if math.isnan(r.fitness_mps) else r.fitness_mps
 
 
+#: CPU seconds [s] a candidate's record sums over its starts: all, the trajectory
+#: optimization, the landing trials.
+CPU_FIGURES = ("cpu_time_s", "solve_cpu_s", "landing_cpu_s")
+#: Figures of each start kept in the candidate's record besides its speed and score.
+START_FIGURES = (*CPU_FIGURES, "iterations", "landing_trials_run")
+
+
 def best_start(results: list[CandidateResult]) -> CandidateResult:
     """The best of a candidate's starts (in start order; ties go to the earlier start),
-    with every start's speed and score, its wall and solve time summed."""
+    with every start's speed, score, CPU seconds and iterations; wall, solve and CPU
+    times summed over the starts."""
     best = max(range(len(results)), key=lambda k: (score(results[k]), -k))
     r = results[best]
     starts = [{"start": k, "guess": x.guess, "status": x.status,
                "speed_mps": x.speed_mps if x.success else None,
-               "fitness_mps": score(x) if x.success else None}
+               "fitness_mps": score(x) if x.success else None,
+               **{key: x.info[key] for key in START_FIGURES if key in x.info}}
               for k, x in enumerate(results)]
     info = {**r.info, "start": best, "starts": starts,
-            "cpu_time_s": sum(x.info.get("cpu_time_s", 0.0) for x in results)}
+            **{key: sum(x.info.get(key, 0.0) for x in results) for key in CPU_FIGURES}}
     return replace(r, info=info, wall_time_s=sum(x.wall_time_s for x in results),
                    solve_time_s=sum(x.solve_time_s for x in results))
 
@@ -209,14 +228,17 @@ def evaluate_start(task: CandidateTask, k: int) -> CandidateResult:
         info: dict[str, Any] = {"iterations": sum(h["iterations"] for h in history),
                                 "nodes": list(sol.nodes)}
         fitness = math.nan
+        c1 = time.process_time()
         if ok and cfg.landing_trials > 0:
             from clamber.experiments.landing_fitness import landing_fitness
 
             landing = landing_fitness(sol, cfg.landing_trials, cfg.landing_controller,
-                                      jumps=cfg.landing_jumps)
+                                      jumps=cfg.landing_jumps,
+                                      beat=task.beat if cfg.landing_race else None)
             info.update(landing)
             fitness = landing["expected_speed_mps"]
-        info["cpu_time_s"] = time.process_time() - c0
+        c2 = time.process_time()
+        info.update(cpu_time_s=c2 - c0, solve_cpu_s=c1 - c0, landing_cpu_s=c2 - c1)
         return CandidateResult(
             success=ok, status=sol.status.value, speed_mps=sol.speed if ok else math.nan,
             solve_time_s=sum(h["solve_time_s"] for h in history),

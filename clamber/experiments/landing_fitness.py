@@ -6,30 +6,103 @@ failure (a robot that falls at jump k has climbed k - 1 jumps' height in the tim
 whole climb was given, falls included). The second is what separates trajectories whose
 first jump lands but whose later ones do not (docs/landing.md).
 
+**Racing.** Given a fitness to beat (the co-design passes the best of its finished
+generations), the trials stop as soon as the candidate *cannot* reach it: after ``k`` of
+``n`` trials of ``J`` jumps with ``S`` ready jumps so far, no outcome of the remaining
+trials gives more than ``speed * (S + (n - k) J) / (n J)``. The bound is exact (not a
+confidence bound), so a candidate whose full evaluation would reach the threshold is never
+stopped. A stopped candidate scores the same estimator on the trials it ran,
+``speed * S / (k J)``, which is at most that bound, so it still ranks below the threshold;
+at least ``min_trials`` run so that this estimate exists. Climbs that succeed cost ten
+jumps each, failures one or two, so the saving is largest on candidates that land often
+but not often enough.
+
 A pure function of the solution and the arguments (the trials' seeds derive from
-``seed``), so every evaluator and worker count returns the same number. The trials run
-in the calling process: the co-design already spreads candidates over the workers.
+``seed``; the threshold comes from finished generations only), so every evaluator and
+worker count returns the same number. The trials run in the calling process: the
+co-design already spreads candidates over the workers.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 from clamber.experiments.calibration import calibrated_config, calibrated_tolerances
-from clamber.experiments.robustness import robustness
+from clamber.experiments.record import TrialOutcome
+from clamber.experiments.robustness import robustness_study
+from clamber.experiments.statistics import wilson_interval
 from clamber.jumper.solution import TrajectorySolution
+
+#: Trials a raced candidate runs at least before it may be stopped (its score is the
+#: estimate from the trials it ran).
+MIN_RACE_TRIALS = 5
+
+
+def fitness_upper_bound(speed: float, ready_jumps: int, done: int, trials: int,
+                        jumps: int) -> float:
+    """The largest expected speed [m/s] ``trials`` climbs can reach once ``done`` of them
+    landed ``ready_jumps`` jumps ready: every remaining climb lands all its jumps."""
+    return speed * (ready_jumps + (trials - done) * jumps) / (trials * jumps)
+
+
+@dataclass(frozen=True)
+class RaceTally:
+    """What the landing trials run so far add up to."""
+
+    done: int
+    """Trials run [-]."""
+    first_ready: int
+    """Trials whose first jump landed ready [-]."""
+    success: int
+    """Trials that landed every jump ready [-]."""
+    ready_jumps: int
+    """Jumps landed ready before each trial's first failure, summed [-]."""
+    raced: bool
+    """True when the trials stopped before the last because the threshold was out of reach."""
+
+
+def race(outcomes: Iterable[TrialOutcome], speed: float, trials: int, jumps: int,
+         beat: float | None = None, min_trials: int = MIN_RACE_TRIALS) -> RaceTally:
+    """Consume ``outcomes`` (lazily, at most ``trials``) until they are all in, or, with
+    ``beat`` [m/s], until at least ``min_trials`` are in and the expected speed
+    ``speed * ready_jumps / (trials * jumps)`` can no longer reach ``beat``."""
+    first_ready = success = ready_jumps = done = 0
+    for m in outcomes:
+        done += 1
+        first_ready += bool(m.metrics.get("first_ready"))
+        success += bool(m.success)
+        ready_jumps += int(m.metrics.get("ready_jumps", 0))
+        if done == trials:
+            break
+        if (beat is not None and done >= min_trials
+                and fitness_upper_bound(speed, ready_jumps, done, trials, jumps) < beat):
+            return RaceTally(done, first_ready, success, ready_jumps, True)
+    return RaceTally(done, first_ready, success, ready_jumps, False)
 
 
 def landing_fitness(sol: TrajectorySolution, trials: int, controller: str = "closed-loop",
-                    seed: int = 0, jumps: int = 1) -> dict[str, float]:
+                    seed: int = 0, jumps: int = 1, beat: float | None = None,
+                    min_trials: int = MIN_RACE_TRIALS) -> dict[str, float]:
     """Ready rate (first jump), climb success and the expected speed [m/s] of ``trials``
-    seeded trials of ``jumps`` jumps in the calibrated simulator."""
-    res = robustness(sol, trials, seed, jumps, calibrated_config(controller=controller),
-                     calibrated_tolerances())
-    ready = res.ready
+    seeded trials of ``jumps`` jumps in the calibrated simulator.
+
+    With ``beat`` [m/s] the trials stop once the expected speed cannot reach it (after at
+    least ``min_trials``); the rates are then over the trials run (``landing_trials_run``)
+    and ``raced`` is true.
+    """
+    study = robustness_study(sol, trials, seed, jumps, calibrated_config(controller=controller),
+                             calibrated_tolerances())
     speed = sol.speed if sol.status.success else math.nan
-    fraction = sum(int(t.metrics.get("ready_jumps", 0)) for t in res.trials) / (trials * jumps)
+    tally = race((study.trial(t) for t in study.tasks()), speed, trials, jumps, beat,
+                 min_trials)
+    ready = wilson_interval(tally.first_ready, tally.done)
+    fraction = tally.ready_jumps / (tally.done * jumps)
     return {"ready_rate": ready.rate, "ready_low": ready.low, "ready_high": ready.high,
-            "climb_success_rate": res.landing.rate, "ready_jump_fraction": fraction,
-            "expected_speed_mps": speed * fraction, "landing_trials": trials,
-            "landing_jumps": jumps}
+            "climb_success_rate": tally.success / tally.done,
+            "ready_jump_fraction": fraction, "expected_speed_mps": speed * fraction,
+            "landing_trials": trials, "landing_jumps": jumps,
+            "landing_trials_run": tally.done, "raced": tally.raced,
+            "expected_speed_bound_mps": fitness_upper_bound(speed, tally.ready_jumps,
+                                                            tally.done, trials, jumps)}

@@ -173,7 +173,12 @@ def _codesign_notes(result: Any, live: bool) -> str:
                  f"{fitness.landing_trials} seeded {fitness.landing_jumps}-jump climbs "
                  f"({fitness.landing_controller}, calibrated simulator) landed ready before "
                  f"the first failure; best of {fitness.starts} optimizer start(s) per "
-                 "candidate. The Pareto figure shows every evaluated design's planned speed "
+                 "candidate. "
+                 + ("Climbs stop once a candidate cannot reach the best fitness of the "
+                    "finished generations; it then scores the estimate from the climbs run "
+                    "(its Pareto point shows the first-jump ready rate of those). "
+                    if fitness.landing_race else "")
+                 + "The Pareto figure shows every evaluated design's planned speed "
                  "against its simulated first-jump ready rate. " + notes[notes.index("pycma"):])
     if live:
         done = len(result.generation_summaries)

@@ -14,7 +14,12 @@ import signal
 import time
 from pathlib import Path
 
+import numpy as np
+
 from clamber.experiments.fitness import CandidateResult, CandidateTask
+from clamber.experiments.landing_fitness import race
+from clamber.experiments.record import TrialOutcome
+from clamber.failures import FailureReason
 from clamber.jumper.seed import seed_solution
 
 #: When set, the worker evaluating candidate (0, 1) kills its own process once, the first
@@ -82,3 +87,36 @@ def landing_fitness(task: CandidateTask) -> CandidateResult:
     ready = max(0.0, min(1.0, 1.5 - 2.0 * base.speed_mps))
     return dataclasses.replace(base, fitness_mps=base.speed_mps * ready,
                                info={"ready_rate": ready, "cpu_time_s": 0.1})
+
+
+def made_up_climbs(task: CandidateTask, trials: int, jumps: int) -> list[TrialOutcome]:
+    """Seeded made-up climbs of a candidate: each jump lands ready with a probability
+    that falls with the speed, a climb stops at its first failure (no simulation)."""
+    rng = np.random.default_rng((task.generation, task.index, task.start or 0))
+    p = max(0.05, min(0.98, 1.6 - 2.0 * analytic_speed(task)))
+    out = []
+    for _ in range(trials):
+        ready = 0
+        while ready < jumps and rng.random() < p:
+            ready += 1
+        out.append(TrialOutcome(ready == jumps, None if ready == jumps else FailureReason.FELL,
+                                "", {"first_ready": ready > 0, "ready_jumps": ready}))
+    return out
+
+
+def race_fitness(task: CandidateTask) -> CandidateResult:
+    """:func:`cheap_fitness` scored as the robust fitness scores a candidate (speed x the
+    fraction of jumps landed ready) from :func:`made_up_climbs`, raced against
+    ``task.beat`` when the fitness races; the record keeps the threshold it was given."""
+    base = cheap_fitness(task)
+    if not base.success:
+        return base
+    f = task.fitness
+    climbs = made_up_climbs(task, f.landing_trials, f.landing_jumps)
+    tally = race(climbs, base.speed_mps, f.landing_trials, f.landing_jumps,
+                 task.beat if f.landing_race else None)
+    expected = base.speed_mps * tally.ready_jumps / (tally.done * f.landing_jumps)
+    return dataclasses.replace(base, fitness_mps=expected, info={
+        "beat": task.beat, "landing_trials_run": tally.done, "raced": tally.raced,
+        "solve_cpu_s": 0.005, "landing_cpu_s": 0.01 * tally.done,
+        "cpu_time_s": 0.005 + 0.01 * tally.done})
