@@ -62,7 +62,8 @@ def _study(sol, controller: str, trials: int, jumps: int, factor: float, evaluat
         controller=controller), tolerances=calibrated_tolerances(factor), evaluator=evaluator)
     s = res.summary()
     keep = ("ready_rate", "ready_interval", "first_catch_rate", "both_caught_rate",
-            "climb_success_rate", "climb_speed_mps", "expected_speed_mps", "cpu_time_s", "failures")
+            "climb_success_rate", "climb_speed_mps", "expected_speed_mps", "cpu_time_s", "failures",
+            "front_misses_after_touch")
     return {k: s[k] for k in keep}
 
 

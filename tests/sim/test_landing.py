@@ -1,18 +1,19 @@
 """Landing: the event-triggered clock, foot pivots, motor limits, recorder, calibration."""
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from clamber.exceptions import ConfigError
 from clamber.experiments.calibration import HARDWARE, calibrate, inside_intervals, score
-from clamber.experiments.robustness import robustness
+from clamber.experiments.robustness import FRONT_TOUCH_IMPULSE, robustness
 from clamber.jumper.sim.control import EventTriggered, EventTriggeredSettings, OpenLoop
 from clamber.jumper.sim.gripper import FootPivot, FootState
 from clamber.jumper.sim.recorder import Recorder
 from clamber.jumper.sim.robustness import Tolerances
-from clamber.jumper.sim.settings import SimulationSettings
+from clamber.jumper.sim.settings import Realization, SimulationSettings
 from clamber.jumper.sim.simulate import simulate
 
 PHASES = [0.0, 0.1, 0.15, 0.25, 0.3, 0.4]
@@ -104,7 +105,23 @@ def test_robustness_reports_ready_and_climb_figures(coarse_solution):
     """The summary carries the landing figures with an interval bracketing the rate."""
     res = robustness(coarse_solution, 3, jumps=2, tolerances=Tolerances().scaled(0.5))
     s = res.summary()
-    for key in ("ready_rate", "ready_interval", "climb_success_rate", "expected_speed_mps"):
+    for key in ("ready_rate", "ready_interval", "climb_success_rate", "expected_speed_mps",
+                "front_misses_after_touch"):
         assert key in s
     assert s["ready_interval"][0] <= s["ready_rate"] <= s["ready_interval"][1]
     assert s["climb_success_rate"] <= s["ready_rate"] + 1e-12
+
+
+def test_front_foot_touch_is_measured_when_a_longer_front_link_hits_the_wall(coarse_solution):
+    """The free front foot's wall impulse before its catch stays below the touch threshold
+    for the nominal robot (its swing at most grazes the wall) and exceeds it for a robot
+    whose front link is 2 mm longer (the same swing then strikes the wall)."""
+    cfg = SimulationSettings(controller="closed-loop")
+    touch = []
+    for extra in (0.0, 0.002):
+        real = Realization.nominal(coarse_solution, cfg)
+        p = real.parameters.copy()
+        p[0] += extra  # L1 [m]
+        res = simulate(coarse_solution, 1, cfg, replace(real, parameters=p), record=False)
+        touch.append(res.jumps[0].front_touch_impulse)
+    assert 0.0 <= touch[0] < FRONT_TOUCH_IMPULSE < touch[1]

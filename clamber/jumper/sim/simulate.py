@@ -173,6 +173,8 @@ class JumpTrial:
         self.deadline = [math.inf, math.inf]
         self.hook_time = [math.inf, math.inf]
         self.caught, self.tears, self.fell = [False, False], 0, False
+        self.front_touch = 0.0  # [N s] in the current jump
+        self._force6 = np.zeros(6)
         self.events: list[tuple[float, str, str]] = []
         self.records: list[JumpRecord] = []
         self.jump_t0, self.j = 0.0, 0
@@ -305,6 +307,15 @@ class JumpTrial:
                     self.events.append((t, GRIPPERS[gi], "tear"))
         return forces
 
+    def _front_touch(self) -> None:
+        """Add the free, unarmed front foot's wall contact impulse of this tick [N s]."""
+        d, g = self.d, self.foot_geom[0]
+        for i in range(d.ncon):
+            c = d.contact[i]
+            if c.geom1 == g or c.geom2 == g:
+                mujoco.mj_contactForce(self.m, d, i, self._force6)
+                self.front_touch += abs(float(self._force6[0])) * self.dt
+
     def _feet(self, t: float) -> None:
         d, dt = self.d, self.dt
         for gi in (0, 1):
@@ -359,6 +370,8 @@ class JumpTrial:
         mujoco.mj_step(self.m, self.d, self.cfg.physics_substeps)
         t1 = t + self.dt
         forces = self._tear_check(t1)
+        if self.d.ncon and not (self.grip[0].hooked or self.grip[0].armed):
+            self._front_touch()
         self._feet(t1)
         self._misses(t1)
         self.track.append((self.r, q[3], q[4], q[5]))
@@ -406,9 +419,11 @@ class JumpTrial:
             index=k, front_catch=self.caught[0], rear_catch=self.caught[1], ready=bool(ready),
             height_gain=y_rear - self.y_rear_start if self.caught[1] else float("nan"),
             tracking_rms=float(np.sqrt(np.mean(err**2))), tracking_max=float(err.max()),
-            tear_offs=self.tears, fell=self.fell, duration=t - self.jump_t0))
+            tear_offs=self.tears, fell=self.fell, duration=t - self.jump_t0,
+            front_touch_impulse=self.front_touch))
         self.y_rear_start, self.jump_t0 = y_rear, t
         self.caught, self.tears, self.track = [False, False], 0, []
+        self.front_touch = 0.0
         if not ready or k + 1 == self.jumps:
             if self.record and ready:
                 self.stop_tick = self.j + round(cfg.settle_time * ESC_RATE_HZ)
