@@ -134,19 +134,26 @@ class ClimbGait:
     ``holds[leg][k]`` are the footholds as the planner knows them [m, {S}] and
     ``normals[leg][k]`` their unit normals; ``rotation`` the body attitude to keep (the wall
     frame). Call :meth:`reference` once per control cycle; it returns the motion reference
-    and the gripper actions to execute now.
+    and the gripper actions to execute now. ``steps`` (default: four per cycle) swings only
+    the first ``steps`` legs of the cycles' order (a climb planned hold by hold may stop
+    mid-cycle); each leg then needs one hold more than it swings.
     """
 
     def __init__(self, holds: dict[str, list[np.ndarray]], normals: dict[str, list[np.ndarray]],
-                 rotation: np.ndarray, params: ClimbGaitSettings | None = None) -> None:
+                 rotation: np.ndarray, params: ClimbGaitSettings | None = None,
+                 steps: int | None = None) -> None:
         self.p = params or ClimbGaitSettings()
+        n = 4 * self.p.cycles if steps is None else steps
+        if not 0 <= n <= 4 * self.p.cycles:
+            raise ConfigError(f"steps must lie in [0, {4 * self.p.cycles}], got {steps}")
+        self.schedule = [leg for _ in range(self.p.cycles) for leg in self.p.order][:n]
         for leg in LEG_NAMES:
-            if len(holds.get(leg, ())) < self.p.cycles + 1:
-                raise ConfigError(f"leg {leg} needs {self.p.cycles + 1} holds for "
-                                  f"{self.p.cycles} cycles")
+            need = self.schedule.count(leg) + 1
+            if len(holds.get(leg, ())) < need:
+                raise ConfigError(f"leg {leg} needs {need} holds for its "
+                                  f"{need - 1} swings")
         self.holds, self.normals, self.R = holds, normals, np.asarray(rotation, float)
         self.index = dict.fromkeys(LEG_NAMES, 0)
-        self.schedule = [leg for _ in range(self.p.cycles) for leg in self.p.order]
         self.step_no = 0
         self.phase = ClimbPhase.SETTLE
         self.t0 = 0.0
