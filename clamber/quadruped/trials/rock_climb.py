@@ -354,6 +354,8 @@ class RockClimbTrial(ClimbTrial):
         after = max(self.k * self.dt - PLACEMENT_TIME, 0.0)
         speed = base.distance_m / after if after > 0 else float("nan")
         base = replace(base, setting=f"rock {self.settings.incline_deg:g}deg")
+        if self.failure is FailureReason.NO_HOLD:
+            base = replace(base, failure_phase=f"planning, swing {len(self.sequence.steps) + 1}")
         return RockTrialResult(
             **base.__dict__, planned_steps=len(self.sequence.steps),
             steps_done=self.gait.step_no, grasps=self.grasps, grasps_engaged=self.engaged,
