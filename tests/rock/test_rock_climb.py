@@ -12,6 +12,7 @@ from clamber.failures import FailureReason
 from clamber.quadruped.gaits import ClimbGait, ClimbGaitSettings
 from clamber.quadruped.grasping import GraspStatus
 from clamber.quadruped.planning.rollout import StopReason
+from clamber.quadruped.planning.sequence import SequencePlanner, plan_sequence
 from clamber.quadruped.robot import LEG_NAMES
 from clamber.quadruped.trials.climb import PLACEMENT_TIME, ClimbSettings
 from clamber.quadruped.trials.rock_climb import (
@@ -27,8 +28,15 @@ SEED = 0
 
 
 @pytest.fixture(scope="module")
-def plan():
-    return plan_rock_climb(SETTINGS, SEED)
+def wall_truth():
+    wall, truth, _ = plan_rock_climb(SETTINGS, SEED)
+    return wall, truth
+
+
+def _plan(wall_truth):
+    """A fresh planner (a trial plans on it as it climbs)."""
+    wall, truth = wall_truth
+    return wall, truth, SequencePlanner(wall, SETTINGS.plan, SEED, truth=truth)
 
 
 def test_gait_swings_only_the_planned_steps():
@@ -46,11 +54,18 @@ def test_gait_swings_only_the_planned_steps():
         ClimbGait(holds, normals, np.eye(3), ClimbGaitSettings(), steps=5)
 
 
-def test_planned_holds_come_from_the_map_and_the_start_from_the_wall(plan):
+def test_planned_holds_come_from_the_map_and_the_start_from_the_wall(wall_truth):
     """The start stance is on true hold tops; the planned holds are the map's estimates of
     their cells (within the map's noise of the truth, not equal to it), each ahead of the
-    leg's previous hold."""
-    wall, truth, seq = plan
+    leg's previous hold; planning swing by swing gives the same holds as all at once."""
+    wall, truth = wall_truth
+    seq = plan_sequence(wall, SETTINGS.plan, SEED, truth=truth)
+    lazy = SequencePlanner(wall, SETTINGS.plan, SEED, truth=truth)
+    steps = []
+    while (st := lazy.next()) is not None:
+        steps.append(st)
+    assert [s.hold.cell for s in steps] == [s.hold.cell for s in seq.steps]
+    assert lazy.stop is seq.stop
     assert seq.steps and seq.stop is StopReason.DISTANCE
     for leg in LEG_NAMES:
         true = truth.foothold(seq.start[leg].cell, seq.start[leg].factor)
@@ -73,13 +88,13 @@ def _step_until_winch(trial: RockClimbTrial, action: str, limit: float = 40.0):
     raise AssertionError(f"trial ended before a {action}: {trial.reason}")
 
 
-def test_winch_release_and_grasp_take_the_plants_time_and_retry(plan):
+def test_winch_release_and_grasp_take_the_plants_time_and_retry(wall_truth):
     """In the trial a release keeps the weld and the gait waits (its clock stopped, the swing
     leg's phase unchanged) for the release's duration from the plant, then the weld opens;
     a grasp whose first try does not catch is detected (the controller faults), retried and
     held on the second try, and the weld closes only when the winch holds, after the
     plant's whole duration (more than the engage timeout)."""
-    trial = RockClimbTrial(SETTINGS, SEED, plan=plan)
+    trial = RockClimbTrial(SETTINGS, SEED, plan=_plan(wall_truth))
     leg, _, _, report = _step_until_winch(trial, "release")
     t0, clock = (trial.k - 1) * trial.dt, trial.gait_clock
     assert report.status is GraspStatus.OPENED and 1.0 < report.duration < 3.0
@@ -106,11 +121,11 @@ def test_winch_release_and_grasp_take_the_plants_time_and_retry(plan):
     assert trial.tries == 2 and trial.engaged == 1 and trial.grasps == 1
 
 
-def test_grasp_that_never_engages_fails_the_trial_after_its_retries(plan):
+def test_grasp_that_never_engages_fails_the_trial_after_its_retries(wall_truth):
     """With no try catching, the grasp is retried ``regrasps`` times, then the trial fails
     as a missed grasp that says how many tries did not engage; it counts as a grasp that
     did not engage."""
-    trial = RockClimbTrial(SETTINGS, SEED, plan=plan)
+    trial = RockClimbTrial(SETTINGS, SEED, plan=_plan(wall_truth))
     trial.truth = type("NoCatch", (), {"catch_probability": lambda self, cell: 0.0})()
     _, _, _, report = _step_until_winch(trial, "grasp")
     assert report.status is GraspStatus.NOT_ENGAGED and report.tries == 2

@@ -58,44 +58,85 @@ class HoldSequence:
     planned_distance: float
 
 
+class SequencePlanner:
+    """Plans a climb's holds one swing at a time (:meth:`next`), so that a climb executing
+    them plans only as far as it gets; the holds and maps are the same as planning all at
+    once (:func:`plan_sequence`). ``start`` is empty when no start stance is within reach.
+    """
+
+    def __init__(self, wall: RockWall, settings: PlanClimbSettings, seed: int,
+                 rm: RobotModel | None = None, model: GripperSurfaceModel | None = None,
+                 truth: _Truth | None = None) -> None:
+        self.wall, self.settings = wall, settings
+        self.rm = rm or RobotModel()
+        self.model = model or GripperSurfaceModel()
+        truth = truth or _Truth(wall, self.model)
+        self.rng = np.random.default_rng(seed + 7_000_003)
+        self.rule = RULES[settings.rule](self.rm)
+        self.steps: list[PlannedStep] = []
+        self.stop: StopReason | None = None
+        self.detail = ""
+        hold_map = build_hold_map(wall, observe_wall(wall, settings.noise, self.rng),
+                                  self.model)
+        start = _start(self.rm, truth, hold_map, settings)
+        if start is None:
+            self.start: dict[str, Foothold] = {}
+            self.stop, self.detail, self.u0 = StopReason.START, "no start stance within reach", 0.0
+            return
+        self.holds, self.body, self.q = start
+        self.start = dict(self.holds)
+        self.u0 = float(wall.to_wall(self.body.translation)[0])
+
+    @property
+    def climbed(self) -> float:
+        """The body's planned rise along the wall so far [m]."""
+        if not self.start:
+            return 0.0
+        return float(self.wall.to_wall(self.body.translation)[0] - self.u0)
+
+    def next(self) -> PlannedStep | None:
+        """The next swing, or None once planning has stopped (``stop`` says why)."""
+        if self.stop is not None:
+            return None
+        s = self.settings
+        if self.climbed >= s.distance:
+            self.stop = StopReason.DISTANCE
+            return None
+        k = len(self.steps)
+        if k >= MAX_STEPS:
+            self.stop, self.detail = StopReason.NO_HOLD, f"gave up after {MAX_STEPS} swings"
+            return None
+        leg, next_leg = s.order[k % 4], s.order[(k + 1) % 4]
+        hold_map = build_hold_map(self.wall, observe_wall(self.wall, s.noise, self.rng),
+                                  self.model)
+        choice = self.rule.choose(StepContext(hold_map, self.holds, self.body, self.q, leg,
+                                              next_leg, s.standoff), set())
+        if choice.status is not ChoiceStatus.CHOSEN:
+            why = ", ".join(f"{name} {n}" for name, n in choice.rejected if n)
+            self.stop = StopReason.NO_HOLD
+            self.detail = f"{leg} at swing {k + 1}: {choice.status.value}" + \
+                (f" (rejected: {why})" if why else "")
+            return None
+        c = choice.hold
+        hold = Foothold((c.i, c.j), c.top, c.normal, c.factor)
+        step = PlannedStep(leg, hold, choice.expected_wrench)
+        self.steps.append(step)
+        self.holds = {**self.holds, leg: hold}
+        self.body, self.q = choice.body, choice.q
+        return step
+
+    def sequence(self) -> HoldSequence:
+        """What has been planned so far."""
+        return HoldSequence(self.start, tuple(self.steps), self.stop or StopReason.DISTANCE,
+                            self.detail, self.climbed)
+
+
 def plan_sequence(wall: RockWall, settings: PlanClimbSettings, seed: int,
                   rm: RobotModel | None = None, model: GripperSurfaceModel | None = None,
                   truth: _Truth | None = None) -> HoldSequence:
     """The holds for climbing ``settings.distance`` on ``wall`` with ``settings.rule``; maps
     seeded from ``seed``. The truth is used only to place the start stance."""
-    rm = rm or RobotModel()
-    model = model or GripperSurfaceModel()
-    truth = truth or _Truth(wall, model)
-    rng = np.random.default_rng(seed + 7_000_003)
-    rule = RULES[settings.rule](rm)
-    order = settings.order
-    hold_map = build_hold_map(wall, observe_wall(wall, settings.noise, rng), model)
-    start = _start(rm, truth, hold_map, settings)
-    if start is None:
-        return HoldSequence({}, (), StopReason.START, "no start stance within reach", 0.0)
-    holds, body, q = start
-    first = dict(holds)
-    u0 = wall.to_wall(body.translation)[0]
-    steps: list[PlannedStep] = []
-    while True:
-        climbed = float(wall.to_wall(body.translation)[0] - u0)
-        if climbed >= settings.distance:
-            return HoldSequence(first, tuple(steps), StopReason.DISTANCE, "", climbed)
-        if len(steps) >= MAX_STEPS:
-            return HoldSequence(first, tuple(steps), StopReason.NO_HOLD,
-                                f"gave up after {MAX_STEPS} swings", climbed)
-        k = len(steps)
-        leg, next_leg = order[k % 4], order[(k + 1) % 4]
-        hold_map = build_hold_map(wall, observe_wall(wall, settings.noise, rng), model)
-        choice = rule.choose(StepContext(hold_map, holds, body, q, leg, next_leg,
-                                         settings.standoff), set())
-        if choice.status is not ChoiceStatus.CHOSEN:
-            why = ", ".join(f"{name} {n}" for name, n in choice.rejected if n)
-            detail = f"{leg} at swing {k + 1}: {choice.status.value}" + \
-                (f" (rejected: {why})" if why else "")
-            return HoldSequence(first, tuple(steps), StopReason.NO_HOLD, detail, climbed)
-        c = choice.hold
-        hold = Foothold((c.i, c.j), c.top, c.normal, c.factor)
-        steps.append(PlannedStep(leg, hold, choice.expected_wrench))
-        holds = {**holds, leg: hold}
-        body, q = choice.body, choice.q
+    planner = SequencePlanner(wall, settings, seed, rm, model, truth)
+    while planner.next() is not None:
+        pass
+    return planner.sequence()

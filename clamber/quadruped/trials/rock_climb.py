@@ -3,12 +3,14 @@ winch-driven gripper in the loop.
 
 The trial generates the wall of its seed (:mod:`clamber.quadruped.rock`), plans the climb's
 holds ahead with the hold planner from one fresh noisy depth map per swing
-(:func:`~clamber.quadruped.planning.sequence.plan_sequence`), places the robot on the
+(:class:`~clamber.quadruped.planning.sequence.SequencePlanner`), places the robot on the
 planned start stance and runs the free-climbing gait over the planned holds with the
 controller in the loop, as :class:`~clamber.quadruped.trials.climb.ClimbTrial` does on the
-plane wall. The gait aims at the holds as the maps showed them; the simulation holds the
-truth: the wall is a MuJoCo height field, and each gripper's capacity on a hold is the
-holding model's factor at the true geometry of its cell.
+plane wall. Planning runs one swing ahead of the climb (the next swing is planned when a
+swing starts), so a climb that fails early plans no further. The gait aims at the holds as
+the maps showed them; the simulation holds the truth: the wall is a MuJoCo height field,
+and each gripper's capacity on a hold is the holding model's factor at the true geometry
+of its cell.
 
 Grasping (``grasp``):
 
@@ -49,7 +51,7 @@ from clamber.quadruped.kinematics import world_foot_poses
 from clamber.quadruped.model import RobotModel, RobotState
 from clamber.quadruped.planning.depth_map import DepthNoise
 from clamber.quadruped.planning.rollout import RULES, PlanClimbSettings, StopReason, _Truth
-from clamber.quadruped.planning.sequence import HoldSequence, plan_sequence
+from clamber.quadruped.planning.sequence import PlannedStep, SequencePlanner
 from clamber.quadruped.planning.stance import reach
 from clamber.quadruped.robot import LEG_NAMES, Marcbot
 from clamber.quadruped.rock.holding import GripperSurfaceModel
@@ -164,7 +166,7 @@ class RockClimbTrial(ClimbTrial):
 
     def __init__(self, settings: RockClimbSettings, seed: int, log: bool = False,
                  robot: Marcbot | None = None, time_limit: float | None = None,
-                 plan: tuple[RockWall, _Truth, HoldSequence] | None = None) -> None:
+                 plan: tuple[RockWall, _Truth, SequencePlanner] | None = None) -> None:
         self.rock = settings
         self._plan = plan
         super().__init__(settings.climb, seed, log, robot, time_limit)
@@ -173,15 +175,14 @@ class RockClimbTrial(ClimbTrial):
     def _setup_scene(self) -> None:
         """The seeded wall, the planned holds and the robot on the height field."""
         s, rs = self.settings, self.rock
-        self.wall, self.truth, self.sequence = self._plan or plan_rock_climb(rs, self.seed)
+        self.wall, self.truth, self.planner = self._plan or plan_rock_climb(rs, self.seed)
+        self.sequence = self.planner
         if not self.sequence.start:
             raise ConfigError(f"no start stance on wall {self.seed}")
         capture = RockSpec().capture_radius
         holds = {leg: [_true_hold(self.truth, f"{leg}_hold0", self.sequence.start[leg].cell,
                                   capture)] for leg in LEG_NAMES}
-        for st in self.sequence.steps:
-            holds[st.leg].append(_true_hold(self.truth, f"{st.leg}_hold{len(holds[st.leg])}",
-                                            st.hold.cell, capture))
+        self.capture = capture
         self.layout = WallLayout(s.incline_deg, self.wall.rotation, holds, s.gait.stride,
                                  self.seed)
         self.sim_robot = s.mismatch.perturb(self.robot, self.seed)
@@ -195,8 +196,7 @@ class RockClimbTrial(ClimbTrial):
         """The gait over the planned holds (as the maps showed them), the robot on its true
         start holds, attached; the winches (all holding) and the gait clock."""
         rs, layout, seq = self.rock, self.layout, self.sequence
-        n = len(seq.steps)
-        gp = replace(self.settings.gait, cycles=max(1, math.ceil(n / 4)))
+        gp = replace(self.settings.gait, cycles=1)
         if rs.grasp == "winch":
             # The gait's release and grasp phases last one control cycle once the winch is
             # done; the clock stops while it works.
@@ -205,10 +205,7 @@ class RockClimbTrial(ClimbTrial):
             leg: [seq.start[leg].top] for leg in LEG_NAMES}
         normals: dict[str, list[np.ndarray]] = {
             leg: [seq.start[leg].normal] for leg in LEG_NAMES}
-        for st in seq.steps:
-            known[st.leg].append(st.hold.top)
-            normals[st.leg].append(st.hold.normal)
-        self.gait = ClimbGait(known, normals, layout.rotation, gp, steps=n)
+        self.gait = ClimbGait(known, normals, layout.rotation, gp, steps=0)
         R = self.R = layout.rotation
         tops = {leg: layout.holds[leg][0].top for leg in LEG_NAMES}
         true_normals = {leg: layout.holds[leg][0].normal for leg in LEG_NAMES}
@@ -218,9 +215,10 @@ class RockClimbTrial(ClimbTrial):
         for leg in LEG_NAMES:
             self.sim.grippers.attach(leg, layout.holds[leg][0])
         self.sim.grippers.breakable = False
-        extra = WINCH_ALLOWANCE * n if rs.grasp == "winch" else 0.0
-        self.t_end = gp.settle_time + PLACEMENT_TIME + 1.6 * n / 4 * gp.nominal_cycle_time \
-            + extra
+        self.t_end = gp.settle_time + PLACEMENT_TIME
+        self.step_allowance = 1.6 * gp.nominal_cycle_time / 4 \
+            + (WINCH_ALLOWANCE if rs.grasp == "winch" else 0.0)
+        self._plan_next()
         self.gait_clock = 0.0
         self.busy_until: float | None = None
         self.pending: tuple[str, str, int, GraspReport] | None = None
@@ -235,6 +233,20 @@ class RockClimbTrial(ClimbTrial):
                 plant = WinchPlant(rs.winch, rs.plant, self.rng)
                 grasp(ctrl, plant, lambda k: True, dt=rs.winch_dt)
                 self.winch_ctrl[leg], self.winch_plant[leg] = ctrl, plant
+
+    def _plan_next(self) -> None:
+        """Plan one more swing and give it to the gait, the simulated wall (its true hold)
+        and the time limit; nothing once planning has stopped."""
+        step: PlannedStep | None = self.planner.next()
+        if step is None:
+            return
+        leg, holds = step.leg, self.layout.holds[step.leg]
+        holds.append(_true_hold(self.truth, f"{leg}_hold{len(holds)}", step.hold.cell,
+                                self.capture))
+        self.gait.holds[leg].append(step.hold.top)
+        self.gait.normals[leg].append(step.hold.normal)
+        self.gait.schedule.append(leg)
+        self.t_end += self.step_allowance
 
     def _start_joints(self, tops: dict[str, np.ndarray], normals: dict[str, np.ndarray]
                       ) -> np.ndarray:
@@ -282,6 +294,7 @@ class RockClimbTrial(ClimbTrial):
                                    f"{ev.hold} at {self._height(t):.2f} m")
                         return
                 else:
+                    self._plan_next()
                     self.sim.grippers.release(ev.leg)
                     self.first_release = t if self.first_release is None \
                         else self.first_release
@@ -298,6 +311,7 @@ class RockClimbTrial(ClimbTrial):
         rs, leg = self.rock, ev.leg
         ctrl, plant = self.winch_ctrl[leg], self.winch_plant[leg]
         if ev.action == "release":
+            self._plan_next()
             report = release(ctrl, plant, rs.winch_dt)
             self.release_time += report.duration
             self.first_release = t if self.first_release is None else self.first_release
@@ -342,10 +356,9 @@ class RockClimbTrial(ClimbTrial):
 
     def _check(self, t, rec, err) -> None:
         super()._check(t, rec, err)
-        if self.finished and self.failure is None and self.sequence.stop is not \
+        if self.finished and self.failure is None and self.planner.stop is not \
                 StopReason.DISTANCE:
-            self.failure = FailureReason.NO_HOLD if self.sequence.steps or \
-                self.sequence.stop is not StopReason.START else FailureReason.START_NOT_HELD
+            self.failure = FailureReason.NO_HOLD
             self.reason = f"planning stopped: {self.sequence.detail}"
 
     # ---- read-out --------------------------------------------------------------------------
@@ -361,15 +374,16 @@ class RockClimbTrial(ClimbTrial):
             steps_done=self.gait.step_no, grasps=self.grasps, grasps_engaged=self.engaged,
             winch_tries=self.tries, grasp_time_s=self.grasp_time,
             release_time_s=self.release_time, speed_m_s=speed,
-            plan_stop=self.sequence.stop.name.lower())
+            plan_stop=self.planner.stop.name.lower() if self.planner.stop else "")
 
 
 def plan_rock_climb(settings: RockClimbSettings, seed: int
-                    ) -> tuple[RockWall, _Truth, HoldSequence]:
-    """The wall of ``seed``, its truth and the holds planned on it."""
+                    ) -> tuple[RockWall, _Truth, SequencePlanner]:
+    """The wall of ``seed``, its truth and the planner of its holds (start placed, no swing
+    planned yet)."""
     wall = generate_wall(settings.climb.incline_deg, seed, settings.wall)
     truth = _Truth(wall, GripperSurfaceModel())
-    return wall, truth, plan_sequence(wall, settings.plan, seed, truth=truth)
+    return wall, truth, SequencePlanner(wall, settings.plan, seed, truth=truth)
 
 
 def run_rock_climb(settings: RockClimbSettings, seed: int, log: bool = False,
