@@ -127,6 +127,15 @@ def _climb(args: argparse.Namespace) -> dict:
     figures = {}
     if not args.no_figures:
         figures = _climb_figures(args, conditions[0], inclines[0], out)
+        if args.wall == "rock":
+            from clamber.report.rock import plot_rock_climbs
+            from clamber.report.save import save_figure
+
+            climbs = [{"incline_deg": inclines[t.group], "distance_m":
+                       t.metrics.get("distance_m"), "failure": t.metrics.get("failure")}
+                      for t in trials]
+            figures["study"] = str(save_figure(plot_rock_climbs(climbs, args.distance),
+                                               out / "rock_climbs.png"))
     summary["figures"] = figures
     summary["trials_csv"] = str(out / "trials.csv")
     summary["run_dir"] = str(out)

@@ -165,3 +165,20 @@ def test_rock_settings_reject_bad_input():
         RockClimbSettings(distance=5.0)
     with pytest.raises(ConfigError):
         RockClimbSettings(climb=ClimbSettings(incline_deg=150.0))
+
+
+def test_rock_climb_figure_plots_one_dot_per_climb():
+    """The study figure has one marker per trial on its incline's row, and one legend entry
+    per way a climb ended."""
+    from clamber.report.rock import plot_rock_climbs
+
+    climbs = [{"incline_deg": 90, "distance_m": 0.3, "failure": "no_hold"},
+              {"incline_deg": 90, "distance_m": 2.0, "failure": None},
+              {"incline_deg": 70, "distance_m": 0.1, "failure": "gripper_broke"}]
+    fig = plot_rock_climbs(climbs, 2.0)
+    ax = fig.axes[0]
+    dots = [ln for ln in ax.lines if len(ln.get_xdata()) == 1]
+    assert len(dots) == 3
+    assert sorted(t.get_text() for t in ax.get_legend().get_texts()) == \
+        ["completed", "gripper broke", "no hold"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["70 deg", "90 deg"]
