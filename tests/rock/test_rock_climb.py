@@ -133,6 +133,7 @@ def test_grasp_that_never_engages_fails_the_trial_after_its_retries(wall_truth):
         pass
     r = trial.result()
     assert r.failure is FailureReason.GRASP_MISSED and "2 tries did not engage" in r.reason
+    assert "spines did not catch (chance 0.00" in r.reason
     assert r.grasps == 1 and r.grasps_engaged == 0 and r.grasp_success_rate == 0.0
     assert r.winch_tries == 2 and r.grasp_time_s > 2 * trial.rock.winch.engage_timeout
     assert r.sim_time_s > PLACEMENT_TIME

@@ -225,6 +225,7 @@ class RockClimbTrial(ClimbTrial):
         self.grasps = self.engaged = self.tries = 0
         self.grasp_time = self.release_time = 0.0
         self.rng = np.random.default_rng(self.seed + 9_000_011)
+        self.landing = ""
         self.winch_ctrl: dict[str, WinchController] = {}
         self.winch_plant: dict[str, WinchPlant] = {}
         if rs.grasp == "winch":
@@ -319,6 +320,12 @@ class RockClimbTrial(ClimbTrial):
             hold = self.layout.holds[leg][ev.hold]
             on = self.sim.grippers.on_hold(leg, hold)
             p = self.truth.catch_probability(self._cell(leg, ev.hold))
+            d = self.sim.data.site_xpos[self.sim.grippers.site[leg]] - hold.top
+            along = float(d @ hold.normal)
+            beside = float(np.linalg.norm(d - along * hold.normal))
+            self.landing = (f"spines did not catch (chance {p:.2f} a try)" if on else
+                            f"sole off the hold: {1000 * beside:.0f} mm beside and "
+                            f"{1000 * along:.0f} mm above its top")
             report = grasp(ctrl, plant, lambda k: on and self.rng.random() < p,
                            rs.regrasps, rs.winch_dt)
             self.grasps += 1
@@ -347,7 +354,7 @@ class RockClimbTrial(ClimbTrial):
         if report.status is not GraspStatus.HELD:
             self._fail(FailureReason.GRASP_MISSED,
                        f"{leg} hold {k}: {report.tries} tries did not engage "
-                       f"({report.fault or report.status.value}) {where}")
+                       f"({report.fault or report.status.value}; {self.landing}) {where}")
         elif not grippers.attach(leg, self.layout.holds[leg][k]):
             self._fail(FailureReason.GRASP_MISSED,
                        f"{leg} hold {k}: the winch held but the sole had left the hold {where}")
