@@ -126,6 +126,7 @@ class _SwingPlan:
     target: np.ndarray
     normal: np.ndarray
     tau4_free: float = 0.0
+    landing: np.ndarray | None = None
 
 
 class ClimbGait:
@@ -153,6 +154,9 @@ class ClimbGait:
                 raise ConfigError(f"leg {leg} needs {need} holds for its "
                                   f"{need - 1} swings")
         self.holds, self.normals, self.R = holds, normals, np.asarray(rotation, float)
+        #: Optional sole attitudes [{S}] on landing, ``landing[leg][k]`` for hold k (None:
+        #: the sole keeps its attitude from lift-off, the default).
+        self.landing: dict[str, list[np.ndarray | None]] = {}
         self.index = dict.fromkeys(LEG_NAMES, 0)
         self.step_no = 0
         self.phase = ClimbPhase.SETTLE
@@ -243,10 +247,18 @@ class ClimbGait:
             n0 = self.normals[leg][k]
             n1 = self.normals[leg][k + 1]
             target = self.holds[leg][k + 1]
+            landing = self.landing.get(leg, [])
             self.swing = _SwingPlan(leg, start, start.translation + p.lift_height * n0,
-                                    target + p.lift_height * n1, target, n1)
+                                    target + p.lift_height * n1, target, n1,
+                                    landing=landing[k + 1] if k + 1 < len(landing) else None)
         sw = self.swing
         rot = sw.start.rotation
+        if sw.landing is not None and self.phase is not ClimbPhase.LIFT:
+            # Turn the sole to its landing attitude during the transfer, keep it after.
+            turn = pin.log3(rot.T @ sw.landing)
+            s = 1.0 if self.phase is not ClimbPhase.TRANSFER else \
+                cubic(min(1.0, elapsed / p.transfer_time))[0]
+            rot = rot @ pin.exp3(s * turn)
         if self.phase is ClimbPhase.RELEASE:
             if elapsed >= p.release_time:
                 self._enter(ClimbPhase.LIFT, t)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from clamber.quadruped.kinematics import body_configuration, foot_poses
 from clamber.quadruped.model import RobotModel
 from clamber.quadruped.planning.depth_map import observe_wall
 from clamber.quadruped.planning.holds import build_hold_map
@@ -29,6 +30,8 @@ from clamber.quadruped.planning.rollout import (
     _Truth,
 )
 from clamber.quadruped.planning.selection import ChoiceStatus, Foothold, StepContext
+from clamber.quadruped.planning.stance import reach
+from clamber.quadruped.robot import LEG_NAMES
 from clamber.quadruped.rock.holding import GripperSurfaceModel
 from clamber.quadruped.rock.wall import RockWall
 
@@ -38,12 +41,14 @@ MAX_STEPS = 200
 
 @dataclass(frozen=True)
 class PlannedStep:
-    """One swing: the leg, the hold as the map shows it, and the wrench [N, N m] the plan
-    expects on it."""
+    """One swing: the leg, the hold as the map shows it, the wrench [N, N m] the plan
+    expects on it, and the sole's attitude in {S} on landing as the leg reaches it from the
+    body before the swing (the 5-DOF leg sets the sole's tilt with its position)."""
 
     leg: str
     hold: Foothold
     expected_wrench: np.ndarray
+    sole_rotation: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -119,7 +124,10 @@ class SequencePlanner:
             return None
         c = choice.hold
         hold = Foothold((c.i, c.j), c.top, c.normal, c.factor)
-        step = PlannedStep(leg, hold, choice.expected_wrench)
+        landing = reach(self.rm, self.body, {leg: c.top}, {leg: c.normal}, self.q, legs=(leg,))
+        sole = foot_poses(self.rm, body_configuration(landing.q))[LEG_NAMES.index(leg)]
+        step = PlannedStep(leg, hold, choice.expected_wrench,
+                           self.body.rotation @ sole.rotation)
         self.steps.append(step)
         self.holds = {**self.holds, leg: hold}
         self.body, self.q = choice.body, choice.q

@@ -86,8 +86,10 @@ class RockClimbSettings:
     [deg], rates, state, gait timings, sole, mismatch; its ``gait.cycles`` and ``rocks``
     are not used), the ``distance`` [m] to climb, the hold-selection ``rule``, the grasp
     model (``"winch"`` or ``"fixed"``), the wall's texture and size, the depth map's noise,
-    the winch controller and plant, the re-grasps after a detected non-engaging try and the
-    winch cycle [s]."""
+    the winch controller and plant, the re-grasps after a detected non-engaging try, the
+    winch cycle [s], and whether a swing turns the sole to the attitude the planner's leg
+    IK found for the landing (``turn_soles``; otherwise it keeps its lift-off attitude,
+    which a 5-DOF leg cannot keep away from the nominal footholds)."""
 
     climb: ClimbSettings = field(default_factory=ClimbSettings)
     distance: float = 2.0
@@ -99,6 +101,7 @@ class RockClimbSettings:
     plant: WinchPlantParameters = field(default_factory=WinchPlantParameters)
     regrasps: int = 1
     winch_dt: float = 0.01
+    turn_soles: bool = True
 
     def __post_init__(self) -> None:
         if self.grasp not in GRASP_MODES:
@@ -246,6 +249,8 @@ class RockClimbTrial(ClimbTrial):
                                 self.capture))
         self.gait.holds[leg].append(step.hold.top)
         self.gait.normals[leg].append(step.hold.normal)
+        landing = self.gait.landing.setdefault(leg, [None])
+        landing.append(step.sole_rotation if self.rock.turn_soles else None)
         self.gait.schedule.append(leg)
         self.t_end += self.step_allowance
 
