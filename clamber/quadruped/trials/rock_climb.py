@@ -35,6 +35,7 @@ body actually rose.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field, replace
 from functools import partial
 
@@ -133,8 +134,8 @@ class RockTrialResult(TrialResult):
     """A rock climb's result: the plane trial's metrics plus the swings planned and made,
     the grasps attempted and engaged (a grasp engages when its gripper welds to the hold,
     after the winch's re-grasps), the winch's tries and its grasp and release time [s], the
-    climbing speed [m/s] (distance over the time after the placement) and why planning
-    stopped."""
+    climbing speed [m/s] (distance over the time after the placement), why planning
+    stopped and the CPU time [s] spent planning swings during the climb."""
 
     planned_steps: int = 0
     steps_done: int = 0
@@ -145,6 +146,7 @@ class RockTrialResult(TrialResult):
     release_time_s: float = 0.0
     speed_m_s: float = float("nan")
     plan_stop: str = ""
+    planning_cpu_s: float = 0.0
 
     @property
     def grasp_success_rate(self) -> float:
@@ -229,6 +231,7 @@ class RockClimbTrial(ClimbTrial):
         self.grasp_time = self.release_time = 0.0
         self.rng = np.random.default_rng(self.seed + 9_000_011)
         self.landing = ""
+        self.planning_cpu = 0.0
         self.winch_ctrl: dict[str, WinchController] = {}
         self.winch_plant: dict[str, WinchPlant] = {}
         if rs.grasp == "winch":
@@ -241,7 +244,9 @@ class RockClimbTrial(ClimbTrial):
     def _plan_next(self) -> None:
         """Plan one more swing and give it to the gait, the simulated wall (its true hold)
         and the time limit; nothing once planning has stopped."""
+        c0 = time.process_time()
         step: PlannedStep | None = self.planner.next()
+        self.planning_cpu += time.process_time() - c0
         if step is None:
             return
         leg, holds = step.leg, self.layout.holds[step.leg]
@@ -386,7 +391,8 @@ class RockClimbTrial(ClimbTrial):
             steps_done=self.gait.step_no, grasps=self.grasps, grasps_engaged=self.engaged,
             winch_tries=self.tries, grasp_time_s=self.grasp_time,
             release_time_s=self.release_time, speed_m_s=speed,
-            plan_stop=self.planner.stop.name.lower() if self.planner.stop else "")
+            plan_stop=self.planner.stop.name.lower() if self.planner.stop else "",
+            planning_cpu_s=self.planning_cpu)
 
 
 def plan_rock_climb(settings: RockClimbSettings, seed: int
