@@ -220,6 +220,7 @@ class RockClimbTrial(ClimbTrial):
         for leg in LEG_NAMES:
             self.sim.grippers.attach(leg, layout.holds[leg][0])
         self.sim.grippers.breakable = False
+        self.planning_cpu = 0.0
         self.t_end = gp.settle_time + PLACEMENT_TIME
         self.step_allowance = 1.6 * gp.nominal_cycle_time / 4 \
             + (WINCH_ALLOWANCE if rs.grasp == "winch" else 0.0)
@@ -231,7 +232,6 @@ class RockClimbTrial(ClimbTrial):
         self.grasp_time = self.release_time = 0.0
         self.rng = np.random.default_rng(self.seed + 9_000_011)
         self.landing = ""
-        self.planning_cpu = 0.0
         self.winch_ctrl: dict[str, WinchController] = {}
         self.winch_plant: dict[str, WinchPlant] = {}
         if rs.grasp == "winch":
