@@ -141,16 +141,18 @@ def test_grasp_that_never_engages_fails_the_trial_after_its_retries(wall_truth):
 
 def test_rock_climb_command_reports_distance_and_grasps(tmp_path, capsys):
     """`quadruped climb --wall rock` runs the planned climb in the simulation and reports
-    the plane climb's keys plus the distance reached and the share of grasps engaged."""
+    the plane climb's keys plus the distance reached and the share of grasps engaged; with
+    ``--grasp fixed`` (the plane trial's 3 s phases) the winch is never stepped."""
     rc = main(["quadruped", "climb", "--wall", "rock", "--incline", "90", "--distance",
-               "0.05", "--trials", "1", "--seed", str(SEED), "--workers", "0",
+               "0.05", "--grasp", "fixed", "--trials", "1", "--seed", str(SEED),
+               "--workers", "0",
                "--no-figures", "--no-progress", "--out", str(tmp_path / "c"), "--json"])
     assert rc == 0
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     for key in ("success_rate", "success_interval", "mean_power_w", "cost_of_transport",
                 "failures", "distance_m", "grasp_success_rate", "speed_m_s"):
         assert key in out
-    assert out["wall"] == "rock" and out["grasp"] == "winch"
+    assert out["wall"] == "rock" and out["grasp"] == "fixed" and out["winch_tries"] == 0
     assert out["grasps"] >= out["grasps_engaged"] >= 1
     assert out["distance_m"] > 0.0
     if not out["successes"]:
