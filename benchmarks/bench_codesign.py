@@ -6,9 +6,10 @@ local Dask cluster of 1, 2, ... workers (up to the cores here, or ``--workers``)
 every process has built its solver once. Also times the local cluster's start. The
 serial throughput is measured for both NLP backends side by side (evaluations per
 core-minute and their ratio), and for the previous path (the reference backend with the
-warm start's former IPOPT bound push, 1e-5). ``--scaling`` runs 1, 2, 4, ... workers up to the cores
-here (the last count is the core count itself), so the same command measures a 16-core
-node or a cluster. Prints one JSON object on its last line.
+warm start's former IPOPT bound push, 1e-5).
+``--scaling`` runs 1, 2, 4, ... workers up to the cores here (the last count is the core
+count itself), so the same command measures a 16-core node or a cluster. Prints one
+JSON object on its last line.
     python benchmarks/bench_codesign.py [--quick] [--scaling | --workers 1,2,4,8,16]
 """
 
@@ -77,7 +78,8 @@ def main() -> None:
     serial = _throughput(SerialEvaluator(), tasks)
     reference = replace(fitness, settings=fitness.settings.with_(backend="reference"))
     ref_serial = _throughput(SerialEvaluator(), [replace(t, fitness=reference) for t in tasks])
-    # The previous path: the reference backend with the warm start's former bound push.
+    # The previous path: the reference backend with the warm start's former bound push
+    # (the coarse fitness does not refine, so the refinement's MUMPS scaling is moot).
     previous = replace(fitness, settings=reference.settings.with_(warm_bound_push=1e-5))
     prev_serial = _throughput(SerialEvaluator(), [replace(t, fitness=previous) for t in tasks])
     starts, dask = [], []

@@ -77,11 +77,13 @@ def _build_in_fresh_process(resolution: str, backend: str, cache: str) -> dict:
     return {"import_s": imp, "build_s": build}
 
 
-def _ipopt_split(sol, settings, push: float | None = None) -> dict:
+def _ipopt_split(sol, settings, refinement: bool = False) -> dict:
     """IPOPT's wall time split: NLP function evaluations vs the rest (IPOPT + MUMPS)."""
+    push, scaling = ((REFINE_BOUND_PUSH, settings.refine_mumps_scaling) if refinement
+                     else (settings.warm_bound_push, settings.mumps_scaling))
     stats = problem_for(sol.nodes, settings).solver(
-        True, settings.max_iterations, settings.tolerance, settings.backend,
-        settings.warm_bound_push if push is None else push).stats()
+        True, settings.max_iterations, settings.tolerance, settings.backend, push,
+        scaling).stats()
     fun = sum(v for k, v in stats.items() if k.startswith("t_wall_nlp_"))
     total = stats.get("t_wall_total", sol.solve_time_s)
     it = max(sol.iterations, 1)
@@ -92,6 +94,8 @@ def _ipopt_split(sol, settings, push: float | None = None) -> dict:
 
 #: The warm-start bound push before it became a setting (IPOPT's start 1e-5 inside bounds).
 PREVIOUS_WARM_BOUND_PUSH = 1e-5
+#: MUMPS's scaling of the refinement before it became a setting (IPOPT's default).
+PREVIOUS_REFINE_MUMPS_SCALING = 77
 
 
 def _same_start_rows(morphs: list[Morphology], sets: dict) -> dict:
@@ -137,7 +141,8 @@ def compare_backends(quick: bool, builds_too: bool = True) -> dict:
 
     Timings alternate the backends ``repeats`` times and report medians. The ratios are
     the backend alone (same IPOPT options) and end to end against the previous path (the
-    reference backend with the warm start's previous bound push).
+    reference backend with the warm start's previous bound push and MUMPS's automatic
+    scaling in the refinement).
     """
     res: dict = {"compiled_backend_used": resolve("compiled")}
     builds = {}
@@ -151,11 +156,13 @@ def compare_backends(quick: bool, builds_too: bool = True) -> dict:
     res["builds"] = builds
     nominal = Morphology.nominal()
     sets = {b: OptimizationSettings(backend=b) for b in ("compiled", "reference")}
-    sets["previous"] = sets["reference"].with_(warm_bound_push=PREVIOUS_WARM_BOUND_PUSH)
+    sets["previous"] = sets["reference"].with_(warm_bound_push=PREVIOUS_WARM_BOUND_PUSH,
+                                               refine_mumps_scaling=PREVIOUS_REFINE_MUMPS_SCALING)
     for st in sets.values():  # build (or load) every solver in this process before timing
         for name in RESOLUTIONS:
             pr = problem_for(RESOLUTIONS[name], st)
-            pr.solver(True, st.max_iterations, st.tolerance, st.backend, st.warm_bound_push)
+            pr.solver(True, st.max_iterations, st.tolerance, st.backend, st.warm_bound_push,
+                      st.mumps_scaling)
     runs: dict = {}
     # The refinements all start from one coarse solution: each backend's own coarse
     # solution differs by its tolerance (about 3e-5 in speed), and from different starts
@@ -167,7 +174,7 @@ def compare_backends(quick: bool, builds_too: bool = True) -> dict:
             f = refine(shared, settings=st)
             runs.setdefault(f"{b}_coarse", []).append((c, _ipopt_split(c, st)))
             runs.setdefault(f"{b}_refine", []).append(
-                (f, _ipopt_split(f, st, REFINE_BOUND_PUSH)))
+                (f, _ipopt_split(f, st, refinement=True)))
     timing = {}
     for key, pairs in runs.items():
         med = {k: statistics.median(p[1][k] for p in pairs) for k in pairs[0][1]}

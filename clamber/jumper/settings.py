@@ -16,6 +16,9 @@ from clamber.exceptions import ConfigError
 
 COLLOCATIONS = ("trapezoidal", "hermite-simpson")
 BACKENDS = ("compiled", "reference")
+#: IPOPT's ``mumps_scaling`` values (MUMPS ICNTL(8)) accepted here: none, diagonal, column,
+#: row and column, iterative, iterative with column, automatic.
+MUMPS_SCALINGS = (0, 1, 3, 4, 7, 8, 77)
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,18 @@ class OptimizationSettings:
     took 30 % fewer coarse iterations than 1e-5 on 7 morphologies (see
     docs/trajopt_backends.md). Refinement of the same robot keeps 1e-5
     (``clamber.jumper.solve.REFINE_BOUND_PUSH``); cold starts keep IPOPT's default."""
+    mumps_scaling: int = 77
+    """IPOPT's ``mumps_scaling`` (MUMPS ICNTL(8), one of :data:`MUMPS_SCALINGS`) for solves
+    from the seed, a designed guess or another design's solution: how MUMPS scales each
+    KKT matrix before factorizing it. 77 (automatic) is IPOPT's default; 0 (none) took
+    1.1x less time on the coarse grid and reached the reference optimum on 16 of 17
+    morphologies, but its coarse solution differs by rounding and the nominal robot's
+    refinement from it then ends on another optimum (0.570 instead of 0.573 m/s), so it
+    is not the default (see docs/trajopt_backends.md)."""
+    refine_mumps_scaling: int = 0
+    """``mumps_scaling`` when refining a solution of the same robot: 0 (none) took 1.5x
+    less time than 77 on the nominal refinement, to the same optimum (fewer delayed
+    pivots, backsolves and factorizations; see docs/trajopt_backends.md)."""
     backend: str = "compiled"
     """How the NLP's functions are evaluated: 'compiled' (generated C, cached on disk; falls
     back to 'reference' without a C compiler) or 'reference' (CasADi's SX virtual machine).
@@ -122,6 +137,9 @@ class OptimizationSettings:
         object.__setattr__(self, "phase_duration_min", lo)
         object.__setattr__(self, "phase_duration_max", hi)
         check.integer("settings", "max_iterations", self.max_iterations, low=1)
+        for name in ("mumps_scaling", "refine_mumps_scaling"):
+            check.integer("settings", name, getattr(self, name))
+            check.choice("settings", name, getattr(self, name), MUMPS_SCALINGS)
 
     def with_(self, **changes) -> OptimizationSettings:
         """A copy with some fields changed (validated)."""

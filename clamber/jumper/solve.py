@@ -86,8 +86,12 @@ def solve(
     elif isinstance(guess, TrajectorySolution):
         x0 = interpolate_solution(guess, problem)
         # Refinement (a solution of this very robot) starts next to its optimum, with its
-        # active bounds: keep it there (REFINE_BOUND_PUSH) rather than warm_bound_push.
-        warm = REFINE_BOUND_PUSH if guess.morphology == morphology else True
+        # active bounds: keep it there (REFINE_BOUND_PUSH) rather than warm_bound_push,
+        # and factorize with settings.refine_mumps_scaling.
+        if guess.morphology == morphology:
+            return _run(problem, morphology, settings, x0, REFINE_BOUND_PUSH,
+                        settings.refine_mumps_scaling)
+        warm = True
     else:
         x0 = np.asarray(guess, dtype=float)
         if x0.shape != (problem.variables.size,):
@@ -127,12 +131,14 @@ def optimize(
 
 # ---------------------------------------------------------------------------------------------
 def _run(problem: JumperProblem, morph: Morphology, settings: OptimizationSettings,
-         x0: np.ndarray, warm: bool | float) -> TrajectorySolution:
+         x0: np.ndarray, warm: bool | float, mumps_scaling: int | None = None
+         ) -> TrajectorySolution:
     """One IPOPT run; ``warm`` is False (cold), True (``settings.warm_bound_push``) or the
-    bound push of this warm start."""
+    bound push of this warm start; ``mumps_scaling`` None is ``settings.mumps_scaling``."""
     push = settings.warm_bound_push if warm is True else float(warm)
+    scaling = settings.mumps_scaling if mumps_scaling is None else mumps_scaling
     solver = problem.solver(bool(warm), settings.max_iterations, settings.tolerance,
-                            settings.backend, push)
+                            settings.backend, push, scaling)
     params = problem.parameter_vector(morph.parameters(), settings)
     lbx, ubx = problem.variable_bounds(settings)
     lbg, ubg = problem.constraint_bounds(settings)

@@ -10,7 +10,7 @@ from clamber.jumper.formulation import backends
 from clamber.jumper.formulation.problem import build_problem
 from clamber.jumper.morphology import Morphology
 from clamber.jumper.settings import OptimizationSettings
-from clamber.jumper.solve import problem_for, solve
+from clamber.jumper.solve import problem_for, refine, solve
 
 
 @pytest.mark.parametrize("collocation", ["trapezoidal", "hermite-simpson"])
@@ -53,6 +53,36 @@ def test_compiled_and_reference_reach_the_same_optimum(nominal_coarse):
     a, b = sols["compiled"], sols["reference"]
     assert a.speed == pytest.approx(b.speed, rel=1e-6)
     assert a.active_bounds == b.active_bounds
+
+
+def test_refinement_without_mumps_scaling_keeps_the_optimum(nominal_coarse):
+    """Refinement factorizes without MUMPS scaling by default (refine_mumps_scaling 0) and
+    reaches the fine optimum of IPOPT's automatic scaling (77) from the nominal robot's
+    coarse solution as optimize() makes it (from the seed, default settings, so IPOPT's
+    default scaling): the same speed (1e-6 relative) and active bounds, refined to 1e-9.
+    (From a coarse solution that differs by rounding the refinement can end on a
+    neighbouring optimum with either scaling; see docs/trajopt_backends.md.)"""
+    s = OptimizationSettings()
+    assert (s.mumps_scaling, s.refine_mumps_scaling) == (77, 0)
+    coarse = solve(nominal_coarse.morphology, s, "coarse", guess="seed")
+    assert coarse.status.success
+    tight = s.with_(tolerance=1e-9)
+    fa = refine(coarse, settings=tight)
+    fb = refine(coarse, settings=tight.with_(refine_mumps_scaling=77))
+    assert fa.status.success and fb.status.success
+    assert fa.speed == pytest.approx(fb.speed, rel=1e-6)
+    assert fa.active_bounds == fb.active_bounds
+
+
+@pytest.mark.parametrize("name", ["mumps_scaling", "refine_mumps_scaling"])
+@pytest.mark.parametrize("value", [-1, 2, 77.0, True, "none"])
+def test_unknown_mumps_scaling_is_rejected(name, value):
+    """A MUMPS scaling outside IPOPT's integer choices (0, 1, 3, 4, 7, 8, 77) is a
+    ConfigError naming the setting."""
+    from clamber.exceptions import ConfigError
+
+    with pytest.raises(ConfigError, match=name):
+        OptimizationSettings(**{name: value})
 
 
 def test_warm_cache_is_loaded_without_compiling(nominal_coarse, monkeypatch):

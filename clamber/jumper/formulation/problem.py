@@ -96,51 +96,71 @@ class JumperProblem:
         return backends.resolve(backend)
 
     def solver(self, warm: bool, max_iterations: int = 3000, tolerance: float = 1e-6,
-               backend: str = "compiled", warm_bound_push: float = 1e-2) -> ca.Function:
+               backend: str = "compiled", warm_bound_push: float = 1e-2,
+               mumps_scaling: int = 77) -> ca.Function:
         """IPOPT through CasADi on the scaled variables ``z = w / scale``.
 
         Built on first use for each (warm, max_iterations, tolerance, backend,
-        warm_bound_push) and reused; the compiled NLP functions are built once per problem
-        (and cached on disk across processes). Feasibility is always held to 1e-6 in physical units.
+        warm_bound_push, mumps_scaling) and reused; the compiled NLP functions are built
+        once per problem (and cached on disk across processes). Feasibility is always held
+        to 1e-6 in physical units.
         """
         used = backends.resolve(backend)
-        key = (warm, max_iterations, tolerance, used, warm_bound_push if warm else None)
+        key = (warm, max_iterations, tolerance, used, warm_bound_push if warm else None,
+               mumps_scaling)
         if key not in self._solvers:
-            opts = {
-                "ipopt.print_level": 0,
-                "print_time": False,
-                "ipopt.sb": "yes",
-                "ipopt.linear_solver": "mumps",
-                "ipopt.max_iter": max_iterations,
-                # Climbing speed is O(1) m/s while the residuals are O(1) too: weighting the
-                # objective 10x keeps IPOPT from collapsing to a feasible standstill first
-                # (measured: 290 -> 170 iterations for the nominal coarse solve).
-                "ipopt.obj_scaling_factor": 10.0,
-                "ipopt.tol": tolerance,
-                "ipopt.constr_viol_tol": 1e-6,
-                "ipopt.acceptable_tol": 1e-4,
-                "ipopt.acceptable_iter": 10,
-            }
-            if warm:
-                # A start near the optimum: a small barrier parameter, and the start kept
-                # close to its bounds (warm_bound_push; 1e-2 cut the coarse iterations
-                # by 30 % against 1e-5, see docs/trajopt_backends.md).
-                opts.update({
-                    "ipopt.mu_init": 1e-3,
-                    "ipopt.bound_push": warm_bound_push,
-                    "ipopt.bound_frac": warm_bound_push,
-                })
-            t0 = time.perf_counter()
-            nlp = {"x": self.z, "p": self.P, "f": self.objective, "g": self.g}
-            if used == "compiled":
-                if "path" not in self._library:
-                    self._library["path"] = backends.compiled_library(nlp, self.nlp_functions)
-                self._solvers[key] = ca.nlpsol("jumper", "ipopt", str(self._library["path"]),
-                                               opts)
-            else:
-                self._solvers[key] = backends.reference_solver(nlp, opts)
-            self.build_time_s += time.perf_counter() - t0
+            opts = self.ipopt_options(warm, max_iterations, tolerance, warm_bound_push,
+                                      mumps_scaling)
+            self._solvers[key] = self.build_solver(opts, used)
         return self._solvers[key]
+
+    @staticmethod
+    def ipopt_options(warm: bool, max_iterations: int = 3000, tolerance: float = 1e-6,
+                      warm_bound_push: float = 1e-2, mumps_scaling: int = 77) -> dict:
+        """The IPOPT options of :meth:`solver` (CasADi's ``ipopt.`` prefix)."""
+        opts = {
+            "ipopt.print_level": 0,
+            "print_time": False,
+            "ipopt.sb": "yes",
+            "ipopt.linear_solver": "mumps",
+            # MUMPS's own scaling of each KKT matrix: IPOPT's default 77 (automatic),
+            # or 0 (none), 1.5x faster for refinement (OptimizationSettings.mumps_scaling).
+            "ipopt.mumps_scaling": mumps_scaling,
+            "ipopt.max_iter": max_iterations,
+            # Climbing speed is O(1) m/s while the residuals are O(1) too: weighting the
+            # objective 10x keeps IPOPT from collapsing to a feasible standstill first
+            # (measured: 290 -> 170 iterations for the nominal coarse solve).
+            "ipopt.obj_scaling_factor": 10.0,
+            "ipopt.tol": tolerance,
+            "ipopt.constr_viol_tol": 1e-6,
+            "ipopt.acceptable_tol": 1e-4,
+            "ipopt.acceptable_iter": 10,
+        }
+        if warm:
+            # A start near the optimum: a small barrier parameter, and the start kept
+            # close to its bounds (warm_bound_push; 1e-2 cut the coarse iterations
+            # by 30 % against 1e-5, see docs/trajopt_backends.md).
+            opts.update({
+                "ipopt.mu_init": 1e-3,
+                "ipopt.bound_push": warm_bound_push,
+                "ipopt.bound_frac": warm_bound_push,
+            })
+        return opts
+
+    def build_solver(self, opts: dict, backend: str = "compiled") -> ca.Function:
+        """A new IPOPT instance with these options (not cached: :meth:`solver` caches);
+        for diagnostics with extra options, e.g. IPOPT's timing statistics."""
+        used = backends.resolve(backend)
+        t0 = time.perf_counter()
+        nlp = {"x": self.z, "p": self.P, "f": self.objective, "g": self.g}
+        if used == "compiled":
+            if "path" not in self._library:
+                self._library["path"] = backends.compiled_library(nlp, self.nlp_functions)
+            solver = ca.nlpsol("jumper", "ipopt", str(self._library["path"]), opts)
+        else:
+            solver = backends.reference_solver(nlp, opts)
+        self.build_time_s += time.perf_counter() - t0
+        return solver
 
     def nlp_functions(self) -> dict[str, ca.Function]:
         """IPOPT's functions with node-by-node derivatives (see :mod:`.assembly`)."""
