@@ -64,6 +64,6 @@ def plot_rock_climbs(climbs: list[dict], planned: float):
     ax.set_xlim(-0.02, planned * 1.25)
     ax.set(xlabel="distance the body rose along the wall [m] (dashed: the planned climb)",
            title="Dynamic climbs on generated rock walls (one dot per wall)")
-    ax.legend(fontsize=8, loc="center right")
+    ax.legend(fontsize=8, loc="center")
     fig.tight_layout()
     return fig
