@@ -14,6 +14,7 @@ from clamber.cli.options import (
     add_execution_options,
     add_output_options,
     number_type,
+    positive_float,
     seed_int,
     strict_json,
 )
@@ -37,6 +38,8 @@ EXAMPLES = """examples:
   clamber quadruped climb --controller qwbc --incline 90 --trials 5 --seed 0
   clamber quadruped climb --controller clik --incline 70 --trials 20 --workers 2 --json
   clamber quadruped climb --controller vmc --unbreakable --out out/quadruped/vmc
+  clamber quadruped climb --wall rock --incline 70 90 110 --trials 20 --workers 2 --json
+  clamber quadruped climb --wall rock --grasp fixed --incline 90 --distance 0.5 --trials 5
   clamber quadruped trot --terrain gravel --feet both --cycles 20
   clamber quadruped trot --terrain flat --feet all --contacts torque --level-gain 2 --json
   clamber quadruped compare --trials 20 --workers 2 --json
@@ -75,13 +78,12 @@ def _write_json(path: Path, summary: dict) -> None:
     path.write_text(strict_json(summary, indent=1) + "\n")
 
 
-def _climb(args: argparse.Namespace) -> dict:
-    _prepare_gl(args)
-    from clamber.cli.options import run_folder
+def _climb_settings(args: argparse.Namespace, incline: float):
+    """The condition of one incline: the plane trial's settings, or the rock trial's."""
     from clamber.quadruped.gaits import ClimbGaitSettings
-    from clamber.quadruped.trials.climb import ClimbSettings, run_climb
+    from clamber.quadruped.trials.climb import ClimbSettings
 
-    settings = ClimbSettings(controller=args.controller, incline_deg=args.incline,
+    settings = ClimbSettings(controller=args.controller, incline_deg=incline,
                              control_rate=args.rate, state=args.state,
                              gait=ClimbGaitSettings(cycles=args.cycles),
                              breakable=not args.unbreakable,
@@ -94,29 +96,77 @@ def _climb(args: argparse.Namespace) -> dict:
         base = scenario_settings(args.scenario)
         settings = replace(settings, incline_deg=base.incline_deg, heading_deg=base.heading_deg,
                            rocks=base.rocks, disturbance=base.disturbance, scenario=args.scenario)
+    if args.wall == "plane":
+        return settings
+    from clamber.quadruped.trials.rock_climb import RockClimbSettings
+
+    return RockClimbSettings(climb=settings, distance=args.distance, rule=args.rule,
+                             grasp=args.grasp)
+
+
+def _climb(args: argparse.Namespace) -> dict:
+    _prepare_gl(args)
+    from clamber.cli.options import run_folder
+
+    if args.wall == "rock" and args.scenario:
+        raise ConfigError("--scenario is for the plane wall; give --incline with --wall rock")
+    inclines = list(dict.fromkeys(args.incline))
+    conditions = [_climb_settings(args, inc) for inc in inclines]
     out = run_folder(args)
     t0 = time.perf_counter()
-    (result,), trials = _run(args, "quadruped-climb", [settings], out)
-    summary = {"command": "climb", "controller": args.controller, "incline_deg": args.incline,
+    results, trials = _run(args, "quadruped-climb", conditions, out)
+    rows = []
+    for inc, result in zip(inclines, results, strict=True):
+        row = {"command": "climb", "controller": args.controller, "incline_deg": inc,
                "state": args.state, "breakable": not args.unbreakable,
-               "sole_stiffness": args.sole_stiffness, **result.summary}
+               "sole_stiffness": args.sole_stiffness}
+        if args.wall == "rock":
+            row.update(wall="rock", grasp=args.grasp, rule=args.rule, distance=args.distance)
+        rows.append({**row, **result.summary})
+    summary = dict(rows[0]) if len(rows) == 1 else {"command": "climb", "wall": args.wall,
+                                                     "conditions": rows}
     _write_trials(out / "trials.csv", trials)
     figures = {}
     if not args.no_figures:
-        from clamber.report.quadruped import save_climb
+        figures = _climb_figures(args, conditions[0], inclines[0], out)
+        if args.wall == "rock":
+            from clamber.report.rock import plot_rock_climbs
+            from clamber.report.save import save_figure
 
-        log.info("replaying seed %d for the figures%s ...", args.seed,
-                 "" if args.no_animation else " and the animation")
-        _, trace = run_climb(settings, args.seed, log=True)
-        paths = save_climb(trace, out, f"{args.controller}, {args.incline:g} deg, seed "
-                           f"{args.seed}", animation=not args.no_animation)
-        figures = {k: str(v) for k, v in paths.items()}
+            climbs = [{"incline_deg": inclines[t.group], "distance_m":
+                       t.metrics.get("distance_m"), "failure": t.metrics.get("failure")}
+                      for t in trials]
+            figures["study"] = str(save_figure(plot_rock_climbs(climbs, args.distance),
+                                               out / "rock_climbs.png"))
     summary["figures"] = figures
     summary["trials_csv"] = str(out / "trials.csv")
     summary["run_dir"] = str(out)
     summary["total_wall_time_s"] = time.perf_counter() - t0
     _write_json(out / "summary.json", summary)
     return summary
+
+
+def _climb_figures(args: argparse.Namespace, settings, incline: float, out: Path) -> dict:
+    """Replay the first seed of the first incline with a log: its figure and GIF."""
+    from clamber.report.quadruped import save_climb
+
+    log.info("replaying seed %d for the figures%s ...", args.seed,
+             "" if args.no_animation else " and the animation")
+    wall = ""
+    if args.wall == "rock":
+        from clamber.quadruped.trials.rock_climb import run_rock_climb
+
+        result, trace = run_rock_climb(settings, args.seed, log=True)
+        wall = f"rock ({args.grasp} grasp), reached {result.distance_m:.2f} m, "
+    else:
+        from clamber.quadruped.trials.climb import run_climb
+
+        _, trace = run_climb(settings, args.seed, log=True)
+    if trace is None:
+        return {}
+    paths = save_climb(trace, out, f"{args.controller}, {wall}{incline:g} deg, seed "
+                       f"{args.seed}", animation=not args.no_animation)
+    return {k: str(v) for k, v in paths.items()}
 
 
 def _trot(args: argparse.Namespace) -> dict:
@@ -251,8 +301,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     climb.add_argument("--controller", choices=CONTROLLER_NAMES, default="qwbc")
     climb.add_argument("--scenario", choices=tuple(SCENARIOS), default=None,
                        help="a comparison scenario (overrides --incline)")
-    climb.add_argument("--incline", type=incline_deg, default=90.0,
-                       help="wall incline [deg], 0-180 (90)")
+    climb.add_argument("--incline", type=incline_deg, nargs="+", default=[90.0],
+                       help="wall incline(s) [deg], 0-180 (90; rock walls 0-135); several "
+                       "run as one study")
+    climb.add_argument("--wall", choices=("plane", "rock"), default="plane",
+                       help="a plane wall with seeded rock holds (default), or a generated "
+                       "rock wall (height field) with holds planned from noisy depth maps")
+    climb.add_argument("--grasp", choices=("winch", "fixed"), default="winch",
+                       help="rock wall: grasp and release through the winch state machine "
+                       "and tendon plant (default), or the fixed 3 s phases")
+    climb.add_argument("--rule", choices=("planner", "nearest"), default="planner",
+                       help="rock wall: hold selection rule (planner)")
+    climb.add_argument("--distance", type=positive_float, default=2.0,
+                       help="rock wall: distance to climb [m] (2.0; at most 2.0 on the "
+                       "default 3.1 m wall)")
     climb.add_argument("--cycles", type=cycle_count, default=1, help="gait cycles (1)")
     climb.add_argument("--rate", type=control_rate, default=50.0,
                        help="control rate [Hz], up to 1000 (50)")

@@ -30,9 +30,10 @@ from clamber.parallel.base import Evaluator
 from clamber.quadruped.gaits import TrotGaitSettings
 from clamber.quadruped.sim.grippers import DEFAULT_SOLE, SoleCompliance
 from clamber.quadruped.trials.climb import ClimbSettings, run_climb
+from clamber.quadruped.trials.rock_climb import RockClimbSettings, run_rock_climb
 from clamber.quadruped.trials.trot import TrotSettings, run_trot
 
-Settings = ClimbSettings | TrotSettings
+Settings = ClimbSettings | RockClimbSettings | TrotSettings
 #: The controllers the paper compares, in its order.
 COMPARED = ("qwbc", "clik", "vmc")
 
@@ -40,7 +41,8 @@ COMPARED = ("qwbc", "clik", "vmc")
 def quadruped_trial(task: TrialTask) -> TrialOutcome:
     """One seeded climb or trot (pure in the task)."""
     settings: Settings = task.condition
-    run = run_climb if isinstance(settings, ClimbSettings) else run_trot
+    run = run_climb if isinstance(settings, ClimbSettings) else \
+        run_rock_climb if isinstance(settings, RockClimbSettings) else run_trot
     result = run(settings, task.seed)[0]
     return TrialOutcome(result.success, result.failure, result.reason, result.to_dict())
 
@@ -64,6 +66,10 @@ class ConditionSummary:
     def labels(self) -> dict[str, Any]:
         """The condition's identifying fields (JSON-ready)."""
         s = self.settings
+        if isinstance(s, RockClimbSettings):
+            return {"controller": s.climb.controller, "incline_deg": s.climb.incline_deg,
+                    "breakable": s.climb.breakable, "wall": "rock", "grasp": s.grasp,
+                    "distance": s.distance}
         if isinstance(s, ClimbSettings):
             return {"controller": s.controller, "incline_deg": s.incline_deg,
                     "breakable": s.breakable}
@@ -108,7 +114,7 @@ def summarize(trials: Sequence[StudyTrial]) -> dict[str, Any]:
 
     peaks = [x for x in over("peak_power_w") if x is not None]
     loads = [x for x in over("peak_gripper_load", trials) if x is not None]
-    return {
+    return {**_rock_keys(trials),
         "trials": len(trials), "successes": len(ok), "success_rate": iv.rate,
         "success_interval": [iv.low, iv.high],
         "max_tracking_error_mm": _mean(over("max_tracking_error_mm")),
@@ -126,6 +132,40 @@ def summarize(trials: Sequence[StudyTrial]) -> dict[str, Any]:
         "sim_time_s": float(sum(t.metrics.get("sim_time_s") or 0.0 for t in trials)),
         "wall_time_s": float(sum(t.metrics.get("wall_time_s") or 0.0 for t in trials)),
         "failures": failure_counts(trials),
+    }
+
+
+def _rock_keys(trials: Sequence[StudyTrial]) -> dict[str, Any]:
+    """A rock climb's extra summary: distance [m] reached (mean, median, largest, every
+    trial), speed [m/s], grasps engaged over attempted (with the Wilson interval), the
+    winch's tries and mean time per grasp and release [s]; nothing for other trials."""
+    if not all("grasps" in t.metrics for t in trials):
+        return {}
+
+    def total(name: str) -> int:
+        return int(sum(t.metrics.get(name) or 0 for t in trials))
+
+    dist = [t.metrics.get("distance_m") or 0.0 for t in trials]
+    grasps, engaged = total("grasps"), total("grasps_engaged")
+    iv = wilson_interval(engaged, grasps) if grasps else None
+    releases = sum(t.metrics.get("steps_done") or 0 for t in trials)
+    return {
+        "distance_m": float(np.mean(dist)), "distance_median_m": float(np.median(dist)),
+        "distance_max_m": float(np.max(dist)), "distances_m": [round(d, 3) for d in dist],
+        "speed_m_s": _mean([t.metrics.get("speed_m_s") for t in trials]),
+        "grasp_success_rate": iv.rate if iv else None,
+        "grasp_success_interval": [iv.low, iv.high] if iv else None,
+        "grasps": grasps, "grasps_engaged": engaged, "winch_tries": total("winch_tries"),
+        "grasp_time_per_grasp_s": (sum(t.metrics.get("grasp_time_s") or 0.0 for t in trials)
+                                   / grasps if grasps else None),
+        "release_time_per_release_s": (sum(t.metrics.get("release_time_s") or 0.0
+                                           for t in trials) / releases if releases else None),
+        "planned_steps": total("planned_steps"), "steps_done": releases,
+        "failure_details": [{"seed": t.seed, "failure": t.outcome.failure.name.lower()
+                             if t.outcome.failure else None,
+                             "where": t.metrics.get("failure_phase"),
+                             "distance_m": t.metrics.get("distance_m"),
+                             "detail": t.outcome.detail} for t in trials if not t.success],
     }
 
 

@@ -36,3 +36,34 @@ def plot_wall(wall: RockWall, factors: np.ndarray):
     axes[2].legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def plot_rock_climbs(climbs: list[dict], planned: float):
+    """Distance each dynamic rock climb reached [m], per incline, coloured by how it ended.
+
+    ``climbs`` are one dict per trial with ``incline_deg``, ``distance_m`` and ``failure``
+    (empty or None for a completed climb); ``planned`` is the planned distance [m]."""
+    inclines = sorted({float(c["incline_deg"]) for c in climbs})
+    fig, ax = plt.subplots(figsize=(8.5, 1.4 + 0.9 * len(inclines)))
+    colours: dict[str, object] = {}
+    palette = plt.get_cmap("tab10")
+    for row, inc in enumerate(inclines):
+        mine = [c for c in climbs if float(c["incline_deg"]) == inc]
+        jitter = np.linspace(-0.3, 0.3, len(mine)) if len(mine) > 1 else np.zeros(1)
+        for k, c in enumerate(mine):
+            reason = (c.get("failure") or "completed").replace("_", " ")
+            colour = colours.setdefault(reason, palette(len(colours) % 10))
+            ax.plot(float(c["distance_m"] or 0.0), row + jitter[k], "o", c=colour, ms=5)
+        done = sum(not c.get("failure") for c in mine)
+        ax.text(planned, row, f"  {done}/{len(mine)} completed", va="center", fontsize=8)
+    for reason, colour in colours.items():
+        ax.plot([], [], "o", c=colour, label=reason)
+    ax.axvline(planned, c="k", lw=1, ls="--")
+    ax.set_yticks(range(len(inclines)), [f"{inc:g} deg" for inc in inclines])
+    ax.set_ylim(len(inclines) - 0.5, -0.5)
+    ax.set_xlim(-0.02, planned * 1.25)
+    ax.set(xlabel="distance the body rose along the wall [m] (dashed: the planned climb)",
+           title="Dynamic climbs on generated rock walls (one dot per wall)")
+    ax.legend(fontsize=8, loc="center")
+    fig.tight_layout()
+    return fig

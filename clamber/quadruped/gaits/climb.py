@@ -126,6 +126,7 @@ class _SwingPlan:
     target: np.ndarray
     normal: np.ndarray
     tau4_free: float = 0.0
+    landing: np.ndarray | None = None
 
 
 class ClimbGait:
@@ -134,19 +135,29 @@ class ClimbGait:
     ``holds[leg][k]`` are the footholds as the planner knows them [m, {S}] and
     ``normals[leg][k]`` their unit normals; ``rotation`` the body attitude to keep (the wall
     frame). Call :meth:`reference` once per control cycle; it returns the motion reference
-    and the gripper actions to execute now.
+    and the gripper actions to execute now. ``steps`` (default: four per cycle) swings only
+    the first ``steps`` legs of the cycles' order (a climb planned hold by hold may stop
+    mid-cycle); each leg then needs one hold more than it swings.
     """
 
     def __init__(self, holds: dict[str, list[np.ndarray]], normals: dict[str, list[np.ndarray]],
-                 rotation: np.ndarray, params: ClimbGaitSettings | None = None) -> None:
+                 rotation: np.ndarray, params: ClimbGaitSettings | None = None,
+                 steps: int | None = None) -> None:
         self.p = params or ClimbGaitSettings()
+        n = 4 * self.p.cycles if steps is None else steps
+        if not 0 <= n <= 4 * self.p.cycles:
+            raise ConfigError(f"steps must lie in [0, {4 * self.p.cycles}], got {steps}")
+        self.schedule = [leg for _ in range(self.p.cycles) for leg in self.p.order][:n]
         for leg in LEG_NAMES:
-            if len(holds.get(leg, ())) < self.p.cycles + 1:
-                raise ConfigError(f"leg {leg} needs {self.p.cycles + 1} holds for "
-                                  f"{self.p.cycles} cycles")
+            need = self.schedule.count(leg) + 1
+            if len(holds.get(leg, ())) < need:
+                raise ConfigError(f"leg {leg} needs {need} holds for its "
+                                  f"{need - 1} swings")
         self.holds, self.normals, self.R = holds, normals, np.asarray(rotation, float)
+        #: Optional sole attitudes [{S}] on landing, ``landing[leg][k]`` for hold k (None:
+        #: the sole keeps its attitude from lift-off, the default).
+        self.landing: dict[str, list[np.ndarray | None]] = {}
         self.index = dict.fromkeys(LEG_NAMES, 0)
-        self.schedule = [leg for _ in range(self.p.cycles) for leg in self.p.order]
         self.step_no = 0
         self.phase = ClimbPhase.SETTLE
         self.t0 = 0.0
@@ -241,10 +252,18 @@ class ClimbGait:
             n0 = self.normals[leg][k]
             n1 = self.normals[leg][k + 1]
             target = self.holds[leg][k + 1]
+            landing = self.landing.get(leg, [])
             self.swing = _SwingPlan(leg, start, start.translation + p.lift_height * n0,
-                                    target + p.lift_height * n1, target, n1)
+                                    target + p.lift_height * n1, target, n1,
+                                    landing=landing[k + 1] if k + 1 < len(landing) else None)
         sw = self.swing
         rot = sw.start.rotation
+        if sw.landing is not None and self.phase is not ClimbPhase.LIFT:
+            # Turn the sole to its landing attitude during the transfer, keep it after.
+            turn = pin.log3(rot.T @ sw.landing)
+            s = 1.0 if self.phase is not ClimbPhase.TRANSFER else \
+                cubic(min(1.0, elapsed / p.transfer_time))[0]
+            rot = rot @ pin.exp3(s * turn)
         if self.phase is ClimbPhase.RELEASE:
             if elapsed >= p.release_time:
                 self._enter(ClimbPhase.LIFT, t)

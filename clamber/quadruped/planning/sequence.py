@@ -1,0 +1,150 @@
+"""A climb's holds planned ahead from noisy maps, for the dynamic simulation to execute.
+
+Before a dynamic climb the robot plans its holds one swing at a time, in the gait's leg
+order, as :func:`clamber.quadruped.planning.rollout.plan_climb` does, but without looking
+at the true wall: before each swing a fresh depth map is taken, the rule chooses from its
+candidates, and the stance it leads to (body pose and joint angles) becomes the start of
+the next choice. The chosen holds are the map's estimates (top, normal, capacity); whether
+a grasp engages and whether the holds carry the robot is left to the simulation. Only the
+start stance (where the robot is placed) is on true hold tops.
+
+Planning stops when the body has risen ``distance`` [m] along the wall, or when the rule
+finds no hold (then the climb is planned only as far as that).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from clamber.quadruped.kinematics import body_configuration, foot_poses
+from clamber.quadruped.model import RobotModel
+from clamber.quadruped.planning.depth_map import observe_wall
+from clamber.quadruped.planning.holds import build_hold_map
+from clamber.quadruped.planning.rollout import (
+    RULES,
+    PlanClimbSettings,
+    StopReason,
+    _start,
+    _Truth,
+)
+from clamber.quadruped.planning.selection import ChoiceStatus, Foothold, StepContext
+from clamber.quadruped.planning.stance import reach
+from clamber.quadruped.robot import LEG_NAMES
+from clamber.quadruped.rock.holding import GripperSurfaceModel
+from clamber.quadruped.rock.wall import RockWall
+
+#: Most swings one plan may hold (a guard; 2 m takes about 40).
+MAX_STEPS = 200
+
+
+@dataclass(frozen=True)
+class PlannedStep:
+    """One swing: the leg, the hold as the map shows it, the wrench [N, N m] the plan
+    expects on it, and the sole's attitude in {S} on landing as the leg reaches it from the
+    body before the swing (the 5-DOF leg sets the sole's tilt with its position)."""
+
+    leg: str
+    hold: Foothold
+    expected_wrench: np.ndarray
+    sole_rotation: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class HoldSequence:
+    """A planned climb: the start holds (true tops), the swings, why planning stopped and
+    what the rule said then, the body's planned rise [m] along the wall."""
+
+    start: dict[str, Foothold]
+    steps: tuple[PlannedStep, ...]
+    stop: StopReason
+    detail: str
+    planned_distance: float
+
+
+class SequencePlanner:
+    """Plans a climb's holds one swing at a time (:meth:`next`), so that a climb executing
+    them plans only as far as it gets; the holds and maps are the same as planning all at
+    once (:func:`plan_sequence`). ``start`` is empty when no start stance is within reach.
+    """
+
+    def __init__(self, wall: RockWall, settings: PlanClimbSettings, seed: int,
+                 rm: RobotModel | None = None, model: GripperSurfaceModel | None = None,
+                 truth: _Truth | None = None) -> None:
+        self.wall, self.settings = wall, settings
+        self.rm = rm or RobotModel()
+        self.model = model or GripperSurfaceModel()
+        truth = truth or _Truth(wall, self.model)
+        self.rng = np.random.default_rng(seed + 7_000_003)
+        self.rule = RULES[settings.rule](self.rm)
+        self.steps: list[PlannedStep] = []
+        self.stop: StopReason | None = None
+        self.detail = ""
+        hold_map = build_hold_map(wall, observe_wall(wall, settings.noise, self.rng),
+                                  self.model)
+        start = _start(self.rm, truth, hold_map, settings)
+        if start is None:
+            self.start: dict[str, Foothold] = {}
+            self.stop, self.detail, self.u0 = StopReason.START, "no start stance within reach", 0.0
+            return
+        self.holds, self.body, self.q = start
+        self.start = dict(self.holds)
+        self.u0 = float(wall.to_wall(self.body.translation)[0])
+
+    @property
+    def climbed(self) -> float:
+        """The body's planned rise along the wall so far [m]."""
+        if not self.start:
+            return 0.0
+        return float(self.wall.to_wall(self.body.translation)[0] - self.u0)
+
+    def next(self) -> PlannedStep | None:
+        """The next swing, or None once planning has stopped (``stop`` says why)."""
+        if self.stop is not None:
+            return None
+        s = self.settings
+        if self.climbed >= s.distance:
+            self.stop = StopReason.DISTANCE
+            return None
+        k = len(self.steps)
+        if k >= MAX_STEPS:
+            self.stop, self.detail = StopReason.NO_HOLD, f"gave up after {MAX_STEPS} swings"
+            return None
+        leg, next_leg = s.order[k % 4], s.order[(k + 1) % 4]
+        hold_map = build_hold_map(self.wall, observe_wall(self.wall, s.noise, self.rng),
+                                  self.model)
+        choice = self.rule.choose(StepContext(hold_map, self.holds, self.body, self.q, leg,
+                                              next_leg, s.standoff), set())
+        if choice.status is not ChoiceStatus.CHOSEN:
+            why = ", ".join(f"{name} {n}" for name, n in choice.rejected if n)
+            self.stop = StopReason.NO_HOLD
+            self.detail = f"{leg} at swing {k + 1}: {choice.status.value}" + \
+                (f" (rejected: {why})" if why else "")
+            return None
+        c = choice.hold
+        hold = Foothold((c.i, c.j), c.top, c.normal, c.factor)
+        landing = reach(self.rm, self.body, {leg: c.top}, {leg: c.normal}, self.q, legs=(leg,))
+        sole = foot_poses(self.rm, body_configuration(landing.q))[LEG_NAMES.index(leg)]
+        step = PlannedStep(leg, hold, choice.expected_wrench,
+                           self.body.rotation @ sole.rotation)
+        self.steps.append(step)
+        self.holds = {**self.holds, leg: hold}
+        self.body, self.q = choice.body, choice.q
+        return step
+
+    def sequence(self) -> HoldSequence:
+        """What has been planned so far."""
+        return HoldSequence(self.start, tuple(self.steps), self.stop or StopReason.DISTANCE,
+                            self.detail, self.climbed)
+
+
+def plan_sequence(wall: RockWall, settings: PlanClimbSettings, seed: int,
+                  rm: RobotModel | None = None, model: GripperSurfaceModel | None = None,
+                  truth: _Truth | None = None) -> HoldSequence:
+    """The holds for climbing ``settings.distance`` on ``wall`` with ``settings.rule``; maps
+    seeded from ``seed``. The truth is used only to place the start stance."""
+    planner = SequencePlanner(wall, settings, seed, rm, model, truth)
+    while planner.next() is not None:
+        pass
+    return planner.sequence()

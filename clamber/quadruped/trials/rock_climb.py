@@ -1,0 +1,428 @@
+"""A seeded dynamic climb on a generated rock wall, holds planned from noisy maps, with the
+winch-driven gripper in the loop.
+
+The trial generates the wall of its seed (:mod:`clamber.quadruped.rock`), plans the climb's
+holds ahead with the hold planner from one fresh noisy depth map per swing
+(:class:`~clamber.quadruped.planning.sequence.SequencePlanner`), places the robot on the
+planned start stance and runs the free-climbing gait over the planned holds with the
+controller in the loop, as :class:`~clamber.quadruped.trials.climb.ClimbTrial` does on the
+plane wall. Planning runs one swing ahead of the climb (the next swing is planned when a
+swing starts), so a climb that fails early plans no further. The gait aims at the holds as
+the maps showed them; the simulation holds the truth: the wall is a MuJoCo height field,
+and each gripper's capacity on a hold is the holding model's factor at the true geometry
+of its cell.
+
+Grasping (``grasp``):
+
+* ``"winch"``: a release and a grasp run the winch state machine on its tendon plant
+  (:mod:`clamber.quadruped.grasping`, :mod:`clamber.quadruped.sim.winch_plant`) at
+  ``winch_dt``; the gait waits for it (its clock stops) as long as the winch takes. A try's
+  spines catch only when the sole sits on the hold (within its capture radius and reach)
+  and then with the holding model's chance (spine engagement times seat at the true cell).
+  A try that does not catch never reaches the torque band: the controller faults, the
+  sequencer detects it, opens the gripper and re-grasps the same hold up to ``regrasps``
+  times. The weld closes when the winch holds and opens when it has opened.
+* ``"fixed"``: the plane trial's fixed 3 s release and grasp phases; the weld closes at
+  touchdown whenever the sole is on the hold.
+
+A trial succeeds when the gait completes a plan that reaches ``distance``. It fails as on
+the plane wall (gripper broke off, grasp missed or never engaged, body strayed, unstable
+physics, time limit), or, after executing every planned swing, because the planner found
+no further hold (``no_hold``, with the planner's reason); ``distance_m`` is how far the
+body actually rose.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field, replace
+from functools import partial
+
+import numpy as np
+import pinocchio as pin
+
+from clamber.attachment.winch import WinchController, WinchSettings
+from clamber.exceptions import ConfigError
+from clamber.failures import FailureReason
+from clamber.quadruped.controllers import MotionReference
+from clamber.quadruped.gaits import ClimbEvent, ClimbGait
+from clamber.quadruped.grasping import GraspReport, GraspStatus, grasp, release
+from clamber.quadruped.kinematics import world_foot_poses
+from clamber.quadruped.model import RobotModel, RobotState
+from clamber.quadruped.planning.depth_map import DepthNoise
+from clamber.quadruped.planning.rollout import RULES, PlanClimbSettings, StopReason, _Truth
+from clamber.quadruped.planning.sequence import PlannedStep, SequencePlanner
+from clamber.quadruped.planning.stance import reach
+from clamber.quadruped.robot import LEG_NAMES, Marcbot
+from clamber.quadruped.rock.holding import GripperSurfaceModel
+from clamber.quadruped.rock.scene import rock_scene
+from clamber.quadruped.rock.wall import RockWall, RockWallSpec, generate_wall
+from clamber.quadruped.sim.servos import ServoBank
+from clamber.quadruped.sim.simulator import QuadrupedSim
+from clamber.quadruped.sim.winch_plant import WinchPlant, WinchPlantParameters
+from clamber.quadruped.sim.world import Hold, RockSpec, WallLayout
+from clamber.quadruped.trials.climb import PLACEMENT_TIME, ClimbSettings, ClimbTrial
+from clamber.quadruped.trials.log import TrialLog
+from clamber.quadruped.trials.result import TrialIdentity, TrialResult
+from clamber.quadruped.trials.stance import initial_joints
+
+GRASP_MODES = ("winch", "fixed")
+#: Start of the climb on the wall [m up the slope], as in the planned climb.
+START_U = 0.45
+#: Wall length left above the last hold [m].
+TOP_MARGIN = 0.45
+#: Extra time allowed per swing with the winch in the loop [s] (two failed tries and a
+#: release take at most about 20 s).
+WINCH_ALLOWANCE = 20.0
+
+
+#: How far [m] the soles are held off the start holds' fitted tops when the robot is placed
+#: and welded: 1 mm (as on the plane) left the flat pads inside the rock's bumps around
+#: the top, whose contact forces broke grippers as soon as the placement ended; 1 cm
+#: clears them (checked on walls 1-3 at 90 deg) and lies within the grasp's 2 cm reach.
+START_CLEARANCE = 0.01
+
+
+def _default_wall() -> RockWallSpec:
+    return RockWallSpec(length=START_U + 2.0 + TOP_MARGIN + 0.2)
+
+
+@dataclass(frozen=True)
+class RockClimbSettings:
+    """A dynamic rock climb: the plane trial's settings ``climb`` (controller, incline
+    [deg], rates, state, gait timings, sole, mismatch; its ``gait.cycles`` and ``rocks``
+    are not used), the ``distance`` [m] to climb, the hold-selection ``rule``, the grasp
+    model (``"winch"`` or ``"fixed"``), the wall's texture and size, the depth map's noise,
+    the winch controller and plant, the re-grasps after a detected non-engaging try, the
+    winch cycle [s], and whether a swing turns the sole to the attitude the planner's leg
+    IK found for the landing (``turn_soles``; otherwise it keeps its lift-off attitude,
+    which a 5-DOF leg cannot keep away from the nominal footholds)."""
+
+    climb: ClimbSettings = field(default_factory=ClimbSettings)
+    distance: float = 2.0
+    rule: str = "planner"
+    grasp: str = "winch"
+    wall: RockWallSpec = field(default_factory=_default_wall)
+    noise: DepthNoise = field(default_factory=DepthNoise)
+    winch: WinchSettings = field(default_factory=WinchSettings)
+    plant: WinchPlantParameters = field(default_factory=WinchPlantParameters)
+    regrasps: int = 1
+    winch_dt: float = 0.01
+    turn_soles: bool = True
+
+    def __post_init__(self) -> None:
+        if self.grasp not in GRASP_MODES:
+            raise ConfigError(f"unknown grasp model {self.grasp!r}; "
+                              f"models are {', '.join(GRASP_MODES)}")
+        if self.rule not in RULES:
+            raise ConfigError(f"unknown rule {self.rule!r}; rules are {', '.join(RULES)}")
+        if not (self.distance > 0 and self.regrasps >= 0 and self.winch_dt > 0):
+            raise ConfigError("distance and winch_dt must be > 0 and regrasps >= 0, got "
+                              f"{self.distance}, {self.winch_dt}, {self.regrasps}")
+        if START_U + self.distance + TOP_MARGIN > self.wall.length:
+            raise ConfigError(f"a {self.distance} m climb needs a wall longer than "
+                              f"{self.wall.length} m")
+        if not 0.0 <= self.climb.incline_deg <= 135.0:
+            raise ConfigError(f"rock walls are generated from 0 to 135 deg, got "
+                              f"{self.climb.incline_deg}")
+
+    @property
+    def plan(self) -> PlanClimbSettings:
+        """The planning settings (the gait's order and standoff)."""
+        g = self.climb.gait
+        return PlanClimbSettings(rule=self.rule, incline_deg=self.climb.incline_deg,
+                                 distance=self.distance, order=g.order, standoff=g.standoff,
+                                 start_u=START_U, noise=self.noise, wall=self.wall)
+
+
+@dataclass(frozen=True)
+class RockTrialResult(TrialResult):
+    """A rock climb's result: the plane trial's metrics plus the swings planned and made,
+    the grasps attempted and engaged (a grasp engages when its gripper welds to the hold,
+    after the winch's re-grasps), the winch's tries and its grasp and release time [s], the
+    climbing speed [m/s] (distance over the time after the placement), why planning
+    stopped and the CPU time [s] spent planning swings during the climb."""
+
+    planned_steps: int = 0
+    steps_done: int = 0
+    grasps: int = 0
+    grasps_engaged: int = 0
+    winch_tries: int = 0
+    grasp_time_s: float = 0.0
+    release_time_s: float = 0.0
+    speed_m_s: float = float("nan")
+    plan_stop: str = ""
+    planning_cpu_s: float = 0.0
+
+    @property
+    def grasp_success_rate(self) -> float:
+        return self.grasps_engaged / self.grasps if self.grasps else float("nan")
+
+    def to_dict(self) -> dict:
+        d = super().to_dict()
+        rate = self.grasp_success_rate
+        d["grasp_success_rate"] = rate if math.isfinite(rate) else None
+        return d
+
+
+def _true_hold(truth: _Truth, name: str, cell: tuple[int, int], capture: float) -> Hold:
+    """The simulator's hold at a grid cell: true top, normal and capacity factor."""
+    f = truth.foothold(cell, truth.factor(cell))
+    return Hold(name, f.top, f.top, f.normal, np.zeros((1, 3)), capture,
+                np.asarray(truth.factor(cell), dtype=float))
+
+
+class RockClimbTrial(ClimbTrial):
+    """One seeded dynamic climb on a generated rock wall (module docstring)."""
+
+    def __init__(self, settings: RockClimbSettings, seed: int, log: bool = False,
+                 robot: Marcbot | None = None, time_limit: float | None = None,
+                 plan: tuple[RockWall, _Truth, SequencePlanner] | None = None) -> None:
+        self.rock = settings
+        self._plan = plan
+        super().__init__(settings.climb, seed, log, robot, time_limit)
+
+    # ---- set-up ----------------------------------------------------------------------------
+    def _setup_scene(self) -> None:
+        """The seeded wall, the planned holds and the robot on the height field."""
+        s, rs = self.settings, self.rock
+        self.wall, self.truth, self.planner = self._plan or plan_rock_climb(rs, self.seed)
+        self.sequence = self.planner
+        if not self.sequence.start:
+            raise ConfigError(f"no start stance on wall {self.seed}")
+        capture = RockSpec().capture_radius
+        holds = {leg: [_true_hold(self.truth, f"{leg}_hold0", self.sequence.start[leg].cell,
+                                  capture)] for leg in LEG_NAMES}
+        self.capture = capture
+        self.layout = WallLayout(s.incline_deg, self.wall.rotation, holds, s.gait.stride,
+                                 self.seed)
+        self.sim_robot = s.mismatch.perturb(self.robot, self.seed)
+        servos = ServoBank(self.sim_robot)
+        self.sim = QuadrupedSim(rock_scene(self.sim_robot, self.wall, servos, s.physics_dt,
+                                           s.sole), self.sim_robot, servos, s.control_rate,
+                                grippers=True)
+        self.dt = self.sim.dt
+
+    def _setup_placement(self) -> None:
+        """The gait over the planned holds (as the maps showed them), the robot on its true
+        start holds, attached; the winches (all holding) and the gait clock."""
+        rs, layout, seq = self.rock, self.layout, self.sequence
+        gp = replace(self.settings.gait, cycles=1)
+        if rs.grasp == "winch":
+            # The gait's release and grasp phases last one control cycle once the winch is
+            # done; the clock stops while it works.
+            gp = replace(gp, release_time=self.dt, grasp_time=self.dt)
+        known: dict[str, list[np.ndarray]] = {
+            leg: [seq.start[leg].top] for leg in LEG_NAMES}
+        normals: dict[str, list[np.ndarray]] = {
+            leg: [seq.start[leg].normal] for leg in LEG_NAMES}
+        self.gait = ClimbGait(known, normals, layout.rotation, gp, steps=0)
+        R = self.R = layout.rotation
+        tops = {leg: layout.holds[leg][0].top for leg in LEG_NAMES}
+        true_normals = {leg: layout.holds[leg][0].normal for leg in LEG_NAMES}
+        self.body0 = pin.SE3(R, np.mean(list(tops.values()), axis=0) + gp.standoff * R[:, 2])
+        lifted = {leg: tops[leg] + START_CLEARANCE * true_normals[leg] for leg in LEG_NAMES}
+        q0 = self._start_joints(lifted, true_normals)
+        self.sim.set_state(self.body0.translation, self.body0.rotation, q0)
+        for leg in LEG_NAMES:
+            self.sim.grippers.attach(leg, layout.holds[leg][0])
+        self.sim.grippers.breakable = False
+        self.planning_cpu = 0.0
+        self.t_end = gp.settle_time + PLACEMENT_TIME
+        self.step_allowance = 1.6 * gp.nominal_cycle_time / 4 \
+            + (WINCH_ALLOWANCE if rs.grasp == "winch" else 0.0)
+        self._plan_next()
+        self.gait_clock = 0.0
+        self.busy_until: float | None = None
+        self.pending: tuple[str, str, int, GraspReport] | None = None
+        self.grasps = self.engaged = self.tries = 0
+        self.grasp_time = self.release_time = 0.0
+        self.rng = np.random.default_rng(self.seed + 9_000_011)
+        self.landing = ""
+        self.winch_ctrl: dict[str, WinchController] = {}
+        self.winch_plant: dict[str, WinchPlant] = {}
+        if rs.grasp == "winch":
+            for leg in LEG_NAMES:
+                ctrl = WinchController(rs.winch)
+                plant = WinchPlant(rs.winch, rs.plant, self.rng)
+                grasp(ctrl, plant, lambda k: True, dt=rs.winch_dt)
+                self.winch_ctrl[leg], self.winch_plant[leg] = ctrl, plant
+
+    def _plan_next(self) -> None:
+        """Plan one more swing and give it to the gait, the simulated wall (its true hold)
+        and the time limit; nothing once planning has stopped."""
+        c0 = time.process_time()
+        step: PlannedStep | None = self.planner.next()
+        self.planning_cpu += time.process_time() - c0
+        if step is None:
+            return
+        leg, holds = step.leg, self.layout.holds[step.leg]
+        holds.append(_true_hold(self.truth, f"{leg}_hold{len(holds)}", step.hold.cell,
+                                self.capture))
+        self.gait.holds[leg].append(step.hold.top)
+        self.gait.normals[leg].append(step.hold.normal)
+        landing = self.gait.landing.setdefault(leg, [None])
+        landing.append(step.sole_rotation if self.rock.turn_soles else None)
+        self.gait.schedule.append(leg)
+        self.t_end += self.step_allowance
+
+    def _start_joints(self, tops: dict[str, np.ndarray], normals: dict[str, np.ndarray]
+                      ) -> np.ndarray:
+        """Joint angles [rad] of the true robot with its soles at ``tops``: the plane
+        trial's pose fit where the leg reaches it, else the planner's sole fit (the
+        5-DOF leg tilts its sole about one axis only)."""
+        rm = RobotModel(self.sim_robot)
+        try:
+            return initial_joints(rm, self.body0, tops, normals)
+        except ConfigError:
+            return reach(rm, self.body0, tops, normals, rm.robot.default_joint_angles()).q
+
+    # ---- one control cycle -----------------------------------------------------------------
+    def _reference(self, t: float, state: RobotState
+                   ) -> tuple[MotionReference, list[ClimbEvent]]:
+        """The gait's reference on its own clock, which stops while a winch works."""
+        sim = self.sim
+        feet = partial(world_foot_poses, self.rm, state)
+        if t < PLACEMENT_TIME:
+            return self.gait.reference(0.0, feet, sim.joint4_torques())[0], []
+        if self.k == round(PLACEMENT_TIME / self.dt):
+            sim.grippers.breakable = self.settings.breakable
+            sim.grippers.reset_peaks()
+        if self.busy_until is not None:
+            if t + 1e-9 < self.busy_until:
+                return self.gait.reference(self.gait_clock, feet, sim.joint4_torques())[0], []
+            self._finish_winch()
+            if self.finished:
+                return self.gait.reference(self.gait_clock, feet, sim.joint4_torques())[0], []
+        out = self.gait.reference(self.gait_clock, feet, sim.joint4_torques())
+        self.gait_clock += self.dt
+        return out
+
+    def _apply(self, events: list[ClimbEvent], t: float) -> None:
+        """Release or grasp: at once with the fixed phases, through the winch otherwise."""
+        if self.rock.grasp == "fixed":
+            for ev in events:
+                if ev.action == "grasp":
+                    self.grasps += 1
+                    if self.sim.grippers.attach(ev.leg, self.layout.holds[ev.leg][ev.hold]):
+                        self.engaged += 1
+                    else:
+                        self._fail(FailureReason.GRASP_MISSED, f"{ev.leg} missed hold "
+                                   f"{ev.hold} at {self._height(t):.2f} m")
+                        return
+                else:
+                    self._plan_next()
+                    self.sim.grippers.release(ev.leg)
+                    self.first_release = t if self.first_release is None \
+                        else self.first_release
+            return
+        for ev in events:
+            self._start_winch(ev, t)
+
+    def _height(self, t: float) -> float:
+        p, _ = self.sim.body_pose()
+        return float((p - self.body0.translation) @ self.R[:, 0])
+
+    def _start_winch(self, ev: ClimbEvent, t: float) -> None:
+        """Run the winch sequencer for ``ev`` on the leg's plant; the gait waits its time."""
+        rs, leg = self.rock, ev.leg
+        ctrl, plant = self.winch_ctrl[leg], self.winch_plant[leg]
+        if ev.action == "release":
+            self._plan_next()
+            report = release(ctrl, plant, rs.winch_dt)
+            self.release_time += report.duration
+            self.first_release = t if self.first_release is None else self.first_release
+        else:
+            hold = self.layout.holds[leg][ev.hold]
+            on = self.sim.grippers.on_hold(leg, hold)
+            p = self.truth.catch_probability(self._cell(leg, ev.hold))
+            d = self.sim.data.site_xpos[self.sim.grippers.site[leg]] - hold.top
+            along = float(d @ hold.normal)
+            beside = float(np.linalg.norm(d - along * hold.normal))
+            self.landing = (f"spines did not catch (chance {p:.2f} a try)" if on else
+                            f"sole off the hold: {1000 * beside:.0f} mm beside and "
+                            f"{1000 * along:.0f} mm above its top")
+            report = grasp(ctrl, plant, lambda k: on and self.rng.random() < p,
+                           rs.regrasps, rs.winch_dt)
+            self.grasps += 1
+            self.tries += report.tries
+            self.grasp_time += report.duration
+        # The gait's clock stays where the event came from until the winch is done.
+        self.busy_until, self.gait_clock = t + report.duration, ev.t
+        self.pending = (leg, ev.action, ev.hold, report)
+
+    def _cell(self, leg: str, k: int) -> tuple[int, int]:
+        if k == 0:
+            return self.sequence.start[leg].cell
+        return [st.hold.cell for st in self.sequence.steps if st.leg == leg][k - 1]
+
+    def _finish_winch(self) -> None:
+        """The winch is done: open the weld, or close it on a hold that engaged."""
+        leg, action, k, report = self.pending
+        self.busy_until = self.pending = None
+        grippers, where = self.sim.grippers, f"at {self._height(self.k * self.dt):.2f} m"
+        if action == "release":
+            if report.status is not GraspStatus.OPENED:
+                self._fail(FailureReason.GRIPPER_STUCK, f"{leg} did not open {where}")
+            else:
+                grippers.release(leg)
+            return
+        if report.status is not GraspStatus.HELD:
+            self._fail(FailureReason.GRASP_MISSED,
+                       f"{leg} hold {k}: {report.tries} tries did not engage "
+                       f"({report.fault or report.status.value}; {self.landing}) {where}")
+        elif not grippers.attach(leg, self.layout.holds[leg][k]):
+            self._fail(FailureReason.GRASP_MISSED,
+                       f"{leg} hold {k}: the winch held but the sole had left the hold {where}")
+        else:
+            self.engaged += 1
+
+    def _check(self, t, rec, err) -> None:
+        super()._check(t, rec, err)
+        if self.finished and self.failure is None and self.planner.stop is not \
+                StopReason.DISTANCE:
+            self.failure = FailureReason.NO_HOLD
+            self.reason = f"planning stopped: {self.sequence.detail}"
+
+    # ---- read-out --------------------------------------------------------------------------
+    def result(self) -> RockTrialResult:
+        base = super().result()
+        after = max(self.k * self.dt - PLACEMENT_TIME, 0.0)
+        speed = base.distance_m / after if after > 0 else float("nan")
+        base = replace(base, setting=f"rock {self.settings.incline_deg:g}deg")
+        if self.failure is FailureReason.NO_HOLD:
+            base = replace(base, failure_phase=f"planning, swing {len(self.sequence.steps) + 1}")
+        return RockTrialResult(
+            **base.__dict__, planned_steps=len(self.sequence.steps),
+            steps_done=self.gait.step_no, grasps=self.grasps, grasps_engaged=self.engaged,
+            winch_tries=self.tries, grasp_time_s=self.grasp_time,
+            release_time_s=self.release_time, speed_m_s=speed,
+            plan_stop=self.planner.stop.name.lower() if self.planner.stop else "",
+            planning_cpu_s=self.planning_cpu)
+
+
+def plan_rock_climb(settings: RockClimbSettings, seed: int
+                    ) -> tuple[RockWall, _Truth, SequencePlanner]:
+    """The wall of ``seed``, its truth and the planner of its holds (start placed, no swing
+    planned yet)."""
+    wall = generate_wall(settings.climb.incline_deg, seed, settings.wall)
+    truth = _Truth(wall, GripperSurfaceModel())
+    return wall, truth, SequencePlanner(wall, settings.plan, seed, truth=truth)
+
+
+def run_rock_climb(settings: RockClimbSettings, seed: int, log: bool = False,
+                   robot: Marcbot | None = None, time_limit: float | None = None
+                   ) -> tuple[RockTrialResult, TrialLog | None]:
+    """One seeded rock climb; its result and, if ``log``, its time series. A wall without a
+    start stance within reach is a failed trial (``start_not_held``) with nothing
+    simulated."""
+    plan = plan_rock_climb(settings, seed)
+    if not plan[2].start:
+        who = TrialIdentity("climb", settings.climb.controller,
+                            f"rock {settings.climb.incline_deg:g}deg", seed)
+        base = TrialResult.unmeasured(who, FailureReason.START_NOT_HELD, plan[2].detail)
+        return RockTrialResult(**{**base.__dict__, "distance_m": 0.0},
+                               plan_stop=plan[2].stop.name.lower()), None
+    trial = RockClimbTrial(settings, seed, log, robot, time_limit, plan)
+    return trial.run()
