@@ -32,8 +32,13 @@ import numpy as np
 import pinocchio as pin
 
 from clamber import _validate as check
-from clamber.exceptions import ConfigError
-from clamber.quadruped.estimator import GRAVITY_VECTOR, ImuParameters, SimulatedImu, skew
+from clamber.quadruped.estimator import (
+    GRAVITY_VECTOR,
+    ImuParameters,
+    SimulatedImu,
+    skew,
+    strapdown_step,
+)
 from clamber.quadruped.kinematics import body_configuration
 from clamber.quadruped.model import RobotModel, RobotState
 from clamber.quadruped.robot import LEG_NAMES
@@ -94,22 +99,7 @@ class AnchorEkf:
 
     def predict(self, specific_force: np.ndarray, rate: np.ndarray, dt: float) -> None:
         """Propagate over ``dt`` [s] with the IMU readings in {B}."""
-        if dt <= 0:
-            raise ConfigError(f"dt must be > 0, got {dt}")
-        f = specific_force - self.b_a
-        w = rate - self.b_g
-        a = self.R @ f + GRAVITY_VECTOR
-        self.p += self.v * dt + 0.5 * a * dt * dt
-        self.v += a * dt
-        Rw = pin.exp3(w * dt)
-        F = self._F
-        F[0:3, 3:6] = self._eye3 * dt
-        F[3:6, 6:9] = -self.R @ skew(f) * dt
-        F[3:6, 9:12] = -self.R * dt
-        F[6:9, 6:9] = Rw.T
-        F[6:9, 12:15] = -self._eye3 * dt
-        self.R = self.R @ Rw
-        self.P = F @ self.P @ F.T
+        w = strapdown_step(self, specific_force, rate, dt)
         s = self.imu
         q = np.zeros(N_ERROR)
         q[:15] = np.repeat([1e-8, (s.accel_noise * dt) ** 2 + 1e-8,

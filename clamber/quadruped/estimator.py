@@ -41,6 +41,31 @@ def skew(x: np.ndarray) -> np.ndarray:
     return np.array([[0, -x[2], x[1]], [x[2], 0, -x[0]], [-x[1], x[0], 0]])
 
 
+def strapdown_step(ekf, specific_force: np.ndarray, rate: np.ndarray, dt: float) -> np.ndarray:
+    """Integrate the IMU over ``dt`` [s], propagate ``ekf.P``; return the bias-corrected rate.
+
+    Shared by both filters: their error states start with position, velocity, attitude and
+    the accelerometer and gyro biases (15 states); ``ekf._F`` is reused between calls.
+    """
+    if dt <= 0:
+        raise ConfigError(f"dt must be > 0, got {dt}")
+    f = specific_force - ekf.b_a
+    w = rate - ekf.b_g
+    a = ekf.R @ f + GRAVITY_VECTOR
+    ekf.p += ekf.v * dt + 0.5 * a * dt * dt
+    ekf.v += a * dt
+    Rw = pin.exp3(w * dt)
+    F = ekf._F
+    F[0:3, 3:6] = ekf._eye3 * dt
+    F[3:6, 6:9] = -ekf.R @ skew(f) * dt
+    F[3:6, 9:12] = -ekf.R * dt
+    F[6:9, 6:9] = Rw.T
+    F[6:9, 12:15] = -ekf._eye3 * dt
+    ekf.R = ekf.R @ Rw
+    ekf.P = F @ ekf.P @ F.T
+    return w
+
+
 @dataclass(frozen=True)
 class ImuParameters:
     """IMU noise per sample at the control rate and bias magnitudes.
@@ -122,22 +147,7 @@ class LegOdometryEkf:
 
     def predict(self, specific_force: np.ndarray, rate: np.ndarray, dt: float) -> None:
         """Propagate over ``dt`` [s] with the IMU readings in {B}."""
-        if dt <= 0:
-            raise ConfigError(f"dt must be > 0, got {dt}")
-        f = specific_force - self.b_a
-        w = rate - self.b_g
-        a = self.R @ f + GRAVITY_VECTOR
-        self.p += self.v * dt + 0.5 * a * dt * dt
-        self.v += a * dt
-        Rw = pin.exp3(w * dt)
-        F = self._F
-        F[0:3, 3:6] = self._eye3 * dt
-        F[3:6, 6:9] = -self.R @ skew(f) * dt
-        F[3:6, 9:12] = -self.R * dt
-        F[6:9, 6:9] = Rw.T
-        F[6:9, 12:15] = -self._eye3 * dt
-        self.R = self.R @ Rw
-        self.P = F @ self.P @ F.T
+        w = strapdown_step(self, specific_force, rate, dt)
         q = self._noise_cache.get(dt)
         if q is None:
             q = self._noise_cache[dt] = self._process_noise(dt)
