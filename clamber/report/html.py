@@ -169,7 +169,7 @@ def _codesign_notes(result: Any, live: bool) -> str:
              "(cma.plot('RUN_DIR/cma/') draws it).")
     fitness = result.config.fitness
     if fitness.landing_trials > 0:
-        counted = ("of the jumps of " if getattr(fitness, "landing_score", "jumps") == "jumps"
+        counted = ("of the jumps of " if fitness.landing_score == "jumps"
                    else "of ")
         what = ("landed ready before the first failure"
                 if counted == "of the jumps of " else "that landed every jump ready")
