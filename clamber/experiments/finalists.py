@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from clamber import _validate as check
+from clamber.exceptions import ConfigError
 from clamber.experiments.landing_fitness import landing_fitness
 from clamber.jumper.solution import TrajectorySolution
 from clamber.parallel.base import Evaluator
 from clamber.parallel.serial import SerialEvaluator
-from clamber.exceptions import ConfigError
 from clamber.storage.runs import TrialState, check_relative_path
 
 #: Defaults: finalists rescored, climbs each, and the master seed of their climbs (the
@@ -102,7 +102,7 @@ def validate_finalists(result: Any, evaluator: Evaluator | None = None,
              for t in chosen]
     scored = (evaluator or SerialEvaluator()).map(score_finalist, tasks)
     rows = []
-    for t, outcome in zip(chosen, scored):
+    for t, outcome in zip(chosen, scored, strict=True):
         row = {"generation": t.generation, "index": t.index, "trajectory": t.trajectory,
                "speed_mps": t.speed_mps, "training_fitness_mps": t.fitness,
                "training_climb_success_rate": t.info.get("climb_success_rate", math.nan),
