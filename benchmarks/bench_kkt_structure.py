@@ -81,7 +81,8 @@ def factor_counts(K: sp.csc_matrix, amd: bool = True) -> dict:
             "max_column": int(counts.max())}
 
 
-def mumps_analysis(H: sp.spmatrix, J: sp.spmatrix, ineq: np.ndarray) -> dict:
+def mumps_analysis(H: sp.spmatrix, J: sp.spmatrix, ineq: np.ndarray,
+                   **ipopt_options) -> dict:
     """MUMPS's own analysis of the augmented system of this pattern, through IPOPT.
 
     A stand-in NLP with these Hessian and Jacobian patterns (random coefficients: the
@@ -105,7 +106,8 @@ def mumps_analysis(H: sp.spmatrix, J: sp.spmatrix, ineq: np.ndarray) -> dict:
     lbg = np.where(ineq, -1.0, 0.0)
     ubg = np.where(ineq, 1.0, 0.0)
     opts = {"ipopt.max_iter": 1, "ipopt.mumps_print_level": 2, "print_time": False,
-            "ipopt.print_level": 0, "ipopt.sb": "yes", "ipopt.constr_mult_init_max": 0.0}
+            "ipopt.print_level": 0, "ipopt.sb": "yes", "ipopt.constr_mult_init_max": 0.0,
+            **{f"ipopt.{k}": v for k, v in ipopt_options.items()}}
     solver = ca.nlpsol("pattern", "ipopt", {"x": x, "f": f, "g": ca.mtimes(A, x)}, opts)
     with tempfile.TemporaryFile("w+") as tmp:  # MUMPS writes to the C stdout
         saved = os.dup(1)
