@@ -4,13 +4,17 @@ Builds the pattern of the augmented system IPOPT hands to MUMPS (Lagrangian Hess
 slacks of the inequality rows, constraint Jacobian, every diagonal) from the compiled
 backend's functions, and counts the entries of an LDL^T factor (CasADi's symbolic LDL,
 AMD ordering, 1x1 pivots: a lower bound on what MUMPS stores, which also delays pivots)
-and the operations of its elimination (sum of squared column counts). The same count for
+and the operations of its elimination (sum of squared column counts), and MUMPS's own
+analysis of the same pattern (see :mod:`clamber.jumper.formulation.kkt`). The same for
 variants of the pattern says which coupling costs what:
 - as built;
 - without the global columns (height, front anchor, impulses);
 - without the objective's coupling of the height with every phase's time step;
 - without the periodicity rows (the ring that ties the last node to the first);
 - without all three (a pure chain of stages);
+- without the motor-line rows (``drop_duplicate_rows``);
+- the height and front anchor lifted into per-node copies (and the period a running
+  clock), variables and rows in stage order: the stage-wise reformulation's pattern;
 - stage-wise natural order (every variable and row sorted by its node), no AMD.
 The variants are not solvable problems, they price the couplings.
 Prints one JSON object on its last line.
@@ -21,13 +25,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 
-import casadi as ca
 import numpy as np
 import scipy.sparse as sp
 
+from clamber.jumper.formulation.kkt import augmented, factor_counts, kkt_pattern, mumps_analysis
 from clamber.jumper.formulation.problem import JumperProblem
 from clamber.jumper.schedule import PHASES, RESOLUTIONS
 from clamber.jumper.settings import OptimizationSettings
@@ -35,100 +38,6 @@ from clamber.jumper.solve import problem_for
 
 GLOBALS = ("height", "front_anchor", "impulse_catch_front", "impulse_settle_rear",
            "impulse_settle_front")
-
-
-def _csc(spx: ca.Sparsity) -> sp.csc_matrix:
-    r, c = spx.get_triplet()
-    return sp.csc_matrix((np.ones(len(r)), (r, c)), shape=spx.shape)
-
-
-def kkt_parts(pr: JumperProblem, s: OptimizationSettings) -> dict:
-    """Hessian (full symmetric), Jacobian, and which rows are inequalities."""
-    if "kkt_parts" not in pr._library:
-        fns = pr.nlp_functions()
-        H = _csc(fns["nlp_hess_l"].sparsity_out(0))
-        J = _csc(fns["nlp_jac_g"].sparsity_out(1))
-        pr._library["kkt_parts"] = (H + H.T, J)
-    H, J = pr._library["kkt_parts"]
-    lbg, ubg = pr.constraint_bounds(s)
-    return {"H": (H != 0).astype(float), "J": J, "ineq": lbg < ubg}
-
-
-def augmented(H: sp.spmatrix, J: sp.spmatrix, ineq: np.ndarray) -> sp.csc_matrix:
-    """IPOPT's augmented system pattern [W+D, 0, J^T; 0, D_s, -I_d^T; J, -I_d, D_c]
-    (variables x, slacks s of the inequality rows, multipliers y), diagonals included."""
-    n, m = H.shape[0], J.shape[0]
-    rows_d = np.flatnonzero(ineq)
-    md = rows_d.size
-    S = sp.csc_matrix((np.ones(md), (rows_d, np.arange(md))), shape=(m, md))
-    K = sp.bmat([[H, None, J.T], [None, sp.eye(md), S.T], [J, S, None]], format="csc")
-    K = (K + sp.eye(n + md + m)).tocsc()
-    K.data[:] = 1.0
-    return K
-
-
-def factor_counts(K: sp.csc_matrix, amd: bool = True) -> dict:
-    """Entries of L (with its diagonal) and elimination operations of LDL^T of pattern K."""
-    K = K.tocoo()
-    spx = ca.Sparsity.triplet(K.shape[0], K.shape[1], K.row.tolist(), K.col.tolist())
-    Lt, _ = spx.ldl(amd)
-    counts = np.diff(np.array(Lt.T.colind()))  # strictly-lower entries per column of L
-    upper = int((K.row <= K.col).sum())
-    return {"dimension": K.shape[0], "nonzeros_upper": upper,
-            "factor_entries": int(counts.sum() + K.shape[0]),
-            "fill_ratio": float((counts.sum() + K.shape[0]) / upper),
-            "operations": float(np.sum(counts.astype(float) ** 2 + counts)),
-            "max_column": int(counts.max())}
-
-
-def mumps_analysis(H: sp.spmatrix, J: sp.spmatrix, ineq: np.ndarray,
-                   **ipopt_options) -> dict:
-    """MUMPS's own analysis of the augmented system of this pattern, through IPOPT.
-
-    A stand-in NLP with these Hessian and Jacobian patterns (random coefficients: the
-    ordering and the estimates depend on the pattern only) runs one IPOPT iteration
-    with MUMPS's statistics printed; returns MUMPS's estimated entries in the factors
-    (INFOG(20)) and operations (RINFOG(1)) and the KKT dimension and nonzeros it got.
-    """
-    import os
-    import tempfile
-
-    rng = np.random.default_rng(0)
-    n, m = H.shape[0], J.shape[0]
-    x = ca.SX.sym("x", n)
-    Hu = sp.triu(H).tocoo()
-    f = ca.dot(ca.DM(1 + rng.random(Hu.nnz)),
-               x[Hu.row.tolist()] * x[Hu.col.tolist()]) if Hu.nnz else 0
-    Jc = J.tocsc()
-    Jc.sort_indices()
-    A = ca.DM(ca.Sparsity(m, n, Jc.indptr.tolist(), Jc.indices.tolist()),
-              1 + rng.random(Jc.nnz))
-    lbg = np.where(ineq, -1.0, 0.0)
-    ubg = np.where(ineq, 1.0, 0.0)
-    opts = {"ipopt.max_iter": 1, "ipopt.mumps_print_level": 2, "print_time": False,
-            "ipopt.print_level": 0, "ipopt.sb": "yes", "ipopt.constr_mult_init_max": 0.0,
-            **{f"ipopt.{k}": v for k, v in ipopt_options.items()}}
-    solver = ca.nlpsol("pattern", "ipopt", {"x": x, "f": f, "g": ca.mtimes(A, x)}, opts)
-    with tempfile.TemporaryFile("w+") as tmp:  # MUMPS writes to the C stdout
-        saved = os.dup(1)
-        sys.stdout.flush()
-        os.dup2(tmp.fileno(), 1)
-        try:
-            solver(x0=0.1 * rng.random(n), lbg=lbg, ubg=ubg)
-        finally:
-            sys.stdout.flush()
-            os.dup2(saved, 1)
-            os.close(saved)
-        tmp.seek(0)
-        text = tmp.read()
-    nnz = re.search(r"JOB, N, NNZ =\s+1\s+(\d+)\s+(\d+)", text)
-    est = re.search(r"\(20\) Number of entries in factors \(estim.\)\s+=\s+(\S+)", text)
-    ops = re.search(r"RINFOG\(1\) Operations during elimination \(estim\)=\s*(\S+)", text)
-    out = {"dimension": int(nnz.group(1)), "nonzeros": int(nnz.group(2)),
-           "factor_entries_estimated": int(est.group(1)),
-           "operations_estimated": float(ops.group(1).replace("D", "e"))}
-    out["fill_ratio_estimated"] = out["factor_entries_estimated"] / out["nonzeros"]
-    return out
 
 
 def variable_stages(pr: JumperProblem) -> np.ndarray:
@@ -239,8 +148,8 @@ def lifted(pr: JumperProblem, H: sp.spmatrix, J: sp.spmatrix, ineq: np.ndarray,
 def analyse(resolution: str, mumps: bool = True) -> dict:
     s = OptimizationSettings()
     pr = problem_for(RESOLUTIONS[resolution], s)
-    parts = kkt_parts(pr, s)
-    H, J, ineq = parts["H"], parts["J"], parts["ineq"]
+    parts = kkt_pattern(pr, s)
+    H, J, ineq = parts.hessian, parts.jacobian, parts.inequality
     n = H.shape[0]
     glob = np.zeros(n, bool)
     for name in GLOBALS:

@@ -70,3 +70,47 @@ def test_drop_duplicate_rows_must_be_a_bool(value):
     """drop_duplicate_rows takes True or False only; anything else is a ConfigError."""
     with pytest.raises(ConfigError, match="drop_duplicate_rows"):
         OptimizationSettings(drop_duplicate_rows=value)
+
+
+def test_symbolic_factor_counts_match_the_arrow_matrix():
+    """An arrow pattern (dense first row and column, diagonal) fills L completely in its
+    natural order, n (n + 1) / 2 entries and sum_j (c_j^2 + c_j) operations with column
+    counts c_j = n - 1 - j, and not at all under AMD (2n - 1 entries), by hand."""
+    import scipy.sparse as sp
+
+    from clamber.jumper.formulation.kkt import factor_counts
+
+    n = 40
+    K = sp.lil_matrix((n, n))
+    K[0, :] = 1
+    K[:, 0] = 1
+    K.setdiag(1)
+    natural = factor_counts(K.tocsc(), amd=False)
+    c = np.arange(n - 1, -1, -1, dtype=float)
+    assert natural["factor_entries"] == n * (n + 1) // 2
+    assert natural["operations"] == pytest.approx(np.sum(c**2 + c))
+    assert factor_counts(K.tocsc(), amd=True)["factor_entries"] == 2 * n - 1
+
+
+def test_augmented_system_is_the_one_ipopt_hands_to_mumps():
+    """The augmented pattern built from the NLP's derivative patterns (variables, a slack
+    per inequality row, multipliers) has the dimension of the KKT system IPOPT gives
+    MUMPS for the same patterns, and its entries up to duplicates MUMPS counts twice."""
+    import scipy.sparse as sp
+
+    from clamber.jumper.formulation.kkt import augmented, kkt_pattern, mumps_analysis
+    from clamber.jumper.formulation.problem import build_problem
+
+    s = OptimizationSettings()
+    pr = build_problem((3, 2, 3, 2, 2), s.collocation, s.safe_region_front.A.shape[0],
+                       s.safe_region_rear.A.shape[0])
+    kkt = kkt_pattern(pr, s)
+    n, m = kkt.hessian.shape[0], kkt.jacobian.shape[0]
+    assert (n, kkt.jacobian.shape[1]) == (pr.variables.size, n) and m == pr.g.numel()
+    K = augmented(kkt.hessian, kkt.jacobian, kkt.inequality)
+    assert K.shape[0] == n + m + int(kkt.inequality.sum())
+    upper = sp.triu(K).nnz
+    got = mumps_analysis(kkt.hessian, kkt.jacobian, kkt.inequality)
+    assert got["dimension"] == K.shape[0]
+    assert upper <= got["nonzeros"] <= 1.05 * upper
+    assert got["factor_entries_estimated"] >= K.shape[0]
