@@ -162,6 +162,8 @@ class OptimizationSettings:
         d["safe_region_rear"] = self.safe_region_rear.to_dict()
         d["phase_duration_min"] = list(self.phase_duration_min)
         d["phase_duration_max"] = list(self.phase_duration_max)
+        if not self.drop_duplicate_rows:  # left out at its default: older runs resume
+            del d["drop_duplicate_rows"]
         return d
 
     @classmethod
