@@ -140,6 +140,17 @@ class _UpdateLayout(NamedTuple):
     Hp: np.ndarray
     r: np.ndarray
     noise: np.ndarray
+    skew_at: np.ndarray
+
+
+#: The skew matrix of ``d = (x, y, w)`` in the attitude columns 6-8 of a foot's three rows:
+#: entries (row, column) = sign * d[component], row by row.
+_SKEW_ROW = np.array([0, 0, 1, 1, 2, 2])
+_SKEW_COL = np.array([7, 8, 6, 8, 6, 7])
+_SKEW_FROM = np.array([2, 1, 2, 0, 1, 0])
+_SKEW_SIGN = np.array([-1.0, 1.0, 1.0, -1.0, -1.0, 1.0])
+#: Cyclic index shifts of a 3-vector (the two terms of a cross product's components).
+_NEXT, _AFTER = np.array([1, 2, 0]), np.array([2, 0, 1])
 
 
 class LegOdometryEkf:
@@ -168,6 +179,8 @@ class LegOdometryEkf:
         self._layouts: dict[tuple[tuple[str, ...], bool], _UpdateLayout] = {}
         #: The anchored legs of the last update and their anchors stacked (n, 3).
         self._stacked: tuple[tuple[str, ...], np.ndarray] | None = None
+        #: The contacts of the last update if all of them were anchored before it.
+        self._contacts: tuple[str, ...] | None = None
 
     def predict(self, specific_force: np.ndarray, rate: np.ndarray, dt: float) -> None:
         """Propagate over ``dt`` [s] with the IMU readings in {B}."""
@@ -207,9 +220,11 @@ class LegOdometryEkf:
             if use_v:
                 H[3 * n:, 3:6] = self._eye3
                 noise[3 * n:] = self.par.velocity_noise**2 / n
+            rows = 3 * np.arange(n)[:, None] + _SKEW_ROW
             lay = self._layouts[key] = _UpdateLayout(
                 n, m, np.array([_LEG_INDEX[leg] for leg in legs]), H,
-                H[:3 * n].reshape(n, 3, 15), np.empty(m), noise)
+                H[:3 * n].reshape(n, 3, 15), np.empty(m), noise,
+                (rows * 15 + _SKEW_COL).reshape(-1))
         return lay
 
     def update(self, q_joints: np.ndarray, contacts: tuple[str, ...], dt: float = 0.0) -> None:
@@ -218,44 +233,42 @@ class LegOdometryEkf:
         ``dt`` [s] is the time since the previous update (0: no velocity rows).
         """
         anchors = self.anchors
-        if len(anchors) != len(contacts) or any(leg not in anchors for leg in contacts):
+        feet = self._foot_positions(q_joints)
+        prev, self._prev_feet = self._prev_feet, feet
+        if contacts == self._contacts and self._stacked is not None:
+            legs_t = self._stacked[0]  # every foot in contact anchored at an earlier update
+        else:
             for leg in list(anchors):
                 if leg not in contacts:
                     del anchors[leg]
-        feet = self._foot_positions(q_joints)
-        prev, self._prev_feet = self._prev_feet, feet
-        legs = []
-        for leg in contacts:
-            if leg not in anchors:
-                anchors[leg] = self.p + self.R @ feet[LEG_NAMES.index(leg)]
+            legs = []
+            for leg in contacts:
+                if leg not in anchors:
+                    anchors[leg] = self.p + self.R @ feet[LEG_NAMES.index(leg)]
+                else:
+                    legs.append(leg)
+            self._contacts = tuple(contacts) if len(legs) == len(contacts) else None
+            if not legs:
                 self._stacked = None
-            else:
-                legs.append(leg)
-        if not legs:
-            return
-        legs_t = tuple(legs)
-        if self._stacked is None or self._stacked[0] != legs_t:
+                return
+            legs_t = tuple(legs)
             self._stacked = (legs_t, np.array([anchors[leg] for leg in legs_t]))
         use_v = dt > 0 and prev is not None
-        lay = self._layout(legs_t, use_v)
-        n, m, idx, H, Hp, r, noise = lay
-        z = feet[idx]
+        n, m, idx, H, Hp, r, noise, skew_at = self._layout(legs_t, use_v)
+        z = feet.take(idx, axis=0)
         d_body = (self._stacked[1] - self.p) @ self.R
         # The feet's velocity readings all measure v with the same noise: their mean is a
         # sufficient statistic (one 3-row measurement with the noise variance over n).
         Rt = self.R.T
         Hp[:, :, 0:3] = -Rt
-        x, y, w = d_body.T
-        Hp[:, 0, 7], Hp[:, 0, 8] = -w, y
-        Hp[:, 1, 6], Hp[:, 1, 8] = w, -x
-        Hp[:, 2, 6], Hp[:, 2, 7] = -y, x
+        # Attitude columns: each foot's rows hold skew(d_body) (written in one go).
+        H.reshape(-1)[skew_at] = (d_body.take(_SKEW_FROM, axis=1) * _SKEW_SIGN).reshape(-1)
         r[:3 * n] = (z - d_body).reshape(-1)
         if use_v:
             zm = z.sum(axis=0) / n
-            dz = (zm - prev[idx].sum(axis=0) / n) / dt
+            dz = (zm - prev.take(idx, axis=0).sum(axis=0) / n) / dt
             a = self.rate
-            wxz = np.array([a[1] * zm[2] - a[2] * zm[1], a[2] * zm[0] - a[0] * zm[2],
-                            a[0] * zm[1] - a[1] * zm[0]])
+            wxz = a.take(_NEXT) * zm.take(_AFTER) - a.take(_AFTER) * zm.take(_NEXT)
             r[3 * n:] = -(dz + wxz) @ Rt - self.v
         P = self.P
         PHt = P @ H.T

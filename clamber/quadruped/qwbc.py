@@ -120,7 +120,7 @@ class WrenchQP:
             model.setup(p.H, p.f, p.C, up, lo, self._sense(p))
             self._models[p.hard] = model
             self._swing[p.hard] = p.swing.copy()
-        elif not np.array_equal(self._swing[p.hard], p.swing):
+        elif self._swing[p.hard].tolist() != p.swing.tolist():
             model.update(H=p.H, f=p.f, A=p.C, bupper=up, blower=lo, sense=self._sense(p))
             self._swing[p.hard] = p.swing.copy()
         elif p.hard and not load_changed:

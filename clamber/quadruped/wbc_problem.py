@@ -93,7 +93,9 @@ def check_load(load) -> np.ndarray:
             raise ConfigError(f"unknown legs {sorted(unknown)}; legs are {', '.join(LEG_NAMES)}")
         load = [load.get(leg, 0.0) for leg in LEG_NAMES]
     a = np.asarray(load, dtype=float)
-    if a.shape != (N_LEGS,) or not np.isfinite(a).all() or a.min() < 0 or a.max() > 1:
+    # min and max are NaN if an entry is (a NaN fails both comparisons, an infinity one).
+    if a.shape != (N_LEGS,) or not (0.0 <= np.minimum.reduce(a)
+                                    and np.maximum.reduce(a) <= 1.0):
         raise ConfigError(f"load factors must be 4 numbers in [0, 1], got {a}")
     return a
 
@@ -188,8 +190,8 @@ class WrenchProblemBuilder:
         w3 = self._w3
         H, f = a["H"], a["f"]
         if hard:
-            H[:] = 0.0
-            H.flat[::N_WRENCH + 1] = 2.0 * (w2 + w3)
+            # Only the diagonal is ever written in the hard problem's H (zeros elsewhere).
+            H.reshape(-1)[::N_WRENCH + 1] = 2.0 * (w2 + w3)
             f[:] = -2.0 * w3 * F_prev
         else:
             AW = statics.A.T * w.w1
