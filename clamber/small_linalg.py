@@ -10,12 +10,14 @@ LAPACK ``gesv``) with the same signature, so the solution is bit for bit the one
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
-from numpy.linalg import LinAlgError
-from numpy.linalg import _umath_linalg
+from numpy.linalg import LinAlgError, _umath_linalg
 
 _SOLVE = _umath_linalg.solve
 _SOLVE1 = _umath_linalg.solve1
+_SUM = np.add.reduce
 
 
 def solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -23,7 +25,7 @@ def solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     of matrix right-hand sides, as many dimensions as ``a``). Raises ``LinAlgError`` if a
     system is singular (the solution is then not finite)."""
     x = _SOLVE(a, b, signature="dd->d")
-    if not np.isfinite(x.sum()):
+    if not math.isfinite(_SUM(x, axis=None)):
         raise LinAlgError("Singular matrix")
     return x
 
@@ -31,6 +33,6 @@ def solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def solve_vector(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``np.linalg.solve(a, b)`` for a float64 matrix ``a`` (n, n) and vector ``b`` (n,)."""
     x = _SOLVE1(a, b, signature="dd->d")
-    if not np.isfinite(x.sum()):
+    if not math.isfinite(_SUM(x, axis=None)):
         raise LinAlgError("Singular matrix")
     return x

@@ -155,7 +155,7 @@ def weighted_distribution(A: np.ndarray, B: np.ndarray, axis_weights: np.ndarray
     """
     inv_w = np.zeros(N_WRENCH)
     on = load > 0
-    inv_w[np.repeat(on, 6)] = (np.maximum(load[on], MIN_LOAD)[:, None] ** 2
+    inv_w[on.repeat(6)] = (np.maximum(load[on], MIN_LOAD)[:, None] ** 2
                                / axis_weights[None, :]).reshape(-1)
     AW = A * inv_w
     return inv_w * (A.T @ solve_vector(AW @ A.T, B))

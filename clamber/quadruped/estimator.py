@@ -60,11 +60,15 @@ def strapdown_step(ekf, specific_force: np.ndarray, rate: np.ndarray, dt: float)
     ekf.v += a * dt
     Rw = pin.exp3(w * dt)
     F = ekf._F
-    if getattr(ekf, "_F_dt", None) != dt:
+    work = getattr(ekf, "_strapdown", None)  # (dt of F's constant blocks, skew buffer)
+    if work is None or work[0] != dt:
         F[0:3, 3:6] = ekf._eye3 * dt
         F[6:9, 12:15] = -ekf._eye3 * dt
-        ekf._F_dt = dt
-    F[3:6, 6:9] = -R @ skew(f) * dt
+        work = ekf._strapdown = (dt, np.zeros((3, 3)))
+    S = work[1]
+    S[0, 1], S[0, 2], S[1, 2] = -f[2], f[1], -f[0]
+    S[1, 0], S[2, 0], S[2, 1] = f[2], -f[1], f[0]
+    F[3:6, 6:9] = -R @ S * dt
     F[3:6, 9:12] = -R * dt
     F[6:9, 6:9] = Rw.T
     ekf.R = R @ Rw

@@ -150,7 +150,7 @@ class WrenchQP:
             if flag not in _OK or not np.isfinite(x).all():
                 status, x, lam = WrenchStatus.FAILED, np.zeros(N_WRENCH), np.zeros_like(lam)
         if p.swing.any():
-            x[np.repeat(p.swing, 6)] = 0.0  # exact zeros, not DAQP's 1e-30 round-off
+            x[p.swing.repeat(6)] = 0.0  # exact zeros, not DAQP's 1e-30 round-off
         self.F_prev[:] = x
         self._last_load = load
         return WrenchSolution(status, x.copy(), lam.copy(), p, its, dt)

@@ -115,5 +115,5 @@ def limits_active(ctrl: Controller, rtol: float = 1e-6) -> bool:
     tol = rtol * (np.abs(ub) + 1.0)
     on = (F >= ub - tol) | (F <= lb + tol)
     if p.swing.any():
-        on &= np.repeat(~p.swing, 6)
+        on &= (~p.swing).repeat(6)
     return bool(on.any())

@@ -208,8 +208,8 @@ class WrenchProblemBuilder:
         if self._box_lower is not None:
             # Every gripper a box: each bound is its box times the load (0 swinging), as the
             # loop below writes them one gripper at a time.
-            swing6 = np.repeat(swing, 6)
-            load6 = np.repeat(load, 6)
+            swing6 = swing.repeat(6)
+            load6 = load.repeat(6)
             np.multiply(self._box_lower, load6, out=lb)
             np.multiply(self._box_upper, load6, out=ub)
             lb[swing6] = 0.0
@@ -233,7 +233,7 @@ class WrenchProblemBuilder:
         if flat is None:
             flat = self._jt_flat[r] = (r + self._jt_rows) * N_WRENCH + self._jt_cols
         C.reshape(-1)[flat] = statics.leg_jacobians.transpose(0, 2, 1).reshape(-1)
-        free = np.repeat(swing | (not self.torque_rows), JOINTS_PER_LEG)
+        free = (swing | (not self.torque_rows)).repeat(JOINTS_PER_LEG)
         lo[r:] = np.where(free, -INF, statics.tau_bias - self.tau_max)
         up[r:] = np.where(free, INF, statics.tau_bias + self.tau_max)
         return WrenchProblem(H, f, lb, ub, C, lo, up, hard, 6 if hard else 0, swing, statics)
