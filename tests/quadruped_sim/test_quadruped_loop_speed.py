@@ -225,3 +225,57 @@ def test_box_bounds_and_active_limits_equal_the_per_gripper_code():
         plain = bool(np.any(sol.F[stance] >= a.ub[stance] - tol)
                      or np.any(sol.F[stance] <= a.lb[stance] + tol))
         assert limits_active(ctrl) == plain
+
+
+def _plain_sole_ik(rm, leg, position, normal, q_start, iterations=100, damping=1e-3):
+    """The planner's sole IK written with NumPy's public functions (the reference)."""
+    from clamber.quadruped.model import NV_BASE, leg_slice
+
+    def dls(A, e, d):
+        return A.T @ np.linalg.solve(A @ A.T + d**2 * np.eye(A.shape[0]), e)
+
+    q = np.array(q_start, dtype=float)
+    i = LEG_NAMES.index(leg)
+    sl = leg_slice(leg)
+    cols = slice(NV_BASE + sl.start, NV_BASE + sl.stop)
+    fid = rm.foot_ids[i]
+    n = np.asarray(normal, dtype=float) / np.linalg.norm(normal)
+    eye = np.eye(sl.stop - sl.start)
+    for _ in range(iterations):
+        pin.computeJointJacobians(rm.model, rm.data, body_configuration(q))
+        pin.updateFramePlacements(rm.model, rm.data)
+        M = rm.data.oMf[fid]
+        z = M.rotation[:, 2]
+        ep, er = position - M.translation, np.cross(z, n)
+        if np.linalg.norm(ep) < 1e-7 and np.linalg.norm(er) < 1e-6:
+            break
+        J = pin.getFrameJacobian(rm.model, rm.data, fid, pin.LOCAL_WORLD_ALIGNED)[:, cols]
+        Jp, Jr = J[:3], (np.eye(3) - np.outer(z, z)) @ J[3:]
+        dq1 = dls(Jp, ep, damping)
+        N = eye - np.linalg.pinv(Jp, rcond=1e-6) @ Jp
+        dq = dq1 + N @ dls(Jr @ N, er - Jr @ dq1, 1e-2)
+        q[sl] = np.clip(q[sl] + dq, rm.q_min[sl], rm.q_max[sl])
+    pin.framesForwardKinematics(rm.model, rm.data, body_configuration(q))
+    M = rm.data.oMf[fid]
+    tilt = float(np.arccos(np.clip(M.rotation[:, 2] @ n, -1.0, 1.0)))
+    return q, float(np.linalg.norm(position - M.translation)), tilt
+
+
+def test_planner_sole_ik_equals_its_plain_form():
+    """The planner's sole IK (unwrapped solves, pseudo-inverse and cross products) returns
+    the joint angles, position error and tilt of the same iteration written with NumPy's
+    public functions, bit for bit, for reachable and unreachable targets of every leg."""
+    from clamber.quadruped.planning.stance import sole_ik
+
+    rm = RobotModel()
+    rng = np.random.default_rng(0)
+    q0 = rm.robot.default_joint_angles()
+    pin.framesForwardKinematics(rm.model, rm.data, body_configuration(q0))
+    feet = [rm.data.oMf[f].translation.copy() for f in rm.foot_ids]
+    for k in range(12):
+        leg = LEG_NAMES[k % 4]
+        p = feet[k % 4] + rng.normal(0, 0.3 if k % 3 == 0 else 0.04, 3)
+        n = rng.normal(size=3) + np.array([0.0, 0.0, 3.0])
+        q, e, t = sole_ik(rm, leg, p, n, q0, iterations=40)
+        q_ref, e_ref, t_ref = _plain_sole_ik(rm, leg, p, n, q0, iterations=40)
+        assert np.array_equal(q, q_ref) and e == e_ref and t == t_ref
