@@ -28,6 +28,7 @@ EXAMPLES_CODESIGN = """examples:
   clamber jumper codesign --scheduler-file scheduler.json   # a dask-jobqueue cluster
   clamber jumper codesign --cma-option tolfun=1e-3 --dashboard
   clamber jumper codesign --settings tuned.toml    # any optimization setting, safe regions too
+  clamber jumper codesign --fitness robust --landing-score climbs --workers 2 --json
 A generation runs at most --popsize evaluations at once, so more workers than that idle.
 """
 EXAMPLES_SWEEP = """examples:
@@ -73,6 +74,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     help="run every landing trial of every candidate (the robust fitness "
                     "otherwise stops a candidate's climbs once it cannot beat the best of "
                     "the finished generations)")
+    cd.add_argument("--landing-score", choices=("jumps", "climbs"),
+                    help="with --fitness robust: score the jumps landed ready before each "
+                    "climb's first failure (expected speed, default) or only the climbs "
+                    "that land all ten jumps (speed x climb success rate)")
     cd.add_argument("--starts", type=number_type(int, 1, 100),
                     help="optimizer starts per candidate, run as separate tasks (warm/seed, "
                     "designed guess, then seeded random guesses; default 1)")
@@ -122,7 +127,8 @@ def _fitness_from_dict(d: dict[str, Any]):
                          landing_trials=d.get("landing_trials", 0),
                          landing_controller=d.get("landing_controller", "closed-loop"),
                          landing_jumps=d.get("landing_jumps", 1), starts=d.get("starts", 1),
-                         landing_race=d.get("landing_race", False))
+                         landing_race=d.get("landing_race", False),
+                         landing_score=d.get("landing_score", "jumps"))
 
 
 def codesign_config(args: argparse.Namespace):
@@ -161,13 +167,16 @@ def codesign_config(args: argparse.Namespace):
                                 refine=refine, failure_speed=fitness.failure_speed,
                                 landing_trials=landing,
                                 landing_controller=fitness.landing_controller,
-                                landing_jumps=jumps, starts=starts, landing_race=race)
+                                landing_jumps=jumps, starts=starts, landing_race=race,
+                                landing_score=fitness.landing_score)
     from dataclasses import replace
 
     if args.starts is not None:
         fitness = replace(fitness, starts=args.starts)
     if args.no_race:
         fitness = replace(fitness, landing_race=False)
+    if args.landing_score is not None:
+        fitness = replace(fitness, landing_score=args.landing_score)
 
     def pick(name):
         v = getattr(args, name)

@@ -169,10 +169,14 @@ def _codesign_notes(result: Any, live: bool) -> str:
              "(cma.plot('RUN_DIR/cma/') draws it).")
     fitness = result.config.fitness
     if fitness.landing_trials > 0:
-        notes = (f"Fitness: expected speed, the planned speed times the fraction of "
+        counted = ("of the jumps of " if fitness.landing_score == "jumps"
+                   else "of ")
+        what = ("landed ready before the first failure"
+                if counted == "of the jumps of " else "that landed every jump ready")
+        notes = (f"Fitness: the planned speed times the fraction {counted}"
                  f"{fitness.landing_trials} seeded {fitness.landing_jumps}-jump climbs "
-                 f"({fitness.landing_controller}, calibrated simulator) landed ready before "
-                 f"the first failure; best of {fitness.starts} optimizer start(s) per "
+                 f"({fitness.landing_controller}, calibrated simulator) {what}; "
+                 f"best of {fitness.starts} optimizer start(s) per "
                  "candidate. "
                  + ("Climbs stop once a candidate cannot reach the best fitness of the "
                     "finished generations; it then scores the estimate from the climbs run "
