@@ -147,12 +147,6 @@ class WrenchSet:
         v = w @ self._stacked
         return np.maximum(v[:, :self._n_cuts].max(axis=1), 0.0)
 
-    def lower_all(self, w: np.ndarray) -> np.ndarray:
-        """The lower bounds of :meth:`bounds` of a stack of wrenches (steps, k, 6), (steps, k):
-        each slice's numbers are those of :meth:`bounds` on it."""
-        v = w @ self._stacked
-        return np.maximum(v[..., :self._n_cuts].max(axis=-1), 0.0)
-
     def upper_all(self, w: np.ndarray) -> np.ndarray:
         """:meth:`upper` of a stack of wrenches (steps, k, 6), (steps, k): each slice's
         numbers are those of :meth:`upper` on it."""
