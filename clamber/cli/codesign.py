@@ -78,6 +78,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     help="with --fitness robust: score the jumps landed ready before each "
                     "climb's first failure (expected speed, default) or only the climbs "
                     "that land all ten jumps (speed x climb success rate)")
+    cd.add_argument("--finalists", type=number_type(int, 0, 100),
+                    help="with --fitness robust: rescore this many best designs on held-out "
+                    "climbs after the run and recommend the best of them (default 5; 0: "
+                    "skip; written to RUN_DIR/validation.json)")
+    cd.add_argument("--validation-trials", type=number_type(int, 1, 10_000),
+                    help="held-out climbs per finalist (default 100, master seed 1000)")
     cd.add_argument("--starts", type=number_type(int, 1, 100),
                     help="optimizer starts per candidate, run as separate tasks (warm/seed, "
                     "designed guess, then seeded random guesses; default 1)")
@@ -244,12 +250,32 @@ def codesign_command(args: argparse.Namespace) -> dict[str, Any]:
         with evaluator_for(args) as evaluator:
             result = run_codesign(config, run_dir, evaluator, resume=bool(args.resume),
                                   progress=bar, on_generation=report)
+            bar.close()
+            validation = _validation(args, result, evaluator)
     finally:
         bar.close()
-    summary = write_codesign_outputs(result, figures=not args.no_figures)
+    summary = write_codesign_outputs(result, figures=not args.no_figures,
+                                     validation=validation)
     summary["wall_time_s"] = time.perf_counter() - t0
     return _ordered(summary, ("best_speed_mps", "best_morphology", "generations",
                               "evaluations", "failed_evaluations", "wall_time_s", "run_dir"))
+
+
+def _validation(args: argparse.Namespace, result, evaluator) -> dict[str, Any] | None:
+    """Held-out climbs of the finalists of a robust co-design, or None."""
+    from clamber.experiments.finalists import (
+        FINALISTS,
+        VALIDATION_TRIALS,
+        validate_finalists,
+    )
+
+    count = FINALISTS if args.finalists is None else args.finalists
+    if result.config.fitness.landing_trials <= 0 or count == 0 or result.best is None:
+        return None
+    if not args.no_progress:
+        print(f"held-out climbs of {count} finalists ...", file=sys.stderr)
+    trials = VALIDATION_TRIALS if args.validation_trials is None else args.validation_trials
+    return validate_finalists(result, evaluator, count=count, trials=trials)
 
 
 def sweep_command(args: argparse.Namespace) -> dict[str, Any]:

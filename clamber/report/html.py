@@ -125,18 +125,28 @@ FINDING_LABELS = {
 LIVE_REFRESH_S = 30
 
 
-def write_codesign_outputs(result: Any, figures: bool = True,
-                           live: bool = False) -> dict[str, Any]:
+def write_codesign_outputs(result: Any, figures: bool = True, live: bool = False,
+                           validation: dict[str, Any] | None = None) -> dict[str, Any]:
     """Best morphology, summary.json, figures and report.html of a co-design result.
 
     ``live``: the run is still going (called after each generation); the page says how
-    far it is and reloads itself. Returns the run summary with the paths of what was
-    written.
+    far it is and reloads itself. ``validation``: the finalists' held-out climbs
+    (:func:`~clamber.experiments.finalists.validate_finalists`), summarized as the
+    ``validated_*`` keys. Returns the run summary with the paths of what was written.
     """
     from clamber.report.codesign import save_codesign_figures
 
     run_dir = result.run_dir
     summary = result.summary()
+    if validation is not None and validation.get("best") is not None:
+        b = validation["best"]
+        summary.update({
+            "validated_speed_mps": b["speed_mps"], "validated_fitness_mps": b["fitness_mps"],
+            "validated_ready_rate": b["ready_rate"],
+            "validated_climb_success_rate": b["climb_success_rate"],
+            "validated_expected_speed_mps": b["expected_speed_mps"],
+            "validated_trajectory": str(Path(result.run_dir) / b["trajectory"]),
+            "validation": {k: v for k, v in validation.items() if k != "best"}})
     solution = None
     if result.best_solution_path is not None:
         from clamber.jumper.solution import TrajectorySolution
@@ -152,7 +162,7 @@ def write_codesign_outputs(result: Any, figures: bool = True,
     findings = summary.get("findings")
     labelled = ({FINDING_LABELS[k]: v for k, v in findings.items()} if findings else None)
     table = {k: v for k, v in summary.items()
-             if k not in ("best_morphology", "findings", "figures")}
+             if k not in ("best_morphology", "findings", "figures", "validation")}
     report = write_report(run_dir, "Jump-climber co-design (CMA-ES)", table,
                           result.config.to_dict(), {n.replace("_", " "): p
                                                     for n, p in paths.items()},
