@@ -13,10 +13,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numpy.linalg import LinAlgError, _umath_linalg
+from numpy.linalg import LinAlgError
 
-_SOLVE = _umath_linalg.solve
-_SOLVE1 = _umath_linalg.solve1
+try:  # a private NumPy module: a NumPy without it gets the public (slower) path
+    from numpy.linalg import _umath_linalg
+
+    _SOLVE = _umath_linalg.solve
+    _SOLVE1 = _umath_linalg.solve1
+except (ImportError, AttributeError):  # pragma: no cover - depends on the NumPy build
+    _umath_linalg = None
 _SUM = np.add.reduce
 
 
@@ -24,6 +29,8 @@ def solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``np.linalg.solve(a, b)`` for float64 ``a`` (..., n, n) and ``b`` (..., n, k) (a stack
     of matrix right-hand sides, as many dimensions as ``a``). Raises ``LinAlgError`` if a
     system is singular (the solution is then not finite)."""
+    if _umath_linalg is None:  # pragma: no cover
+        return np.linalg.solve(a, b)
     x = _SOLVE(a, b, signature="dd->d")
     if not math.isfinite(_SUM(x, axis=None)):
         raise LinAlgError("Singular matrix")
@@ -32,6 +39,8 @@ def solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def solve_vector(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``np.linalg.solve(a, b)`` for a float64 matrix ``a`` (n, n) and vector ``b`` (n,)."""
+    if _umath_linalg is None:  # pragma: no cover
+        return np.linalg.solve(a, b)
     x = _SOLVE1(a, b, signature="dd->d")
     if not math.isfinite(_SUM(x, axis=None)):
         raise LinAlgError("Singular matrix")
