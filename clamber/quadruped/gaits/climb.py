@@ -157,6 +157,9 @@ class ClimbGait:
         #: Optional sole attitudes [{S}] on landing, ``landing[leg][k]`` for hold k (None:
         #: the sole keeps its attitude from lift-off, the default).
         self.landing: dict[str, list[np.ndarray | None]] = {}
+        #: Optional body positions [m, {S}] to move to after swing ``k`` (``bodies[k]``; none:
+        #: over the centre of the four footholds, the default).
+        self.bodies: dict[int, np.ndarray] = {}
         self.index = dict.fromkeys(LEG_NAMES, 0)
         self.step_no = 0
         self.phase = ClimbPhase.SETTLE
@@ -228,7 +231,9 @@ class ClimbGait:
             load[leg] = min(1.0, cubic(elapsed / p.reload_time)[0])
             if elapsed >= p.reload_time:
                 self.body_from, self.index[leg] = self.body_to.copy(), self.index[leg] + 1
-                self.body_to = self.body_target()
+                planned = self.bodies.get(self.step_no)
+                self.body_to = self.body_target() if planned is None else \
+                    np.asarray(planned, dtype=float).copy()
                 self._enter(ClimbPhase.BODY, t)
         elif ph is ClimbPhase.BODY:
             pos, vel, acc = self._body_ref(t, p.body_time)

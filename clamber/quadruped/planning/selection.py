@@ -36,7 +36,12 @@ from clamber.attachment.wrench_limits import WrenchLimits
 from clamber.exceptions import ConfigError
 from clamber.quadruped.model import RobotModel
 from clamber.quadruped.planning.holds import HoldCandidate, HoldMap
-from clamber.quadruped.planning.stance import HELD_TILT_TOLERANCE, body_over, reach, support
+from clamber.quadruped.planning.stance import (
+    body_over,
+    reach,
+    shifted_body,
+    support,
+)
 from clamber.quadruped.robot import LEG_NAMES
 from clamber.quadruped.rock.holding import hold_limits
 from clamber.quadruped.statics import StaticsEvaluator
@@ -109,6 +114,8 @@ class PlannerSettings:
     max_checks: int = 10
     capacity_margin: float = 0.8
     standoff_offsets: tuple[float, ...] = (0.0, -0.02, 0.04)
+    body_shift: float = 0.04
+    shift_steps: int = 2
 
     def __post_init__(self) -> None:
         if not (self.radius > 0 and self.max_checks >= 1 and 0 < self.capacity_margin <= 1):
@@ -180,6 +187,37 @@ class HoldPlanner:
         n = ctx.body.rotation[:, 2]
         return sorted(ahead, key=lambda c: -self._score(c, target, n))
 
+    def _bodies(self, ctx: StepContext, tops: dict, normals: dict, body: pin.SE3):
+        """Body poses over the new stance from which every leg reaches its hold, with their
+        reach: at each standoff offset, the body over the holds' centroid or shifted in the
+        wall's plane toward the holds the legs fall short of (:func:`shifted_body`)."""
+        s = self.settings
+        n = body.rotation[:, 2]
+        centre = body
+        for dz in s.standoff_offsets:
+            centre = pin.SE3(centre.rotation, centre.translation + dz * n)
+            found = shifted_body(self.rm, centre, tops, normals, ctx.q, s.body_shift,
+                                 s.shift_steps)
+            if found is not None:
+                yield found
+
+    def _place(self, ctx: StepContext, tops: dict, normals: dict, body: pin.SE3,
+               c: HoldCandidate) -> tuple | str:
+        """The first body pose of :meth:`_bodies` over which the wrench QP balances the body
+        on the new stance and on the next swing's three legs; else why none did."""
+        s, rm, leg = self.settings, self.rm, ctx.leg
+        factors = [c.factor if x == leg else ctx.holds[x].factor for x in LEG_NAMES]
+        limits = [hold_limits(f * s.capacity_margin) for f in factors]
+        why = "stance reach"
+        for b, r in self._bodies(ctx, tops, normals, body):
+            full = support(rm, self.statics, b, r.q, limits)
+            if full.stable:
+                three = support(rm, self.statics, b, r.q, limits, swing=ctx.next_leg)
+                if three.stable:
+                    return b, r, full, three
+            why = "stability"
+        return why
+
     def choose(self, ctx: StepContext, exclude: set[tuple[int, int]]) -> Choice:
         s, rm, leg = self.settings, self.rm, ctx.leg
         target = nominal_foothold(ctx.body, ctx.hold_map, leg, s.lead)
@@ -200,21 +238,11 @@ class HoldPlanner:
                 rejected["swing reach"] += 1
                 continue
             full_checks += 1
-            for dz in s.standoff_offsets:
-                body = pin.SE3(body.rotation, body.translation + dz * body.rotation[:, 2])
-                r = reach(rm, body, tops, normals, ctx.q)
-                if r.within(HELD_TILT_TOLERANCE):
-                    break
-            else:
-                rejected["stance reach"] += 1
+            placed = self._place(ctx, tops, normals, body, c)
+            if isinstance(placed, str):
+                rejected[placed] += 1
                 continue
-            factors = [c.factor if x == leg else ctx.holds[x].factor for x in LEG_NAMES]
-            limits = [hold_limits(f * s.capacity_margin) for f in factors]
-            full = support(rm, self.statics, body, r.q, limits)
-            three = support(rm, self.statics, body, r.q, limits, swing=ctx.next_leg)
-            if not (full.stable and three.stable):
-                rejected["stability"] += 1
-                continue
+            body, r, full, three = placed
             k = int(np.argmax([full.gauges[i], three.gauges[i]]))
             w = (full, three)[k].wrenches[i].copy()
             peak = max(full.gauges.max(), three.gauges.max())

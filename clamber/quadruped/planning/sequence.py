@@ -42,13 +42,15 @@ MAX_STEPS = 200
 @dataclass(frozen=True)
 class PlannedStep:
     """One swing: the leg, the hold as the map shows it, the wrench [N, N m] the plan
-    expects on it, and the sole's attitude in {S} on landing as the leg reaches it from the
-    body before the swing (the 5-DOF leg sets the sole's tilt with its position)."""
+    expects on it, the sole's attitude in {S} on landing as the leg reaches it from the
+    body before the swing (the 5-DOF leg sets the sole's tilt with its position), and the
+    body position [m, {S}] the plan moves to over the new stance."""
 
     leg: str
     hold: Foothold
     expected_wrench: np.ndarray
     sole_rotation: np.ndarray | None = None
+    body: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -127,7 +129,7 @@ class SequencePlanner:
         landing = reach(self.rm, self.body, {leg: c.top}, {leg: c.normal}, self.q, legs=(leg,))
         sole = foot_poses(self.rm, body_configuration(landing.q))[LEG_NAMES.index(leg)]
         step = PlannedStep(leg, hold, choice.expected_wrench,
-                           self.body.rotation @ sole.rotation)
+                           self.body.rotation @ sole.rotation, choice.body.translation.copy())
         self.steps.append(step)
         self.holds = {**self.holds, leg: hold}
         self.body, self.q = choice.body, choice.q

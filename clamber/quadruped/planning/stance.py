@@ -16,7 +16,7 @@ import numpy as np
 import pinocchio as pin
 
 from clamber.attachment.wrench_limits import WrenchLimits
-from clamber.quadruped.kinematics import body_configuration
+from clamber.quadruped.kinematics import body_configuration, foot_poses
 from clamber.quadruped.model import NV_BASE, RobotModel, RobotState, leg_slice
 from clamber.quadruped.qwbc import WrenchQP, WrenchStatus
 from clamber.quadruped.robot import LEG_NAMES
@@ -124,6 +124,41 @@ def reach(rm: RobotModel, body: pin.SE3, tops: dict[str, np.ndarray],
                 q1, e1, t1 = q2, e2, t2
         q, errors[leg], tilts[leg] = q1, e1, t1
     return Reach(q, errors, tilts)
+
+
+def shifted_body(rm: RobotModel, body: pin.SE3, tops: dict[str, np.ndarray],
+                 normals: dict[str, np.ndarray], q_start: np.ndarray, max_shift: float = 0.04,
+                 steps: int = 2) -> tuple[pin.SE3, Reach] | None:
+    """A body pose near ``body`` from which every leg reaches its hold (:func:`reach`, an
+    attached sole's hinge tolerance), with its reach; None if none was found.
+
+    A leg that falls short of its hold pulls the body toward it: the body moves in the wall's
+    plane (its attitude and distance from the wall kept) by the mean shortfall of the legs
+    that miss, ``steps`` times at most, never more than ``max_shift`` [m] from ``body``. The
+    body over the holds' centroid is where the gait would put it; a hold just inside one
+    leg's reach (a 5-DOF leg reaches little inward) is then within it.
+    """
+    R, n = body.rotation, body.rotation[:, 2]
+    p = body.translation.copy()
+    for _ in range(steps + 1):
+        b = pin.SE3(R, p)
+        r = reach(rm, b, tops, normals, q_start)
+        if r.within(HELD_TILT_TOLERANCE):
+            return b, r
+        feet = foot_poses(rm, body_configuration(r.q))
+        short = [tops[leg] - b.act(f.translation)
+                 for leg, f in zip(LEG_NAMES, feet, strict=True)
+                 if r.errors[leg] > REACH_TOLERANCE]
+        if not short:
+            return None
+        d = np.mean(short, axis=0)
+        off = p + d - body.translation
+        off -= (off @ n) * n
+        norm = float(np.linalg.norm(off))
+        if norm > max_shift:
+            off *= max_shift / norm
+        p = body.translation + off
+    return None
 
 
 @dataclass(frozen=True)
