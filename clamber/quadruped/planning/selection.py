@@ -13,13 +13,18 @@ nominal foothold: the leg's nominal spot relative to the body plus ``lead`` [m] 
   rank order) and that
 
   1. are reachable by the swing leg from the current body pose (sole within 3 mm and
-     0.2 rad of the hold's normal) and, with the other three legs, from the body pose over
-     the new stance (0.25 rad: attached soles tilt on their hinges), within joint limits,
-     the body at its nominal standoff or moved along the normal by ``standoff_offsets``
-     (cumulative: 0, then 2 cm closer, then 2 cm farther than nominal);
+     0.2 rad of the hold's normal) and, with the other three legs, from a body pose over the
+     new stance (0.25 rad: attached soles tilt on their hinges), within joint limits. The
+     body is placed at its nominal standoff or moved along the normal by
+     ``standoff_offsets`` (cumulative: 0, then 2 cm closer, then 2 cm farther than nominal),
+     over the holds' centroid or shifted up to ``body_shift`` in the wall's plane toward the
+     holds the legs fall short of (:func:`~.stance.shifted_body`: a 5-DOF leg reaches
+     little inward near its hip, so a foot that the body passes over falls out of reach);
+     the gait then moves the body there;
   2. keep the body statically stable: the wrench QP (body balance, every hold's estimated
      limits shrunk by ``capacity_margin``, the servos' torques) is feasible over the new
-     stance and over its three-leg stance during the next leg's swing;
+     stance and over its three-leg stance during the next leg's swing, at the first body
+     pose of 1 from which it is;
   3. are graspable at the expected load: the new hold's largest QP wrench lies within its
      estimated limits shrunk by ``capacity_margin`` (implied by 2, and recorded).
 """
@@ -102,8 +107,10 @@ class PlannerSettings:
     """Search window ``radius`` and nominal ``lead`` [m], the minimum progress of a step
     ``min_advance`` [m], weights of the ranking (lateral deviation [-], tilt [m/rad],
     capacity [m]), the number of candidates checked in full, the capacity margin (share of
-    the estimated limits a plan may use) and the body's successive moves along the normal
-    [m] tried when the legs cannot reach a stance from the nominal standoff."""
+    the estimated limits a plan may use), the body's successive moves along the normal
+    [m] tried when the legs cannot reach a stance from the nominal standoff, and how far
+    [m] and in how many steps the body may shift in the wall's plane toward holds the legs
+    fall short of."""
 
     radius: float = 0.12
     lead: float = 0.1375
