@@ -31,6 +31,7 @@ from clamber.quadruped.planning.rollout import (
 )
 from clamber.quadruped.planning.selection import ChoiceStatus, Foothold, StepContext
 from clamber.quadruped.planning.stance import reach
+from clamber.quadruped.planning.swing import swing_clearance
 from clamber.quadruped.robot import LEG_NAMES
 from clamber.quadruped.rock.holding import GripperSurfaceModel
 from clamber.quadruped.rock.wall import RockWall
@@ -44,13 +45,16 @@ class PlannedStep:
     """One swing: the leg, the hold as the map shows it, the wrench [N, N m] the plan
     expects on it, the sole's attitude in {S} on landing as the leg reaches it from the
     body before the swing (the 5-DOF leg sets the sole's tilt with its position), and the
-    body position [m, {S}] the plan moves to over the new stance."""
+    body position [m, {S}] the plan moves to over the new stance, and how high [m] the
+    mapped rock rises above the straight path from the leg's hold to the new one
+    (:func:`~.swing.swing_clearance`)."""
 
     leg: str
     hold: Foothold
     expected_wrench: np.ndarray
     sole_rotation: np.ndarray | None = None
     body: np.ndarray | None = None
+    clearance: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -128,8 +132,10 @@ class SequencePlanner:
         hold = Foothold((c.i, c.j), c.top, c.normal, c.factor)
         landing = reach(self.rm, self.body, {leg: c.top}, {leg: c.normal}, self.q, legs=(leg,))
         sole = foot_poses(self.rm, body_configuration(landing.q))[LEG_NAMES.index(leg)]
+        rise = swing_clearance(self.wall, hold_map.z, self.holds[leg].top, c.top)
         step = PlannedStep(leg, hold, choice.expected_wrench,
-                           self.body.rotation @ sole.rotation, choice.body.translation.copy())
+                           self.body.rotation @ sole.rotation, choice.body.translation.copy(),
+                           rise)
         self.steps.append(step)
         self.holds = {**self.holds, leg: hold}
         self.body, self.q = choice.body, choice.q

@@ -54,6 +54,7 @@ from clamber.quadruped.planning.depth_map import DepthNoise
 from clamber.quadruped.planning.rollout import RULES, PlanClimbSettings, StopReason, _Truth
 from clamber.quadruped.planning.sequence import PlannedStep, SequencePlanner
 from clamber.quadruped.planning.stance import reach
+from clamber.quadruped.planning.swing import swing_lift
 from clamber.quadruped.robot import LEG_NAMES, Marcbot
 from clamber.quadruped.rock.holding import GripperSurfaceModel, hold_limits
 from clamber.quadruped.rock.scene import rock_scene
@@ -297,6 +298,7 @@ class RockClimbTrial(ClimbTrial):
         landing.append(step.sole_rotation if self.rock.turn_soles else None)
         self.gait.schedule.append(leg)
         self.gait.bodies[len(self.gait.schedule) - 1] = step.body
+        self.gait.lifts[len(self.gait.schedule) - 1] = swing_lift(step.clearance)
         self.t_end += self.step_allowance
 
     def _start_joints(self, tops: dict[str, np.ndarray], normals: dict[str, np.ndarray]
