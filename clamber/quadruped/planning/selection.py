@@ -16,7 +16,8 @@ nominal foothold: the leg's nominal spot relative to the body plus ``lead`` [m] 
      0.2 rad of the hold's normal) and, with the other three legs, from a body pose over the
      new stance (0.25 rad: attached soles tilt on their hinges), within joint limits. The
      body is placed at its nominal standoff or moved along the normal by
-     ``standoff_offsets`` (cumulative: 0, then 2 cm closer, then 2 cm farther than nominal),
+     ``standoff_offsets`` (0, then 2 and 4 cm closer, then 2 cm farther: closer lowers the
+     pull the top holds need against the weight's moment about them),
      over the holds' centroid or shifted up to ``body_shift`` in the wall's plane toward the
      holds the legs fall short of (:func:`~.stance.shifted_body`: a 5-DOF leg reaches
      little inward near its hip, so a foot that the body passes over falls out of reach);
@@ -51,9 +52,12 @@ from clamber.quadruped.robot import LEG_NAMES
 from clamber.quadruped.rock.holding import hold_limits
 from clamber.quadruped.statics import StaticsEvaluator
 
-#: Nominal footholds relative to the body centre (u, y) [m] (the climbing gait's, mid-cycle).
-NOMINAL_FEET = {"LF": np.array([0.17, 0.25]), "LR": np.array([-0.17, 0.25]),
-                "RF": np.array([0.17, -0.25]), "RR": np.array([-0.17, -0.25])}
+#: Nominal footholds relative to the body centre (u, y) [m]: the climbing gait's spacing up
+#: the wall, mid-cycle, 0.30 m to each side (the plane wall's 0.25 m lies at the inner edge
+#: of a 5-DOF leg's reach with the sole parallel to the wall, when the body passes over the
+#: foot: a hold a few cm inward of it is out of reach; 0.30 m leaves room both ways).
+NOMINAL_FEET = {"LF": np.array([0.17, 0.30]), "LR": np.array([-0.17, 0.30]),
+                "RF": np.array([0.17, -0.30]), "RR": np.array([-0.17, -0.30])}
 
 
 @dataclass(frozen=True)
@@ -120,7 +124,7 @@ class PlannerSettings:
     tilt_weight: float = 0.2
     max_checks: int = 10
     capacity_margin: float = 0.8
-    standoff_offsets: tuple[float, ...] = (0.0, -0.02, 0.04)
+    standoff_offsets: tuple[float, ...] = (0.0, -0.02, -0.04, 0.02)
     body_shift: float = 0.04
     shift_steps: int = 2
 
@@ -200,9 +204,8 @@ class HoldPlanner:
         wall's plane toward the holds the legs fall short of (:func:`shifted_body`)."""
         s = self.settings
         n = body.rotation[:, 2]
-        centre = body
         for dz in s.standoff_offsets:
-            centre = pin.SE3(centre.rotation, centre.translation + dz * n)
+            centre = pin.SE3(body.rotation, body.translation + dz * n)
             found = shifted_body(self.rm, centre, tops, normals, ctx.q, s.body_shift,
                                  s.shift_steps)
             if found is not None:
