@@ -8,9 +8,11 @@ planned start stance and runs the free-climbing gait over the planned holds with
 controller in the loop, as :class:`~clamber.quadruped.trials.climb.ClimbTrial` does on the
 plane wall. Planning runs one swing ahead of the climb (the next swing is planned when a
 swing starts), so a climb that fails early plans no further. The gait aims at the holds as
-the maps showed them; the simulation holds the truth: the wall is a MuJoCo height field,
-and each gripper's capacity on a hold is the holding model's factor at the true geometry
-of its cell.
+the maps showed them, moves the body where the plan put it over each stance, and lifts
+each swing over the rock the map shows between its holds; the Q-WBC limits each gripper to
+the capacity the planner estimated for its hold (``capacity_limits``). The simulation
+holds the truth: the wall is a MuJoCo height field, and each gripper's capacity on a hold
+is the holding model's factor at the true geometry of its cell.
 
 Grasping (``grasp``):
 
