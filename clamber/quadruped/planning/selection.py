@@ -43,9 +43,11 @@ from clamber.exceptions import ConfigError
 from clamber.quadruped.model import RobotModel
 from clamber.quadruped.planning.holds import HoldCandidate, HoldMap
 from clamber.quadruped.planning.stance import (
+    HELD_TILT_TOLERANCE,
     body_over,
     reach,
     shifted_body,
+    sole_normal,
     support,
 )
 from clamber.quadruped.robot import LEG_NAMES
@@ -127,6 +129,8 @@ class PlannerSettings:
     standoff_offsets: tuple[float, ...] = (0.0, -0.02, -0.04, 0.02)
     body_shift: float = 0.04
     shift_steps: int = 2
+    held_tilt: float = HELD_TILT_TOLERANCE
+    landed_normals: bool = False
 
     def __post_init__(self) -> None:
         if not (self.radius > 0 and self.max_checks >= 1 and 0 < self.capacity_margin <= 1):
@@ -207,7 +211,7 @@ class HoldPlanner:
         for dz in s.standoff_offsets:
             centre = pin.SE3(body.rotation, body.translation + dz * n)
             found = shifted_body(self.rm, centre, tops, normals, ctx.q, s.body_shift,
-                                 s.shift_steps)
+                                 s.shift_steps, s.held_tilt)
             if found is not None:
                 yield found
 
@@ -244,9 +248,12 @@ class HoldPlanner:
                 break
             checked += 1
             tops, normals, body = _stance(ctx, c)
-            if not reach(rm, ctx.body, tops, normals, ctx.q, legs=(leg,)).reachable:
+            swing = reach(rm, ctx.body, tops, normals, ctx.q, legs=(leg,))
+            if not swing.reachable:
                 rejected["swing reach"] += 1
                 continue
+            if s.landed_normals:
+                normals[leg] = sole_normal(rm, ctx.body, swing.q, leg)
             full_checks += 1
             placed = self._place(ctx, tops, normals, body, c)
             if isinstance(placed, str):

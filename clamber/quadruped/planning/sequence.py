@@ -14,7 +14,7 @@ finds no hold (then the climb is planned only as far as that).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -29,8 +29,13 @@ from clamber.quadruped.planning.rollout import (
     _start,
     _Truth,
 )
-from clamber.quadruped.planning.selection import ChoiceStatus, Foothold, StepContext
-from clamber.quadruped.planning.stance import reach
+from clamber.quadruped.planning.selection import (
+    ChoiceStatus,
+    Foothold,
+    PlannerSettings,
+    StepContext,
+)
+from clamber.quadruped.planning.stance import LANDED_TILT_TOLERANCE, reach, sole_normal
 from clamber.quadruped.planning.swing import swing_clearance
 from clamber.quadruped.robot import LEG_NAMES
 from clamber.quadruped.rock.holding import GripperSurfaceModel
@@ -83,7 +88,8 @@ class SequencePlanner:
         self.model = model or GripperSurfaceModel()
         truth = truth or _Truth(wall, self.model)
         self.rng = np.random.default_rng(seed + 7_000_003)
-        self.rule = RULES[settings.rule](self.rm)
+        self.rule = RULES[settings.rule](self.rm, PlannerSettings(
+            held_tilt=LANDED_TILT_TOLERANCE, landed_normals=True))
         self.steps: list[PlannedStep] = []
         self.stop: StopReason | None = None
         self.detail = ""
@@ -96,6 +102,9 @@ class SequencePlanner:
             return
         self.holds, self.body, self.q = start
         self.start = dict(self.holds)
+        # An attached sole is held where it landed: its later tilt is measured from there.
+        self.holds = {leg: replace(h, normal=sole_normal(self.rm, self.body, self.q, leg))
+                      for leg, h in self.holds.items()}
         self.u0 = float(wall.to_wall(self.body.translation)[0])
 
     @property
@@ -137,7 +146,8 @@ class SequencePlanner:
                            self.body.rotation @ sole.rotation, choice.body.translation.copy(),
                            rise)
         self.steps.append(step)
-        self.holds = {**self.holds, leg: hold}
+        landed = self.body.rotation @ sole.rotation[:, 2]
+        self.holds = {**self.holds, leg: replace(hold, normal=landed)}
         self.body, self.q = choice.body, choice.q
         return step
 

@@ -30,6 +30,17 @@ TILT_TOLERANCE = 0.2
 #: The same for a gripper already attached, whose sole hinges take the misfit as the body
 #: moves (0.3 rad range, 0.05 rad kept in reserve).
 HELD_TILT_TOLERANCE = 0.25
+#: Largest change [rad] of an attached sole's tilt since it landed, for climbs in the
+#: simulation: the weld holds the pad where it landed, so the sole's hinges (25 N m/rad)
+#: pass 25 N m per radian of change to the rock as an x/y moment, and a rock hold holds
+#: 1.7 N m times its factor (about 0.5) at most; 0.03 rad is 0.75 N m.
+LANDED_TILT_TOLERANCE = 0.08
+
+
+def sole_normal(rm: RobotModel, body: pin.SE3, q: np.ndarray, leg: str) -> np.ndarray:
+    """``leg``'s sole normal in {S} at body pose ``body`` and joint angles ``q`` (20,)."""
+    foot = foot_poses(rm, body_configuration(q))[LEG_NAMES.index(leg)]
+    return body.rotation @ foot.rotation[:, 2]
 
 
 def body_over(tops: dict[str, np.ndarray], rotation: np.ndarray, standoff: float) -> pin.SE3:
@@ -128,9 +139,10 @@ def reach(rm: RobotModel, body: pin.SE3, tops: dict[str, np.ndarray],
 
 def shifted_body(rm: RobotModel, body: pin.SE3, tops: dict[str, np.ndarray],
                  normals: dict[str, np.ndarray], q_start: np.ndarray, max_shift: float = 0.04,
-                 steps: int = 2) -> tuple[pin.SE3, Reach] | None:
-    """A body pose near ``body`` from which every leg reaches its hold (:func:`reach`, an
-    attached sole's hinge tolerance), with its reach; None if none was found.
+                 steps: int = 2, tilt: float = HELD_TILT_TOLERANCE
+                 ) -> tuple[pin.SE3, Reach] | None:
+    """A body pose near ``body`` from which every leg reaches its hold (:func:`reach`, soles
+    within ``tilt`` [rad] of ``normals``), with its reach; None if none was found.
 
     A leg that falls short of its hold pulls the body toward it: the body moves in the wall's
     plane (its attitude and distance from the wall kept) by the mean shortfall of the legs
@@ -143,7 +155,7 @@ def shifted_body(rm: RobotModel, body: pin.SE3, tops: dict[str, np.ndarray],
     for _ in range(steps + 1):
         b = pin.SE3(R, p)
         r = reach(rm, b, tops, normals, q_start)
-        if r.within(HELD_TILT_TOLERANCE):
+        if r.within(tilt):
             return b, r
         feet = foot_poses(rm, body_configuration(r.q))
         short = [tops[leg] - b.act(f.translation)
