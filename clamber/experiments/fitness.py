@@ -95,7 +95,8 @@ class FitnessSettings:
                  ("jumps", "climbs"))
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        # the default landing score is left out, so runs recorded before it existed resume
+        d = {
             "settings": self.settings.to_dict(),
             "resolution": self.resolution if isinstance(self.resolution, str)
             else list(self.resolution),
@@ -107,8 +108,10 @@ class FitnessSettings:
             "landing_jumps": self.landing_jumps,
             "starts": self.starts,
             "landing_race": self.landing_race,
-            "landing_score": self.landing_score,
         }
+        if self.landing_score != "jumps":
+            d["landing_score"] = self.landing_score
+        return d
 
 
 @dataclass(frozen=True)
