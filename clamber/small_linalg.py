@@ -20,6 +20,7 @@ try:  # a private NumPy module: a NumPy without it gets the public (slower) path
 
     _SOLVE = _umath_linalg.solve
     _SOLVE1 = _umath_linalg.solve1
+    _SVD = _umath_linalg.svd_s
 except (ImportError, AttributeError):  # pragma: no cover - depends on the NumPy build
     _umath_linalg = None
 _SUM = np.add.reduce
@@ -45,3 +46,17 @@ def solve_vector(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if not math.isfinite(_SUM(x, axis=None)):
         raise LinAlgError("Singular matrix")
     return x
+
+
+def pinv(a: np.ndarray, rcond: float) -> np.ndarray:
+    """``np.linalg.pinv(a, rcond)`` of a real matrix: its SVD kernel and steps, without its
+    per-call wrapping (the same numbers)."""
+    if _umath_linalg is None:  # pragma: no cover
+        return np.linalg.pinv(a, rcond=rcond)
+    u, s, vt = _SVD(a, signature="d->ddd")
+    if not math.isfinite(_SUM(s)):
+        raise LinAlgError("SVD did not converge")
+    large = s > rcond * s.max()
+    s = np.divide(1, s, where=large, out=s)
+    s[~large] = 0
+    return vt.T @ (s[:, None] * u.T)

@@ -101,7 +101,8 @@ def _climb_settings(args: argparse.Namespace, incline: float):
     from clamber.quadruped.trials.rock_climb import RockClimbSettings
 
     return RockClimbSettings(climb=settings, distance=args.distance, rule=args.rule,
-                             grasp=args.grasp)
+                             grasp=args.grasp,
+                             capacity_limits=args.gripper_limits == "capacity")
 
 
 def _climb(args: argparse.Namespace) -> dict:
@@ -121,7 +122,8 @@ def _climb(args: argparse.Namespace) -> dict:
                "state": args.state, "breakable": not args.unbreakable,
                "sole_stiffness": args.sole_stiffness}
         if args.wall == "rock":
-            row.update(wall="rock", grasp=args.grasp, rule=args.rule, distance=args.distance)
+            row.update(wall="rock", grasp=args.grasp, rule=args.rule, distance=args.distance,
+                       gripper_limits=args.gripper_limits)
         rows.append({**row, **result.summary})
     summary = dict(rows[0]) if len(rows) == 1 else {"command": "climb", "wall": args.wall,
                                                      "conditions": rows}
@@ -312,6 +314,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "and tendon plant (default), or the fixed 3 s phases")
     climb.add_argument("--rule", choices=("planner", "nearest"), default="planner",
                        help="rock wall: hold selection rule (planner)")
+    climb.add_argument("--gripper-limits", choices=("capacity", "box"), default="capacity",
+                       help="rock wall: the Q-WBC limits each gripper to its hold's capacity "
+                       "as estimated from the map (default), or to the paper's box")
     climb.add_argument("--distance", type=positive_float, default=2.0,
                        help="rock wall: distance to climb [m] (2.0; at most 2.0 on the "
                        "default 3.1 m wall)")

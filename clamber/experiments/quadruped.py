@@ -69,7 +69,8 @@ class ConditionSummary:
         if isinstance(s, RockClimbSettings):
             return {"controller": s.climb.controller, "incline_deg": s.climb.incline_deg,
                     "breakable": s.climb.breakable, "wall": "rock", "grasp": s.grasp,
-                    "distance": s.distance}
+                    "distance": s.distance,
+                    "gripper_limits": "capacity" if s.capacity_limits else "box"}
         if isinstance(s, ClimbSettings):
             return {"controller": s.controller, "incline_deg": s.incline_deg,
                     "breakable": s.breakable}

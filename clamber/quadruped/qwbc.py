@@ -103,6 +103,13 @@ class WrenchQP:
         """Forget the previous wrench (the smoothing term's anchor)."""
         self.F_prev[:] = 0.0
 
+    def set_limits(self, leg: int, limits: WrenchLimits,
+                   weights: np.ndarray | None = None) -> None:
+        """New limits and weight multipliers of gripper ``leg``
+        (:meth:`WrenchProblemBuilder.set_limits`); the next solve rebuilds the Hessian."""
+        self.builder.set_limits(leg, limits, weights)
+        self._last_load = None
+
     def _sense(self, p: WrenchProblem) -> np.ndarray:
         s = np.full(N_WRENCH + p.C.shape[0], _INEQ, dtype=np.int32)
         s[:N_WRENCH][np.repeat(p.swing, 6)] = _EQ

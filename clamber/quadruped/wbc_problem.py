@@ -163,10 +163,27 @@ class WrenchProblemBuilder:
         if all(b is not None for b in self.boxes):
             self._box_lower = np.concatenate([b[0] for b in self.boxes])
             self._box_upper = np.concatenate([b[1] for b in self.boxes])
+        #: Per-gripper multipliers (4, 6) of the ``w2`` weights (:meth:`set_limits`).
+        self.leg_weights = np.ones((N_LEGS, 6))
         self._jt_rows = (JOINTS_PER_LEG * leg + joint).reshape(-1)
         self._jt_cols = (6 * leg + axis).reshape(-1)
         #: Flat indices into C of the joint-torque rows' entries, per first row.
         self._jt_flat: dict[int, np.ndarray] = {}
+
+    def set_limits(self, leg: int, limits: WrenchLimits,
+                   weights: np.ndarray | None = None) -> None:
+        """Give gripper ``leg`` (index in ``LEG_NAMES``) new limits, e.g. its hold's
+        capacity, and multiply its ``w2`` weights by ``weights`` (6,) (default 1). A box
+        replaces a box only: the row layout is fixed."""
+        box = box_of(limits)
+        if box is None or self.boxes[leg] is None:
+            raise ConfigError("set_limits replaces a box by a box")
+        wl = np.ones(6) if weights is None else _positive("weights", weights)
+        self.limits[leg], self.boxes[leg] = limits, box
+        self.leg_weights[leg] = wl
+        if self._box_lower is not None:  # the cached stacked box follows the new limits
+            self._box_lower[6 * leg:6 * leg + 6] = box[0]
+            self._box_upper[6 * leg:6 * leg + 6] = box[1]
 
     def _allocate(self, hard: bool) -> dict[str, np.ndarray]:
         m = self.n_rows[hard]
@@ -186,7 +203,7 @@ class WrenchProblemBuilder:
         w, a = self.weights, self._arrays[hard]
         swing = load <= 0.0
         lam = np.maximum(load, MIN_LOAD)
-        w2 = (w.w2[None, :] / lam[:, None] ** 2).reshape(-1)
+        w2 = (w.w2[None, :] * self.leg_weights / lam[:, None] ** 2).reshape(-1)
         w3 = self._w3
         H, f = a["H"], a["f"]
         if hard:

@@ -153,3 +153,33 @@ def test_bad_input_raises(rm):
         WrenchQP([WrenchLimits.paper_box()] * 3, rm.tau_max)
     with pytest.raises(ConfigError):
         ev.evaluate(rm.default_state().q(), np.full(6, np.nan))
+
+
+def test_set_limits_shares_the_load_by_capacity(rm):
+    """A gripper given a weaker box and weights scaled by its capacity (``set_limits``, after
+    the solver was warm-started with the old ones) carries less and stays inside its box;
+    with no bound active the answer equals the closed-form weighted least-norm wrench
+    ``W^-1 A^T (A W^-1 A^T)^-1 B`` (servo torque rows off, as that form has none), so the
+    Hessian was rebuilt with the new weights."""
+    ev = StaticsEvaluator(rm)
+    qp = WrenchQP([WrenchLimits.paper_box()] * 4, rm.tau_max, torque_rows=False)
+    s0 = rm.default_state()
+    s = RobotState(s0.body_position, pin.utils.rotate("y", -np.pi / 2), s0.joint_positions)
+    statics = ev.evaluate(s.q())
+    before = qp.solve(statics, [1, 1, 1, 1]).F.copy()
+    factor = np.full(6, 0.5)
+    weak = WrenchLimits.paper_box().scaled(0.5)
+    qp.set_limits(0, weak, 1.0 / factor**2)
+    qp.reset()
+    sol = qp.solve(statics, [1, 1, 1, 1])
+    assert sol.status is WrenchStatus.OPTIMAL
+    assert weak.contains(sol.F[:6], tol=1e-9)
+    assert np.linalg.norm(sol.F[:3]) < np.linalg.norm(before[:3])
+    w = QWBCWeights()
+    diag = np.tile(w.w2 + w.w3, 4)
+    diag[:6] = w.w2 / factor**2 + w.w3
+    A, B = statics.A, statics.B
+    ref = (A.T @ np.linalg.solve((A / diag) @ A.T, B)) / diag
+    np.testing.assert_allclose(sol.F, ref, atol=1e-7)
+    with pytest.raises(ConfigError):
+        qp.set_limits(1, _polytope())

@@ -87,3 +87,40 @@ def test_climbing_gait_one_leg_at_a_time():
     assert abs(log[-1][0] - expected) < 0.5
     s, ds, dds = cubic(0.5)
     assert np.isclose(s, 0.5) and np.isclose(ds, 1.5) and np.isclose(dds, 0.0)
+
+
+def test_climbing_gait_moves_the_body_where_the_plan_puts_it():
+    """A body position planned for a swing (``bodies[k]``) replaces the footholds' centre
+    as the target of that swing's body move; swings without one keep the centre. A swing
+    given a higher lift (``lifts[k]``) carries its foot that high above the holds (on the
+    plane, along the normal), and the others the gait's own lift."""
+    holds = {leg: [np.array([x, y, 0.0]), np.array([x + 0.22, y, 0.0])]
+             for leg, (x, y) in zip(LEG_NAMES, [(0.2, 0.25), (-0.2, 0.25), (0.2, -0.25),
+                                                 (-0.2, -0.25)], strict=True)}
+    normals = {leg: [np.array([0, 0, 1.0])] * 2 for leg in LEG_NAMES}
+    p = ClimbGaitSettings()
+    gait = ClimbGait(holds, normals, np.eye(3), p, steps=2)
+    planned = np.array([0.1, 0.03, 0.14])
+    gait.bodies[0] = planned
+    gait.lifts[1] = 0.08
+    heights = {leg: 0.0 for leg in LEG_NAMES}
+    reference = gait.reference
+
+    def spy(t, feet, tau4):
+        ref, events = reference(t, feet, tau4)
+        for leg, target in ref.foot_targets.items():
+            heights[leg] = max(heights[leg], float(target.translation[2]))
+        return ref, events
+
+    gait.reference = spy
+    log = _run_gait(gait)
+    assert gait.done
+    assert heights["LR"] == pytest.approx(p.lift_height)
+    assert heights["LF"] == pytest.approx(0.08)
+    starts = [b for (_, prev, *_), (_, phase, _, b, _) in zip(log, log[1:], strict=False)
+              if phase is ClimbPhase.UNLOAD and prev is not ClimbPhase.UNLOAD]
+    assert len(starts) == 2
+    np.testing.assert_allclose(starts[1], planned, atol=1e-12)
+    centre = np.mean([holds[leg][1 if leg in ("LR", "LF") else 0] for leg in LEG_NAMES],
+                     axis=0) + p.standoff * np.array([0, 0, 1.0])
+    np.testing.assert_allclose(log[-1][3], centre, atol=1e-12)

@@ -185,3 +185,26 @@ def test_holds_command_writes_its_table(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert out["conditions"][0]["rule"] == "planner"
     assert (tmp_path / "h" / "holds.md").is_file()
+
+
+def test_shifted_body_reaches_a_hold_inside_a_legs_reach(rm):
+    """RF's hold 16 cm inward of the others' on a flat vertical wall is out of its reach
+    from the body over the holds' centroid (a 5-DOF leg reaches little inward); the shifted
+    body moves away from that side in the wall's plane (the hold then lies farther out),
+    by no more than its allowance, and from there every leg reaches its hold within the
+    tolerances (checked by an independent IK call). With no allowance none is found."""
+    from clamber.quadruped.planning.stance import reach, shifted_body
+
+    wall = generate_wall(90, 0, RockWallSpec(knob_density=0.0))
+    flat = {"LF": (0.62, 0.33), "LR": (0.28, 0.33), "RF": (0.62, -0.17), "RR": (0.28, -0.33)}
+    tops = {leg: wall.to_world(u, y, 0.0) for leg, (u, y) in flat.items()}
+    normals = {leg: wall.rotation[:, 2] for leg in LEG_NAMES}
+    centre = body_over(tops, wall.rotation, 0.16)
+    q0 = rm.robot.default_joint_angles()
+    assert not reach(rm, centre, tops, normals, q0).reachable
+    body, r = shifted_body(rm, centre, tops, normals, q0, max_shift=0.04)
+    d = wall.rotation.T @ (body.translation - centre.translation)
+    assert d[1] > 1e-3 and abs(d[2]) < 1e-12 and np.hypot(d[0], d[1]) <= 0.04 + 1e-12
+    again = reach(rm, body, tops, normals, q0)
+    assert max(again.errors.values()) <= 3e-3 and max(again.tilts.values()) <= 0.25
+    assert shifted_body(rm, centre, tops, normals, q0, max_shift=0.0) is None

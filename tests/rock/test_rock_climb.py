@@ -6,6 +6,7 @@ import json
 import numpy as np
 import pytest
 
+from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS
 from clamber.cli import main
 from clamber.exceptions import ConfigError
 from clamber.failures import FailureReason
@@ -16,6 +17,7 @@ from clamber.quadruped.planning.sequence import SequencePlanner, plan_sequence
 from clamber.quadruped.robot import LEG_NAMES
 from clamber.quadruped.trials.climb import PLACEMENT_TIME, ClimbSettings
 from clamber.quadruped.trials.rock_climb import (
+    MIN_FACTOR,
     RockClimbSettings,
     RockClimbTrial,
     plan_rock_climb,
@@ -93,8 +95,15 @@ def test_winch_release_and_grasp_take_the_plants_time_and_retry(wall_truth):
     leg's phase unchanged) for the release's duration from the plant, then the weld opens;
     a grasp whose first try does not catch is detected (the controller faults), retried and
     held on the second try, and the weld closes only when the winch holds, after the
-    plant's whole duration (more than the engage timeout)."""
+    plant's whole duration (more than the engage timeout). The Q-WBC limits each gripper
+    to the capacity the planner estimated for its hold, the start holds' from the start and
+    the new hold's once it holds, and weighs it by that capacity."""
     trial = RockClimbTrial(SETTINGS, SEED, plan=_plan(wall_truth))
+    qp = trial.ctrl.qp.builder
+    for i, leg in enumerate(LEG_NAMES):
+        f = np.maximum(trial.sequence.start[leg].factor, MIN_FACTOR)
+        np.testing.assert_allclose(qp.boxes[i][1], PAPER_BOX_HALF_WIDTHS * f)
+        np.testing.assert_allclose(qp.leg_weights[i], 1 / f**2)
     leg, _, _, report = _step_until_winch(trial, "release")
     t0, clock = (trial.k - 1) * trial.dt, trial.gait_clock
     assert report.status is GraspStatus.OPENED and 1.0 < report.duration < 3.0
@@ -115,8 +124,14 @@ def test_winch_release_and_grasp_take_the_plants_time_and_retry(wall_truth):
     while trial.k * trial.dt + 1e-9 < trial.busy_until:
         assert leg not in trial.sim.grippers.attached
         assert trial.step()
+    i = LEG_NAMES.index(leg)
+    np.testing.assert_allclose(qp.boxes[i][1], PAPER_BOX_HALF_WIDTHS
+                               * np.maximum(trial.sequence.start[leg].factor, MIN_FACTOR))
     trial.step()
     assert leg in trial.sim.grippers.attached
+    f = np.maximum(trial.sequence.steps[0].hold.factor, MIN_FACTOR)
+    assert trial.sequence.steps[0].leg == leg
+    np.testing.assert_allclose(qp.boxes[i][1], PAPER_BOX_HALF_WIDTHS * f)
     assert trial.k * trial.dt >= t1 + report.duration
     assert trial.tries == 2 and trial.engaged == 1 and trial.grasps == 1
 

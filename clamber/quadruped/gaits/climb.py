@@ -130,6 +130,7 @@ class _SwingPlan:
     normal: np.ndarray
     tau4_free: float = 0.0
     landing: np.ndarray | None = None
+    lift: float = 0.05
 
 
 class ClimbGait:
@@ -160,6 +161,12 @@ class ClimbGait:
         #: Optional sole attitudes [{S}] on landing, ``landing[leg][k]`` for hold k (None:
         #: the sole keeps its attitude from lift-off, the default).
         self.landing: dict[str, list[np.ndarray | None]] = {}
+        #: Optional body positions [m, {S}] to move to after swing ``k`` (``bodies[k]``; none:
+        #: over the centre of the four footholds, the default).
+        self.bodies: dict[int, np.ndarray] = {}
+        #: Optional lift heights [m] of swing ``k`` (``lifts[k]``; the gait's ``lift_height``
+        #: is the least any swing lifts).
+        self.lifts: dict[int, float] = {}
         self.index = dict.fromkeys(LEG_NAMES, 0)
         self.step_no = 0
         self.phase = ClimbPhase.SETTLE
@@ -231,7 +238,9 @@ class ClimbGait:
             load[leg] = min(1.0, cubic(elapsed / p.reload_time)[0])
             if elapsed >= p.reload_time:
                 self.body_from, self.index[leg] = self.body_to.copy(), self.index[leg] + 1
-                self.body_to = self.body_target()
+                planned = self.bodies.get(self.step_no)
+                self.body_to = self.body_target() if planned is None else \
+                    np.asarray(planned, dtype=float).copy()
                 self._enter(ClimbPhase.BODY, t)
         elif ph is ClimbPhase.BODY:
             pos, vel, acc = self._body_ref(t, p.body_time)
@@ -256,9 +265,11 @@ class ClimbGait:
             n1 = self.normals[leg][k + 1]
             target = self.holds[leg][k + 1]
             landing = self.landing.get(leg, [])
-            self.swing = _SwingPlan(leg, start, start.translation + p.lift_height * n0,
-                                    target + p.lift_height * n1, target, n1,
-                                    landing=landing[k + 1] if k + 1 < len(landing) else None)
+            lift = max(p.lift_height, self.lifts.get(self.step_no, 0.0))
+            self.swing = _SwingPlan(leg, start, start.translation + lift * n0,
+                                    target + lift * n1, target, n1,
+                                    landing=landing[k + 1] if k + 1 < len(landing) else None,
+                                    lift=lift)
         sw = self.swing
         rot = sw.start.rotation
         if sw.landing is not None and self.phase is not ClimbPhase.LIFT:
@@ -283,9 +294,9 @@ class ClimbGait:
                 self._enter(ClimbPhase.DESCEND, t)
             return pin.SE3(rot, sw.lifted + s * (sw.above - sw.lifted))
         if self.phase is ClimbPhase.DESCEND:
-            depth = min(elapsed * p.descend_speed, p.lift_height + p.overshoot)
+            depth = min(elapsed * p.descend_speed, sw.lift + p.overshoot)
             touched = abs(float(tau4[leg_index(leg)]) - sw.tau4_free) > p.contact_torque
-            bottomed = elapsed * p.descend_speed >= p.lift_height + p.overshoot
+            bottomed = elapsed * p.descend_speed >= sw.lift + p.overshoot
             if touched or bottomed:
                 events.append(ClimbEvent(t, leg, "grasp", self.index[leg] + 1))
                 self.foot_hold_pose[leg] = feet()[leg].copy()

@@ -13,13 +13,19 @@ nominal foothold: the leg's nominal spot relative to the body plus ``lead`` [m] 
   rank order) and that
 
   1. are reachable by the swing leg from the current body pose (sole within 3 mm and
-     0.2 rad of the hold's normal) and, with the other three legs, from the body pose over
-     the new stance (0.25 rad: attached soles tilt on their hinges), within joint limits,
-     the body at its nominal standoff or moved along the normal by ``standoff_offsets``
-     (cumulative: 0, then 2 cm closer, then 2 cm farther than nominal);
+     0.2 rad of the hold's normal) and, with the other three legs, from a body pose over the
+     new stance (0.25 rad: attached soles tilt on their hinges), within joint limits. The
+     body is placed at its nominal standoff or moved along the normal by
+     ``standoff_offsets`` (0, then 2 and 4 cm closer, then 2 cm farther: closer lowers the
+     pull the top holds need against the weight's moment about them),
+     over the holds' centroid or shifted up to ``body_shift`` in the wall's plane toward the
+     holds the legs fall short of (:func:`~.stance.shifted_body`: a 5-DOF leg reaches
+     little inward near its hip, so a foot that the body passes over falls out of reach);
+     the gait then moves the body there;
   2. keep the body statically stable: the wrench QP (body balance, every hold's estimated
      limits shrunk by ``capacity_margin``, the servos' torques) is feasible over the new
-     stance and over its three-leg stance during the next leg's swing;
+     stance and over its three-leg stance during the next leg's swing, at the first body
+     pose of 1 from which it is;
   3. are graspable at the expected load: the new hold's largest QP wrench lies within its
      estimated limits shrunk by ``capacity_margin`` (implied by 2, and recorded).
 """
@@ -36,14 +42,24 @@ from clamber.attachment.wrench_limits import WrenchLimits
 from clamber.exceptions import ConfigError
 from clamber.quadruped.model import RobotModel
 from clamber.quadruped.planning.holds import HoldCandidate, HoldMap
-from clamber.quadruped.planning.stance import HELD_TILT_TOLERANCE, body_over, reach, support
+from clamber.quadruped.planning.stance import (
+    HELD_TILT_TOLERANCE,
+    body_over,
+    reach,
+    shifted_body,
+    sole_normal,
+    support,
+)
 from clamber.quadruped.robot import LEG_NAMES
 from clamber.quadruped.rock.holding import hold_limits
 from clamber.quadruped.statics import StaticsEvaluator
 
-#: Nominal footholds relative to the body centre (u, y) [m] (the climbing gait's, mid-cycle).
-NOMINAL_FEET = {"LF": np.array([0.17, 0.25]), "LR": np.array([-0.17, 0.25]),
-                "RF": np.array([0.17, -0.25]), "RR": np.array([-0.17, -0.25])}
+#: Nominal footholds relative to the body centre (u, y) [m]: the climbing gait's spacing up
+#: the wall, mid-cycle, 0.30 m to each side (the plane wall's 0.25 m lies at the inner edge
+#: of a 5-DOF leg's reach with the sole parallel to the wall, when the body passes over the
+#: foot: a hold a few cm inward of it is out of reach; 0.30 m leaves room both ways).
+NOMINAL_FEET = {"LF": np.array([0.17, 0.30]), "LR": np.array([-0.17, 0.30]),
+                "RF": np.array([0.17, -0.30]), "RR": np.array([-0.17, -0.30])}
 
 
 @dataclass(frozen=True)
@@ -97,8 +113,10 @@ class PlannerSettings:
     """Search window ``radius`` and nominal ``lead`` [m], the minimum progress of a step
     ``min_advance`` [m], weights of the ranking (lateral deviation [-], tilt [m/rad],
     capacity [m]), the number of candidates checked in full, the capacity margin (share of
-    the estimated limits a plan may use) and the body's successive moves along the normal
-    [m] tried when the legs cannot reach a stance from the nominal standoff."""
+    the estimated limits a plan may use), the body's successive moves along the normal
+    [m] tried when the legs cannot reach a stance from the nominal standoff, and how far
+    [m] and in how many steps the body may shift in the wall's plane toward holds the legs
+    fall short of."""
 
     radius: float = 0.12
     lead: float = 0.1375
@@ -108,7 +126,11 @@ class PlannerSettings:
     tilt_weight: float = 0.2
     max_checks: int = 10
     capacity_margin: float = 0.8
-    standoff_offsets: tuple[float, ...] = (0.0, -0.02, 0.04)
+    standoff_offsets: tuple[float, ...] = (0.0, -0.02, -0.04, 0.02)
+    body_shift: float = 0.04
+    shift_steps: int = 2
+    held_tilt: float = HELD_TILT_TOLERANCE
+    landed_normals: bool = False
 
     def __post_init__(self) -> None:
         if not (self.radius > 0 and self.max_checks >= 1 and 0 < self.capacity_margin <= 1):
@@ -180,6 +202,36 @@ class HoldPlanner:
         n = ctx.body.rotation[:, 2]
         return sorted(ahead, key=lambda c: -self._score(c, target, n))
 
+    def _bodies(self, ctx: StepContext, tops: dict, normals: dict, body: pin.SE3):
+        """Body poses over the new stance from which every leg reaches its hold, with their
+        reach: at each standoff offset, the body over the holds' centroid or shifted in the
+        wall's plane toward the holds the legs fall short of (:func:`shifted_body`)."""
+        s = self.settings
+        n = body.rotation[:, 2]
+        for dz in s.standoff_offsets:
+            centre = pin.SE3(body.rotation, body.translation + dz * n)
+            found = shifted_body(self.rm, centre, tops, normals, ctx.q, s.body_shift,
+                                 s.shift_steps, s.held_tilt)
+            if found is not None:
+                yield found
+
+    def _place(self, ctx: StepContext, tops: dict, normals: dict, body: pin.SE3,
+               c: HoldCandidate) -> tuple | str:
+        """The first body pose of :meth:`_bodies` over which the wrench QP balances the body
+        on the new stance and on the next swing's three legs; else why none did."""
+        s, rm, leg = self.settings, self.rm, ctx.leg
+        factors = [c.factor if x == leg else ctx.holds[x].factor for x in LEG_NAMES]
+        limits = [hold_limits(f * s.capacity_margin) for f in factors]
+        why = "stance reach"
+        for b, r in self._bodies(ctx, tops, normals, body):
+            full = support(rm, self.statics, b, r.q, limits)
+            if full.stable:
+                three = support(rm, self.statics, b, r.q, limits, swing=ctx.next_leg)
+                if three.stable:
+                    return b, r, full, three
+            why = "stability"
+        return why
+
     def choose(self, ctx: StepContext, exclude: set[tuple[int, int]]) -> Choice:
         s, rm, leg = self.settings, self.rm, ctx.leg
         target = nominal_foothold(ctx.body, ctx.hold_map, leg, s.lead)
@@ -196,25 +248,18 @@ class HoldPlanner:
                 break
             checked += 1
             tops, normals, body = _stance(ctx, c)
-            if not reach(rm, ctx.body, tops, normals, ctx.q, legs=(leg,)).reachable:
+            swing = reach(rm, ctx.body, tops, normals, ctx.q, legs=(leg,))
+            if not swing.reachable:
                 rejected["swing reach"] += 1
                 continue
+            if s.landed_normals:
+                normals[leg] = sole_normal(rm, ctx.body, swing.q, leg)
             full_checks += 1
-            for dz in s.standoff_offsets:
-                body = pin.SE3(body.rotation, body.translation + dz * body.rotation[:, 2])
-                r = reach(rm, body, tops, normals, ctx.q)
-                if r.within(HELD_TILT_TOLERANCE):
-                    break
-            else:
-                rejected["stance reach"] += 1
+            placed = self._place(ctx, tops, normals, body, c)
+            if isinstance(placed, str):
+                rejected[placed] += 1
                 continue
-            factors = [c.factor if x == leg else ctx.holds[x].factor for x in LEG_NAMES]
-            limits = [hold_limits(f * s.capacity_margin) for f in factors]
-            full = support(rm, self.statics, body, r.q, limits)
-            three = support(rm, self.statics, body, r.q, limits, swing=ctx.next_leg)
-            if not (full.stable and three.stable):
-                rejected["stability"] += 1
-                continue
+            body, r, full, three = placed
             k = int(np.argmax([full.gauges[i], three.gauges[i]]))
             w = (full, three)[k].wrenches[i].copy()
             peak = max(full.gauges.max(), three.gauges.max())

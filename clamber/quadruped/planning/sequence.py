@@ -14,7 +14,7 @@ finds no hold (then the climb is planned only as far as that).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -29,8 +29,14 @@ from clamber.quadruped.planning.rollout import (
     _start,
     _Truth,
 )
-from clamber.quadruped.planning.selection import ChoiceStatus, Foothold, StepContext
-from clamber.quadruped.planning.stance import reach
+from clamber.quadruped.planning.selection import (
+    ChoiceStatus,
+    Foothold,
+    PlannerSettings,
+    StepContext,
+)
+from clamber.quadruped.planning.stance import LANDED_TILT_TOLERANCE, reach, sole_normal
+from clamber.quadruped.planning.swing import swing_clearance
 from clamber.quadruped.robot import LEG_NAMES
 from clamber.quadruped.rock.holding import GripperSurfaceModel
 from clamber.quadruped.rock.wall import RockWall
@@ -42,13 +48,18 @@ MAX_STEPS = 200
 @dataclass(frozen=True)
 class PlannedStep:
     """One swing: the leg, the hold as the map shows it, the wrench [N, N m] the plan
-    expects on it, and the sole's attitude in {S} on landing as the leg reaches it from the
-    body before the swing (the 5-DOF leg sets the sole's tilt with its position)."""
+    expects on it, the sole's attitude in {S} on landing as the leg reaches it from the
+    body before the swing (the 5-DOF leg sets the sole's tilt with its position), and the
+    body position [m, {S}] the plan moves to over the new stance, and how high [m] the
+    mapped rock rises above the straight path from the leg's hold to the new one
+    (:func:`~.swing.swing_clearance`)."""
 
     leg: str
     hold: Foothold
     expected_wrench: np.ndarray
     sole_rotation: np.ndarray | None = None
+    body: np.ndarray | None = None
+    clearance: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -77,7 +88,8 @@ class SequencePlanner:
         self.model = model or GripperSurfaceModel()
         truth = truth or _Truth(wall, self.model)
         self.rng = np.random.default_rng(seed + 7_000_003)
-        self.rule = RULES[settings.rule](self.rm)
+        self.rule = RULES[settings.rule](self.rm, PlannerSettings(
+            held_tilt=LANDED_TILT_TOLERANCE, landed_normals=True))
         self.steps: list[PlannedStep] = []
         self.stop: StopReason | None = None
         self.detail = ""
@@ -90,6 +102,9 @@ class SequencePlanner:
             return
         self.holds, self.body, self.q = start
         self.start = dict(self.holds)
+        # An attached sole is held where it landed: its later tilt is measured from there.
+        self.holds = {leg: replace(h, normal=sole_normal(self.rm, self.body, self.q, leg))
+                      for leg, h in self.holds.items()}
         self.u0 = float(wall.to_wall(self.body.translation)[0])
 
     @property
@@ -126,10 +141,13 @@ class SequencePlanner:
         hold = Foothold((c.i, c.j), c.top, c.normal, c.factor)
         landing = reach(self.rm, self.body, {leg: c.top}, {leg: c.normal}, self.q, legs=(leg,))
         sole = foot_poses(self.rm, body_configuration(landing.q))[LEG_NAMES.index(leg)]
+        rise = swing_clearance(self.wall, hold_map.z, self.holds[leg].top, c.top)
         step = PlannedStep(leg, hold, choice.expected_wrench,
-                           self.body.rotation @ sole.rotation)
+                           self.body.rotation @ sole.rotation, choice.body.translation.copy(),
+                           rise)
         self.steps.append(step)
-        self.holds = {**self.holds, leg: hold}
+        landed = self.body.rotation @ sole.rotation[:, 2]
+        self.holds = {**self.holds, leg: replace(hold, normal=landed)}
         self.body, self.q = choice.body, choice.q
         return step
 

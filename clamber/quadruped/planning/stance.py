@@ -15,17 +15,15 @@ from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
-from numpy.linalg import _umath_linalg
 
 from clamber.attachment.wrench_limits import WrenchLimits
-from clamber.quadruped.kinematics import body_configuration
+from clamber.quadruped.kinematics import body_configuration, foot_poses
 from clamber.quadruped.model import NQ_BASE, NV_BASE, RobotModel, RobotState, leg_slice
 from clamber.quadruped.qwbc import WrenchQP, WrenchStatus
 from clamber.quadruped.robot import LEG_NAMES
 from clamber.quadruped.statics import StaticsEvaluator
-from clamber.small_linalg import solve_vector
+from clamber.small_linalg import pinv, solve_vector
 
-_SVD = _umath_linalg.svd_s
 _EYE3 = np.eye(3)
 _NEXT, _AFTER = np.array([1, 2, 0]), np.array([2, 0, 1])
 #: Sole position error [m] above which a hold counts as out of reach.
@@ -36,6 +34,17 @@ TILT_TOLERANCE = 0.2
 #: The same for a gripper already attached, whose sole hinges take the misfit as the body
 #: moves (0.3 rad range, 0.05 rad kept in reserve).
 HELD_TILT_TOLERANCE = 0.25
+#: Largest change [rad] of an attached sole's tilt since it landed, for climbs in the
+#: simulation: the weld holds the pad where it landed, so the sole's hinges (25 N m/rad)
+#: pass 25 N m per radian of change to the rock as an x/y moment, and a rock hold holds
+#: 1.7 N m times its factor (about 0.5) at most; 0.03 rad is 0.75 N m.
+LANDED_TILT_TOLERANCE = 0.08
+
+
+def sole_normal(rm: RobotModel, body: pin.SE3, q: np.ndarray, leg: str) -> np.ndarray:
+    """``leg``'s sole normal in {S} at body pose ``body`` and joint angles ``q`` (20,)."""
+    foot = foot_poses(rm, body_configuration(q))[LEG_NAMES.index(leg)]
+    return body.rotation @ foot.rotation[:, 2]
 
 
 def body_over(tops: dict[str, np.ndarray], rotation: np.ndarray, standoff: float) -> pin.SE3:
@@ -62,18 +71,6 @@ class Reach:
         """Every sole within the position tolerance and ``tilt`` [rad]."""
         return (max(self.errors.values()) <= REACH_TOLERANCE
                 and max(self.tilts.values()) <= tilt)
-
-
-def _pinv(a: np.ndarray, rcond: float) -> np.ndarray:
-    """``np.linalg.pinv(a, rcond)`` of a real matrix: its SVD kernel and steps, without its
-    per-call wrapping (the same numbers)."""
-    u, s, vt = _SVD(a, signature="d->ddd")
-    if not math.isfinite(np.add.reduce(s)):
-        raise np.linalg.LinAlgError("SVD did not converge")
-    large = s > rcond * s.max()
-    s = np.divide(1, s, where=large, out=s)
-    s[~large] = 0
-    return vt.T @ (s[:, None] * u.T)
 
 
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -126,7 +123,7 @@ def sole_ik(rm: RobotModel, leg: str, position: np.ndarray, normal: np.ndarray,
         J = pin.getFrameJacobian(model, data, fid, pin.LOCAL_WORLD_ALIGNED)[:, cols]
         Jp, Jr = J[:3], (_EYE3 - z[:, None] * z) @ J[3:]
         dq1 = Jp.T @ solve_vector(Jp @ Jp.T + damp_p, ep)
-        N = eye - _pinv(Jp, 1e-6) @ Jp
+        N = eye - pinv(Jp, 1e-6) @ Jp
         JrN = Jr @ N
         dq = dq1 + N @ (JrN.T @ solve_vector(JrN @ JrN.T + damp_r, er - Jr @ dq1))
         q[sl] = np.clip(q[sl] + dq, lo, hi)
@@ -158,6 +155,42 @@ def reach(rm: RobotModel, body: pin.SE3, tops: dict[str, np.ndarray],
                 q1, e1, t1 = q2, e2, t2
         q, errors[leg], tilts[leg] = q1, e1, t1
     return Reach(q, errors, tilts)
+
+
+def shifted_body(rm: RobotModel, body: pin.SE3, tops: dict[str, np.ndarray],
+                 normals: dict[str, np.ndarray], q_start: np.ndarray, max_shift: float = 0.04,
+                 steps: int = 2, tilt: float = HELD_TILT_TOLERANCE
+                 ) -> tuple[pin.SE3, Reach] | None:
+    """A body pose near ``body`` from which every leg reaches its hold (:func:`reach`, soles
+    within ``tilt`` [rad] of ``normals``), with its reach; None if none was found.
+
+    A leg that falls short of its hold pulls the body toward it: the body moves in the wall's
+    plane (its attitude and distance from the wall kept) by the mean shortfall of the legs
+    that miss, ``steps`` times at most, never more than ``max_shift`` [m] from ``body``. The
+    body over the holds' centroid is where the gait would put it; a hold just inside one
+    leg's reach (a 5-DOF leg reaches little inward) is then within it.
+    """
+    R, n = body.rotation, body.rotation[:, 2]
+    p = body.translation.copy()
+    for _ in range(steps + 1):
+        b = pin.SE3(R, p)
+        r = reach(rm, b, tops, normals, q_start)
+        if r.within(tilt):
+            return b, r
+        feet = foot_poses(rm, body_configuration(r.q))
+        short = [tops[leg] - b.act(f.translation)
+                 for leg, f in zip(LEG_NAMES, feet, strict=True)
+                 if r.errors[leg] > REACH_TOLERANCE]
+        if not short:
+            return None
+        d = np.mean(short, axis=0)
+        off = p + d - body.translation
+        off -= (off @ n) * n
+        norm = float(np.linalg.norm(off))
+        if norm > max_shift:
+            off *= max_shift / norm
+        p = body.translation + off
+    return None
 
 
 @dataclass(frozen=True)

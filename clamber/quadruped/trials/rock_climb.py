@@ -8,9 +8,11 @@ planned start stance and runs the free-climbing gait over the planned holds with
 controller in the loop, as :class:`~clamber.quadruped.trials.climb.ClimbTrial` does on the
 plane wall. Planning runs one swing ahead of the climb (the next swing is planned when a
 swing starts), so a climb that fails early plans no further. The gait aims at the holds as
-the maps showed them; the simulation holds the truth: the wall is a MuJoCo height field,
-and each gripper's capacity on a hold is the holding model's factor at the true geometry
-of its cell.
+the maps showed them, moves the body where the plan put it over each stance, and lifts
+each swing over the rock the map shows between its holds; the Q-WBC limits each gripper to
+the capacity the planner estimated for its hold (``capacity_limits``). The simulation
+holds the truth: the wall is a MuJoCo height field, and each gripper's capacity on a hold
+is the holding model's factor at the true geometry of its cell.
 
 Grasping (``grasp``):
 
@@ -54,8 +56,9 @@ from clamber.quadruped.planning.depth_map import DepthNoise
 from clamber.quadruped.planning.rollout import RULES, PlanClimbSettings, StopReason, _Truth
 from clamber.quadruped.planning.sequence import PlannedStep, SequencePlanner
 from clamber.quadruped.planning.stance import reach
+from clamber.quadruped.planning.swing import swing_lift
 from clamber.quadruped.robot import LEG_NAMES, Marcbot
-from clamber.quadruped.rock.holding import GripperSurfaceModel
+from clamber.quadruped.rock.holding import GripperSurfaceModel, hold_limits
 from clamber.quadruped.rock.scene import rock_scene
 from clamber.quadruped.rock.wall import RockWall, RockWallSpec, generate_wall
 from clamber.quadruped.sim.servos import ServoBank
@@ -75,6 +78,9 @@ TOP_MARGIN = 0.45
 #: Extra time allowed per swing with the winch in the loop [s] (two failed tries and a
 #: release take at most about 20 s).
 WINCH_ALLOWANCE = 20.0
+#: Smallest capacity factor given to the Q-WBC (a zero would pin an axis's wrench to 0 and
+#: make its weight infinite).
+MIN_FACTOR = 0.05
 
 
 #: How far [m] the soles are held off the start holds' fitted tops when the robot is placed
@@ -97,7 +103,9 @@ class RockClimbSettings:
     the winch controller and plant, the re-grasps after a detected non-engaging try, the
     winch cycle [s], and whether a swing turns the sole to the attitude the planner's leg
     IK found for the landing (``turn_soles``; otherwise it keeps its lift-off attitude,
-    which a 5-DOF leg cannot keep away from the nominal footholds)."""
+    which a 5-DOF leg cannot keep away from the nominal footholds), and whether the Q-WBC
+    limits each gripper to its hold's capacity as the planner estimated it from the map
+    (``capacity_limits``; otherwise every gripper gets the paper's box)."""
 
     climb: ClimbSettings = field(default_factory=ClimbSettings)
     distance: float = 2.0
@@ -110,6 +118,7 @@ class RockClimbSettings:
     regrasps: int = 1
     winch_dt: float = 0.01
     turn_soles: bool = True
+    capacity_limits: bool = True
 
     def __post_init__(self) -> None:
         if self.grasp not in GRASP_MODES:
@@ -249,6 +258,31 @@ class RockClimbTrial(ClimbTrial):
                 grasp(ctrl, plant, lambda k: True, dt=rs.winch_dt)
                 self.winch_ctrl[leg], self.winch_plant[leg] = ctrl, plant
 
+    def _setup_control(self) -> None:
+        """The plane trial's controller and filter; the Q-WBC's limits on the start holds."""
+        super()._setup_control()
+        for leg in LEG_NAMES:
+            self._limit_to_hold(leg, 0)
+
+    def _limit_to_hold(self, leg: str, k: int) -> None:
+        """Limit the Q-WBC's wrench on ``leg`` to the capacity the planner estimated for its
+        hold ``k`` (the paper's box scaled per axis by the map's factor), and weigh each
+        axis by that capacity, so the QP shares the load in proportion to what each hold
+        holds (``capacity_limits``; Q-WBC variants with gripper limits only)."""
+        qp = getattr(self.ctrl, "qp", None)
+        if qp is None or not self.rock.capacity_limits \
+                or self.settings.controller == "qwbc-nolimits":
+            return
+        f = np.maximum(self._factor(leg, k), MIN_FACTOR)
+        qp.set_limits(LEG_NAMES.index(leg), hold_limits(f), 1.0 / f**2)
+
+    def _factor(self, leg: str, k: int) -> np.ndarray:
+        """The capacity factor (6,) the planner believes for ``leg``'s hold ``k``."""
+        if k == 0:
+            return np.asarray(self.sequence.start[leg].factor, dtype=float)
+        return np.asarray([st.hold.factor for st in self.sequence.steps
+                           if st.leg == leg][k - 1], dtype=float)
+
     def _plan_next(self) -> None:
         """Plan one more swing and give it to the gait, the simulated wall (its true hold)
         and the time limit; nothing once planning has stopped."""
@@ -265,6 +299,8 @@ class RockClimbTrial(ClimbTrial):
         landing = self.gait.landing.setdefault(leg, [None])
         landing.append(step.sole_rotation if self.rock.turn_soles else None)
         self.gait.schedule.append(leg)
+        self.gait.bodies[len(self.gait.schedule) - 1] = step.body
+        self.gait.lifts[len(self.gait.schedule) - 1] = swing_lift(step.clearance)
         self.t_end += self.step_allowance
 
     def _start_joints(self, tops: dict[str, np.ndarray], normals: dict[str, np.ndarray]
@@ -307,6 +343,7 @@ class RockClimbTrial(ClimbTrial):
                     self.grasps += 1
                     if self.sim.grippers.attach(ev.leg, self.layout.holds[ev.leg][ev.hold]):
                         self.engaged += 1
+                        self._limit_to_hold(ev.leg, ev.hold)
                     else:
                         self._fail(FailureReason.GRASP_MISSED, f"{ev.leg} missed hold "
                                    f"{ev.hold} at {self._height(t):.2f} m")
@@ -377,6 +414,7 @@ class RockClimbTrial(ClimbTrial):
                        f"{leg} hold {k}: the winch held but the sole had left the hold {where}")
         else:
             self.engaged += 1
+            self._limit_to_hold(leg, k)
 
     def _check(self, t, rec, err) -> None:
         super()._check(t, rec, err)
