@@ -75,7 +75,7 @@ def _reference_front_x(sol, params: np.ndarray) -> np.ndarray:
 
 
 def _rows(sol, scales):
-    term = MassScenarios(scales=scales, flight_nodes=FLIGHT_NODES)
+    term = MassScenarios(scales=scales, flight_share=FLIGHT_NODES / sol.nodes[2])
     pb = build_problem(sol.nodes, sol.settings.collocation,
                        sol.settings.safe_region_front.A.shape[0],
                        sol.settings.safe_region_rear.A.shape[0], DEFAULT_TERMS + (term,))
@@ -109,7 +109,7 @@ def test_unperturbed_scenario_is_the_plan():
 
 @pytest.mark.parametrize("kwargs", [{"scales": ()}, {"scales": ((1.0, 0.9),)},
                                     {"scales": ((1.0, 0.0, 1.0, 1.0, 1.0),)},
-                                    {"flight_nodes": 0}])
+                                    {"flight_share": 0.0}])
 def test_bad_scenarios_are_config_errors(kwargs):
     """Missing, short or non-positive mass factors and no constrained node are refused."""
     with pytest.raises(ConfigError):

@@ -174,16 +174,18 @@ class MassScenarios:
     """Term group: the front foot clears the wall on robots with scaled point masses.
 
     ``scales`` holds one tuple of five factors on the point masses m1..m5 per scenario
-    [-]; ``flight_nodes`` is how many flight nodes after take-off are constrained (the
-    catch at the flight's end is left to the catch terms). A frozen dataclass, so it can
-    key the problem cache (:class:`~clamber.jumper.formulation.problem.ProblemKey`).
+    [-]; ``flight_share`` is the share of the flight's nodes after take-off that are
+    constrained [-] (the catch at the flight's end is left to the catch terms; 0.35 is
+    about the first 40 ms of the robust jump's flight). A frozen dataclass, so it can key
+    the problem cache (:class:`~clamber.jumper.formulation.problem.ProblemKey`).
     """
 
     scales: tuple[tuple[float, ...], ...] = ((1.0, 0.925, 1.0, 1.0, 1.0),)
-    flight_nodes: int = 8
+    flight_share: float = 0.35
 
     def __post_init__(self) -> None:
-        check.integer("scenarios", "flight_nodes", self.flight_nodes, low=1)
+        check.number("scenarios", "flight_share", self.flight_share, low=0.0, high=1.0,
+                     low_open=True)
         if not self.scales:
             raise ConfigError("scenarios.scales: give at least one scenario")
         for s in self.scales:
@@ -191,7 +193,7 @@ class MassScenarios:
                 raise ConfigError(f"scenarios.scales entry {s!r}: five factors > 0 on m1..m5")
 
     def __call__(self, ctx: Context) -> list[Constraint]:
-        n = min(self.flight_nodes, ctx.intervals(3) - 1)
+        n = min(max(1, round(self.flight_share * ctx.intervals(3))), ctx.intervals(3) - 1)
         mp = ctx.morphology
         nominal = shoot_front_x(ctx, mp, n)
         q3 = ctx.nodes(3, "q")
