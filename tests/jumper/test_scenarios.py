@@ -114,3 +114,57 @@ def test_bad_scenarios_are_config_errors(kwargs):
     """Missing, short or non-positive mass factors and no constrained node are refused."""
     with pytest.raises(ConfigError):
         MassScenarios(**kwargs)
+
+
+class _Fake:
+    """Stands in for a solution in the control-flow test of optimize_robust."""
+
+    def __init__(self, ok: bool, tag: str):
+        self.status = type("S", (), {"success": ok})()
+        self.history = [{"tag": tag}]
+        self.settings = None
+
+
+@pytest.mark.parametrize("second_ok", [True, False])
+def test_optimize_robust_solves_again_with_the_scenarios(monkeypatch, second_ok):
+    """optimize_robust warm-starts a solve with the scenario term from the robust optimum
+    (robust settings, reference backend) and falls back to that optimum if it fails."""
+    import clamber.jumper.robust as robust
+    from clamber.jumper.morphology import Morphology
+
+    calls = {}
+    first = _Fake(True, "first")
+
+    def fake_optimize(morph, settings, resolution, guess, seed):
+        calls["optimize"] = settings
+        return first
+
+    def fake_solve(morph, settings, resolution, guess, terms):
+        calls["solve"] = (settings, guess, terms)
+        return _Fake(second_ok, "scenarios")
+
+    monkeypatch.setattr(robust, "optimize", fake_optimize)
+    monkeypatch.setattr(robust, "solve", fake_solve)
+    out = robust.optimize_robust(Morphology.nominal())
+    settings, guess, terms = calls["solve"]
+    assert calls["optimize"].release_force_max == 0.5  # the robust settings
+    assert guess is first and settings.backend == "reference"
+    assert terms[-1] == robust.ROBUST_SCENARIOS and terms[:-1] == DEFAULT_TERMS
+    if second_ok:
+        assert out is not first and out.settings.backend == "compiled"
+        assert [h["tag"] for h in out.history] == ["first", "scenarios"]
+    else:
+        assert out is first and out.history[-1]["scenarios"] == "failed"
+
+
+@pytest.mark.slow
+def test_robust_optimum_clears_the_wall_on_the_scenario():
+    """The coarse robust optimum with the scenario term converges and keeps the lighter-
+    shouldered robot's front foot off the wall at every constrained flight node."""
+    from clamber.jumper.morphology import Morphology
+    from clamber.jumper.robust import ROBUST_SCENARIOS, optimize_robust
+
+    sol = optimize_robust(Morphology.nominal(), resolution="coarse")
+    assert sol.status.success and "scenarios" in sol.history[-1]
+    rows = _rows(sol, ROBUST_SCENARIOS.scales)
+    assert rows["scenario0.front_clearance"].min() >= sol.settings.foot_radius - 1e-6
