@@ -28,6 +28,7 @@ EXAMPLES_CODESIGN = """examples:
   clamber jumper codesign --scheduler-file scheduler.json   # a dask-jobqueue cluster
   clamber jumper codesign --cma-option tolfun=1e-3 --dashboard
   clamber jumper codesign --settings tuned.toml    # any optimization setting, safe regions too
+  clamber jumper codesign --fitness robust --landing-score climbs --workers 2 --json
 A generation runs at most --popsize evaluations at once, so more workers than that idle.
 """
 EXAMPLES_SWEEP = """examples:
@@ -73,6 +74,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     help="run every landing trial of every candidate (the robust fitness "
                     "otherwise stops a candidate's climbs once it cannot beat the best of "
                     "the finished generations)")
+    cd.add_argument("--landing-score", choices=("jumps", "climbs"),
+                    help="with --fitness robust: score the jumps landed ready before each "
+                    "climb's first failure (expected speed, default) or only the climbs "
+                    "that land all ten jumps (speed x climb success rate)")
+    cd.add_argument("--finalists", type=number_type(int, 0, 100),
+                    help="with --fitness robust: rescore this many best designs on held-out "
+                    "climbs after the run and recommend the best of them (default 5; 0: "
+                    "skip; written to RUN_DIR/validation.json)")
+    cd.add_argument("--validation-trials", type=number_type(int, 1, 10_000),
+                    help="held-out climbs per finalist (default 100, master seed 1000)")
     cd.add_argument("--starts", type=number_type(int, 1, 100),
                     help="optimizer starts per candidate, run as separate tasks (warm/seed, "
                     "designed guess, then seeded random guesses; default 1)")
@@ -122,7 +133,8 @@ def _fitness_from_dict(d: dict[str, Any]):
                          landing_trials=d.get("landing_trials", 0),
                          landing_controller=d.get("landing_controller", "closed-loop"),
                          landing_jumps=d.get("landing_jumps", 1), starts=d.get("starts", 1),
-                         landing_race=d.get("landing_race", False))
+                         landing_race=d.get("landing_race", False),
+                         landing_score=d.get("landing_score", "jumps"))
 
 
 def codesign_config(args: argparse.Namespace):
@@ -161,13 +173,16 @@ def codesign_config(args: argparse.Namespace):
                                 refine=refine, failure_speed=fitness.failure_speed,
                                 landing_trials=landing,
                                 landing_controller=fitness.landing_controller,
-                                landing_jumps=jumps, starts=starts, landing_race=race)
+                                landing_jumps=jumps, starts=starts, landing_race=race,
+                                landing_score=fitness.landing_score)
     from dataclasses import replace
 
     if args.starts is not None:
         fitness = replace(fitness, starts=args.starts)
     if args.no_race:
         fitness = replace(fitness, landing_race=False)
+    if args.landing_score is not None:
+        fitness = replace(fitness, landing_score=args.landing_score)
 
     def pick(name):
         v = getattr(args, name)
@@ -235,12 +250,32 @@ def codesign_command(args: argparse.Namespace) -> dict[str, Any]:
         with evaluator_for(args) as evaluator:
             result = run_codesign(config, run_dir, evaluator, resume=bool(args.resume),
                                   progress=bar, on_generation=report)
+            bar.close()
+            validation = _validation(args, result, evaluator)
     finally:
         bar.close()
-    summary = write_codesign_outputs(result, figures=not args.no_figures)
+    summary = write_codesign_outputs(result, figures=not args.no_figures,
+                                     validation=validation)
     summary["wall_time_s"] = time.perf_counter() - t0
     return _ordered(summary, ("best_speed_mps", "best_morphology", "generations",
                               "evaluations", "failed_evaluations", "wall_time_s", "run_dir"))
+
+
+def _validation(args: argparse.Namespace, result, evaluator) -> dict[str, Any] | None:
+    """Held-out climbs of the finalists of a robust co-design, or None."""
+    from clamber.experiments.finalists import (
+        FINALISTS,
+        VALIDATION_TRIALS,
+        validate_finalists,
+    )
+
+    count = FINALISTS if args.finalists is None else args.finalists
+    if result.config.fitness.landing_trials <= 0 or count == 0 or result.best is None:
+        return None
+    if not args.no_progress:
+        print(f"held-out climbs of {count} finalists ...", file=sys.stderr)
+    trials = VALIDATION_TRIALS if args.validation_trials is None else args.validation_trials
+    return validate_finalists(result, evaluator, count=count, trials=trials)
 
 
 def sweep_command(args: argparse.Namespace) -> dict[str, Any]:

@@ -151,6 +151,7 @@ class CodesignResult:
             "best_fitness": self.best.fitness if self.best is not None else math.nan,
             "best_ready_rate": info.get("ready_rate", math.nan),
             "best_expected_speed_mps": info.get("expected_speed_mps", math.nan),
+            "best_climb_success_rate": info.get("climb_success_rate", math.nan),
             "best_speed_bl_per_s": self.best_speed / m.body_length if m else math.nan,
             "best_morphology": m.to_dict() if m else None,
             "best_design": _design_mm_g(m) if m else None,

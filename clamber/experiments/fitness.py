@@ -70,6 +70,10 @@ class FitnessSettings:
     seeded by (generation, index, start). The best converged start scores the candidate;
     the co-design runs the starts of all candidates as separate tasks, so a cluster wider
     than the population helps (the landscape is multimodal: JUMPER-NOTES)."""
+    landing_score: str = "jumps"
+    """What a landing climb adds to the fitness: 'jumps' scores the expected speed (the jumps
+    landed ready before the climb's first failure), 'climbs' only completed climbs (the
+    speed times the fraction of climbs that land every jump; prefers rare failures)."""
     landing_race: bool = False
     """Stop a candidate's landing trials once its expected speed cannot reach the best
     fitness of the co-design's finished generations (an exact bound, not a statistical
@@ -87,9 +91,12 @@ class FitnessSettings:
         v.integer("fitness", "landing_jumps", self.landing_jumps, low=1)
         v.integer("fitness", "starts", self.starts, low=1)
         v.choice("fitness", "landing_race", self.landing_race, (False, True))
+        v.choice("fitness", "landing_score", self.landing_score,
+                 ("jumps", "climbs"))
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        # the default landing score is left out, so runs recorded before it existed resume
+        d = {
             "settings": self.settings.to_dict(),
             "resolution": self.resolution if isinstance(self.resolution, str)
             else list(self.resolution),
@@ -102,6 +109,9 @@ class FitnessSettings:
             "starts": self.starts,
             "landing_race": self.landing_race,
         }
+        if self.landing_score != "jumps":
+            d["landing_score"] = self.landing_score
+        return d
 
 
 @dataclass(frozen=True)
@@ -234,9 +244,10 @@ def evaluate_start(task: CandidateTask, k: int) -> CandidateResult:
 
             landing = landing_fitness(sol, cfg.landing_trials, cfg.landing_controller,
                                       jumps=cfg.landing_jumps,
-                                      beat=task.beat if cfg.landing_race else None)
+                                      beat=task.beat if cfg.landing_race else None,
+                                      score=cfg.landing_score)
             info.update(landing)
-            fitness = landing["expected_speed_mps"]
+            fitness = landing["landing_fitness_mps"]
         c2 = time.process_time()
         info.update(cpu_time_s=c2 - c0, solve_cpu_s=c1 - c0, landing_cpu_s=c2 - c1)
         return CandidateResult(

@@ -4,7 +4,10 @@ One jump per trial: the speed times the ready-landing rate. Several jumps per tr
 speed times the mean fraction of the climb's jumps landed ready before its first
 failure (a robot that falls at jump k has climbed k - 1 jumps' height in the time the
 whole climb was given, falls included). The second is what separates trajectories whose
-first jump lands but whose later ones do not (docs/landing.md).
+first jump lands but whose later ones do not (docs/landing.md). With ``score="climbs"`` a
+climb counts only if it lands every jump: the speed times the fraction of climbs completed
+(a fall loses the whole climb, as it would a robot that has to be carried back up). That
+score prefers designs that fail rarely over designs that fail late.
 
 **Racing.** Given a fitness to beat (the co-design passes the best of its finished
 generations), the trials stop as soon as the candidate *cannot* reach it: after ``k`` of
@@ -40,10 +43,18 @@ from clamber.jumper.solution import TrajectorySolution
 MIN_RACE_TRIALS = 5
 
 
+#: What a landing trial contributes to the fitness: its jumps landed ready before its
+#: first failure, or only whether it completed every jump.
+SCORES = ("jumps", "climbs")
+
+
 def fitness_upper_bound(speed: float, ready_jumps: int, done: int, trials: int,
-                        jumps: int) -> float:
-    """The largest expected speed [m/s] ``trials`` climbs can reach once ``done`` of them
-    landed ``ready_jumps`` jumps ready: every remaining climb lands all its jumps."""
+                        jumps: int, score: str = "jumps", successes: int = 0) -> float:
+    """The largest fitness [m/s] ``trials`` climbs can reach once ``done`` of them landed
+    ``ready_jumps`` jumps ready (``successes`` of them every jump): every remaining climb
+    lands all its jumps."""
+    if score == "climbs":
+        return speed * (successes + trials - done) / trials
     return speed * (ready_jumps + (trials - done) * jumps) / (trials * jumps)
 
 
@@ -63,11 +74,19 @@ class RaceTally:
     """True when the trials stopped before the last because the threshold was out of reach."""
 
 
+def tally_fitness(speed: float, tally: RaceTally, jumps: int, score: str = "jumps") -> float:
+    """The fitness [m/s] of the trials a tally counted (see the module docstring)."""
+    if score == "climbs":
+        return speed * tally.success / tally.done
+    return speed * tally.ready_jumps / (tally.done * jumps)
+
+
 def race(outcomes: Iterable[TrialOutcome], speed: float, trials: int, jumps: int,
-         beat: float | None = None, min_trials: int = MIN_RACE_TRIALS) -> RaceTally:
+         beat: float | None = None, min_trials: int = MIN_RACE_TRIALS,
+         score: str = "jumps") -> RaceTally:
     """Consume ``outcomes`` (lazily, at most ``trials``) until they are all in, or, with
-    ``beat`` [m/s], until at least ``min_trials`` are in and the expected speed
-    ``speed * ready_jumps / (trials * jumps)`` can no longer reach ``beat``."""
+    ``beat`` [m/s], until at least ``min_trials`` are in and the fitness of all ``trials``
+    (``score``: see :func:`tally_fitness`) can no longer reach ``beat``."""
     first_ready = success = ready_jumps = done = 0
     for m in outcomes:
         done += 1
@@ -77,16 +96,19 @@ def race(outcomes: Iterable[TrialOutcome], speed: float, trials: int, jumps: int
         if done == trials:
             break
         if (beat is not None and done >= min_trials
-                and fitness_upper_bound(speed, ready_jumps, done, trials, jumps) < beat):
+                and fitness_upper_bound(speed, ready_jumps, done, trials, jumps, score,
+                                        success) < beat):
             return RaceTally(done, first_ready, success, ready_jumps, True)
     return RaceTally(done, first_ready, success, ready_jumps, False)
 
 
 def landing_fitness(sol: TrajectorySolution, trials: int, controller: str = "closed-loop",
                     seed: int = 0, jumps: int = 1, beat: float | None = None,
-                    min_trials: int = MIN_RACE_TRIALS) -> dict[str, float]:
-    """Ready rate (first jump), climb success and the expected speed [m/s] of ``trials``
-    seeded trials of ``jumps`` jumps in the calibrated simulator.
+                    min_trials: int = MIN_RACE_TRIALS,
+                    score: str = "jumps") -> dict[str, float]:
+    """Ready rate (first jump), climb success, the expected speed [m/s] and the fitness
+    [m/s] (``score``, see :func:`tally_fitness`) of ``trials`` seeded trials of ``jumps``
+    jumps in the calibrated simulator.
 
     With ``beat`` [m/s] the trials stop once the expected speed cannot reach it (after at
     least ``min_trials``); the rates are then over the trials run (``landing_trials_run``)
@@ -95,14 +117,19 @@ def landing_fitness(sol: TrajectorySolution, trials: int, controller: str = "clo
     study = robustness_study(sol, trials, seed, jumps, calibrated_config(controller=controller),
                              calibrated_tolerances())
     speed = sol.speed if sol.status.success else math.nan
+    if score not in SCORES:
+        raise ValueError(f"score must be one of {SCORES}, not {score!r}")
     tally = race((study.trial(t) for t in study.tasks()), speed, trials, jumps, beat,
-                 min_trials)
+                 min_trials, score)
     ready = wilson_interval(tally.first_ready, tally.done)
     fraction = tally.ready_jumps / (tally.done * jumps)
     return {"ready_rate": ready.rate, "ready_low": ready.low, "ready_high": ready.high,
             "climb_success_rate": tally.success / tally.done,
             "ready_jump_fraction": fraction, "expected_speed_mps": speed * fraction,
+            "landing_fitness_mps": tally_fitness(speed, tally, jumps, score),
+            "landing_score": score,
             "landing_trials": trials, "landing_jumps": jumps,
             "landing_trials_run": tally.done, "raced": tally.raced,
-            "expected_speed_bound_mps": fitness_upper_bound(speed, tally.ready_jumps,
-                                                            tally.done, trials, jumps)}
+            "fitness_bound_mps": fitness_upper_bound(speed, tally.ready_jumps,
+                                                            tally.done, trials, jumps, score,
+                                                            tally.success)}

@@ -125,18 +125,28 @@ FINDING_LABELS = {
 LIVE_REFRESH_S = 30
 
 
-def write_codesign_outputs(result: Any, figures: bool = True,
-                           live: bool = False) -> dict[str, Any]:
+def write_codesign_outputs(result: Any, figures: bool = True, live: bool = False,
+                           validation: dict[str, Any] | None = None) -> dict[str, Any]:
     """Best morphology, summary.json, figures and report.html of a co-design result.
 
     ``live``: the run is still going (called after each generation); the page says how
-    far it is and reloads itself. Returns the run summary with the paths of what was
-    written.
+    far it is and reloads itself. ``validation``: the finalists' held-out climbs
+    (:func:`~clamber.experiments.finalists.validate_finalists`), summarized as the
+    ``validated_*`` keys. Returns the run summary with the paths of what was written.
     """
     from clamber.report.codesign import save_codesign_figures
 
     run_dir = result.run_dir
     summary = result.summary()
+    if validation is not None and validation.get("best") is not None:
+        b = validation["best"]
+        summary.update({
+            "validated_speed_mps": b["speed_mps"], "validated_fitness_mps": b["fitness_mps"],
+            "validated_ready_rate": b["ready_rate"],
+            "validated_climb_success_rate": b["climb_success_rate"],
+            "validated_expected_speed_mps": b["expected_speed_mps"],
+            "validated_trajectory": str(Path(result.run_dir) / b["trajectory"]),
+            "validation": {k: v for k, v in validation.items() if k != "best"}})
     solution = None
     if result.best_solution_path is not None:
         from clamber.jumper.solution import TrajectorySolution
@@ -152,7 +162,7 @@ def write_codesign_outputs(result: Any, figures: bool = True,
     findings = summary.get("findings")
     labelled = ({FINDING_LABELS[k]: v for k, v in findings.items()} if findings else None)
     table = {k: v for k, v in summary.items()
-             if k not in ("best_morphology", "findings", "figures")}
+             if k not in ("best_morphology", "findings", "figures", "validation")}
     report = write_report(run_dir, "Jump-climber co-design (CMA-ES)", table,
                           result.config.to_dict(), {n.replace("_", " "): p
                                                     for n, p in paths.items()},
@@ -169,10 +179,14 @@ def _codesign_notes(result: Any, live: bool) -> str:
              "(cma.plot('RUN_DIR/cma/') draws it).")
     fitness = result.config.fitness
     if fitness.landing_trials > 0:
-        notes = (f"Fitness: expected speed, the planned speed times the fraction of "
+        counted = ("of the jumps of " if fitness.landing_score == "jumps"
+                   else "of ")
+        what = ("landed ready before the first failure"
+                if counted == "of the jumps of " else "that landed every jump ready")
+        notes = (f"Fitness: the planned speed times the fraction {counted}"
                  f"{fitness.landing_trials} seeded {fitness.landing_jumps}-jump climbs "
-                 f"({fitness.landing_controller}, calibrated simulator) landed ready before "
-                 f"the first failure; best of {fitness.starts} optimizer start(s) per "
+                 f"({fitness.landing_controller}, calibrated simulator) {what}; "
+                 f"best of {fitness.starts} optimizer start(s) per "
                  "candidate. "
                  + ("Climbs stop once a candidate cannot reach the best fitness of the "
                     "finished generations; it then scores the estimate from the climbs run "

@@ -72,23 +72,29 @@ def test_results_page_embeds_every_section_and_figure(tmp_path):
 
 
 def test_robust_fitness_options_and_their_read_back(tmp_path):
-    """--fitness robust sets the robust options, ten-jump climbs, one start and racing;
-    --starts overrides the starts, --no-race the racing; a stored run's fitness reads
-    back with the same fields."""
+    """--fitness robust sets the robust options, ten-jump climbs, one start, racing and the
+    'jumps' score; --starts overrides the starts, --no-race the racing, --landing-score
+    the score; a stored run's fitness reads back with the same fields."""
     import argparse
 
     from clamber.cli.codesign import _fitness_from_dict, codesign_config
 
     ns = argparse.Namespace(resume=None, fitness="robust", torque_limit=None, settings=None,
                             starts=None, generations=1, popsize=2, sigma0=None, seed=None,
-                            cma_option=[], no_race=False)
+                            cma_option=[], no_race=False, landing_score=None)
     cfg = codesign_config(ns)
     f = cfg.fitness
     assert (f.landing_trials, f.landing_jumps, f.starts, f.landing_race) == (30, 10, 1, True)
+    assert f.landing_score == "jumps"
     assert f.settings.release_force_max == 0.5 and f.settings.phase_duration_min[3] >= 0.1
     assert _fitness_from_dict(f.to_dict()).to_dict() == f.to_dict()
     ns.starts = 3
     assert codesign_config(ns).fitness.starts == 3
+    ns.landing_score = "climbs"
+    climbs = codesign_config(ns).fitness
+    assert climbs.landing_score == "climbs"
+    assert _fitness_from_dict(climbs.to_dict()).to_dict() == climbs.to_dict()
+    ns.landing_score = None
     ns.no_race = True
     assert codesign_config(ns).fitness.landing_race is False
     ns.no_race = False

@@ -12,6 +12,7 @@ from clamber.experiments.landing_fitness import (
     fitness_upper_bound,
     landing_fitness,
     race,
+    tally_fitness,
 )
 from clamber.experiments.record import TrialOutcome
 from clamber.failures import FailureReason
@@ -49,6 +50,40 @@ def test_race_never_stops_a_candidate_that_would_reach_the_threshold():
     assert stopped > 200  # the constructed cases do exercise early stops
 
 
+def test_climbs_score_race_never_stops_a_candidate_that_would_reach_the_threshold():
+    """The same property for the 'climbs' score (speed x completed climbs / trials): an
+    early stop implies a full score below the threshold and a tally score below it; a
+    candidate reaching the threshold runs all trials and scores its full evaluation."""
+    rng = np.random.default_rng(1)
+    trials, jumps, stopped = 12, 5, 0
+    for _ in range(2000):
+        p = rng.uniform(0.5, 1.0)
+        ready = [int(np.argmin(np.append(rng.random(jumps) < p, False))) for _ in range(trials)]
+        speed = rng.uniform(0.2, 0.8)
+        full = speed * sum(r == jumps for r in ready) / trials
+        beat = full * rng.uniform(0.5, 1.5) + 1e-3
+        tally = race(_climbs(ready, jumps), speed, trials, jumps, beat, min_trials=3,
+                     score="climbs")
+        score = tally_fitness(speed, tally, jumps, "climbs")
+        if full >= beat:
+            assert not tally.raced and tally.done == trials and score == full
+        if tally.raced:
+            stopped += 1
+            assert full < beat and score < beat and tally.done >= 3
+    assert stopped > 200
+
+
+def test_the_two_scores_rank_late_and_early_failures_differently():
+    """Four five-jump climbs: one that fails at its last jump and three that complete
+    score 19/20 of the speed on 'jumps' and 3/4 on 'climbs'; a climb falling at its
+    first jump costs both scores the same quarter."""
+    late = race(iter(_climbs([5, 5, 5, 4], 5)), 0.5, 4, 5)
+    early = race(iter(_climbs([5, 5, 5, 0], 5)), 0.5, 4, 5)
+    assert tally_fitness(0.5, late, 5) == pytest.approx(0.5 * 19 / 20)
+    assert tally_fitness(0.5, late, 5, "climbs") == pytest.approx(0.5 * 3 / 4)
+    assert tally_fitness(0.5, early, 5) == tally_fitness(0.5, early, 5, "climbs")
+
+
 def test_race_stops_at_the_first_trial_the_bound_allows():
     """Five-jump climbs at 0.5 m/s against 0.3 m/s: the bound after k failed climbs is
     0.5 (10 - k) / 10, below 0.3 from k = 5 on; min_trials delays the stop, no threshold
@@ -74,7 +109,7 @@ def test_landing_fitness_race_runs_a_prefix_of_the_same_trials():
     assert raced["raced"] and raced["landing_trials_run"] == 2
     for key in ("ready_rate", "ready_jump_fraction", "expected_speed_mps"):
         assert raced[key] == prefix[key]
-    assert raced["expected_speed_mps"] <= raced["expected_speed_bound_mps"] < 10.0
+    assert raced["expected_speed_mps"] <= raced["fitness_bound_mps"] < 10.0
 
 
 RACED = CodesignSettings(generations=3, popsize=5, sigma0=0.6, seed=3, fitness=FitnessSettings(
