@@ -12,9 +12,11 @@ by side in one process per grid:
   factorizations and solves, entries in the factors (fill-in), operations and delayed
   pivots per factorization, and MUMPS's own time per factorization (this run prints,
   so its times are a little high).
-Each grid runs in a fresh process (so MUMPS's output can be read) on one thread.
-Prints one JSON object on its last line.
-    python benchmarks/bench_kkt_floor.py [--quick] [--repeats N]
+With ``--lean`` the lean KKT (``OptimizationSettings.drop_duplicate_rows``: the
+motor-line rows that repeat the torque bounds left out) runs beside them, alternating,
+from the same start. Each grid runs in a fresh process (so MUMPS's output can be read)
+on one thread. Prints one JSON object on its last line.
+    python benchmarks/bench_kkt_floor.py [--quick] [--repeats N] [--lean]
 """
 
 from __future__ import annotations
@@ -54,31 +56,48 @@ def _start(resolution: str):
     return s, pr, interpolate_solution(coarse, pr), REFINE_BOUND_PUSH
 
 
-def _child(resolution: str, repeats: int) -> None:
+def _variants(lean: bool) -> dict[str, tuple[bool, int]]:
+    """Label -> (lean KKT, MUMPS scaling) of every configuration measured."""
+    out = {str(sc): (False, sc) for sc in SCALINGS}
+    if lean:
+        out.update({f"lean_{sc}": (True, sc) for sc in SCALINGS})
+    return out
+
+
+def _child(resolution: str, repeats: int, lean: bool) -> None:
     """Runs in a fresh process: timed solves, then the two printing solves."""
     from clamber.jumper.morphology import Morphology
+    from clamber.jumper.solve import problem_for
 
     s, pr, x0, push = _start(resolution)
     params = pr.parameter_vector(Morphology.nominal().parameters(), s)
     lbx, ubx = pr.variable_bounds(s)
-    lbg, ubg = pr.constraint_bounds(s)
     sc = pr.scale
-    args = {"x0": np.clip(x0, lbx, ubx) / sc, "p": params, "lbx": lbx / sc, "ubx": ubx / sc,
-            "lbg": lbg, "ubg": ubg}
+    problems = {False: pr}
+    if lean:
+        problems[True] = problem_for(pr.nodes, s.with_(drop_duplicate_rows=True))
 
-    def solver(scaling: int, **extra):
+    def args(lean_kkt: bool) -> dict:
+        lbg, ubg = problems[lean_kkt].constraint_bounds(s)
+        return {"x0": np.clip(x0, lbx, ubx) / sc, "p": params, "lbx": lbx / sc,
+                "ubx": ubx / sc, "lbg": lbg, "ubg": ubg}
+
+    def solver(label: str, **extra):
+        lean_kkt, scaling = _variants(True)[label]
         opts = pr.ipopt_options(True, s.max_iterations, s.tolerance, push, scaling)
-        return pr.build_solver({**opts, **{f"ipopt.{k}": v for k, v in extra.items()}})
+        return problems[lean_kkt].build_solver(
+            {**opts, **{f"ipopt.{k}": v for k, v in extra.items()}})
 
-    timed = {sc_: solver(sc_) for sc_ in SCALINGS}
-    runs: dict = {sc_: [] for sc_ in SCALINGS}
+    variants = _variants(lean)
+    timed = {label: solver(label) for label in variants}
+    runs: dict = {label: [] for label in variants}
     for _ in range(repeats):
-        for scaling, fn in timed.items():
+        for label, fn in timed.items():
             t0 = time.perf_counter()
-            res = fn(**args)
+            res = fn(**args(variants[label][0]))
             wall = time.perf_counter() - t0
             st = fn.stats()
-            runs[scaling].append({
+            runs[label].append({
                 "solve_s": wall, "iterations": int(st["iter_count"]),
                 "status": st["return_status"], "objective": float(res["f"]),
                 "functions_s": sum(v for k, v in st.items() if k.startswith("t_wall_nlp_")),
@@ -91,12 +110,12 @@ def _child(resolution: str, repeats: int) -> None:
                              "status": rs[0]["status"], "objective": rs[0]["objective"],
                              "solve_s_all": [r["solve_s"] for r in rs]}
     print(_RESULT + json.dumps(out), flush=True)
-    for scaling in SCALINGS:
-        print(f"=== timing {scaling}", flush=True)
-        solver(scaling, print_level=3, print_timing_statistics="yes")(**args)
+    for label, (lean_kkt, _) in variants.items():
+        print(f"=== timing {label}", flush=True)
+        solver(label, print_level=3, print_timing_statistics="yes")(**args(lean_kkt))
         sys.stdout.flush()
-        print(f"=== mumps {scaling}", flush=True)
-        solver(scaling, mumps_print_level=2)(**args)
+        print(f"=== mumps {label}", flush=True)
+        solver(label, mumps_print_level=2)(**args(lean_kkt))
         sys.stdout.flush()
     print("=== end", flush=True)
 
@@ -151,20 +170,26 @@ def _mumps(text: str) -> dict:
     return out
 
 
-def measure(resolution: str, repeats: int) -> dict:
+def measure(resolution: str, repeats: int, lean: bool = False) -> dict:
     """One grid in a fresh process; IPOPT's and MUMPS's output parsed here."""
     out = subprocess.run([sys.executable, __file__, "--child", resolution, "--repeats",
-                          str(repeats)], capture_output=True, text=True, check=True).stdout
+                          str(repeats), *(["--lean"] if lean else [])],
+                         capture_output=True, text=True, check=True).stdout
     line = next(x for x in out.splitlines() if x.startswith(_RESULT))
     res = json.loads(line[len(_RESULT):])
-    for scaling in SCALINGS:
-        r = res[str(scaling)]
+    for label in _variants(lean):
+        r = res[label]
         r["ipopt_and_mumps_s"] = r["solve_s"] - r["functions_s"]
         r["ms_per_iteration"] = 1e3 * r["solve_s"] / max(r["iterations"], 1)
-        r["timing_statistics"] = _timing(_section(out, f"timing {scaling}"))
-        r["mumps"] = _mumps(_section(out, f"mumps {scaling}"))
+        r["timing_statistics"] = _timing(_section(out, f"timing {label}"))
+        r["mumps"] = _mumps(_section(out, f"mumps {label}"))
     res["time_ratio_77_over_0"] = res["77"]["solve_s"] / res["0"]["solve_s"]
     res["same_objective"] = abs(res["0"]["objective"] / res["77"]["objective"] - 1) <= 1e-6
+    if lean:  # the project's scaling of each step: 77 from the seed, 0 refining
+        d = "77" if resolution == "coarse" else "0"
+        res["time_ratio_default_over_lean"] = res[d]["solve_s"] / res[f"lean_{d}"]["solve_s"]
+        res["lean_same_objective"] = abs(res[f"lean_{d}"]["objective"]
+                                         / res[d]["objective"] - 1) <= 1e-6
     return res
 
 
@@ -172,16 +197,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="one repeat, the coarse grid only")
     ap.add_argument("--repeats", type=int, default=5, help="timed solves per scaling (5)")
+    ap.add_argument("--lean", action="store_true",
+                    help="also the lean KKT (drop_duplicate_rows), side by side")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        _child(args.child, args.repeats)
+        _child(args.child, args.repeats, args.lean)
         return
     repeats = 1 if args.quick else args.repeats
     result = {"benchmark": "kkt_floor", "backend": "compiled", "repeats": repeats,
-              "mumps_scalings": list(SCALINGS)}
+              "mumps_scalings": list(SCALINGS), "lean": args.lean}
     for resolution in ("coarse",) if args.quick else ("coarse", "fine"):
-        r = measure(resolution, repeats)
+        r = measure(resolution, repeats, args.lean)
         result[resolution] = r
         d = r["0" if resolution == "fine" else "77"]
         print(f"{resolution}: {d['solve_s']:.3f} s, {d['iterations']} it, functions "
@@ -190,6 +217,15 @@ def main() -> None:
               f"{d['mumps'].get('ms_per_factorization_median', float('nan')):.1f} ms, fill "
               f"{d['mumps'].get('fill_in_ratio', float('nan')):.1f}x; scaling 77 takes "
               f"{r['time_ratio_77_over_0']:.2f}x the time", file=sys.stderr)
+        if args.lean:
+            d = "0" if resolution == "fine" else "77"
+            e = r[f"lean_{d}"]
+            print(f"  lean KKT: {e['solve_s']:.3f} s, {e['iterations']} it, "
+                  f"{e['mumps'].get('factorizations')} factorizations of "
+                  f"{e['mumps'].get('kkt_dimension')} at "
+                  f"{e['mumps'].get('ms_per_factorization_median', float('nan')):.1f} ms, fill "
+                  f"{e['mumps'].get('fill_in_ratio', float('nan')):.1f}x; the default takes "
+                  f"{r['time_ratio_default_over_lean']:.2f}x its time", file=sys.stderr)
     print(json.dumps(result))
 
 

@@ -6,7 +6,11 @@ seeded trials (one jump: ready rate with its Wilson interval; ten jumps: climb s
 at the calibrated tolerances and at twice them. Every configuration uses the same seeds.
 
     python benchmarks/bench_landing.py [--quick] [--workers N] [--only NAME,...]
-        [--controllers NAME,...]
+        [--controllers NAME,...] [--solution NAME=PATH ...] [--seed N] [--rear-spar]
+
+``--solution`` adds stored trajectories (e.g. a co-design's recommended design,
+``RUN_DIR/validation.json``); ``--seed`` moves every study to other seeds (0 by default;
+the robust co-design trains on 0 and validates on 1000, so 2000 is held out from both).
 
 ``--only`` keeps some trajectories (optimized, tuned, robust, and the ablations
 robust-no-release: the robust options without the release-force bound, and
@@ -36,6 +40,7 @@ from clamber.jumper.morphology import Morphology
 from clamber.jumper.robust import optimize_robust, robust_settings
 from clamber.jumper.settings import OptimizationSettings
 from clamber.jumper.sim.gripper import FootPivot
+from clamber.jumper.solution import TrajectorySolution
 from clamber.jumper.solve import optimize
 from clamber.parallel.factory import make_evaluator
 
@@ -65,9 +70,9 @@ def _trajectories(resolution: str, only: list[str] | None = None) -> dict:
 
 
 def _study(sol, controller: str, trials: int, jumps: int, factor: float, evaluator,
-           rear_spar: bool = False) -> dict:
+           seed: int = 0, rear_spar: bool = False) -> dict:
     changes = {"pivot": FootPivot(rear_stop_angle=FootPivot().spar_angle)} if rear_spar else {}
-    res = robustness(sol, trials, seed=0, jumps=jumps, config=calibrated_config(
+    res = robustness(sol, trials, seed=seed, jumps=jumps, config=calibrated_config(
         controller=controller, **changes), tolerances=calibrated_tolerances(factor),
         evaluator=evaluator)
     s = res.summary()
@@ -84,14 +89,20 @@ def main() -> None:
     ap.add_argument("--only", default="", help="comma-separated trajectories to play")
     ap.add_argument("--controllers", default="open-loop,closed-loop",
                     help="comma-separated controllers")
+    ap.add_argument("--solution", action="append", default=[], metavar="NAME=PATH",
+                    help="also play this stored trajectory (.npz) under NAME; repeatable")
+    ap.add_argument("--seed", type=int, default=0, help="master seed of every study")
     ap.add_argument("--rear-spar", action="store_true",
                     help="a spar on the rear foot too (design option; see the docstring)")
     args = ap.parse_args()
     trials = 30 if args.quick else 200
     climb_jumps = 3 if args.quick else 10
     t0 = time.perf_counter()
-    traj = _trajectories("coarse" if args.quick else "fine",
-                         [x for x in args.only.split(",") if x])
+    stored = dict(x.split("=", 1) for x in args.solution)
+    only = [x for x in args.only.split(",") if x]
+    traj = {} if stored and not only else _trajectories("coarse" if args.quick else "fine",
+                                                        only)
+    traj |= {name: TrajectorySolution.load(path) for name, path in stored.items()}
     rows = []
     evaluator = make_evaluator(args.workers)
     for name, sol in traj.items():
@@ -100,16 +111,16 @@ def main() -> None:
                 row = {"trajectory": name, "controller": controller, "tolerance_factor": factor,
                        "speed_mps": sol.speed}
                 row["one_jump"] = _study(sol, controller, trials, 1, factor, evaluator,
-                                         args.rear_spar)
+                                         args.seed, args.rear_spar)
                 row["climb"] = _study(sol, controller, trials, climb_jumps, factor,
-                                      evaluator, args.rear_spar)
+                                      evaluator, args.seed, args.rear_spar)
                 rows.append(row)
                 print(json.dumps(row), file=sys.stderr)
     best = max((r for r in rows if r["tolerance_factor"] == 1.0),
                key=lambda r: r["one_jump"]["expected_speed_mps"])
     hardware = {k: v[0] / v[1] for k, v in HARDWARE.items()}
     print(json.dumps({
-        "benchmark": "landing", "quick": args.quick, "trials": trials,
+        "benchmark": "landing", "quick": args.quick, "trials": trials, "seed": args.seed,
         "rear_spar": args.rear_spar,
         "climb_jumps": climb_jumps, "calibrated": CALIBRATED, "hardware": hardware,
         "rows": rows,

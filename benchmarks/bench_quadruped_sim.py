@@ -15,8 +15,13 @@ as run (``--quick``: 1 trial per cell, no tuning) and bounded above by the worst
 which every trial runs a whole cycle. ``--rock`` times only the climb on a generated rock
 wall (height field, holds planned from noisy maps, the winch state machine and tendon plant
 in the loop; issue 15's target: at least 20x) side by side with the plane climb, each seed
-one after the other so that both see the same load; planning is timed apart. The last
-printed line is one JSON object.
+one after the other so that both see the same load; planning is timed apart.
+``--climbs`` times only the loop (simulated seconds per CPU second) of unbreakable climbs
+at 90 deg, per controller on the plane wall (one gait cycle) and Q-WBC on rock with the
+winch (0.5 m), each climb in a fresh process; ``--baseline DIR`` runs every climb also
+with the clamber of another checkout, alternating, and reports the speed-up (``--quick``:
+seed 0 only, else seeds 0 and 1; ``--repeat N`` runs each climb N times, medians;
+``--kinds plane`` or ``rock`` picks the walls). The last printed line is one JSON object.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import json  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -76,11 +83,12 @@ def rock_side_by_side(seeds: list[int], distance: float = 0.5) -> dict:
         plan = plan_rock_climb(rock, seed)
         planning = time.perf_counter() - t0
         trial = RockClimbTrial(rock, seed, plan=plan)
+        before_loop = trial.planning_cpu  # the first swing, planned while building the trial
         c0 = time.process_time()
         r = trial.run()[0]
         rock_loop_cpu = time.process_time() - c0
         rock_cpu = r.sim_time_s / max(1e-9, rock_loop_cpu)
-        physics_cpu = rock_loop_cpu - r.planning_cpu_s
+        physics_cpu = rock_loop_cpu - (r.planning_cpu_s - before_loop)
         # A climb that ended at once (planning takes the whole loop) says nothing of it.
         rock_sim_cpu = r.sim_time_s / physics_cpu if physics_cpu > 0.2 * rock_loop_cpu \
             else float("nan")
@@ -114,14 +122,97 @@ def rock_side_by_side(seeds: list[int], distance: float = 0.5) -> dict:
             "targets": {"realtime_factor_min": 20.0}}
 
 
+def one_climb(kind: str, controller: str, seed: int) -> dict:
+    """CPU seconds of the loop of one unbreakable climb at 90 deg and its simulated seconds:
+    ``plane`` (one gait cycle) or ``rock`` (0.5 m planned on the generated wall, winch
+    grasps; planning inside the loop reported apart). Building the trial is left out."""
+    plane = ClimbSettings(controller=controller, incline_deg=90.0, breakable=False)
+    if kind == "plane":
+        trial = ClimbTrial(plane, seed)
+        c0 = time.process_time()
+        r = trial.run()[0]
+        return {"sim_s": r.sim_time_s, "cpu_s": time.process_time() - c0, "planning_cpu_s": 0.0}
+    rock = RockClimbSettings(climb=plane, distance=0.5, grasp="winch")
+    trial = RockClimbTrial(rock, seed, plan=plan_rock_climb(rock, seed))
+    before_loop = trial.planning_cpu  # the first swing is planned while the trial is built
+    c0 = time.process_time()
+    r = trial.run()[0]
+    return {"sim_s": r.sim_time_s, "cpu_s": time.process_time() - c0,
+            "planning_cpu_s": r.planning_cpu_s - before_loop}
+
+
+def _run_one(source: str, kind: str, controller: str, seed: int) -> dict:
+    """:func:`one_climb` in a fresh process importing clamber from ``source`` (a checkout)."""
+    env = {**os.environ, "PYTHONPATH": os.path.abspath(source)}
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--one", kind, controller,
+                          str(seed)], env=env, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def side_by_side(baseline: str | None, quick: bool, repeat: int = 1,
+                 kinds: tuple[str, ...] = ("plane", "rock")) -> dict:
+    """Simulated seconds per CPU second of the loop, per controller on the plane wall and
+    for Q-WBC on rock with the winch: this checkout and, if given, ``baseline`` (another
+    checkout), each climb run in a fresh process, the two alternating climb by climb so
+    that both see the same load; every climb ``repeat`` times (medians reported)."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sources = {"this": here} | ({"baseline": baseline} if baseline else {})
+    seeds = [0] if quick else [0, 1]
+    items = [("plane", c, s) for c in ("qwbc", "clik", "vmc") for s in seeds
+             if "plane" in kinds] + [("rock", "qwbc", s) for s in seeds if "rock" in kinds]
+    items = [item for item in items for _ in range(repeat)]
+    rows = []
+    for kind, controller, seed in items:
+        row = {"kind": kind, "controller": controller, "seed": seed}
+        for name, source in sources.items():
+            r = _run_one(source, kind, controller, seed)
+            row[f"{name}_sim_s"] = r["sim_s"]
+            row[f"{name}_cpu_factor"] = r["sim_s"] / r["cpu_s"]
+            if kind == "rock":
+                row[f"{name}_cpu_factor_without_planning"] = \
+                    r["sim_s"] / max(1e-9, r["cpu_s"] - r["planning_cpu_s"])
+        if baseline:
+            row["speedup"] = row["this_cpu_factor"] / row["baseline_cpu_factor"]
+            if kind == "rock":
+                row["speedup_without_planning"] = row["this_cpu_factor_without_planning"] \
+                    / row["baseline_cpu_factor_without_planning"]
+        rows.append(row)
+        print(json.dumps(row))
+    out: dict = {"climbs": rows}
+    for kind, controller in {(k, c) for k, c, _ in items}:
+        mine = [r for r in rows if r["kind"] == kind and r["controller"] == controller]
+        key = f"{kind}_{controller}"
+        for field in ("this_cpu_factor", "speedup", "this_cpu_factor_without_planning",
+                      "speedup_without_planning", "baseline_cpu_factor"):
+            if field in mine[0]:
+                out[f"{key}_{field}_median"] = float(np.median([r[field] for r in mine]))
+    return out
+
+
 def main() -> None:
+    if len(sys.argv) == 5 and sys.argv[1] == "--one":
+        print(json.dumps(one_climb(sys.argv[2], sys.argv[3], int(sys.argv[4]))))
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one seed, 2-trial comparison")
     parser.add_argument("--workers", type=int, default=2,
                         help="worker processes for the comparison (0: in this process)")
     parser.add_argument("--rock", action="store_true",
                         help="only the rock + winch climb beside the plane climb")
+    parser.add_argument("--climbs", action="store_true",
+                        help="only the loop's speed per controller (plane) and on rock with "
+                             "the winch, each climb in a fresh process")
+    parser.add_argument("--baseline", metavar="DIR",
+                        help="with --climbs: another checkout timed beside this one")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="with --climbs: run every climb this many times (medians)")
+    parser.add_argument("--kinds", nargs="+", default=["plane", "rock"],
+                        choices=["plane", "rock"], help="with --climbs: which walls")
     args = parser.parse_args()
+    if args.climbs or args.baseline:
+        print(json.dumps(side_by_side(args.baseline, args.quick, max(1, args.repeat),
+                                      tuple(args.kinds))))
+        return
     seeds = [0] if args.quick else [0, 1, 2]
     if args.rock:
         run_climb(ClimbSettings(), 0, time_limit=0.1)  # warm caches (gripper wrench space)

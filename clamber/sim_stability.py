@@ -10,6 +10,8 @@ running in threads of one worker.
 
 from __future__ import annotations
 
+import math
+
 import mujoco
 import numpy as np
 
@@ -21,7 +23,8 @@ FATAL_WARNINGS = tuple(int(w) for w in (
     mujoco.mjtWarning.mjWARN_BADQACC, mujoco.mjtWarning.mjWARN_BADQPOS,
     mujoco.mjtWarning.mjWARN_BADQVEL, mujoco.mjtWarning.mjWARN_BADCTRL,
     mujoco.mjtWarning.mjWARN_CONTACTFULL, mujoco.mjtWarning.mjWARN_CNSTRFULL))
-_FATAL = list(FATAL_WARNINGS)
+_FATAL = np.array(FATAL_WARNINGS)
+_sum = np.add.reduce
 
 
 class UnstableSimulation(ClamberError):
@@ -30,12 +33,12 @@ class UnstableSimulation(ClamberError):
 
 def instability(data: mujoco.MjData) -> str | None:
     """Why the simulation in ``data`` cannot be trusted, or None while it can."""
-    counts = data.warning.number[_FATAL]
-    if counts.any():
+    counts = data.warning.number.take(_FATAL)
+    if np.count_nonzero(counts):
         return "MuJoCo warned " + ", ".join(
             f"{mujoco.mjtWarning(w).name.removeprefix('mjWARN_')} x{n}"
             for w, n in zip(FATAL_WARNINGS, counts, strict=True) if n)
-    if not (np.isfinite(data.qpos.sum()) and np.isfinite(data.qvel.sum())):
+    if not (math.isfinite(_sum(data.qpos)) and math.isfinite(_sum(data.qvel))):
         return "non-finite state"
     return None
 

@@ -149,12 +149,11 @@ def _stored_option(run_dir: Path, name: str, value):
 
 def _robustness(args: argparse.Namespace) -> dict:
     import json
+    from dataclasses import replace
 
     from clamber.cli.options import TrialProgress, evaluator_for, progress_enabled, run_folder
     from clamber.experiments.calibration import calibrated_tolerances
     from clamber.experiments.robustness import robustness
-    from clamber.jumper.sim.robustness import Tolerances
-
     run_dir = run_folder(args)
     if args.resume and args.solution is not None:
         raise ConfigError(f"--resume {args.resume} replays the solution stored in the run; "
@@ -166,11 +165,11 @@ def _robustness(args: argparse.Namespace) -> dict:
             raise ConfigError("give the solution to play (or --resume RUN_DIR)")
         args.solution = stored_solution
     sol = _load(args.solution)
-    base = calibrated_tolerances(args.tol_scale)
-    tol = Tolerances(
-        mass_rel=base.mass_rel if args.mass_tol is None else args.mass_tol,
-        length_abs=base.length_abs if args.length_tol is None else args.length_tol,
-        jitter=base.jitter if args.jitter is None else args.jitter)
+    # every calibrated tolerance, with the three the options name replaced where given
+    overrides = {"mass_rel": args.mass_tol, "length_abs": args.length_tol,
+                 "jitter": args.jitter}
+    tol = replace(calibrated_tolerances(args.tol_scale),
+                  **{k: v for k, v in overrides.items() if v is not None})
     if not args.resume:
         run_dir.mkdir(parents=True, exist_ok=True)
         sol.save(stored_solution)

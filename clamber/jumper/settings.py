@@ -102,6 +102,11 @@ class OptimizationSettings:
     """``mumps_scaling`` when refining a solution of the same robot: 0 (none) took 1.5x
     less time than 77 on the nominal refinement, to the same optimum (fewer delayed
     pivots, backsolves and factorizations; see docs/trajopt_backends.md)."""
+    drop_duplicate_rows: bool = False
+    """Leave out the constraint rows that only repeat a simple bound: the motor-line rows
+    when ``no_load_speed`` is 0 (``|tau| <= torque_limit`` is then the torque bound
+    itself). Same feasible set, a KKT system 8 % smaller; a new structure, compiled once
+    (see docs/trajopt_backends.md, "The KKT structure")."""
     backend: str = "compiled"
     """How the NLP's functions are evaluated: 'compiled' (generated C, cached on disk; falls
     back to 'reference' without a C compiler) or 'reference' (CasADi's SX virtual machine).
@@ -124,6 +129,9 @@ class OptimizationSettings:
             raise ConfigError(
                 f"settings.collocation = {self.collocation!r}; allowed: {COLLOCATIONS}"
             )
+        if not isinstance(self.drop_duplicate_rows, bool):
+            raise ConfigError(f"settings.drop_duplicate_rows = {self.drop_duplicate_rows!r}: "
+                              "must be True or False")
         if self.backend not in BACKENDS:
             raise ConfigError(f"settings.backend = {self.backend!r}; allowed: {BACKENDS}")
         lo, hi = tuple(self.phase_duration_min), tuple(self.phase_duration_max)
@@ -154,6 +162,8 @@ class OptimizationSettings:
         d["safe_region_rear"] = self.safe_region_rear.to_dict()
         d["phase_duration_min"] = list(self.phase_duration_min)
         d["phase_duration_max"] = list(self.phase_duration_max)
+        if not self.drop_duplicate_rows:  # left out at its default: older runs resume
+            del d["drop_duplicate_rows"]
         return d
 
     @classmethod

@@ -37,11 +37,12 @@ def problem_for(nodes: tuple[int, ...], settings: OptimizationSettings,
     The structure is the grid, the collocation rule, the safe regions' row counts and the
     term groups; every number is a parameter or bound, so candidates never rebuild.
     """
+    motor_line_rows = not (settings.drop_duplicate_rows and settings.no_load_speed <= 0)
     key = ProblemKey(tuple(nodes), settings.collocation, settings.safe_region_front.A.shape[0],
-                     settings.safe_region_rear.A.shape[0], tuple(terms))
+                     settings.safe_region_rear.A.shape[0], tuple(terms), motor_line_rows)
     if key not in _PROBLEMS:
         _PROBLEMS[key] = build_problem(key.nodes, key.collocation, key.rows_front,
-                                       key.rows_rear, key.terms)
+                                       key.rows_rear, key.terms, key.motor_line_rows)
     return _PROBLEMS[key]
 
 
@@ -276,6 +277,8 @@ def active_bounds(problem: JumperProblem, x: np.ndarray, params: np.ndarray,
         act = ineq & ((np.abs(val - lb) <= 1e-5) | (np.abs(val - ub) <= 1e-5))
         kind = name.split(".", 1)[-1]
         counts[kind] = counts.get(kind, 0) + int(np.sum(act))
+    if not problem.key.motor_line_rows:  # left out as copies of the torque bounds
+        counts["motor_line"] = int(np.sum(np.abs(np.abs(taus) - tl) <= 1e-5))
     report["active_inequalities"] = counts
     return report
 

@@ -45,6 +45,7 @@ from clamber.quadruped.reference import MotionReference
 from clamber.quadruped.robot import LEG_NAMES, N_JOINTS
 from clamber.quadruped.statics import N_WRENCH, Statics, StaticsEvaluator
 from clamber.quadruped.wbc_problem import MIN_LOAD, QWBCWeights
+from clamber.small_linalg import solve_vector
 
 
 @dataclass(frozen=True)
@@ -80,8 +81,9 @@ class BodyPD:
 
     def acceleration(self, state: RobotState, ref: MotionReference) -> np.ndarray:
         err = state.body_pose.actInv(ref.body_pose)
-        twist_ref = err.toActionMatrix() @ ref.body_twist
-        a_ref = err.toActionMatrix() @ ref.body_acceleration
+        Ad = err.toActionMatrix()
+        twist_ref = Ad @ ref.body_twist
+        a_ref = Ad @ ref.body_acceleration
         a = a_ref + self.kp * pin.log6(err).vector + self.kd * (twist_ref - state.body_twist)
         np.minimum(np.maximum(a, self._lo), self._hi, out=a)
         return a
@@ -123,8 +125,9 @@ class Controller(ABC):
             feet, J = statics.foot_poses, statics.leg_jacobians
             body_inv = body.inverse()
             feet_b = [body_inv * f for f in feet]
-        targets = {leg: ref.foot_targets.get(leg, feet[i]) if leg not in ref.stance
-                   else feet[i] for i, leg in enumerate(LEG_NAMES)}
+        stance, swing = ref.stance, ref.foot_targets
+        targets = {leg: swing.get(leg, feet[i]) if leg not in stance else feet[i]
+                   for i, leg in enumerate(LEG_NAMES)}
         return self.clik.step_from(state.joint_positions, feet_b, J, ref.body_pose, targets)
 
     def _command(self, position: np.ndarray, torque: np.ndarray, status: WrenchStatus | None,
@@ -152,10 +155,10 @@ def weighted_distribution(A: np.ndarray, B: np.ndarray, axis_weights: np.ndarray
     """
     inv_w = np.zeros(N_WRENCH)
     on = load > 0
-    inv_w[np.repeat(on, 6)] = (np.maximum(load[on], MIN_LOAD)[:, None] ** 2
+    inv_w[on.repeat(6)] = (np.maximum(load[on], MIN_LOAD)[:, None] ** 2
                                / axis_weights[None, :]).reshape(-1)
     AW = A * inv_w
-    return inv_w * (A.T @ np.linalg.solve(AW @ A.T, B))
+    return inv_w * (A.T @ solve_vector(AW @ A.T, B))
 
 
 class QWBCController(Controller):

@@ -24,6 +24,7 @@ error, as on the robot.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
@@ -31,8 +32,9 @@ import pinocchio as pin
 from clamber import _validate as check
 from clamber.exceptions import ConfigError
 from clamber.quadruped.kinematics import body_configuration
-from clamber.quadruped.model import RobotModel, RobotState
-from clamber.quadruped.robot import LEG_NAMES
+from clamber.quadruped.model import NQ_BASE, RobotModel, RobotState
+from clamber.quadruped.robot import LEG_NAMES, N_JOINTS
+from clamber.small_linalg import solve
 
 GRAVITY_VECTOR = np.array([0.0, 0.0, -9.81])
 
@@ -45,23 +47,31 @@ def strapdown_step(ekf, specific_force: np.ndarray, rate: np.ndarray, dt: float)
     """Integrate the IMU over ``dt`` [s], propagate ``ekf.P``; return the bias-corrected rate.
 
     Shared by both filters: their error states start with position, velocity, attitude and
-    the accelerometer and gyro biases (15 states); ``ekf._F`` is reused between calls.
+    the accelerometer and gyro biases (15 states); ``ekf._F`` is reused between calls (its
+    blocks that depend on ``dt`` alone are written when ``dt`` changes).
     """
     if dt <= 0:
         raise ConfigError(f"dt must be > 0, got {dt}")
     f = specific_force - ekf.b_a
     w = rate - ekf.b_g
-    a = ekf.R @ f + GRAVITY_VECTOR
+    R = ekf.R
+    a = R @ f + GRAVITY_VECTOR
     ekf.p += ekf.v * dt + 0.5 * a * dt * dt
     ekf.v += a * dt
     Rw = pin.exp3(w * dt)
     F = ekf._F
-    F[0:3, 3:6] = ekf._eye3 * dt
-    F[3:6, 6:9] = -ekf.R @ skew(f) * dt
-    F[3:6, 9:12] = -ekf.R * dt
+    work = getattr(ekf, "_strapdown", None)  # (dt of F's constant blocks, skew buffer)
+    if work is None or work[0] != dt:
+        F[0:3, 3:6] = ekf._eye3 * dt
+        F[6:9, 12:15] = -ekf._eye3 * dt
+        work = ekf._strapdown = (dt, np.zeros((3, 3)))
+    S = work[1]
+    S[0, 1], S[0, 2], S[1, 2] = -f[2], f[1], -f[0]
+    S[1, 0], S[2, 0], S[2, 1] = f[2], -f[1], f[0]
+    F[3:6, 6:9] = -R @ S * dt
+    F[3:6, 9:12] = -R * dt
     F[6:9, 6:9] = Rw.T
-    F[6:9, 12:15] = -ekf._eye3 * dt
-    ekf.R = ekf.R @ Rw
+    ekf.R = R @ Rw
     ekf.P = F @ ekf.P @ F.T
     return w
 
@@ -122,6 +132,31 @@ class EkfSettings:
 _LEG_INDEX = {leg: i for i, leg in enumerate(LEG_NAMES)}
 
 
+class _UpdateLayout(NamedTuple):
+    """An update's measurement arrays for one set of anchored feet: their number ``n``,
+    rows ``m``, leg indices, Jacobian ``H`` (m, 15) with its foot rows as (n, 3, 15),
+    residual buffer and noise variances (m,)."""
+
+    n: int
+    m: int
+    idx: np.ndarray
+    H: np.ndarray
+    Hp: np.ndarray
+    r: np.ndarray
+    noise: np.ndarray
+    skew_at: np.ndarray
+
+
+#: The skew matrix of ``d = (x, y, w)`` in the attitude columns 6-8 of a foot's three rows:
+#: entries (row, column) = sign * d[component], row by row.
+_SKEW_ROW = np.array([0, 0, 1, 1, 2, 2])
+_SKEW_COL = np.array([7, 8, 6, 8, 6, 7])
+_SKEW_FROM = np.array([2, 1, 2, 0, 1, 0])
+_SKEW_SIGN = np.array([-1.0, 1.0, 1.0, -1.0, -1.0, 1.0])
+#: Cyclic index shifts of a 3-vector (the two terms of a cross product's components).
+_NEXT, _AFTER = np.array([1, 2, 0]), np.array([2, 0, 1])
+
+
 class LegOdometryEkf:
     """Error-state EKF fusing the IMU with the kinematics of the attached feet."""
 
@@ -144,6 +179,12 @@ class LegOdometryEkf:
         self._prev_feet: np.ndarray | None = None
         self._eye3 = np.eye(3)
         self._noise_cache: dict[float, np.ndarray] = {}
+        self._q = body_configuration(np.zeros(N_JOINTS))
+        self._layouts: dict[tuple[tuple[str, ...], bool], _UpdateLayout] = {}
+        #: The anchored legs of the last update and their anchors stacked (n, 3).
+        self._stacked: tuple[tuple[str, ...], np.ndarray] | None = None
+        #: The contacts of the last update if all of them were anchored before it.
+        self._contacts: tuple[str, ...] | None = None
 
     def predict(self, specific_force: np.ndarray, rate: np.ndarray, dt: float) -> None:
         """Propagate over ``dt`` [s] with the IMU readings in {B}."""
@@ -163,59 +204,81 @@ class LegOdometryEkf:
 
     def _foot_positions(self, q_joints: np.ndarray) -> np.ndarray:
         """Kinematic foot positions in {B} (4, 3) [m] from the controller's model."""
-        pin.framesForwardKinematics(self.rm.model, self.rm.data, body_configuration(q_joints))
-        return np.array([self.rm.data.oMf[f].translation for f in self.rm.foot_ids])
+        rm = self._q
+        rm[NQ_BASE:] = q_joints
+        data = self.rm.data
+        pin.framesForwardKinematics(self.rm.model, data, rm)
+        oMf = data.oMf
+        return np.array([oMf[f].translation for f in self.rm.foot_ids])
+
+    def _layout(self, legs: tuple[str, ...], use_v: bool) -> _UpdateLayout:
+        """The measurement arrays of an update with the anchored ``legs`` (cached: only the
+        entries that change are written each update)."""
+        key = (legs, use_v)
+        lay = self._layouts.get(key)
+        if lay is None:
+            n = len(legs)
+            m = 3 * n + 3 if use_v else 3 * n
+            H = np.zeros((m, 15))
+            noise = np.full(m, self.par.foot_noise**2)
+            if use_v:
+                H[3 * n:, 3:6] = self._eye3
+                noise[3 * n:] = self.par.velocity_noise**2 / n
+            rows = 3 * np.arange(n)[:, None] + _SKEW_ROW
+            lay = self._layouts[key] = _UpdateLayout(
+                n, m, np.array([_LEG_INDEX[leg] for leg in legs]), H,
+                H[:3 * n].reshape(n, 3, 15), np.empty(m), noise,
+                (rows * 15 + _SKEW_COL).reshape(-1))
+        return lay
 
     def update(self, q_joints: np.ndarray, contacts: tuple[str, ...], dt: float = 0.0) -> None:
         """Correct with the feet in ``contacts``; new contacts are anchored, others dropped.
 
         ``dt`` [s] is the time since the previous update (0: no velocity rows).
         """
-        for leg in list(self.anchors):
-            if leg not in contacts:
-                del self.anchors[leg]
+        anchors = self.anchors
         feet = self._foot_positions(q_joints)
         prev, self._prev_feet = self._prev_feet, feet
-        legs = []
-        for leg in contacts:
-            if leg not in self.anchors:
-                self.anchors[leg] = self.p + self.R @ feet[LEG_NAMES.index(leg)]
-            else:
-                legs.append(leg)
-        if not legs:
-            return
-        n = len(legs)
-        idx = [_LEG_INDEX[leg] for leg in legs]
-        z = feet[idx]
-        d_body = (np.array([self.anchors[leg] for leg in legs]) - self.p) @ self.R
+        if contacts == self._contacts and self._stacked is not None:
+            legs_t = self._stacked[0]  # every foot in contact anchored at an earlier update
+        else:
+            for leg in list(anchors):
+                if leg not in contacts:
+                    del anchors[leg]
+            legs = []
+            for leg in contacts:
+                if leg not in anchors:
+                    anchors[leg] = self.p + self.R @ feet[LEG_NAMES.index(leg)]
+                else:
+                    legs.append(leg)
+            self._contacts = tuple(contacts) if len(legs) == len(contacts) else None
+            if not legs:
+                self._stacked = None
+                return
+            legs_t = tuple(legs)
+            self._stacked = (legs_t, np.array([anchors[leg] for leg in legs_t]))
         use_v = dt > 0 and prev is not None
+        n, m, idx, H, Hp, r, noise, skew_at = self._layout(legs_t, use_v)
+        z = feet.take(idx, axis=0)
+        d_body = (self._stacked[1] - self.p) @ self.R
         # The feet's velocity readings all measure v with the same noise: their mean is a
         # sufficient statistic (one 3-row measurement with the noise variance over n).
-        m = 3 * n + 3 if use_v else 3 * n
-        H = np.zeros((m, 15))
-        r = np.empty(m)
-        noise = np.full(m, self.par.foot_noise**2)
         Rt = self.R.T
-        Hp = H[:3 * n].reshape(n, 3, 15)
         Hp[:, :, 0:3] = -Rt
-        x, y, w = d_body.T
-        Hp[:, 0, 7], Hp[:, 0, 8] = -w, y
-        Hp[:, 1, 6], Hp[:, 1, 8] = w, -x
-        Hp[:, 2, 6], Hp[:, 2, 7] = -y, x
+        # Attitude columns: each foot's rows hold skew(d_body) (written in one go).
+        H.reshape(-1)[skew_at] = (d_body.take(_SKEW_FROM, axis=1) * _SKEW_SIGN).reshape(-1)
         r[:3 * n] = (z - d_body).reshape(-1)
         if use_v:
             zm = z.sum(axis=0) / n
-            dz = (zm - prev[idx].sum(axis=0) / n) / dt
+            dz = (zm - prev.take(idx, axis=0).sum(axis=0) / n) / dt
             a = self.rate
-            wxz = np.array([a[1] * zm[2] - a[2] * zm[1], a[2] * zm[0] - a[0] * zm[2],
-                            a[0] * zm[1] - a[1] * zm[0]])
-            H[3 * n:, 3:6] = self._eye3
+            wxz = a.take(_NEXT) * zm.take(_AFTER) - a.take(_AFTER) * zm.take(_NEXT)
             r[3 * n:] = -(dz + wxz) @ Rt - self.v
-            noise[3 * n:] = self.par.velocity_noise**2 / n
-        PHt = self.P @ H.T
+        P = self.P
+        PHt = P @ H.T
         S = H @ PHt
         S.flat[::m + 1] += noise
-        K = np.linalg.solve(S, PHt.T).T
+        K = solve(S, PHt.T).T
         dx = K @ r
         self.p += dx[0:3]
         self.v += dx[3:6]
@@ -224,7 +287,7 @@ class LegOdometryEkf:
         self.b_g += dx[12:15]
         KH = K @ H
         KH.flat[::16] -= 1.0
-        self.P = KH @ self.P @ KH.T + (K * noise) @ K.T
+        self.P = KH @ P @ KH.T + (K * noise) @ K.T
         self._updates += 1
         if self._updates % 500 == 0:
             U, _, Vt = np.linalg.svd(self.R)

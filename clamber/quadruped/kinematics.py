@@ -16,6 +16,7 @@ import pinocchio as pin
 from clamber.exceptions import ConfigError
 from clamber.quadruped.model import NQ_BASE, NV_BASE, RobotModel, RobotState, leg_slice
 from clamber.quadruped.robot import JOINTS_PER_LEG, LEG_NAMES, N_JOINTS, leg_index
+from clamber.small_linalg import solve
 
 _IDENTITY_BASE = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
 
@@ -139,15 +140,20 @@ class Clik:
         if not legs:
             return self.rm.clip_joints(out)
         body_inv = body_target.inverse()
-        e = np.array([pin.log6(feet_body[i].actInv(body_inv * foot_targets[LEG_NAMES[i]]))
+        log6 = pin.log6
+        e = np.array([log6(feet_body[i].actInv(body_inv * foot_targets[LEG_NAMES[i]]))
                       .vector for i in legs]) * (self.gain * self.w)
-        Jw = self.w[:, None] * leg_jacobians[legs]
+        Jw = self.w[:, None] * (leg_jacobians if len(legs) == len(LEG_NAMES)
+                                else leg_jacobians[legs])
         Jt = Jw.transpose(0, 2, 1)
         A = Jw @ Jt
-        A[:, range(6), range(6)] += self.damping**2
-        dq = (Jt @ np.linalg.solve(A, e[..., None]))[..., 0]
-        for k, i in enumerate(legs):
-            out[i * JOINTS_PER_LEG:(i + 1) * JOINTS_PER_LEG] += dq[k]
+        A.reshape(len(legs), 36)[:, ::7] += self.damping**2  # the diagonals
+        dq = (Jt @ solve(A, e[..., None]))[..., 0]
+        if len(legs) == len(LEG_NAMES):
+            out += dq.reshape(-1)
+        else:
+            for k, i in enumerate(legs):
+                out[i * JOINTS_PER_LEG:(i + 1) * JOINTS_PER_LEG] += dq[k]
         return self.rm.clip_joints(out)
 
 

@@ -120,7 +120,7 @@ class WrenchQP:
             model.setup(p.H, p.f, p.C, up, lo, self._sense(p))
             self._models[p.hard] = model
             self._swing[p.hard] = p.swing.copy()
-        elif not np.array_equal(self._swing[p.hard], p.swing):
+        elif self._swing[p.hard].tolist() != p.swing.tolist():
             model.update(H=p.H, f=p.f, A=p.C, bupper=up, blower=lo, sense=self._sense(p))
             self._swing[p.hard] = p.swing.copy()
         elif p.hard and not load_changed:
@@ -138,7 +138,7 @@ class WrenchQP:
         zero) and values in between = the pre-swing unloading ramp.
         """
         load = check_load(load)
-        changed = self._last_load is None or not np.array_equal(self._last_load, load)
+        changed = self._last_load is None or load.tolist() != self._last_load.tolist()
         status = WrenchStatus.OPTIMAL
         p = self.builder.build(statics, load, self.F_prev, hard=True)
         flag, x, lam, its, dt = self._solve(p, changed)
@@ -149,7 +149,8 @@ class WrenchQP:
             its, dt = its + its2, dt + dt2
             if flag not in _OK or not np.isfinite(x).all():
                 status, x, lam = WrenchStatus.FAILED, np.zeros(N_WRENCH), np.zeros_like(lam)
-        x[np.repeat(p.swing, 6)] = 0.0  # exact zeros, not DAQP's 1e-30 round-off
+        if p.swing.any():
+            x[p.swing.repeat(6)] = 0.0  # exact zeros, not DAQP's 1e-30 round-off
         self.F_prev[:] = x
         self._last_load = load
         return WrenchSolution(status, x.copy(), lam.copy(), p, its, dt)

@@ -25,6 +25,9 @@ from clamber.quadruped.robot import JOINTS_PER_LEG, N_JOINTS, N_LEGS
 
 N_WRENCH = 6 * N_LEGS
 _LOWER = np.tril_indices(NV_BASE, -1)
+#: Flat indices of the strict lower triangle of a 6 x 6 matrix and of its mirror entries.
+_LOWER_FLAT = _LOWER[0] * NV_BASE + _LOWER[1]
+_UPPER_FLAT = _LOWER[1] * NV_BASE + _LOWER[0]
 
 
 @dataclass
@@ -68,24 +71,29 @@ class StaticsEvaluator:
         g = pin.computeGeneralizedGravity(model, data, q)
         out.B[:] = g[:NV_BASE]
         out.tau_bias[:] = g[NV_BASE:]
-        out.foot_poses = [data.oMf[f].copy() for f in rm.foot_ids]
+        oMf = data.oMf
+        out.foot_poses = [oMf[f].copy() for f in rm.foot_ids]
+        A, legs = out.A, out.leg_jacobians
         for i, fid in enumerate(rm.foot_ids):
             J = pin.getFrameJacobian(model, data, fid, pin.LOCAL)
-            out.A[:, 6 * i:6 * i + 6] = J[:, :NV_BASE].T
+            A[:, 6 * i:6 * i + 6] = J[:, :NV_BASE].T
             c = NV_BASE + JOINTS_PER_LEG * i
-            out.leg_jacobians[i] = J[:, c:c + JOINTS_PER_LEG]
-        a = None
-        if body_acceleration is not None:
+            legs[i] = J[:, c:c + JOINTS_PER_LEG]
+        if body_acceleration is None:
+            return out
+        a = body_acceleration
+        if not (type(a) is np.ndarray and a.dtype == np.float64):
             try:
                 a = np.asarray(body_acceleration, dtype=float)
             except (TypeError, ValueError):
                 raise ConfigError("body_acceleration must be 6 finite numbers") from None
-        if a is not None and a.any():
+        if a.any():
             if a.shape != (6,) or not np.isfinite(a).all():
                 raise ConfigError(f"body_acceleration must be 6 finite numbers, got {a}")
             M = pin.crba(model, data, q)  # upper triangle only
             Mbb = M[:NV_BASE, :NV_BASE].copy()
-            Mbb[_LOWER] = Mbb.T[_LOWER]
+            flat = Mbb.reshape(-1)
+            flat[_LOWER_FLAT] = flat[_UPPER_FLAT]
             out.B += Mbb @ a
             out.tau_bias += M[:NV_BASE, NV_BASE:].T @ a
         return out

@@ -111,8 +111,9 @@ def limits_active(ctrl: Controller, rtol: float = 1e-6) -> bool:
     if sol is None:
         return False
     p = sol.problem
-    stance = np.repeat(~p.swing, 6)
-    F = sol.F[stance]
-    lb, ub = p.lb[stance], p.ub[stance]
+    F, lb, ub = sol.F, p.lb, p.ub
     tol = rtol * (np.abs(ub) + 1.0)
-    return bool(np.any(F >= ub - tol) or np.any(F <= lb + tol))
+    on = (F >= ub - tol) | (F <= lb + tol)
+    if p.swing.any():
+        on &= (~p.swing).repeat(6)
+    return bool(on.any())

@@ -93,7 +93,9 @@ def check_load(load) -> np.ndarray:
             raise ConfigError(f"unknown legs {sorted(unknown)}; legs are {', '.join(LEG_NAMES)}")
         load = [load.get(leg, 0.0) for leg in LEG_NAMES]
     a = np.asarray(load, dtype=float)
-    if a.shape != (N_LEGS,) or not np.isfinite(a).all() or a.min() < 0 or a.max() > 1:
+    # min and max are NaN if an entry is (a NaN fails both comparisons, an infinity one).
+    if a.shape != (N_LEGS,) or not (0.0 <= np.minimum.reduce(a)
+                                    and np.maximum.reduce(a) <= 1.0):
         raise ConfigError(f"load factors must be 4 numbers in [0, 1], got {a}")
     return a
 
@@ -156,8 +158,15 @@ class WrenchProblemBuilder:
         leg, joint, axis = np.meshgrid(np.arange(N_LEGS), np.arange(JOINTS_PER_LEG),
                                        np.arange(6), indexing="ij")
         self._w3 = np.tile(self.weights.w3, N_LEGS)
+        #: Lower and upper box bounds (24,) when every gripper's limits are a box, else None.
+        self._box_lower = self._box_upper = None
+        if all(b is not None for b in self.boxes):
+            self._box_lower = np.concatenate([b[0] for b in self.boxes])
+            self._box_upper = np.concatenate([b[1] for b in self.boxes])
         self._jt_rows = (JOINTS_PER_LEG * leg + joint).reshape(-1)
         self._jt_cols = (6 * leg + axis).reshape(-1)
+        #: Flat indices into C of the joint-torque rows' entries, per first row.
+        self._jt_flat: dict[int, np.ndarray] = {}
 
     def _allocate(self, hard: bool) -> dict[str, np.ndarray]:
         m = self.n_rows[hard]
@@ -181,8 +190,8 @@ class WrenchProblemBuilder:
         w3 = self._w3
         H, f = a["H"], a["f"]
         if hard:
-            H[:] = 0.0
-            H.flat[::N_WRENCH + 1] = 2.0 * (w2 + w3)
+            # Only the diagonal is ever written in the hard problem's H (zeros elsewhere).
+            H.reshape(-1)[::N_WRENCH + 1] = 2.0 * (w2 + w3)
             f[:] = -2.0 * w3 * F_prev
         else:
             AW = statics.A.T * w.w1
@@ -196,7 +205,16 @@ class WrenchProblemBuilder:
             lo[:6] = statics.B
             up[:6] = statics.B
             r = 6
-        for i, x in enumerate(self.limits):
+        if self._box_lower is not None:
+            # Every gripper a box: each bound is its box times the load (0 swinging), as the
+            # loop below writes them one gripper at a time.
+            swing6 = swing.repeat(6)
+            load6 = load.repeat(6)
+            np.multiply(self._box_lower, load6, out=lb)
+            np.multiply(self._box_upper, load6, out=ub)
+            lb[swing6] = 0.0
+            ub[swing6] = 0.0
+        for i, x in enumerate(self.limits if self._box_lower is None else ()):
             s = slice(6 * i, 6 * i + 6)
             box = self.boxes[i]
             if swing[i]:
@@ -211,8 +229,11 @@ class WrenchProblemBuilder:
                 lo[r:r + n] = -INF
                 r += n
         # Joint-torque rows: block diagonal of the legs' J^T, one fancy-indexed write.
-        C[r + self._jt_rows, self._jt_cols] = statics.leg_jacobians.transpose(0, 2, 1).reshape(-1)
-        free = np.repeat(swing | (not self.torque_rows), JOINTS_PER_LEG)
+        flat = self._jt_flat.get(r)
+        if flat is None:
+            flat = self._jt_flat[r] = (r + self._jt_rows) * N_WRENCH + self._jt_cols
+        C.reshape(-1)[flat] = statics.leg_jacobians.transpose(0, 2, 1).reshape(-1)
+        free = (swing | (not self.torque_rows)).repeat(JOINTS_PER_LEG)
         lo[r:] = np.where(free, -INF, statics.tau_bias - self.tau_max)
         up[r:] = np.where(free, INF, statics.tau_bias + self.tau_max)
         return WrenchProblem(H, f, lb, ub, C, lo, up, hard, 6 if hard else 0, swing, statics)

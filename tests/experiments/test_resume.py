@@ -338,8 +338,8 @@ def test_cli_rewrites_the_report_every_generation(tmp_path, capsys, monkeypatch)
     pages = []
     original = report.write_codesign_outputs
 
-    def spy(result, figures=True, live=False):
-        out = original(result, figures=figures, live=live)
+    def spy(result, figures=True, live=False, validation=None):
+        out = original(result, figures=figures, live=live, validation=validation)
         pages.append((live, (result.run_dir / "report.html").read_text()))
         return out
     monkeypatch.setattr(report, "write_codesign_outputs", spy)

@@ -52,3 +52,26 @@ def test_a_folder_that_holds_a_run_is_not_overwritten(solution_file, tmp_path, c
     assert main(["jumper", "robustness", solution_file, "--trials", "1",
                  "--out", str(tmp_path)]) == 2
     assert "already holds a run" in capsys.readouterr().err
+
+
+
+def test_the_command_plays_the_calibrated_tolerances(solution_file, coarse_solution, tmp_path,
+                                                     capsys, study_trials):
+    """Without tolerance options the command samples every calibrated tolerance (gains,
+    motors, initial state too) and records, trial for trial, what the library's calibrated
+    study records on the same seeds; --mass-tol replaces that one tolerance only."""
+    from dataclasses import replace
+
+    from clamber.experiments.calibration import calibrated_config, calibrated_tolerances
+    from clamber.experiments.robustness import robustness
+
+    config = calibrated_config(controller="closed-loop")
+    for name, extra, tol in (("calibrated", [], calibrated_tolerances()),
+                             ("wide", ["--mass-tol", "0.2"],
+                              replace(calibrated_tolerances(), mass_rel=0.2))):
+        _run(capsys, solution_file, "--trials", "3", "--workers", "0", "--seed", "3",
+             "--controller", "closed-loop", *extra, "--out", str(tmp_path / name))
+        robustness(coarse_solution, 3, seed=3, config=config, tolerances=tol,
+                   run_dir=tmp_path / f"lib-{name}")
+        assert study_trials(tmp_path / name) == study_trials(tmp_path / f"lib-{name}")
+    assert study_trials(tmp_path / "calibrated") != study_trials(tmp_path / "wide")

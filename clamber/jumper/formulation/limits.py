@@ -4,9 +4,10 @@ Clearances hold at the nodes only (the trapezoidal motion between nodes is not c
 inner joints (shoulder, spine, hip) stay ``motor_radius`` from the wall, a free gripper's
 disc centre ``foot_radius``. The motor line ``|tau + k w| <= tau_max`` with
 ``k = tau_max / no_load_speed`` (``k = 0`` leaves the plain torque bound) holds per joint
-at every node. Simple bounds: relative joint angles, joint speeds, torques and each
-phase's time step (phase-duration bounds divided by the phase's interval count, so
-refining the grid keeps the same problem).
+at every node (left out where it repeats the torque bound, see
+``OptimizationSettings.drop_duplicate_rows``). Simple bounds: relative joint angles,
+joint speeds, torques and each phase's time step (phase-duration bounds divided by the
+phase's interval count, so refining the grid keeps the same problem).
 """
 
 from __future__ import annotations
@@ -65,8 +66,9 @@ def limits(ctx: Context) -> list[Constraint]:
             rows.append(Constraint(f"p{i}.foot_clearance",
                                    ca.vec(ca.vertcat(*(x[j, :] for j in free))),
                                    _foot_radius, INF))
-        rows.append(Constraint(f"p{i}.motor_line", ca.vec(tau + slope * qd[3:6, :]),
-                               _minus_torque_limit, _torque_limit))
+        if ctx.motor_line_rows:
+            rows.append(Constraint(f"p{i}.motor_line", ca.vec(tau + slope * qd[3:6, :]),
+                                   _minus_torque_limit, _torque_limit))
     return rows
 
 

@@ -64,6 +64,7 @@ class ProblemKey:
     rows_front: int
     rows_rear: int
     terms: tuple[TermGroup, ...] = DEFAULT_TERMS
+    motor_line_rows: bool = True  # False: the torque bounds alone (no motor slope)
 
 
 @dataclass
@@ -242,10 +243,16 @@ def declare_parameters(rows_front: int, rows_rear: int) -> Layout:
 
 def build_problem(nodes: tuple[int, int, int, int, int], collocation: str = "trapezoidal",
                   rows_front: int = 2, rows_rear: int = 2,
-                  terms: Sequence[TermGroup] = DEFAULT_TERMS) -> JumperProblem:
-    """Assemble the NLP graph from the term groups (solvers are built lazily, once)."""
+                  terms: Sequence[TermGroup] = DEFAULT_TERMS,
+                  motor_line_rows: bool = True) -> JumperProblem:
+    """Assemble the NLP graph from the term groups (solvers are built lazily, once).
+
+    ``motor_line_rows`` False leaves the motor-line rows out (:func:`.limits.limits`):
+    only for a zero motor slope, where they repeat the torque bounds.
+    """
     t0 = time.perf_counter()
-    key = ProblemKey(tuple(nodes), collocation, rows_front, rows_rear, tuple(terms))
+    key = ProblemKey(tuple(nodes), collocation, rows_front, rows_rear, tuple(terms),
+                     motor_line_rows)
     hs = collocation == "hermite-simpson"
     var = declare_variables(key.nodes, hs)
     par = declare_parameters(rows_front, rows_rear)
@@ -258,7 +265,8 @@ def build_problem(nodes: tuple[int, int, int, int, int], collocation: str = "tra
     z = ca.MX.sym("z", var.size)
     P = ca.MX.sym("P", par.size)
     ctx = Context(model=jumper_model("com"), variables=var, parameters=par,
-                  nodes_per_phase=key.nodes, hermite_simpson=hs, w=z * ca.DM(scale), P=P)
+                  nodes_per_phase=key.nodes, hermite_simpson=hs, w=z * ca.DM(scale), P=P,
+                  motor_line_rows=motor_line_rows)
     rows: list[Constraint] = []
     costs: list[Cost] = []
     for group in key.terms:

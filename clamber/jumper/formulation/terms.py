@@ -116,6 +116,9 @@ class Context:
     w: ca.MX
     P: ca.MX
     calls: list[NodeCall] = field(default_factory=list)
+    #: False: the motor-line rows are left out (they repeat the torque bounds when the
+    #: motor slope is 0, see ``OptimizationSettings.drop_duplicate_rows``).
+    motor_line_rows: bool = True
 
     @property
     def phases(self) -> tuple[int, ...]:

@@ -40,6 +40,9 @@ class ClimbPhase(enum.Enum):
     DONE = "done"
 
 
+#: A zero 3-vector (read only, never written).
+_ZERO3 = np.zeros(3)
+_ZERO3.flags.writeable = False
 #: Phases during which the swing leg's gripper is open.
 SWING_PHASES = (ClimbPhase.RELEASE, ClimbPhase.LIFT, ClimbPhase.TRANSFER, ClimbPhase.DESCEND)
 
@@ -211,7 +214,7 @@ class ClimbGait:
         leg = self.swing_leg
         load = dict.fromkeys(LEG_NAMES, 1.0)
         targets: dict[str, pin.SE3] = {}
-        pos, vel, acc = self.body_to, np.zeros(3), np.zeros(3)
+        pos, vel, acc = self.body_to, _ZERO3, _ZERO3
         ph = self.phase
         if ph is ClimbPhase.SETTLE and elapsed >= p.settle_time:
             self._enter(ClimbPhase.UNLOAD if leg else ClimbPhase.DONE, t)
@@ -237,8 +240,8 @@ class ClimbGait:
                 self.body_from = self.body_to.copy()
                 self._enter(ClimbPhase.UNLOAD if self.swing_leg else ClimbPhase.DONE, t)
         R = self.R
-        ref = MotionReference.trusted(pin.SE3(R, pos), np.concatenate([R.T @ vel, np.zeros(3)]),
-                                      np.concatenate([R.T @ acc, np.zeros(3)]),
+        ref = MotionReference.trusted(pin.SE3(R, pos), np.concatenate([R.T @ vel, _ZERO3]),
+                                      np.concatenate([R.T @ acc, _ZERO3]),
                                       {k: v for k, v in load.items() if v > 0.0}, targets)
         return ref, events
 

@@ -10,18 +10,24 @@ leg's joint angles come from damped least squares clipped to the joint limits
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
+from numpy.linalg import _umath_linalg
 
 from clamber.attachment.wrench_limits import WrenchLimits
 from clamber.quadruped.kinematics import body_configuration
-from clamber.quadruped.model import NV_BASE, RobotModel, RobotState, leg_slice
+from clamber.quadruped.model import NQ_BASE, NV_BASE, RobotModel, RobotState, leg_slice
 from clamber.quadruped.qwbc import WrenchQP, WrenchStatus
 from clamber.quadruped.robot import LEG_NAMES
 from clamber.quadruped.statics import StaticsEvaluator
+from clamber.small_linalg import solve_vector
 
+_SVD = _umath_linalg.svd_s
+_EYE3 = np.eye(3)
+_NEXT, _AFTER = np.array([1, 2, 0]), np.array([2, 0, 1])
 #: Sole position error [m] above which a hold counts as out of reach.
 REACH_TOLERANCE = 3e-3
 #: Angle [rad] between the sole's and the hold's normals above which a landing sole does not
@@ -58,8 +64,26 @@ class Reach:
                 and max(self.tilts.values()) <= tilt)
 
 
-def _dls(A: np.ndarray, e: np.ndarray, damping: float) -> np.ndarray:
-    return A.T @ np.linalg.solve(A @ A.T + damping**2 * np.eye(A.shape[0]), e)
+def _pinv(a: np.ndarray, rcond: float) -> np.ndarray:
+    """``np.linalg.pinv(a, rcond)`` of a real matrix: its SVD kernel and steps, without its
+    per-call wrapping (the same numbers)."""
+    u, s, vt = _SVD(a, signature="d->ddd")
+    if not math.isfinite(np.add.reduce(s)):
+        raise np.linalg.LinAlgError("SVD did not converge")
+    large = s > rcond * s.max()
+    s = np.divide(1, s, where=large, out=s)
+    s[~large] = 0
+    return vt.T @ (s[:, None] * u.T)
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.cross`` of two 3-vectors (the same products and differences)."""
+    return a.take(_NEXT) * b.take(_AFTER) - a.take(_AFTER) * b.take(_NEXT)
+
+
+def _norm(x: np.ndarray) -> float:
+    """``np.linalg.norm`` of a vector: ``sqrt(x . x)`` (the same number)."""
+    return math.sqrt(x.dot(x))
 
 
 def sole_ik(rm: RobotModel, leg: str, position: np.ndarray, normal: np.ndarray,
@@ -74,6 +98,8 @@ def sole_ik(rm: RobotModel, leg: str, position: np.ndarray, normal: np.ndarray,
     along ``z``, the free yaw, projected out) is pursued in the position task's null space
     (damped least squares, each step clipped to the joint limits). Returns the angles, the
     position error [m] and the angle [rad] left between the sole normal and ``normal``.
+    (The planner runs it thousands of times per climb: the small products, solves and the
+    pseudo-inverse are NumPy's own kernels without their per-call wrapping.)
     """
     q = np.array(q_start, dtype=float)
     i = LEG_NAMES.index(leg)
@@ -82,22 +108,30 @@ def sole_ik(rm: RobotModel, leg: str, position: np.ndarray, normal: np.ndarray,
     fid = rm.foot_ids[i]
     n = np.asarray(normal, dtype=float) / np.linalg.norm(normal)
     eye = np.eye(sl.stop - sl.start)
+    # The damping terms of the two least-squares steps (three task rows each).
+    damp_p, damp_r = damping**2 * np.eye(3), 1e-2**2 * np.eye(3)
+    lo, hi = rm.q_min[sl], rm.q_max[sl]
+    model, data = rm.model, rm.data
+    config = body_configuration(q)
+    at = slice(NQ_BASE + sl.start, NQ_BASE + sl.stop)
     for _ in range(iterations):
-        pin.computeJointJacobians(rm.model, rm.data, body_configuration(q))
-        pin.updateFramePlacements(rm.model, rm.data)
-        M = rm.data.oMf[fid]
+        config[at] = q[sl]
+        pin.computeJointJacobians(model, data, config)
+        pin.updateFramePlacements(model, data)
+        M = data.oMf[fid]
         z = M.rotation[:, 2]
-        ep, er = position - M.translation, np.cross(z, n)
-        if np.linalg.norm(ep) < 1e-7 and np.linalg.norm(er) < 1e-6:
+        ep, er = position - M.translation, _cross(z, n)
+        if _norm(ep) < 1e-7 and _norm(er) < 1e-6:
             break
-        J = pin.getFrameJacobian(rm.model, rm.data, fid, pin.LOCAL_WORLD_ALIGNED)[:, cols]
-        Jp, Jr = J[:3], (np.eye(3) - np.outer(z, z)) @ J[3:]
-        dq1 = _dls(Jp, ep, damping)
-        N = eye - np.linalg.pinv(Jp, rcond=1e-6) @ Jp
-        dq = dq1 + N @ _dls(Jr @ N, er - Jr @ dq1, 1e-2)
-        q[sl] = np.clip(q[sl] + dq, rm.q_min[sl], rm.q_max[sl])
-    pin.framesForwardKinematics(rm.model, rm.data, body_configuration(q))
-    M = rm.data.oMf[fid]
+        J = pin.getFrameJacobian(model, data, fid, pin.LOCAL_WORLD_ALIGNED)[:, cols]
+        Jp, Jr = J[:3], (_EYE3 - z[:, None] * z) @ J[3:]
+        dq1 = Jp.T @ solve_vector(Jp @ Jp.T + damp_p, ep)
+        N = eye - _pinv(Jp, 1e-6) @ Jp
+        JrN = Jr @ N
+        dq = dq1 + N @ (JrN.T @ solve_vector(JrN @ JrN.T + damp_r, er - Jr @ dq1))
+        q[sl] = np.clip(q[sl] + dq, lo, hi)
+    pin.framesForwardKinematics(model, data, body_configuration(q))
+    M = data.oMf[fid]
     tilt = float(np.arccos(np.clip(M.rotation[:, 2] @ n, -1.0, 1.0)))
     return q, float(np.linalg.norm(position - M.translation)), tilt
 

@@ -56,6 +56,11 @@ from clamber.exceptions import ConfigError
 
 #: DAQP exit flags meaning an optimum was found.
 _DAQP_OK = (1, 2)
+#: Whether a boolean array has a true entry (``np.count_nonzero``: the cheapest test).
+_any = np.count_nonzero
+#: How far [gauge] the bound on a step's lower bounds must stay below a peak for
+#: :meth:`FailureClock.settle` to skip forming them (round-off is about 1e-15).
+_LOWER_MARGIN = 1e-9
 #: Largest gauge bound accepted as a certificate of membership without an LP: 1e-6 below
 #: the boundary, far outside the LP's tolerance (1e-9), so that it never decides otherwise.
 CERTIFIED = 1.0 - 1e-6
@@ -136,11 +141,11 @@ class WrenchSet:
         n = self._n_cuts
         return np.maximum(v[:, :n].max(axis=1), 0.0), np.maximum(v[:, n:].max(axis=1), 0.0)
 
-    def lower_all(self, w: np.ndarray) -> np.ndarray:
-        """The lower bounds of :meth:`bounds` of a stack of wrenches (steps, k, 6), (steps, k):
-        each slice's numbers are those of :meth:`bounds` on it."""
+    def lower(self, w: np.ndarray) -> np.ndarray:
+        """The lower bounds of :meth:`bounds` of wrenches (n, 6) alone, (n,) (the same
+        product, the same numbers)."""
         v = w @ self._stacked
-        return np.maximum(v[..., :self._n_cuts].max(axis=-1), 0.0)
+        return np.maximum(v[:, :self._n_cuts].max(axis=1), 0.0)
 
     def upper_all(self, w: np.ndarray) -> np.ndarray:
         """:meth:`upper` of a stack of wrenches (steps, k, 6), (steps, k): each slice's
@@ -203,6 +208,10 @@ class FailureClock:
         #: Per gripper: the last wrench (over the hold's factors) an LP measured, its gauge.
         self._ref_wrench = np.zeros((n, 6))
         self._ref_gauge = np.full(n, np.inf)
+        #: Per gripper: the last wrench (over the factors) whose lower bound was formed, and
+        #: that bound (the reference of the peaks' skip test in :meth:`settle`).
+        self._lo_wrench = np.zeros((n, 6))
+        self._lo_gauge = np.full(n, np.inf)
 
     def reset(self, i: int) -> None:
         """Gripper ``i`` grasped anew: no slide."""
@@ -245,34 +254,45 @@ class FailureClock:
         and the gauges are returned; else nothing changes and None is returned (the steps
         must be advanced one by one).
 
-        Every step's bounds come from one product over all steps; NumPy multiplies a stack
-        slice by slice with the same kernel as one step, so the numbers are the same.
+        The upper bounds of every step come from one product over all steps; NumPy
+        multiplies a stack slice by slice with the same kernel as one step, so the numbers
+        are the same. A step's lower bounds are formed only when its upper bounds could
+        raise a peak, from the same product :meth:`WrenchSet.bounds` forms.
         """
         ws = w / factor
         g = self.set.upper_all(ws)
         gauges = g[-1]
-        undecided = g > 1.0
-        if undecided.any():
+        above = g > 1.0
+        if _any(above):
             bound = self._ref_gauge[rows] + self.set.upper_all(ws - self._ref_wrench[rows])
-            if (bound[undecided] > CERTIFIED).any():
+            if _any(bound[above] > CERTIFIED):
                 return None
-            gauges = np.where(undecided[-1], bound[-1], gauges)
+            gauges = np.where(above[-1], bound[-1], gauges)
         self.slide[rows] = 0.0
         self.speed[rows] = 0.0
         # As in advance: the lower bound can only raise a peak where the upper one is above it.
-        peak = self._peak_lo[rows]
-        if not (g > peak).any():
+        peak_lo = self._peak_lo
+        peak = peak_lo[rows]
+        above = g > peak
+        if not _any(above):
             return gauges
-        lo_all = None
-        for j, step in enumerate(g):
-            if (step > peak).any():
-                if lo_all is None:
-                    lo_all = self.set.lower_all(ws)
-                lo = lo_all[j]
+        # A step whose lower bounds provably stay below the peaks is skipped (they would
+        # raise none): the lower bound is sublinear, so lo(w) <= lo(w0) + upper(w - w0) for
+        # the last wrench w0 whose lower bound was formed; the margin covers round-off.
+        # Peaks only grow, so a step not above them at the start is not above them later.
+        possible = above & (self._lo_gauge[rows] + self.set.upper_all(ws - self._lo_wrench[rows])
+                            > peak - _LOWER_MARGIN)
+        lower = self.set.lower
+        for j in range(g.shape[0]):
+            if _any(possible[j]) and _any(g[j] > peak):
+                lo = lower(ws[j])
+                self._lo_wrench[rows] = ws[j]
+                self._lo_gauge[rows] = lo
                 higher = lo > peak
-                peak[higher] = lo[higher]
-                self._peak_wrench[rows[higher]] = ws[j][higher]
-        self._peak_lo[rows] = peak
+                if _any(higher):
+                    peak[higher] = lo[higher]
+                    self._peak_wrench[rows[higher]] = ws[j][higher]
+        peak_lo[rows] = peak
         return gauges
 
     def advance(self, rows: np.ndarray, w: np.ndarray, factor: np.ndarray,

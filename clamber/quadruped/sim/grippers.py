@@ -83,16 +83,18 @@ class SoleCompliance:
 _FORCE_FIRST = np.array([3, 4, 5, 0, 1, 2])
 
 
+#: Cyclic index shifts of a 3-vector's components (the cross product's two terms).
+_NEXT, _AFTER = np.array([1, 2, 0]), np.array([2, 0, 1])
+
+
 def _sole_wrenches(ext: np.ndarray, r: np.ndarray, xmat: np.ndarray) -> np.ndarray:
     """Wrenches [f, tau] (n, 6) in the sole frames from external wrenches ``ext`` (n, 6)
     [torque, force] about a point ``r`` (n, 3) [m] from the sole, soles' rotation matrices
     ``xmat`` (n, 9). ``ext`` is overwritten."""
     f = ext[:, 3:]
-    # Moment about the sole: tau + r x f (components written out: np.cross costs more
-    # than the rest of the read-out at these sizes, and gives the same numbers).
-    ext[:, 0] += r[:, 1] * f[:, 2] - r[:, 2] * f[:, 1]
-    ext[:, 1] += r[:, 2] * f[:, 0] - r[:, 0] * f[:, 2]
-    ext[:, 2] += r[:, 0] * f[:, 1] - r[:, 1] * f[:, 0]
+    # Moment about the sole: tau + r x f, component k += r_(k+1) f_(k+2) - r_(k+2) f_(k+1)
+    # (the products and differences np.cross forms, without its overhead at these sizes).
+    ext[:, :3] += r[:, _NEXT] * f[:, _AFTER] - r[:, _AFTER] * f[:, _NEXT]
     R = xmat.reshape(-1, 1, 3, 3)
     # Rows [torque; force] times R give each in the site frame; reorder to [f, tau].
     return (ext.reshape(-1, 2, 1, 3) @ R).reshape(-1, 6)[:, _FORCE_FIRST]
@@ -310,10 +312,11 @@ class GripperBank:
             return np.zeros((0, 6))
         mujoco.mj_rnePostConstraint(m, d)
         bodies, grippers, sites, roots, _ = self._index(legs)
-        ext = d.cfrc_ext[bodies]
+        ext = d.cfrc_ext.take(bodies, axis=0)
         if self.compliant:
-            ext += d.cfrc_ext[grippers]
-        return _sole_wrenches(ext, d.subtree_com[roots] - d.site_xpos[sites], d.site_xmat[sites])
+            ext += d.cfrc_ext.take(grippers, axis=0)
+        return _sole_wrenches(ext, d.subtree_com.take(roots, axis=0)
+                              - d.site_xpos.take(sites, axis=0), d.site_xmat.take(sites, axis=0))
 
     def _index(self, legs: tuple[str, ...]) -> tuple[np.ndarray, ...]:
         """Body, gripper, site, root and row indices of ``legs`` (cached per tuple)."""
@@ -364,13 +367,13 @@ class GripperBank:
         """
         ext_all, com, pos, mat = self._cycle
         bodies, grippers, sites, roots, rows = self._index(self._cycle_legs)
-        ext = ext_all[:, bodies]
+        ext = ext_all.take(bodies, axis=1)  # (take: the rows fancy indexing picks, faster)
         if self.compliant:
-            ext += ext_all[:, grippers]
-        r = com[:, roots] - pos[:, sites]
+            ext += ext_all.take(grippers, axis=1)
+        r = com.take(roots, axis=1) - pos.take(sites, axis=1)
         n, k = ext.shape[:2]
         w = _sole_wrenches(ext.reshape(n * k, 6), r.reshape(n * k, 3),
-                           mat[:, sites].reshape(n * k, 9)).reshape(n, k, 6)
+                           mat.take(sites, axis=1).reshape(n * k, 9)).reshape(n, k, 6)
         g = self.clock.settle(rows, w, self._factors)
         if g is not None:
             self.gauges[rows] = g

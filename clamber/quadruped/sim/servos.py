@@ -88,14 +88,16 @@ class ServoBank:
 
     def apply(self, model: mujoco.MjModel, data: mujoco.MjData, cmd: JointCommand) -> None:
         """Write goal positions, feed-forward torques and current limits into the actuators."""
-        for name in ("position", "torque", "current_limit"):
-            a = getattr(cmd, name)
+        position, torque, current = cmd.position, cmd.torque, cmd.current_limit
+        for name, a in (("position", position), ("torque", torque),
+                        ("current_limit", current)):
             if np.shape(a) != (N_JOINTS,) or not np.isfinite(a).all():
                 raise ConfigError(f"command {name} must be {N_JOINTS} finite numbers")
-        data.ctrl[:] = cmd.position + cmd.torque / self.kp
-        lim = self.torque_limit(cmd.current_limit)
-        model.actuator_forcerange[:, 0] = -lim
-        model.actuator_forcerange[:, 1] = lim
+        data.ctrl[:] = position + torque / self.kp
+        lim = self.torque_limit(current)
+        forcerange = model.actuator_forcerange
+        forcerange[:, 0] = -lim
+        forcerange[:, 1] = lim
 
     def current(self, torque: np.ndarray) -> np.ndarray:
         """Current [A] each servo draws when applying ``torque`` [N m]."""

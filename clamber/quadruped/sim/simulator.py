@@ -66,6 +66,9 @@ class QuadrupedSim:
         self.qadr = model.jnt_qposadr[joints].copy()
         self.vadr = model.jnt_dofadr[joints].copy()
         self._torque = np.zeros(N_JOINTS)
+        #: Servo forces of the period's physics steps (substeps, 20) [N m].
+        self._forces = np.zeros((self.substeps, N_JOINTS))
+        self._abs = np.zeros((self.substeps, N_JOINTS))
         self._saved = np.empty(mujoco.mj_stateSize(model, _STATE))
         self._prev_velocity = np.zeros(3)
         mujoco.mj_forward(model, self.data)
@@ -101,7 +104,7 @@ class QuadrupedSim:
     def joints(self) -> tuple[np.ndarray, np.ndarray]:
         """Joint positions [rad] and velocities [rad/s] (the servos' encoder readings)."""
         d = self.data
-        return d.qpos[self.qadr], d.qvel[self.vadr]
+        return d.qpos.take(self.qadr), d.qvel.take(self.vadr)
 
     def imu_truth(self) -> tuple[np.ndarray, np.ndarray]:
         """Specific force [m/s^2] and angular rate [rad/s] in {B}, averaged over the last cycle
@@ -119,7 +122,8 @@ class QuadrupedSim:
         advanced over them step by step where one is not certified inside its set); only
         if a gripper broke off in the period, which changes the physics from that step on,
         is the period rerun from its saved state with a check after every step (the physics
-        is deterministic, so the result is the step-by-step one either way).
+        is deterministic, so the result is the step-by-step one either way). While the
+        grippers cannot break, no period is rerun and no state is saved.
         """
         m, d = self.model, self.data
         self.servos.apply(m, d, cmd)
@@ -127,7 +131,8 @@ class QuadrupedSim:
         g = self.grippers
         broken: list[str] = []
         if g is not None and g.begin_cycle(self.substeps):
-            mujoco.mj_getState(m, d, self._saved, _STATE)
+            if g.breakable:
+                mujoco.mj_getState(m, d, self._saved, _STATE)
             self._advance(record=True)
             if not g.end_cycle(m.opt.timestep):
                 mujoco.mj_setState(m, d, self._saved, _STATE)
@@ -144,17 +149,24 @@ class QuadrupedSim:
         """The period's physics steps, with the gripper data recorded or checked after each;
         mean servo torques into ``_torque``. Returns the legs that broke off."""
         m, d, g = self.model, self.data, self.grippers
-        torque = self._torque
-        torque[:] = 0.0
+        forces = self._forces
         broken: list[str] = []
         h = m.opt.timestep
-        for j in range(self.substeps):
-            mujoco.mj_step(m, d)
-            torque += np.abs(d.actuator_force)
-            if record:
-                g.record_step(j)
-            elif check:
-                broken += g.check(h)
+        step = mujoco.mj_step
+        if record:
+            rec = g.record_step
+            for j in range(self.substeps):
+                step(m, d)
+                forces[j] = d.actuator_force
+                rec(j)
+        else:
+            for j in range(self.substeps):
+                step(m, d)
+                forces[j] = d.actuator_force
+                if check:
+                    broken += g.check(h)
+        # The sum over the steps adds them in order, as a running sum from zero would.
+        torque = np.abs(forces, out=self._abs).sum(axis=0, out=self._torque)
         torque *= 1.0 / self.substeps
         return broken
 

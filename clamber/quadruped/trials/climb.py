@@ -11,6 +11,7 @@ gains multipliers it is given (:mod:`clamber.quadruped.variants`).
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
@@ -44,6 +45,14 @@ from clamber.quadruped.trials.stance import NOMINAL_FEET, initial_joints
 from clamber.quadruped.variants import CONTROLLER_NAMES, limits_active, make_controller
 
 _BOX24 = np.tile(PAPER_BOX_HALF_WIDTHS, 4)
+#: The metric columns :meth:`ClimbTrial._sample` writes, in its order.
+_SAMPLED = ("error_m", "power_w", "est_position_m", "est_attitude_rad", "attitude_rad")
+
+
+def _norm(x: np.ndarray) -> float:
+    """Euclidean norm of a float vector: ``np.linalg.norm``'s ``sqrt(x . x)``, without its
+    dispatch (the same number)."""
+    return math.sqrt(x.dot(x))
 #: Standing on the start holds before the gait starts [s]; grippers cannot break meanwhile.
 PLACEMENT_TIME = 1.0
 
@@ -190,7 +199,7 @@ class ClimbTrial:
         self.push.update(None if self.first_release is None else t - self.first_release,
                          self.R)
         rec = sim.step(cmd)
-        err = float(np.linalg.norm(p_true - ref.body_pose.translation))
+        err = _norm(p_true - ref.body_pose.translation)
         if t >= PLACEMENT_TIME:
             self._sample(cmd, rec, err, p_true, R_true)
         if self.log is not None:
@@ -235,15 +244,13 @@ class ClimbTrial:
                 R_true: np.ndarray) -> None:
         """Metric samples of one cycle after the placement."""
         self.planned_load = max(self.planned_load,
-                                float(np.max(np.abs(cmd.wrenches) / _BOX24)))
+                                float((np.abs(cmd.wrenches) / _BOX24).max()))
         self.n_cycles += 1
         self.n_active += limits_active(self.ctrl)
-        s, row, ekf = self.samples, self.samples.rows, self.ekf
-        s.write(row, "error_m", err)
-        s.write(row, "power_w", rec.power)
-        s.write(row, "est_position_m", float(np.linalg.norm(ekf.p - p_true)))
-        s.write(row, "est_attitude_rad", float(np.linalg.norm(pin.log3(ekf.R.T @ R_true))))
-        s.write(row, "attitude_rad", float(np.linalg.norm(pin.log3(self.R.T @ R_true))))
+        ekf = self.ekf
+        self.samples.write_many(self.samples.rows, _SAMPLED, (
+            err, rec.power, _norm(ekf.p - p_true), _norm(pin.log3(ekf.R.T @ R_true)),
+            _norm(pin.log3(self.R.T @ R_true))))
 
     def _record(self, t: float, p_true: np.ndarray, R_true: np.ndarray,
                 ref: MotionReference, rec: StepRecord) -> None:

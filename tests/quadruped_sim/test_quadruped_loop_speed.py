@@ -1,0 +1,281 @@
+"""The climbing loop's lean code paths give the numbers of the plain code they replace, bit for
+bit: LAPACK solves without NumPy's wrapping, the EKF update with cached measurement arrays,
+the sole wrenches' moment shift, the failure clock's skipped lower bounds, the QP's box
+bounds and the active-limit test."""
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from numpy.linalg import LinAlgError
+
+from clamber.attachment.wrench_limits import WrenchLimits
+from clamber.attachment.wrench_set import WRENCH_SCALE
+from clamber.quadruped.estimator import LegOdometryEkf, strapdown_step
+from clamber.quadruped.kinematics import body_configuration
+from clamber.quadruped.model import RobotModel
+from clamber.quadruped.robot import LEG_NAMES
+from clamber.quadruped.sim.failure import FailureClock, default_wrench_set
+from clamber.quadruped.sim.grippers import _sole_wrenches
+from clamber.small_linalg import solve, solve_vector
+
+
+def test_small_solves_equal_numpy_solve_bit_for_bit():
+    """On random well- and ill-conditioned systems (single, stacked, matrix and vector right
+    sides) the wrapped LAPACK call returns exactly ``np.linalg.solve``'s numbers; a singular
+    matrix raises LinAlgError as NumPy does."""
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        n = int(rng.integers(2, 13))
+        a = rng.standard_normal((n, n)) * 10.0 ** rng.uniform(-3, 3, (n, 1))
+        b = rng.standard_normal((n, int(rng.integers(1, 16))))
+        assert np.array_equal(solve(a, b), np.linalg.solve(a, b))
+        assert np.array_equal(solve_vector(a, b[:, 0]), np.linalg.solve(a, b[:, 0]))
+        stack = rng.standard_normal((4, 6, 6)) + 3 * np.eye(6)
+        rhs = rng.standard_normal((4, 6, 1))
+        assert np.array_equal(solve(stack, rhs), np.linalg.solve(stack, rhs))
+    with pytest.warns(RuntimeWarning), pytest.raises(LinAlgError):
+        solve(np.zeros((3, 3)), np.ones((3, 1)))
+
+
+def _plain_update(ekf, q_joints, contacts, dt):
+    """The EKF update written plainly (fresh arrays every call, a loop per foot): the
+    reference the cached update must reproduce."""
+    for leg in list(ekf.anchors):
+        if leg not in contacts:
+            del ekf.anchors[leg]
+    rm = ekf.rm
+    pin.framesForwardKinematics(rm.model, rm.data, body_configuration(q_joints))
+    feet = np.array([rm.data.oMf[f].translation for f in rm.foot_ids])
+    prev, ekf._prev_feet = ekf._prev_feet, feet
+    legs = []
+    for leg in contacts:
+        if leg not in ekf.anchors:
+            ekf.anchors[leg] = ekf.p + ekf.R @ feet[LEG_NAMES.index(leg)]
+        else:
+            legs.append(leg)
+    if not legs:
+        return
+    n = len(legs)
+    idx = [LEG_NAMES.index(leg) for leg in legs]
+    z = feet[idx]
+    d_body = (np.array([ekf.anchors[leg] for leg in legs]) - ekf.p) @ ekf.R
+    use_v = dt > 0 and prev is not None
+    m = 3 * n + 3 if use_v else 3 * n
+    H = np.zeros((m, 15))
+    r = np.empty(m)
+    noise = np.full(m, ekf.par.foot_noise**2)
+    Rt = ekf.R.T
+    for k in range(n):
+        x, y, w = d_body[k]
+        H[3 * k:3 * k + 3, 0:3] = -Rt
+        H[3 * k, 7], H[3 * k, 8] = -w, y
+        H[3 * k + 1, 6], H[3 * k + 1, 8] = w, -x
+        H[3 * k + 2, 6], H[3 * k + 2, 7] = -y, x
+    r[:3 * n] = (z - d_body).reshape(-1)
+    if use_v:
+        zm = z.sum(axis=0) / n
+        dz = (zm - prev[idx].sum(axis=0) / n) / dt
+        a = ekf.rate
+        wxz = np.array([a[1] * zm[2] - a[2] * zm[1], a[2] * zm[0] - a[0] * zm[2],
+                        a[0] * zm[1] - a[1] * zm[0]])
+        H[3 * n:, 3:6] = np.eye(3)
+        r[3 * n:] = -(dz + wxz) @ Rt - ekf.v
+        noise[3 * n:] = ekf.par.velocity_noise**2 / n
+    PHt = ekf.P @ H.T
+    S = H @ PHt
+    S.flat[::m + 1] += noise
+    K = np.linalg.solve(S, PHt.T).T
+    dx = K @ r
+    ekf.p += dx[0:3]
+    ekf.v += dx[3:6]
+    ekf.R = ekf.R @ pin.exp3(dx[6:9])
+    ekf.b_a += dx[9:12]
+    ekf.b_g += dx[12:15]
+    KH = K @ H
+    KH.flat[::16] -= 1.0
+    ekf.P = KH @ ekf.P @ KH.T + (K * noise) @ K.T
+    ekf._updates += 1
+    if ekf._updates % 500 == 0:
+        U, _, Vt = np.linalg.svd(ekf.R)
+        ekf.R = U @ Vt
+
+
+def test_cached_ekf_update_equals_the_plain_update():
+    """Two filters fed the same 600 cycles of IMU readings, joint angles and changing foot
+    contacts (swings, touchdowns, all four feet, none) - one with the cached update, one
+    with the plain one - hold the same position, velocity, attitude, biases, covariance
+    and anchors, bit for bit, after every cycle (the re-orthonormalisation included)."""
+    rm = RobotModel()
+    rng = np.random.default_rng(5)
+    q0 = rm.robot.default_joint_angles()
+    R0 = pin.utils.rpyToMatrix(0.1, -0.2, 0.3)
+    fast, plain = (LegOdometryEkf(rm, np.array([0.1, 0.2, 0.3]), R0) for _ in range(2))
+    schedule = [LEG_NAMES, LEG_NAMES[1:], LEG_NAMES[1:], (), LEG_NAMES[:2], LEG_NAMES]
+    for k in range(600):
+        contacts = tuple(schedule[(k // 37) % len(schedule)])
+        q = q0 + 0.02 * np.sin(0.05 * k + np.arange(20))
+        f = np.array([0.0, 0.0, 9.81]) + rng.normal(0, 0.1, 3)
+        w = rng.normal(0, 0.01, 3)
+        dt = 0.0 if k % 50 == 7 else 0.02
+        for ekf, update in ((fast, LegOdometryEkf.update), (plain, _plain_update)):
+            if k:
+                w_c = strapdown_step(ekf, f, w, 0.02)
+                ekf.P.flat[::16] += ekf._process_noise(0.02)
+                ekf.rate = w_c
+            update(ekf, q, contacts, dt)
+        for name in ("p", "v", "R", "b_a", "b_g", "P"):
+            assert np.array_equal(getattr(fast, name), getattr(plain, name)), (k, name)
+        assert fast.anchors.keys() == plain.anchors.keys()
+        assert all(np.array_equal(fast.anchors[g], plain.anchors[g]) for g in fast.anchors)
+
+
+def test_sole_moment_shift_is_the_cross_product():
+    """The moment about the sole, ``tau + r x f``, written with cyclic index shifts equals
+    NumPy's cross product bit for bit; the rotated wrench matches ``R^T`` times it."""
+    rng = np.random.default_rng(2)
+    ext = rng.standard_normal((20, 6)) * 30
+    r = rng.standard_normal((20, 3)) * 0.1
+    Rs = np.array([pin.utils.rpyToMatrix(*rng.uniform(-3, 3, 3)) for _ in range(20)])
+    w = _sole_wrenches(ext.copy(), r, Rs.reshape(20, 9))
+    tau = ext[:, :3] + np.cross(r, ext[:, 3:])
+    assert np.allclose(w[:, 3:], np.einsum("nji,nj->ni", Rs, tau), rtol=0, atol=1e-12)
+    assert np.allclose(w[:, :3], np.einsum("nji,nj->ni", Rs, ext[:, 3:]), rtol=0, atol=1e-12)
+    shifted = ext.copy()
+    f = shifted[:, 3:]
+    shifted[:, :3] += r[:, [1, 2, 0]] * f[:, [2, 0, 1]] - r[:, [2, 0, 1]] * f[:, [1, 2, 0]]
+    assert np.array_equal(shifted[:, :3], tau)
+
+
+def test_settle_skips_only_lower_bounds_that_raise_no_peak(monkeypatch):
+    """Two failure clocks settle the same 300 control periods of five wrenches per gripper
+    (loads rising, falling and rising past earlier peaks, all certified inside the set by
+    the inner polytope), one skipping
+    the lower bounds its sublinearity test rules out, one forming them at every step: their
+    peaks, peak wrenches, gauges and slides are equal bit for bit, and the skip saves most
+    lower bounds."""
+    import clamber.quadruped.sim.failure as failure
+
+    wset = default_wrench_set()
+    rng = np.random.default_rng(9)
+    base = rng.standard_normal((3, 6)) * WRENCH_SCALE
+    base /= wset.upper(base)[:, None]  # on the inner polytope's boundary
+    level = 0.3 + 0.5 * np.abs(np.sin(np.linspace(0, 7, 1500)))
+    walk = base[None] * level[:, None, None] + np.cumsum(
+        rng.standard_normal((1500, 3, 6)) * WRENCH_SCALE * 1e-4, axis=0)
+    rows, factor = np.array([0, 1, 3]), np.ones((3, 6))
+    calls = {"n": 0}
+    lower = failure.WrenchSet.lower
+
+    def counted(self, w):
+        calls["n"] += 1
+        return lower(self, w)
+
+    monkeypatch.setattr(failure.WrenchSet, "lower", counted)
+
+    def drive():
+        clock = FailureClock(4, wset)
+        calls["n"] = 0
+        out = []
+        for period in walk.reshape(300, 5, 3, 6):
+            g = clock.settle(rows, period, factor)
+            assert g is not None
+            out.append((g, clock._peak_lo.copy(), clock._peak_wrench.copy()))
+        return out, clock.peaks(), calls["n"]
+
+    skipping, peaks, n_skipping = drive()
+    monkeypatch.setattr(failure, "_LOWER_MARGIN", np.inf)
+    forming, peaks_all, n_forming = drive()
+    assert all(np.array_equal(a, b) for x, y in zip(skipping, forming, strict=True)
+               for a, b in zip(x, y, strict=True))
+    assert np.array_equal(peaks, peaks_all) and peaks.max() > 0.3
+    assert n_forming > 2 * n_skipping
+
+
+def test_box_bounds_and_active_limits_equal_the_per_gripper_code():
+    """The QP's box bounds written for all grippers at once equal those of a builder whose
+    limits are general polytopes in all but the box test (per-gripper loop), and the active
+    limit test agrees with its plain form, on random loads with swinging grippers."""
+    from clamber.quadruped.statics import StaticsEvaluator
+    from clamber.quadruped.variants import limits_active
+    from clamber.quadruped.wbc_problem import WrenchProblemBuilder
+
+    rm = RobotModel()
+    statics = StaticsEvaluator(rm).evaluate(rm.default_state().q())
+    builder = WrenchProblemBuilder([WrenchLimits.paper_box()] * 4, rm.tau_max)
+    loop = WrenchProblemBuilder([WrenchLimits.paper_box()] * 4, rm.tau_max)
+    loop._box_lower = None
+    rng = np.random.default_rng(4)
+
+    class Solution:
+        pass
+
+    for _ in range(200):
+        load = rng.uniform(0, 1, 4) * (rng.uniform(size=4) > 0.25)
+        a = builder.build(statics, load, np.zeros(24))
+        b = loop.build(statics, load, np.zeros(24))
+        assert np.array_equal(a.lb, b.lb) and np.array_equal(a.ub, b.ub)
+        assert np.array_equal(np.signbit(a.lb), np.signbit(b.lb))
+        sol = Solution()
+        sol.problem = a
+        sol.F = np.where(rng.uniform(size=24) < 0.05, a.ub, 0.5 * (a.lb + a.ub))
+        ctrl = Solution()
+        ctrl.last_solution = sol
+        stance = np.repeat(~a.swing, 6)
+        tol = 1e-6 * (np.abs(a.ub[stance]) + 1.0)
+        plain = bool(np.any(sol.F[stance] >= a.ub[stance] - tol)
+                     or np.any(sol.F[stance] <= a.lb[stance] + tol))
+        assert limits_active(ctrl) == plain
+
+
+def _plain_sole_ik(rm, leg, position, normal, q_start, iterations=100, damping=1e-3):
+    """The planner's sole IK written with NumPy's public functions (the reference)."""
+    from clamber.quadruped.model import NV_BASE, leg_slice
+
+    def dls(A, e, d):
+        return A.T @ np.linalg.solve(A @ A.T + d**2 * np.eye(A.shape[0]), e)
+
+    q = np.array(q_start, dtype=float)
+    i = LEG_NAMES.index(leg)
+    sl = leg_slice(leg)
+    cols = slice(NV_BASE + sl.start, NV_BASE + sl.stop)
+    fid = rm.foot_ids[i]
+    n = np.asarray(normal, dtype=float) / np.linalg.norm(normal)
+    eye = np.eye(sl.stop - sl.start)
+    for _ in range(iterations):
+        pin.computeJointJacobians(rm.model, rm.data, body_configuration(q))
+        pin.updateFramePlacements(rm.model, rm.data)
+        M = rm.data.oMf[fid]
+        z = M.rotation[:, 2]
+        ep, er = position - M.translation, np.cross(z, n)
+        if np.linalg.norm(ep) < 1e-7 and np.linalg.norm(er) < 1e-6:
+            break
+        J = pin.getFrameJacobian(rm.model, rm.data, fid, pin.LOCAL_WORLD_ALIGNED)[:, cols]
+        Jp, Jr = J[:3], (np.eye(3) - np.outer(z, z)) @ J[3:]
+        dq1 = dls(Jp, ep, damping)
+        N = eye - np.linalg.pinv(Jp, rcond=1e-6) @ Jp
+        dq = dq1 + N @ dls(Jr @ N, er - Jr @ dq1, 1e-2)
+        q[sl] = np.clip(q[sl] + dq, rm.q_min[sl], rm.q_max[sl])
+    pin.framesForwardKinematics(rm.model, rm.data, body_configuration(q))
+    M = rm.data.oMf[fid]
+    tilt = float(np.arccos(np.clip(M.rotation[:, 2] @ n, -1.0, 1.0)))
+    return q, float(np.linalg.norm(position - M.translation)), tilt
+
+
+def test_planner_sole_ik_equals_its_plain_form():
+    """The planner's sole IK (unwrapped solves, pseudo-inverse and cross products) returns
+    the joint angles, position error and tilt of the same iteration written with NumPy's
+    public functions, bit for bit, for reachable and unreachable targets of every leg."""
+    from clamber.quadruped.planning.stance import sole_ik
+
+    rm = RobotModel()
+    rng = np.random.default_rng(0)
+    q0 = rm.robot.default_joint_angles()
+    pin.framesForwardKinematics(rm.model, rm.data, body_configuration(q0))
+    feet = [rm.data.oMf[f].translation.copy() for f in rm.foot_ids]
+    for k in range(12):
+        leg = LEG_NAMES[k % 4]
+        p = feet[k % 4] + rng.normal(0, 0.3 if k % 3 == 0 else 0.04, 3)
+        n = rng.normal(size=3) + np.array([0.0, 0.0, 3.0])
+        q, e, t = sole_ik(rm, leg, p, n, q0, iterations=40)
+        q_ref, e_ref, t_ref = _plain_sole_ik(rm, leg, p, n, q0, iterations=40)
+        assert np.array_equal(q, q_ref) and e == e_ref and t == t_ref
