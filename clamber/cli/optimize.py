@@ -48,15 +48,16 @@ def optimize_command(args: argparse.Namespace) -> dict:
         changes["backend"] = args.backend
     base = load_settings(args.settings) if args.settings else OptimizationSettings()
     settings = base.with_(**changes)
+    run = optimize
     if args.robust:
-        from clamber.jumper.robust import robust_settings
+        from clamber.jumper.robust import optimize_robust, robust_settings
 
-        settings = robust_settings(settings)
+        settings, run = robust_settings(settings), optimize_robust
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     log.info("optimizing (%s, %s) ...", args.resolution, settings.collocation)
-    sol = optimize(morph, settings, args.resolution, args.guess, args.seed)
+    sol = run(morph, settings, args.resolution, args.guess, args.seed)
     log.info("solver: %s after %.1f s", sol.status.value, time.perf_counter() - t0)
     if sol.status.success:
         log.info("checking the accuracy (replaying the torques) ...")
@@ -112,8 +113,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_output_options(opt, "out/jumper")
     opt.add_argument("--robust", action="store_true",
                      help="add the landing-margin options (phase 4 at least 100 ms, grippers "
-                     "released under at most 0.5 N; "
-                     "clamber.jumper.robust)")
+                     "released under at most 0.5 N, the front foot off the wall after "
+                     "take-off on a lighter-shouldered robot too; clamber.jumper.robust)")
     opt.add_argument("--no-animation", action="store_true", help="skip the GIF only")
     opt.set_defaults(func=optimize_command)
 

@@ -15,13 +15,27 @@ catches. Measured in the calibrated simulator (docs/landing.md):
   3.3 N, and the unloading kick at take-off varied from robot to robot: in 100 seeded
   closed-loop ten-jump climbs (same seeds) 65 succeeded without the bound, 76 with 1.5 N,
   81 with 0.5 N, at the same speed (0.516 -> 0.514 m/s).
+
+One option is a constraint term, not a setting: :data:`ROBUST_SCENARIOS`
+(:class:`~clamber.jumper.formulation.scenarios.MassScenarios`) keeps the free front foot
+off the wall after take-off on a robot with a 7.5 % lighter shoulder motor too, where
+the optimum alone only grazed it on the nominal robot. :func:`optimize_robust` solves
+with it: in 200 seeded closed-loop ten-jump climbs (same seeds) 77 succeeded without it
+and 89 with it (front misses 35 -> 1), at 0.1 % of the speed (0.5143 -> 0.5138 m/s).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from clamber.jumper.formulation.problem import DEFAULT_TERMS
+from clamber.jumper.formulation.scenarios import MassScenarios
+from clamber.jumper.formulation.terms import TermGroup
+from clamber.jumper.morphology import Morphology
 from clamber.jumper.settings import OptimizationSettings
+from clamber.jumper.solution import TrajectorySolution
+from clamber.jumper.solve import optimize, solve
 
 #: The robust defaults: phase 4 at least 100 ms [s] (chosen by ready rate in the calibrated
 #: simulator against 45, 80, 100 and 120 ms) and grippers released under at most 0.5 N
@@ -44,3 +58,41 @@ def robust_settings(base: OptimizationSettings | None = None) -> OptimizationSet
     if base.release_force_max is not None:
         release = min(release, base.release_force_max)
     return base.with_(phase_duration_min=lo, release_force_max=release)
+
+
+#: The multi-scenario clearance of ``optimize --robust``: the front foot clears the wall
+#: over the first 35 % of the flight on the nominal robot and on one with its shoulder
+#: motor mass m2 7.5 % lower (twice the calibrated mass tolerance; m2 moves that clearance
+#: most, docs/landing.md).
+ROBUST_SCENARIOS = MassScenarios(scales=((1.0, 0.925, 1.0, 1.0, 1.0),), flight_share=0.35)
+
+
+def robust_terms(base: Sequence[TermGroup] = DEFAULT_TERMS) -> tuple[TermGroup, ...]:
+    """``base`` term groups with :data:`ROBUST_SCENARIOS` added."""
+    return (*base, ROBUST_SCENARIOS)
+
+
+def optimize_robust(morphology: Morphology, settings: OptimizationSettings | None = None,
+                    resolution: str = "fine", guess: str | TrajectorySolution = "seed",
+                    seed: int = 0) -> TrajectorySolution:
+    """The robust optimum: :func:`~clamber.jumper.solve.optimize` with
+    :func:`robust_settings` of ``settings``, then one solve on the same grid with
+    :func:`robust_terms`, warm-started from it.
+
+    The scenario solve uses the 'reference' backend: the term plays the push-off as a chain
+    of Runge-Kutta steps whose exact Hessian generates too much C code to compile. If it
+    does not converge, the first optimum is returned with its history noting the attempt.
+    """
+    s = robust_settings(settings)
+    first = optimize(morphology, s, resolution, guess, seed)
+    if not first.status.success:
+        return first
+    sol = solve(morphology, s.with_(backend="reference"), resolution, first,
+                terms=robust_terms())
+    if not sol.status.success:
+        first.history = first.history + [dict(sol.history[-1], scenarios="failed")]
+        return first
+    sol.settings = s  # the optimizer's settings, not the backend this solve needed
+    sol.history[-1]["scenarios"] = repr(ROBUST_SCENARIOS)
+    sol.history = first.history + sol.history
+    return sol
