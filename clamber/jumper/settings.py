@@ -102,6 +102,14 @@ class OptimizationSettings:
     """``mumps_scaling`` when refining a solution of the same robot: 0 (none) took 1.5x
     less time than 77 on the nominal refinement, to the same optimum (fewer delayed
     pivots, backsolves and factorizations; see docs/trajopt_backends.md)."""
+    fast_step_computation: bool = False
+    """IPOPT's ``fast_step_computation`` for solves from the seed, a designed guess or
+    another design's solution (as ``mumps_scaling``): each Newton step from one MUMPS
+    backsolve, its residual not checked, which saves most of the 2-3 backsolves per
+    iteration. Refinement of the same robot keeps checked steps (fast ones took more
+    iterations there). Off here, so single solves keep the published optimum; the
+    co-design fitness turns it on (see docs/trajopt_backends.md, "Co-design
+    throughput")."""
     drop_duplicate_rows: bool = False
     """Leave out the constraint rows that only repeat a simple bound: the motor-line rows
     when ``no_load_speed`` is 0 (``|tau| <= torque_limit`` is then the torque bound
@@ -129,9 +137,10 @@ class OptimizationSettings:
             raise ConfigError(
                 f"settings.collocation = {self.collocation!r}; allowed: {COLLOCATIONS}"
             )
-        if not isinstance(self.drop_duplicate_rows, bool):
-            raise ConfigError(f"settings.drop_duplicate_rows = {self.drop_duplicate_rows!r}: "
-                              "must be True or False")
+        for name in ("drop_duplicate_rows", "fast_step_computation"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"settings.{name} = {getattr(self, name)!r}: "
+                                  "must be True or False")
         if self.backend not in BACKENDS:
             raise ConfigError(f"settings.backend = {self.backend!r}; allowed: {BACKENDS}")
         lo, hi = tuple(self.phase_duration_min), tuple(self.phase_duration_max)
@@ -162,8 +171,9 @@ class OptimizationSettings:
         d["safe_region_rear"] = self.safe_region_rear.to_dict()
         d["phase_duration_min"] = list(self.phase_duration_min)
         d["phase_duration_max"] = list(self.phase_duration_max)
-        if not self.drop_duplicate_rows:  # left out at its default: older runs resume
-            del d["drop_duplicate_rows"]
+        for name in ("drop_duplicate_rows", "fast_step_computation"):
+            if not d[name]:  # left out at their default: older runs resume
+                del d[name]
         return d
 
     @classmethod

@@ -88,10 +88,10 @@ def solve(
         x0 = interpolate_solution(guess, problem)
         # Refinement (a solution of this very robot) starts next to its optimum, with its
         # active bounds: keep it there (REFINE_BOUND_PUSH) rather than warm_bound_push,
-        # and factorize with settings.refine_mumps_scaling.
+        # factorize with settings.refine_mumps_scaling and check every step's residual.
         if guess.morphology == morphology:
             return _run(problem, morphology, settings, x0, REFINE_BOUND_PUSH,
-                        settings.refine_mumps_scaling)
+                        settings.refine_mumps_scaling, fast_steps=False)
         warm = True
     else:
         x0 = np.asarray(guess, dtype=float)
@@ -132,14 +132,16 @@ def optimize(
 
 # ---------------------------------------------------------------------------------------------
 def _run(problem: JumperProblem, morph: Morphology, settings: OptimizationSettings,
-         x0: np.ndarray, warm: bool | float, mumps_scaling: int | None = None
-         ) -> TrajectorySolution:
+         x0: np.ndarray, warm: bool | float, mumps_scaling: int | None = None,
+         fast_steps: bool | None = None) -> TrajectorySolution:
     """One IPOPT run; ``warm`` is False (cold), True (``settings.warm_bound_push``) or the
-    bound push of this warm start; ``mumps_scaling`` None is ``settings.mumps_scaling``."""
+    bound push of this warm start; ``mumps_scaling`` None is ``settings.mumps_scaling``,
+    ``fast_steps`` None is ``settings.fast_step_computation``."""
     push = settings.warm_bound_push if warm is True else float(warm)
     scaling = settings.mumps_scaling if mumps_scaling is None else mumps_scaling
+    fast = settings.fast_step_computation if fast_steps is None else fast_steps
     solver = problem.solver(bool(warm), settings.max_iterations, settings.tolerance,
-                            settings.backend, push, scaling)
+                            settings.backend, push, scaling, fast)
     params = problem.parameter_vector(morph.parameters(), settings)
     lbx, ubx = problem.variable_bounds(settings)
     lbg, ubg = problem.constraint_bounds(settings)

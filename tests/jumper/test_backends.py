@@ -127,3 +127,42 @@ def test_unknown_backend_is_rejected():
         OptimizationSettings(backend="gpu")
     with pytest.raises(ConfigError):
         backends.resolve("gpu")
+
+
+def test_fast_steps_without_mumps_scaling_keep_the_optimum(nominal_coarse):
+    """The co-design fitness's IPOPT options (no MUMPS scaling, fast steps: one backsolve
+    per step without a residual check) reach the default options' optimum from the same
+    start (the packaged seed), solved to 1e-9: the same speed (1e-6 relative) and the same
+    active bounds."""
+    s = OptimizationSettings(tolerance=1e-9)
+    fitness_options = s.with_(mumps_scaling=0, fast_step_computation=True)
+    a = solve(nominal_coarse.morphology, s, "coarse", guess="seed")
+    b = solve(nominal_coarse.morphology, fitness_options, "coarse", guess="seed")
+    assert a.status.success and b.status.success
+    assert b.history[-1]["guess"] == "seed"
+    assert b.speed == pytest.approx(a.speed, rel=1e-6)
+    assert b.active_bounds == a.active_bounds
+
+
+def test_fast_steps_reach_ipopt_and_the_record():
+    """fast_step_computation sets IPOPT's option of that name (absent by default), is kept
+    in a settings record only when on (older records still read) and round-trips."""
+    from clamber.jumper.formulation.problem import JumperProblem
+
+    assert "ipopt.fast_step_computation" not in JumperProblem.ipopt_options(True)
+    assert JumperProblem.ipopt_options(True, fast_steps=True)[
+        "ipopt.fast_step_computation"] == "yes"
+    off, on = OptimizationSettings(), OptimizationSettings(fast_step_computation=True)
+    assert "fast_step_computation" not in off.to_dict()
+    assert on.to_dict()["fast_step_computation"] is True
+    assert OptimizationSettings.from_dict(on.to_dict()).fast_step_computation is True
+    assert OptimizationSettings.from_dict(off.to_dict()).fast_step_computation is False
+
+
+@pytest.mark.parametrize("value", [1, 0, "yes", None])
+def test_fast_step_computation_must_be_a_bool(value):
+    """fast_step_computation takes True or False only; anything else is a ConfigError."""
+    from clamber.exceptions import ConfigError
+
+    with pytest.raises(ConfigError, match="fast_step_computation"):
+        OptimizationSettings(fast_step_computation=value)

@@ -98,26 +98,27 @@ class JumperProblem:
 
     def solver(self, warm: bool, max_iterations: int = 3000, tolerance: float = 1e-6,
                backend: str = "compiled", warm_bound_push: float = 1e-2,
-               mumps_scaling: int = 77) -> ca.Function:
+               mumps_scaling: int = 77, fast_steps: bool = False) -> ca.Function:
         """IPOPT through CasADi on the scaled variables ``z = w / scale``.
 
         Built on first use for each (warm, max_iterations, tolerance, backend,
-        warm_bound_push, mumps_scaling) and reused; the compiled NLP functions are built
+        warm_bound_push, mumps_scaling, fast_steps) and reused; the compiled NLP functions are built
         once per problem (and cached on disk across processes). Feasibility is always held
         to 1e-6 in physical units.
         """
         used = backends.resolve(backend)
         key = (warm, max_iterations, tolerance, used, warm_bound_push if warm else None,
-               mumps_scaling)
+               mumps_scaling, fast_steps)
         if key not in self._solvers:
             opts = self.ipopt_options(warm, max_iterations, tolerance, warm_bound_push,
-                                      mumps_scaling)
+                                      mumps_scaling, fast_steps)
             self._solvers[key] = self.build_solver(opts, used)
         return self._solvers[key]
 
     @staticmethod
     def ipopt_options(warm: bool, max_iterations: int = 3000, tolerance: float = 1e-6,
-                      warm_bound_push: float = 1e-2, mumps_scaling: int = 77) -> dict:
+                      warm_bound_push: float = 1e-2, mumps_scaling: int = 77,
+                      fast_steps: bool = False) -> dict:
         """The IPOPT options of :meth:`solver` (CasADi's ``ipopt.`` prefix)."""
         opts = {
             "ipopt.print_level": 0,
@@ -137,6 +138,10 @@ class JumperProblem:
             "ipopt.acceptable_tol": 1e-4,
             "ipopt.acceptable_iter": 10,
         }
+        if fast_steps:
+            # One backsolve per step, no residual check (OptimizationSettings
+            # .fast_step_computation): fewer backsolves per iteration.
+            opts["ipopt.fast_step_computation"] = "yes"
         if warm:
             # A start near the optimum: a small barrier parameter, and the start kept
             # close to its bounds (warm_bound_push; 1e-2 cut the coarse iterations
