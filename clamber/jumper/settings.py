@@ -97,7 +97,8 @@ class OptimizationSettings:
     1.1x less time on the coarse grid and reached the reference optimum on 16 of 17
     morphologies, but its coarse solution differs by rounding and the nominal robot's
     refinement from it then ends on another optimum (0.570 instead of 0.573 m/s), so it
-    is not the default (see docs/trajopt_backends.md)."""
+    is not the default here; the co-design fitness uses 0
+    (:func:`clamber.experiments.fitness.fitness_settings`; docs/trajopt_backends.md)."""
     refine_mumps_scaling: int = 0
     """``mumps_scaling`` when refining a solution of the same robot: 0 (none) took 1.5x
     less time than 77 on the nominal refinement, to the same optimum (fewer delayed
