@@ -106,11 +106,10 @@ class OptimizationSettings:
     fast_step_computation: bool = False
     """IPOPT's ``fast_step_computation`` for solves from the seed, a designed guess or
     another design's solution (as ``mumps_scaling``): each Newton step from one MUMPS
-    backsolve, its residual not checked, which saves most of the 2-3 backsolves per
-    iteration. Refinement of the same robot keeps checked steps (fast ones took more
-    iterations there). Off here, so single solves keep the published optimum; the
-    co-design fitness turns it on (see docs/trajopt_backends.md, "Co-design
-    throughput")."""
+    backsolve, its residual not checked (about 40 % less backsolve time). Refinement of
+    the same robot keeps checked steps (fast ones took more iterations there). Off here,
+    so single solves keep the published optimum; the co-design fitness turns it on (see
+    docs/trajopt_backends.md, "Co-design throughput")."""
     drop_duplicate_rows: bool = False
     """Leave out the constraint rows that only repeat a simple bound: the motor-line rows
     when ``no_load_speed`` is 0 (``|tau| <= torque_limit`` is then the torque bound
