@@ -28,14 +28,16 @@ def test_fitness_scores_with_its_documented_options():
     assert (single.mumps_scaling, single.fast_step_computation) == (77, False)
 
 
-def test_fitness_options_score_the_nominal_robot_as_ipopt_defaults():
-    """From the packaged seed, the fitness's options reach the nominal robot's coarse
-    optimum of IPOPT's default options (MUMPS scaling 77, checked steps) at the fitness
-    tolerance: the same speed (1e-6 relative) and the same active bounds."""
+@pytest.mark.parametrize("which", ["nominal", "sobol"])
+def test_fitness_options_score_as_ipopt_defaults(which):
+    """From the packaged seed, the fitness's options reach the coarse optimum of IPOPT's
+    default options (MUMPS scaling 77, checked steps) at the fitness tolerance, on the
+    nominal robot and on a Sobol morphology: the same speed (1e-6 relative) and the same
+    active bounds."""
+    m = Morphology.nominal() if which == "nominal" else sobol_designs(3, seed=5)[2]
     s = fitness_settings()
-    a = solve(Morphology.nominal(), s, "coarse")
-    b = solve(Morphology.nominal(), s.with_(mumps_scaling=77, fast_step_computation=False),
-              "coarse")
+    a = solve(m, s, "coarse")
+    b = solve(m, s.with_(mumps_scaling=77, fast_step_computation=False), "coarse")
     assert a.status.success and b.status.success
     assert a.speed == pytest.approx(b.speed, rel=1e-6)
     assert a.active_bounds == b.active_bounds
