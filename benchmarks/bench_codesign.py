@@ -24,9 +24,13 @@ import statistics
 import time
 from dataclasses import replace
 
-from clamber.experiments.fitness import CandidateTask, FitnessSettings, evaluate_candidate
+from clamber.experiments.fitness import (
+    CandidateTask,
+    FitnessSettings,
+    evaluate_candidate,
+    fitness_settings,
+)
 from clamber.experiments.sweep import sobol_designs
-from clamber.jumper.settings import OptimizationSettings
 from clamber.parallel.dask import DaskEvaluator, available_cores
 
 #: MUMPS's scaling of the fitness's solves before the fitness turned it off (automatic).
@@ -107,7 +111,7 @@ def main() -> None:
     else:
         counts = [w for w in (1, 2, 4, 8, 16) if w <= max(cores, 2)]
     if args.quick:
-        fitness = FitnessSettings(settings=OptimizationSettings(max_iterations=300),
+        fitness = FitnessSettings(settings=fitness_settings().with_(max_iterations=300),
                                 resolution=(6, 3, 5, 3, 4), refine=None)
         n = 8
     else:
