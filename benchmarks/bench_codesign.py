@@ -18,20 +18,26 @@ JSON object on its last line.
 
 from __future__ import annotations
 
-import argparse
-import json
-import statistics
-import time
-from dataclasses import replace
+import os
 
-from clamber.experiments.fitness import (
+# One thread per process (workers inherit it): a core-minute is then a process-minute.
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_v] = "1"
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+from dataclasses import replace  # noqa: E402
+
+from clamber.experiments.fitness import (  # noqa: E402
     CandidateTask,
     FitnessSettings,
     evaluate_candidate,
     fitness_settings,
 )
-from clamber.experiments.sweep import sobol_designs
-from clamber.parallel.dask import DaskEvaluator, available_cores
+from clamber.experiments.sweep import sobol_designs  # noqa: E402
+from clamber.parallel.dask import DaskEvaluator, available_cores  # noqa: E402
 
 #: MUMPS's scaling of the fitness's solves before the fitness turned it off (automatic).
 PREVIOUS_MUMPS_SCALING = 77
