@@ -7,7 +7,7 @@ import pytest
 
 from clamber.cli import main
 
-FAST = ["--trials", "2", "--inclines", "90"]
+FAST = ["--trials", "2", "--inclines", "90", "--cycles", "1"]
 
 
 def _compare(capsys, *argv) -> dict:
@@ -36,7 +36,7 @@ def test_compare_gives_the_same_numbers_on_any_worker_count(tmp_path, capsys, st
 @pytest.mark.slow
 def test_compare_four_trials_same_numbers_on_any_worker_count(tmp_path, capsys, study_trials):
     """The full two-wall comparison with 4 trials per cell: --workers 2 equals --workers 0."""
-    _same_study(capsys, tmp_path, ["--trials", "4"], study_trials)
+    _same_study(capsys, tmp_path, ["--trials", "4", "--cycles", "1"], study_trials)
 
 
 def test_compare_killed_with_sigkill_resumes_to_the_same_record(tmp_path, capsys,
