@@ -252,9 +252,13 @@ class HoldPlanner:
             if not swing.reachable:
                 rejected["swing reach"] += 1
                 continue
+            full_checks += 1
+            rank = self._score(c, target, ctx.body.rotation[:, 2])
+            if best is not None and rank <= best[0]:
+                # Its score is its rank less a penalty >= 0: it cannot beat the best.
+                continue
             if s.landed_normals:
                 normals[leg] = sole_normal(rm, ctx.body, swing.q, leg)
-            full_checks += 1
             placed = self._place(ctx, tops, normals, body, c)
             if isinstance(placed, str):
                 rejected[placed] += 1
@@ -263,7 +267,7 @@ class HoldPlanner:
             k = int(np.argmax([full.gauges[i], three.gauges[i]]))
             w = (full, three)[k].wrenches[i].copy()
             peak = max(full.gauges.max(), three.gauges.max())
-            score = self._score(c, target, ctx.body.rotation[:, 2]) - 0.05 * peak
+            score = rank - 0.05 * peak
             if best is None or score > best[0]:
                 best = (score, Choice(ChoiceStatus.CHOSEN, c, body, r.q, w))
         why = tuple(rejected.items())
