@@ -23,7 +23,7 @@ from clamber.quadruped.model import NQ_BASE, NV_BASE, RobotModel, RobotState, le
 from clamber.quadruped.qwbc import WrenchQP, WrenchStatus
 from clamber.quadruped.robot import LEG_NAMES
 from clamber.quadruped.statics import StaticsEvaluator
-from clamber.small_linalg import pinv, solve_vector
+from clamber.small_linalg import clip, pinv, solve_vector
 
 _EYE3 = np.eye(3)
 _NEXT, _AFTER = np.array([1, 2, 0]), np.array([2, 0, 1])
@@ -127,7 +127,7 @@ def sole_ik(rm: RobotModel, leg: str, position: np.ndarray, normal: np.ndarray,
         N = eye - pinv(Jp, 1e-6) @ Jp
         JrN = Jr @ N
         dq = dq1 + N @ (JrN.T @ solve_vector(JrN @ JrN.T + damp_r, er - Jr @ dq1))
-        q[sl] = np.clip(q[sl] + dq, lo, hi)
+        q[sl] = clip(q[sl] + dq, lo, hi)
     pin.framesForwardKinematics(model, data, body_configuration(q))
     M = data.oMf[fid]
     tilt = float(np.arccos(np.clip(M.rotation[:, 2] @ n, -1.0, 1.0)))
