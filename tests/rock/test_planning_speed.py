@@ -129,7 +129,8 @@ def _plain_choose(planner: HoldPlanner, ctx: StepContext) -> tuple[Choice, dict]
         if best is None or score > best[0]:
             best = (score, Choice(ChoiceStatus.CHOSEN, c, b, r.q, w))
     if best is None:
-        return Choice(ChoiceStatus.NONE_FEASIBLE, checked=checked), rejected
+        return Choice(ChoiceStatus.NONE_FEASIBLE, checked=checked,
+                      rejected=tuple(rejected.items())), rejected
     return Choice(**{**best[1].__dict__, "checked": checked}), rejected
 
 
@@ -170,9 +171,10 @@ def test_small_clip_equals_numpy_clip():
 @pytest.mark.parametrize("incline, seed", [(90.0, 0), (90.0, 1), (70.0, 2)])
 def test_the_planner_chooses_what_the_plain_search_chooses(rm, incline, seed):
     """On seeded walls, for the first swings of a planned climb, the planner's choice (hold,
-    body pose, joint angles, expected wrench) and its count of checked candidates and swing
-    reach rejections equal those of the plain search that places every candidate; the
-    stance and stability rejections it counts are among the plain search's."""
+    body pose, joint angles, expected wrench) equals that of the plain search that places
+    every candidate, counting every check or not; counting, so do its count of checked
+    candidates and of swing reach rejections; the other rejections it counts are among the
+    plain search's."""
     settings = PlanClimbSettings(incline_deg=incline, distance=0.5)
     planner = SequencePlanner(generate_wall(incline, seed, settings.wall), settings, seed, rm)
     assert planner.start, "no start stance on this wall"
@@ -181,34 +183,60 @@ def test_the_planner_chooses_what_the_plain_search_chooses(rm, incline, seed):
     compared = []
 
     def both(ctx, exclude):
-        stance._LEG_REACH_CACHE.clear()
-        fast = fast_choose(ctx, exclude)
         plain, rejected = _plain_choose(rule, ctx)
+        for count_all in (True, False):
+            stance._LEG_REACH_CACHE.clear()
+            rule.count_all = count_all
+            fast = fast_choose(ctx, exclude)
+            assert fast.status is plain.status
+            fast_rejected = dict(fast.rejected)
+            if count_all or fast.status is not ChoiceStatus.CHOSEN:
+                assert fast.checked == plain.checked
+                assert fast_rejected["swing reach"] == rejected["swing reach"]
+            else:  # the search stopped at the first candidate that could not win
+                assert fast.checked <= plain.checked
+            assert all(fast_rejected[k] <= rejected[k] for k in rejected)
+            if fast.status is ChoiceStatus.CHOSEN:
+                assert (fast.hold.i, fast.hold.j) == (plain.hold.i, plain.hold.j)
+                assert np.array_equal(fast.body.homogeneous, plain.body.homogeneous)
+                assert np.array_equal(fast.q, plain.q)
+                assert np.array_equal(fast.expected_wrench, plain.expected_wrench)
         compared.append(fast.status)
-        assert fast.status is plain.status
-        assert fast.checked == plain.checked
-        fast_rejected = dict(fast.rejected)
-        assert fast_rejected["swing reach"] == rejected["swing reach"]
-        assert all(fast_rejected[k] <= rejected[k] for k in ("stance reach", "stability"))
-        if fast.status is ChoiceStatus.CHOSEN:
-            assert (fast.hold.i, fast.hold.j) == (plain.hold.i, plain.hold.j)
-            assert np.array_equal(fast.body.homogeneous, plain.body.homogeneous)
-            assert np.array_equal(fast.q, plain.q)
-            assert np.array_equal(fast.expected_wrench, plain.expected_wrench)
         return fast
 
     rule.choose = both
-    for _ in range(2):
-        if planner.next() is None:
-            break
+    planner.next()
     assert compared
+
+
+def _steps(planner: SequencePlanner) -> list:
+    planner_steps = []
+    while (step := planner.next()) is not None:
+        planner_steps.append(step)
+    return [(st.leg, st.hold.cell, st.expected_wrench.tobytes(), st.sole_rotation.tobytes(),
+             st.body.tobytes(), st.clearance) for st in planner_steps] + [planner.stop,
+                                                                         planner.detail]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("incline, seed", [(70.0, 0), (90.0, 0), (90.0, 1), (110.0, 1)])
+def test_planned_climbs_equal_the_plain_search_swing_by_swing(rm, incline, seed):
+    """A whole planned climb of 0.5 m (every swing's hold, expected wrench, landing
+    attitude, body position and lift, and why planning stopped, with the rule's word)
+    is the one the plain search plans, bit for bit."""
+    settings = PlanClimbSettings(incline_deg=incline, distance=0.5)
+    wall = generate_wall(incline, seed, settings.wall)
+    plain = SequencePlanner(wall, settings, seed, rm)
+    plain.rule.choose = lambda ctx, exclude: _plain_choose(plain.rule, ctx)[0]
+    stance._LEG_REACH_CACHE.clear()
+    assert _steps(SequencePlanner(wall, settings, seed, rm)) == _steps(plain)
 
 
 def test_a_body_search_that_gives_up_early_returns_what_the_full_search_returns(rm):
     """Around a start stance with holds moved and tilted at random (some stances found
     at once, some after a shift, some not at all), the body search that stops its last
-    try at the first leg that misses (after 0, 1 or 2 shifts) returns the full search's pose and reach, or None
-    where it does."""
+    try (after 0, 1 or 2 shifts) at the first leg that misses returns the full search's
+    pose and reach, or None where it does."""
     settings = PlanClimbSettings(incline_deg=90.0, distance=0.5)
     planner = SequencePlanner(generate_wall(90.0, 0, settings.wall), settings, 0, rm)
     holds, body, q = planner.holds, planner.body, planner.q
