@@ -78,12 +78,20 @@ class SequencePlanner:
     """Plans a climb's holds one swing at a time (:meth:`next`), so that a climb executing
     them plans only as far as it gets; the holds and maps are the same as planning all at
     once (:func:`plan_sequence`). ``start`` is empty when no start stance is within reach.
+
+    ``reorder``: when the rule finds no hold for the leg whose turn it is, the other legs
+    are tried, in the gait's order after it, before planning stops (the free-climbing gait
+    only needs one leg swinging at a time); the gait's order then resumes after the leg
+    that swung. Off, the legs swing strictly in the gait's order.
     """
 
     def __init__(self, wall: RockWall, settings: PlanClimbSettings, seed: int,
                  rm: RobotModel | None = None, model: GripperSurfaceModel | None = None,
-                 truth: _Truth | None = None) -> None:
+                 truth: _Truth | None = None, reorder: bool = False) -> None:
         self.wall, self.settings = wall, settings
+        self.reorder = reorder
+        #: Position in the gait's order of the leg whose turn it is.
+        self.turn = 0
         self.rm = rm or RobotModel()
         self.model = model or GripperSurfaceModel()
         truth = truth or _Truth(wall, self.model)
@@ -126,17 +134,26 @@ class SequencePlanner:
         if k >= MAX_STEPS:
             self.stop, self.detail = StopReason.NO_HOLD, f"gave up after {MAX_STEPS} swings"
             return None
-        leg, next_leg = s.order[k % 4], s.order[(k + 1) % 4]
         hold_map = build_hold_map(self.wall, observe_wall(self.wall, s.noise, self.rng),
                                   self.model)
-        choice = self.rule.choose(StepContext(hold_map, self.holds, self.body, self.q, leg,
-                                              next_leg, s.standoff), set())
+        first = None
+        for shift in range(len(s.order) if self.reorder else 1):
+            turn = (self.turn + shift) % len(s.order)
+            leg, next_leg = s.order[turn], s.order[(turn + 1) % len(s.order)]
+            choice = self.rule.choose(StepContext(hold_map, self.holds, self.body, self.q,
+                                                  leg, next_leg, s.standoff), set())
+            if choice.status is ChoiceStatus.CHOSEN:
+                break
+            first = first or (leg, choice)
         if choice.status is not ChoiceStatus.CHOSEN:
+            leg, choice = first
             why = ", ".join(f"{name} {n}" for name, n in choice.rejected if n)
             self.stop = StopReason.NO_HOLD
             self.detail = f"{leg} at swing {k + 1}: {choice.status.value}" + \
-                (f" (rejected: {why})" if why else "")
+                (f" (rejected: {why})" if why else "") + \
+                (" (no other leg had a hold either)" if self.reorder else "")
             return None
+        self.turn = (turn + 1) % len(s.order)
         c = choice.hold
         hold = Foothold((c.i, c.j), c.top, c.normal, c.factor)
         landing = reach(self.rm, self.body, {leg: c.top}, {leg: c.normal}, self.q, legs=(leg,))
@@ -159,10 +176,10 @@ class SequencePlanner:
 
 def plan_sequence(wall: RockWall, settings: PlanClimbSettings, seed: int,
                   rm: RobotModel | None = None, model: GripperSurfaceModel | None = None,
-                  truth: _Truth | None = None) -> HoldSequence:
+                  truth: _Truth | None = None, reorder: bool = False) -> HoldSequence:
     """The holds for climbing ``settings.distance`` on ``wall`` with ``settings.rule``; maps
     seeded from ``seed``. The truth is used only to place the start stance."""
-    planner = SequencePlanner(wall, settings, seed, rm, model, truth)
+    planner = SequencePlanner(wall, settings, seed, rm, model, truth, reorder)
     while planner.next() is not None:
         pass
     return planner.sequence()
