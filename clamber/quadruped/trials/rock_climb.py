@@ -68,7 +68,7 @@ from clamber.quadruped.sim.world import Hold, RockSpec, WallLayout
 from clamber.quadruped.trials.climb import PLACEMENT_TIME, ClimbSettings, ClimbTrial
 from clamber.quadruped.trials.log import TrialLog
 from clamber.quadruped.trials.result import TrialIdentity, TrialResult
-from clamber.quadruped.trials.sole_attitude import BodyTilt, WeldAttitudes, stance_targets
+from clamber.quadruped.trials.sole_attitude import BodyTilt, WeldAttitudes
 from clamber.quadruped.trials.stance import initial_joints
 
 GRASP_MODES = ("winch", "fixed")
@@ -340,7 +340,7 @@ class RockClimbTrial(ClimbTrial):
             return ref, events
         feet = world_foot_poses(self.rm, state)
         kept = self.attitudes.update(self.sim.grippers.attached, lambda: feet)
-        ref.stance_attitudes = stance_targets(feet, kept)
+        ref.stance_attitudes = self.attitudes.targets(feet, self.dt)
         if mode == "body" and kept:
             feet_b, J = self.ctrl.clik.kinematics(state.joint_positions)
             turn = self.tilt.update(feet_b, J, state.body_rotation, ref.body_pose.rotation,

@@ -26,22 +26,42 @@ import pinocchio as pin
 
 
 class WeldAttitudes:
-    """World attitudes (3x3) of the attached grippers when their welds closed."""
+    """World attitudes (3x3) of the attached grippers when their welds closed, and the
+    integral of each one's hinge error.
 
-    def __init__(self) -> None:
+    A stance leg is position controlled through its servos (``kp`` about 10-20 N m/rad)
+    and one CLIK step per cycle, which by itself turns the gripper back only part of the
+    way against the hinges (25 N m/rad) and the weld's own softness; the integral
+    (``gain`` [1/s], at most ``limit`` [rad] per axis) moves the target on until the error
+    is gone, as a servo's integral term would.
+    """
+
+    def __init__(self, gain: float = 1.0, limit: float = 0.2) -> None:
         self.attitude: dict[str, np.ndarray] = {}
+        self.integral: dict[str, np.ndarray] = {}
+        self.gain, self.limit = gain, limit
+
+    def targets(self, feet: dict[str, pin.SE3], dt: float) -> dict[str, np.ndarray]:
+        """The attitude targets (3x3) of the kept grippers after one control cycle of
+        ``dt`` [s]: the hinge error plus its integral (:func:`stance_targets`)."""
+        for leg, K in self.attitude.items():
+            e = hinge_error(feet[leg].rotation, K)
+            self.integral[leg] = np.clip(self.integral[leg] + self.gain * dt * e,
+                                         -self.limit, self.limit)
+        return stance_targets(feet, self.attitude, self.integral)
 
     def update(self, attached: tuple[str, ...], feet: Callable[[], dict[str, pin.SE3]]
                ) -> dict[str, np.ndarray]:
         """Forget released grippers, record newly attached ones from ``feet()`` (world
         gripper poses, called only when a gripper has attached); the attitudes to keep."""
         for leg in [g for g in self.attitude if g not in attached]:
-            del self.attitude[leg]
+            del self.attitude[leg], self.integral[leg]
         new = [g for g in attached if g not in self.attitude]
         if new:
             poses = feet()
             for leg in new:
                 self.attitude[leg] = poses[leg].rotation.copy()
+                self.integral[leg] = np.zeros(3)
         return dict(self.attitude)
 
 
@@ -58,14 +78,18 @@ def hinge_error(current: np.ndarray, kept: np.ndarray) -> np.ndarray:
     return e
 
 
-def stance_targets(feet: dict[str, pin.SE3], kept: dict[str, np.ndarray]
-                   ) -> dict[str, np.ndarray]:
+def stance_targets(feet: dict[str, pin.SE3], kept: dict[str, np.ndarray],
+                   extra: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """Attitude targets (3x3) of the kept grippers: their present attitude (``feet``, world
-    poses) turned back toward the kept one about the hinges' axes only."""
+    poses) turned back toward the kept one about the hinges' axes only, and on by
+    ``extra[leg]`` (3,) [rad, gripper frame] if given."""
     out = {}
     for leg, K in kept.items():
         R = feet[leg].rotation
-        out[leg] = R @ pin.exp3(hinge_error(R, K))
+        e = hinge_error(R, K)
+        if extra is not None:
+            e = e + extra[leg]
+        out[leg] = R @ pin.exp3(e)
     return out
 
 
