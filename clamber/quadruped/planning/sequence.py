@@ -35,7 +35,14 @@ from clamber.quadruped.planning.selection import (
     PlannerSettings,
     StepContext,
 )
-from clamber.quadruped.planning.stance import LANDED_TILT_TOLERANCE, reach, sole_normal
+from clamber.quadruped.planning.landing import landing_normal
+from clamber.quadruped.planning.stance import (
+    LANDED_TILT_TOLERANCE,
+    REACH_TOLERANCE,
+    TILT_TOLERANCE,
+    reach,
+    sole_normal,
+)
 from clamber.quadruped.planning.swing import swing_clearance
 from clamber.quadruped.robot import LEG_NAMES
 from clamber.quadruped.rock.holding import GripperSurfaceModel
@@ -83,13 +90,19 @@ class SequencePlanner:
     are tried, in the gait's order after it, before planning stops (the free-climbing gait
     only needs one leg swinging at a time); the gait's order then resumes after the leg
     that swung. Off, the legs swing strictly in the gait's order.
+
+    ``landing_cone`` [rad]: a swing lands its sole as close to the body's normal as lies
+    within that angle of the hold's normal (:func:`~.landing.landing_normal`), if the leg
+    then still reaches the hold within the planner's tolerances; None: along the hold's
+    normal as far as the leg allows.
     """
 
     def __init__(self, wall: RockWall, settings: PlanClimbSettings, seed: int,
                  rm: RobotModel | None = None, model: GripperSurfaceModel | None = None,
-                 truth: _Truth | None = None, reorder: bool = False) -> None:
+                 truth: _Truth | None = None, reorder: bool = False,
+                 landing_cone: float | None = None) -> None:
         self.wall, self.settings = wall, settings
-        self.reorder = reorder
+        self.reorder, self.landing_cone = reorder, landing_cone
         #: Position in the gait's order of the leg whose turn it is.
         self.turn = 0
         self.rm = rm or RobotModel()
@@ -156,7 +169,7 @@ class SequencePlanner:
         self.turn = (turn + 1) % len(s.order)
         c = choice.hold
         hold = Foothold((c.i, c.j), c.top, c.normal, c.factor)
-        landing = reach(self.rm, self.body, {leg: c.top}, {leg: c.normal}, self.q, legs=(leg,))
+        landing = self._landing(leg, c.top, c.normal)
         sole = foot_poses(self.rm, body_configuration(landing.q))[LEG_NAMES.index(leg)]
         rise = swing_clearance(self.wall, hold_map.z, self.holds[leg].top, c.top)
         step = PlannedStep(leg, hold, choice.expected_wrench,
@@ -167,6 +180,19 @@ class SequencePlanner:
         self.holds = {**self.holds, leg: replace(hold, normal=landed)}
         self.body, self.q = choice.body, choice.q
         return step
+
+    def _landing(self, leg: str, top: np.ndarray, normal: np.ndarray):
+        """The leg's reach onto the hold from the body before the swing: toward the landing
+        normal (``landing_cone``) where it still meets the hold within the tolerances, else
+        toward the hold's normal."""
+        if self.landing_cone is not None:
+            n = landing_normal(normal, self.body.rotation[:, 2], self.landing_cone)
+            r = reach(self.rm, self.body, {leg: top}, {leg: n}, self.q, legs=(leg,))
+            tilt = float(np.arccos(np.clip(sole_normal(self.rm, self.body, r.q, leg) @ normal,
+                                           -1.0, 1.0)))
+            if r.errors[leg] <= REACH_TOLERANCE and tilt <= TILT_TOLERANCE:
+                return r
+        return reach(self.rm, self.body, {leg: top}, {leg: normal}, self.q, legs=(leg,))
 
     def sequence(self) -> HoldSequence:
         """What has been planned so far."""

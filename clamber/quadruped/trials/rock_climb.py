@@ -113,7 +113,10 @@ class RockClimbSettings:
     its leg's joints, ``"body"`` also by turning the body's attitude reference, ``"free"``
     not at all (a stance leg keeps whatever attitude it has, as on the plane); and whether
     the planner tries the other legs when the one whose turn it is finds no hold
-    (``reorder``, :class:`~clamber.quadruped.planning.sequence.SequencePlanner`)."""
+    (``reorder``, :class:`~clamber.quadruped.planning.sequence.SequencePlanner`), and
+    within what angle [rad] of a hold's normal a swing may land its sole nearer the body's
+    normal (``landing_cone``, :mod:`clamber.quadruped.planning.landing`; None: along the
+    hold's normal)."""
 
     climb: ClimbSettings = field(default_factory=ClimbSettings)
     distance: float = 2.0
@@ -129,6 +132,7 @@ class RockClimbSettings:
     capacity_limits: bool = True
     sole_attitude: str = "body"
     reorder: bool = True
+    landing_cone: float | None = 0.1
 
     def __post_init__(self) -> None:
         if self.grasp not in GRASP_MODES:
@@ -481,7 +485,8 @@ def plan_rock_climb(settings: RockClimbSettings, seed: int
     wall = generate_wall(settings.climb.incline_deg, seed, settings.wall)
     truth = _Truth(wall, GripperSurfaceModel())
     return wall, truth, SequencePlanner(wall, settings.plan, seed, truth=truth,
-                                        reorder=settings.reorder)
+                                        reorder=settings.reorder,
+                                        landing_cone=settings.landing_cone)
 
 
 def run_rock_climb(settings: RockClimbSettings, seed: int, log: bool = False,
