@@ -321,10 +321,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     climb.add_argument("--gripper-limits", choices=("capacity", "box"), default="capacity",
                        help="rock wall: the Q-WBC limits each gripper to its hold's capacity "
                        "as estimated from the map (default), or to the paper's box")
-    climb.add_argument("--sole-attitude", choices=("body", "legs", "free"), default="body",
-                       help="rock wall: each attached gripper is steered back to the attitude "
-                       "its weld closed at by its leg and a turn of the body (default), by "
-                       "its leg only, or keeps the attitude it has")
+    climb.add_argument("--sole-attitude", choices=("free", "legs", "body"), default="free",
+                       help="rock wall: each attached gripper keeps the attitude it has "
+                       "(default), or is steered back to the attitude its weld closed at by "
+                       "its leg, or by its leg and a turn of the body")
     climb.add_argument("--leg-order", choices=("adaptive", "fixed"), default="adaptive",
                        help="rock wall: when the leg whose turn it is finds no hold, try the "
                        "other legs (default), or stop the climb")

@@ -130,7 +130,7 @@ class RockClimbSettings:
     winch_dt: float = 0.01
     turn_soles: bool = True
     capacity_limits: bool = True
-    sole_attitude: str = "body"
+    sole_attitude: str = "free"
     reorder: bool = True
     landing_cone: float | None = 0.1
 
