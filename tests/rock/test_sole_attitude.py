@@ -46,8 +46,8 @@ def test_hinge_error_is_the_turn_about_the_hinge_axes_only():
 def test_body_turn_matches_a_nonlinear_solve_and_leaves_less_hinge_error(rm):
     """With every gripper fixed in place and kept attitudes a few milliradians off, the
     linear least-squares body turn equals the optimum of the same weighted problem solved
-    with the exact kinematics (to 1 mrad, second order, at 15 mrad), and turning the body leaves less
-    hinge error than the legs alone can."""
+    with the exact kinematics (to 1 mrad, second order, at 15 mrad), and turning the body
+    leaves less hinge error than the legs alone can."""
     q0 = rm.robot.default_joint_angles()
     clik = Clik(rm)
     feet_b, J = clik.kinematics(q0)

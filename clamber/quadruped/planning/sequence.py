@@ -22,6 +22,7 @@ from clamber.quadruped.kinematics import body_configuration, foot_poses
 from clamber.quadruped.model import RobotModel
 from clamber.quadruped.planning.depth_map import observe_wall
 from clamber.quadruped.planning.holds import build_hold_map
+from clamber.quadruped.planning.landing import landing_normal
 from clamber.quadruped.planning.rollout import (
     RULES,
     PlanClimbSettings,
@@ -35,7 +36,6 @@ from clamber.quadruped.planning.selection import (
     PlannerSettings,
     StepContext,
 )
-from clamber.quadruped.planning.landing import landing_normal
 from clamber.quadruped.planning.stance import (
     LANDED_TILT_TOLERANCE,
     REACH_TOLERANCE,
