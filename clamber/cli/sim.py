@@ -48,6 +48,12 @@ EXAMPLES_ROBUSTNESS = """examples:
 """
 EXAMPLES_ROBUSTNESS += (
     "  clamber jumper robustness s.npz --controller closed-loop --jumps 10 --json\n")
+EXAMPLES_CALIBRATE = """examples:
+  clamber jumper calibrate --json                  # the fine grid and the 200-trial check
+  clamber jumper calibrate --stage coarse --json   # the first, coarse search
+  clamber jumper calibrate --tuned edits --json    # the tuned jump without the clearance
+  clamber jumper calibrate --quick --workers 2     # a two-point smoke run
+"""
 EXAMPLES_EXPORT = """examples:
   clamber jumper export out/jumper/solution.npz --out out/export
   clamber jumper export sol.npz --supply-voltage 7.4     # fails if 7.4 V cannot follow
@@ -184,20 +190,22 @@ def _robustness(args: argparse.Namespace) -> dict:
 
 
 def _calibrate(args: argparse.Namespace) -> dict:
-    from clamber.experiments.calibration import calibrate, hardware_trajectories
+    from clamber.experiments.calibration import STAGES, calibrate, hardware_trajectories
 
     if not args.json:
-        print("solving the optimized and the tuned jump ...", file=sys.stderr)
-    traj = hardware_trajectories()
-    grid = None
+        print("solving the optimized and the tuned jump (minutes) ...", file=sys.stderr)
+    traj = hardware_trajectories(tuned=args.tuned)
+    grid, trials = STAGES[args.stage]
     if args.quick:
-        grid = {"hook_timeconst": (0.006, 0.01), "tolerance_scale": (0.75,), "kd_scale": (0.5,)}
+        grid = {"hook_timeconst": (0.008, 0.01), "tolerance_scale": (1.25,), "kd_scale": (0.75,)}
     from clamber.cli.options import evaluator_for
 
     with evaluator_for(args) as evaluator:
-        res = calibrate(traj, grid, args.trials, args.check_trials, args.seed, evaluator)
+        res = calibrate(traj, grid, args.trials or trials, args.check_trials, args.seed,
+                        evaluator)
     out = res.summary()
     out["speeds_mps"] = {k: v.speed for k, v in traj.items()}
+    out["stage"], out["tuned_jump"] = args.stage, args.tuned
     return out
 
 
@@ -292,9 +300,15 @@ def register(subparsers) -> None:
         "search the hook compliance, tolerance scale and ESC damping against 12/30 front "
         "catches, 1/30 ready (optimized) and 25/30 both caught (tuned), then rerun the best "
         "point.",
-        formatter_class=FMT)
-    cal.add_argument("--trials", type=positive_int, default=60,
-                     help="trials per grid point (60)")
+        epilog=EXAMPLES_CALIBRATE, formatter_class=FMT)
+    cal.add_argument("--trials", type=positive_int, default=None,
+                     help="trials per grid point (the stage's: 60 coarse, 100 fine)")
+    cal.add_argument("--stage", choices=("fine", "coarse"), default="fine",
+                     help="which grid: the coarse first search or the fine one around its "
+                     "best point (fine)")
+    cal.add_argument("--tuned", choices=("clearance", "edits"), default="clearance",
+                     help="the tuned jump: the paper's two edits with the take-off clearance "
+                     "their 25/30 front catches imply, or the two edits alone (clearance)")
     cal.add_argument("--check-trials", type=positive_int, default=200,
                      help="trials of the check (200)")
     cal.add_argument("--seed", type=seed_int, default=0, help="master seed (0)")

@@ -5,10 +5,19 @@ The hardware evidence is three counts on one robot (Section IV of the paper):
 * the open-loop optimized jump: 12/30 front catches, 1/30 ready landings;
 * the hand-tuned jump (longer phase 4, simpler hip motion): 25/30 with both grippers caught.
 
-Here the optimized jump is clamber's default optimum of the nominal robot and the tuned
-jump is the same optimization with the paper's two hand edits written as settings
-(:data:`TUNED_CHANGES`). Two simulator parameters are calibrated on a grid, the rest are
-fixed at stated physical estimates:
+Here the optimized jump is clamber's default optimum of the nominal robot. The tuned jump
+is the same optimization with the paper's two hand edits written as settings
+(:data:`TUNED_CHANGES`) and, by default, one more property the hardware counts imply: its
+free front foot clears the wall after take-off on a robot with a 7.5 % lighter shoulder
+motor too (:func:`~clamber.jumper.robust.with_clearance_scenarios`). In the simulator a
+front foot that only grazes the wall at take-off is knocked off its flight by the robot's
+own manufacturing errors, and no setting of the calibrated parameters then lets more than
+about 65 % of trials catch with the front gripper; the tuned robot caught with both
+grippers 25 times in 30, so its foot did not graze. ``tuned="edits"`` keeps the two edits
+alone (the earlier reproduction) for comparison.
+
+Three simulator parameters are calibrated on a grid, the rest are fixed at stated
+physical estimates:
 
 * ``hook_timeconst`` [s]: compliance of a hooked gripper (spines in carpet loops, the
   foot's pivot). A stiff pin stops the robot in a millisecond spike that exceeds the
@@ -16,10 +25,12 @@ fixed at stated physical estimates:
   force instead.
 * ``tolerance_scale`` [-]: the half-widths of every manufacturing and timing
   perturbation (:class:`~clamber.jumper.sim.robustness.Tolerances`) times this factor.
+* ``kd_scale`` [-]: the ESCs' derivative gain times this factor (underdamped tracking).
 
 The score is the sum of squared binomial z-scores of the three rates; each grid point is
 played on the same seeded trials (common random numbers), so the comparison between
-points is not blurred by sampling.
+points is not blurred by sampling. Neighbouring points score within sampling noise of the
+best, so the calibration picks a region, not a point (docs/landing.md).
 """
 
 from __future__ import annotations
@@ -49,13 +60,24 @@ HARDWARE = {
 #: catch) and a ten times stronger torque-rate penalty (fewer direction changes).
 TUNED_CHANGES = {"phase_duration_min": (0.090, 0.045, 0.075, 0.120, 0.060),
                  "torque_rate_weight": 0.1}
-#: Grid searched by default: hook time constants [s] and tolerance scales [-].
+#: How the tuned jump is reproduced: the paper's two edits alone, or with the take-off
+#: clearance that its 25/30 front catches imply (see the module docstring).
+TUNED_JUMPS = ("clearance", "edits")
+#: The first, coarse grid [s], [-], [-] (60 trials per point): its best point, 10 ms, 1.25
+#: and 1.0, missed the ready count in its 200-trial check (15/200 against 1/30).
+COARSE_GRID = {"hook_timeconst": (0.004, 0.006, 0.01, 0.015),
+               "tolerance_scale": (0.75, 1.0, 1.25),
+               "kd_scale": (0.25, 0.5, 1.0)}
+#: The grid searched by default, placed around the coarse grid's best point (100 trials).
+DEFAULT_GRID = {"hook_timeconst": (0.008, 0.01, 0.012),
+                "tolerance_scale": (1.1, 1.25, 1.4),
+                "kd_scale": (0.5, 0.75, 1.0)}
+#: Named searches: grid and trials per point.
+STAGES = {"coarse": (COARSE_GRID, 60), "fine": (DEFAULT_GRID, 100)}
 PARAMETERS = ("hook_timeconst", "tolerance_scale", "kd_scale")
-DEFAULT_GRID = {"hook_timeconst": (0.004, 0.006, 0.01),
-                "tolerance_scale": (0.75, 1.0),
-                "kd_scale": (0.25, 0.5, 1.0)}
-#: The calibrated values (from ``clamber jumper calibrate``, 200 trials per point).
-CALIBRATED = {"hook_timeconst": 0.01, "tolerance_scale": 0.75, "kd_scale": 0.5}
+#: The calibrated values (``clamber jumper calibrate``: the fine stage's best point, then
+#: 200 trials on fresh seeds with all three hardware counts inside their intervals).
+CALIBRATED = {"hook_timeconst": 0.01, "tolerance_scale": 1.25, "kd_scale": 0.75}
 
 
 def point_config(point: dict, **changes) -> SimulationSettings:
@@ -75,15 +97,29 @@ def calibrated_tolerances(factor: float = 1.0) -> Tolerances:
 
 
 def hardware_trajectories(morphology: Morphology | None = None,
-                          settings: OptimizationSettings | None = None
-                          ) -> dict[str, TrajectorySolution]:
-    """The optimized and the tuned jump of ``morphology`` (fine grid, default settings)."""
+                          settings: OptimizationSettings | None = None,
+                          tuned: str = "clearance") -> dict[str, TrajectorySolution]:
+    """The optimized and the tuned jump of ``morphology`` (fine grid, default settings).
+
+    ``tuned`` is one of :data:`TUNED_JUMPS`: ``"edits"`` applies only the paper's two
+    hand edits (:data:`TUNED_CHANGES`); ``"clearance"`` (default) also keeps the free
+    front foot off the wall after take-off on a robot with a lighter shoulder motor
+    (:func:`~clamber.jumper.robust.with_clearance_scenarios`, reference backend, minutes).
+    """
+    from clamber.jumper.robust import with_clearance_scenarios
     from clamber.jumper.solve import optimize
 
+    if tuned not in TUNED_JUMPS:
+        raise ConfigError(f"tuned jump {tuned!r} unknown; allowed: {list(TUNED_JUMPS)}")
     morph = morphology or Morphology.nominal()
     base = settings or OptimizationSettings()
-    out = {"optimized": optimize(morph, base),
-           "tuned": optimize(morph, base.with_(**TUNED_CHANGES))}
+    tuned_settings = base.with_(**TUNED_CHANGES)
+    out = {"optimized": optimize(morph, base), "tuned": optimize(morph, tuned_settings)}
+    if tuned == "clearance" and out["tuned"].status.success:
+        out["tuned"] = with_clearance_scenarios(morph, out["tuned"], tuned_settings)
+        if "scenarios" not in out["tuned"].history[-1] or \
+                out["tuned"].history[-1]["scenarios"] == "failed":
+            raise ConfigError("the tuned jump's take-off clearance solve did not converge")
     for name, sol in out.items():
         if not sol.status.success:
             raise ConfigError(f"the {name} jump did not solve: {sol.return_status}")
@@ -141,7 +177,7 @@ class CalibrationResult:
 
 
 def calibrate(trajectories: dict[str, TrajectorySolution], grid: dict | None = None,
-              trials: int = 60, check_trials: int = 200, seed: int = 0,
+              trials: int = 100, check_trials: int = 200, seed: int = 0,
               evaluator: Evaluator | None = None) -> CalibrationResult:
     """Grid search of the two calibrated parameters, then a ``check_trials`` rerun of the best."""
     grid = grid or DEFAULT_GRID

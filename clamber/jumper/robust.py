@@ -76,23 +76,32 @@ def optimize_robust(morphology: Morphology, settings: OptimizationSettings | Non
                     resolution: str = "fine", guess: str | TrajectorySolution = "seed",
                     seed: int = 0) -> TrajectorySolution:
     """The robust optimum: :func:`~clamber.jumper.solve.optimize` with
-    :func:`robust_settings` of ``settings``, then one solve on the same grid with
-    :func:`robust_terms`, warm-started from it.
-
-    The scenario solve uses the 'reference' backend: the term plays the push-off as a chain
-    of Runge-Kutta steps whose exact Hessian generates too much C code to compile. If it
-    does not converge, the first optimum is returned with its history noting the attempt.
+    :func:`robust_settings` of ``settings``, then :func:`with_clearance_scenarios`.
     """
     s = robust_settings(settings)
     first = optimize(morphology, s, resolution, guess, seed)
     if not first.status.success:
         return first
-    sol = solve(morphology, s.with_(backend="reference"), resolution, first,
-                terms=robust_terms())
+    return with_clearance_scenarios(morphology, first, s, resolution)
+
+
+def with_clearance_scenarios(morphology: Morphology, first: TrajectorySolution,
+                             settings: OptimizationSettings,
+                             resolution: str = "fine",
+                             base: Sequence[TermGroup] = DEFAULT_TERMS) -> TrajectorySolution:
+    """One solve of ``morphology`` with :func:`robust_terms` added, warm-started from
+    ``first`` (an optimum of ``settings`` on the ``resolution`` grid).
+
+    The scenario solve uses the 'reference' backend: the term plays the push-off as a chain
+    of Runge-Kutta steps whose exact Hessian generates too much C code to compile. If it
+    does not converge, ``first`` is returned with its history noting the attempt.
+    """
+    sol = solve(morphology, settings.with_(backend="reference"), resolution, first,
+                terms=robust_terms(base))
     if not sol.status.success:
         first.history = first.history + [dict(sol.history[-1], scenarios="failed")]
         return first
-    sol.settings = s  # the optimizer's settings, not the backend this solve needed
+    sol.settings = settings  # the optimizer's settings, not the backend this solve needed
     sol.history[-1]["scenarios"] = repr(ROBUST_SCENARIOS)
     sol.history = first.history + sol.history
     return sol

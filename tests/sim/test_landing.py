@@ -125,3 +125,62 @@ def test_front_foot_touch_is_measured_when_a_longer_front_link_hits_the_wall(coa
         res = simulate(coarse_solution, 1, cfg, replace(real, parameters=p), record=False)
         touch.append(res.jumps[0].front_touch_impulse)
     assert 0.0 <= touch[0] < FRONT_TOUCH_IMPULSE < touch[1]
+
+
+@pytest.mark.parametrize("tuned", ["clearance", "edits"])
+def test_tuned_jump_is_the_papers_edits_with_the_take_off_clearance(monkeypatch, tuned):
+    """The tuned jump applies the paper's two edits; by default it is then solved again
+    with the take-off clearance scenarios, warm-started from that optimum; 'edits' skips
+    that solve, and an unknown reproduction is refused."""
+    import clamber.experiments.calibration as cal
+    import clamber.jumper.robust as robust
+    import clamber.jumper.solve as solve_mod
+    from clamber.jumper.morphology import Morphology
+
+    class Sol:
+        def __init__(self, tag):
+            self.tag, self.history = tag, [{}]
+            self.status = type("S", (), {"success": True})()
+
+    seen = {}
+
+    def fake_optimize(morph, settings):
+        return Sol("tuned" if settings.phase_duration_min[3] == 0.120 else "optimized")
+
+    def fake_clearance(morph, first, settings):
+        seen["warm"], seen["settings"] = first.tag, settings
+        out = Sol("clearance")
+        out.history = [{"scenarios": "MassScenarios(...)"}]
+        return out
+
+    monkeypatch.setattr(solve_mod, "optimize", fake_optimize)
+    monkeypatch.setattr(robust, "with_clearance_scenarios", fake_clearance)
+    out = cal.hardware_trajectories(Morphology.nominal(), tuned=tuned)
+    assert out["optimized"].tag == "optimized"
+    if tuned == "clearance":
+        assert out["tuned"].tag == "clearance" and seen["warm"] == "tuned"
+        assert seen["settings"].torque_rate_weight == cal.TUNED_CHANGES["torque_rate_weight"]
+    else:
+        assert out["tuned"].tag == "tuned" and not seen
+    with pytest.raises(ConfigError, match="allowed"):
+        cal.hardware_trajectories(Morphology.nominal(), tuned="by-hand")
+
+
+def test_calibrated_point_lies_on_the_default_grid():
+    """The calibrated values are a point of the grid that `clamber jumper calibrate`
+    searches, so its one command can find them again."""
+    from clamber.experiments.calibration import CALIBRATED, DEFAULT_GRID, PARAMETERS
+
+    assert set(CALIBRATED) == set(PARAMETERS)
+    assert all(CALIBRATED[k] in DEFAULT_GRID[k] for k in PARAMETERS)
+
+
+@pytest.mark.slow
+def test_calibration_command_finds_the_calibrated_point_inside_all_hardware_intervals():
+    """`clamber jumper calibrate` (fine stage, 100 trials per point, 200-trial check on
+    fresh seeds) ends at CALIBRATED with every hardware count inside its Wilson interval."""
+    from clamber.experiments.calibration import CALIBRATED, PARAMETERS, hardware_trajectories
+
+    res = calibrate(hardware_trajectories())
+    assert {k: res.best[k] for k in PARAMETERS} == CALIBRATED
+    assert all(res.check["inside_wilson_95"].values())
