@@ -40,6 +40,7 @@ from clamber.quadruped.planning.stance import (
     LANDED_TILT_TOLERANCE,
     REACH_TOLERANCE,
     TILT_TOLERANCE,
+    Reach,
     reach,
     sole_normal,
 )
@@ -181,7 +182,7 @@ class SequencePlanner:
         self.body, self.q = choice.body, choice.q
         return step
 
-    def _landing(self, leg: str, top: np.ndarray, normal: np.ndarray):
+    def _landing(self, leg: str, top: np.ndarray, normal: np.ndarray) -> Reach:
         """The leg's reach onto the hold from the body before the swing: toward the landing
         normal (``landing_cone``) where it still meets the hold within the tolerances, else
         toward the hold's normal."""
@@ -202,10 +203,11 @@ class SequencePlanner:
 
 def plan_sequence(wall: RockWall, settings: PlanClimbSettings, seed: int,
                   rm: RobotModel | None = None, model: GripperSurfaceModel | None = None,
-                  truth: _Truth | None = None, reorder: bool = False) -> HoldSequence:
+                  truth: _Truth | None = None, reorder: bool = False,
+                  landing_cone: float | None = None) -> HoldSequence:
     """The holds for climbing ``settings.distance`` on ``wall`` with ``settings.rule``; maps
     seeded from ``seed``. The truth is used only to place the start stance."""
-    planner = SequencePlanner(wall, settings, seed, rm, model, truth, reorder)
+    planner = SequencePlanner(wall, settings, seed, rm, model, truth, reorder, landing_cone)
     while planner.next() is not None:
         pass
     return planner.sequence()
