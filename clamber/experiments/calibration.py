@@ -106,7 +106,7 @@ def hardware_trajectories(morphology: Morphology | None = None,
     front foot off the wall after take-off on a robot with a lighter shoulder motor
     (:func:`~clamber.jumper.robust.with_clearance_scenarios`, reference backend, minutes).
     """
-    from clamber.jumper.robust import with_clearance_scenarios
+    from clamber.jumper.robust import TUNED_SCENARIOS, with_clearance_scenarios
     from clamber.jumper.solve import optimize
 
     if tuned not in TUNED_JUMPS:
@@ -116,7 +116,8 @@ def hardware_trajectories(morphology: Morphology | None = None,
     tuned_settings = base.with_(**TUNED_CHANGES)
     out = {"optimized": optimize(morph, base), "tuned": optimize(morph, tuned_settings)}
     if tuned == "clearance" and out["tuned"].status.success:
-        out["tuned"] = with_clearance_scenarios(morph, out["tuned"], tuned_settings)
+        out["tuned"] = with_clearance_scenarios(morph, out["tuned"], tuned_settings,
+                                                scenarios=TUNED_SCENARIOS)
         if "scenarios" not in out["tuned"].history[-1] or \
                 out["tuned"].history[-1]["scenarios"] == "failed":
             raise ConfigError("the tuned jump's take-off clearance solve did not converge")

@@ -147,8 +147,8 @@ def test_tuned_jump_is_the_papers_edits_with_the_take_off_clearance(monkeypatch,
     def fake_optimize(morph, settings):
         return Sol("tuned" if settings.phase_duration_min[3] == 0.120 else "optimized")
 
-    def fake_clearance(morph, first, settings):
-        seen["warm"], seen["settings"] = first.tag, settings
+    def fake_clearance(morph, first, settings, scenarios):
+        seen["warm"], seen["settings"], seen["scenarios"] = first.tag, settings, scenarios
         out = Sol("clearance")
         out.history = [{"scenarios": "MassScenarios(...)"}]
         return out
@@ -160,6 +160,7 @@ def test_tuned_jump_is_the_papers_edits_with_the_take_off_clearance(monkeypatch,
     if tuned == "clearance":
         assert out["tuned"].tag == "clearance" and seen["warm"] == "tuned"
         assert seen["settings"].torque_rate_weight == cal.TUNED_CHANGES["torque_rate_weight"]
+        assert seen["scenarios"] == robust.TUNED_SCENARIOS  # fixed, not the calibrated rule
     else:
         assert out["tuned"].tag == "tuned" and not seen
     with pytest.raises(ConfigError, match="allowed"):

@@ -33,6 +33,7 @@ from clamber.quadruped.planning.rollout import (
 from clamber.quadruped.planning.selection import (
     ChoiceStatus,
     Foothold,
+    HoldPlanner,
     PlannerSettings,
     StepContext,
 )
@@ -112,6 +113,8 @@ class SequencePlanner:
         self.rng = np.random.default_rng(seed + 7_000_003)
         self.rule = RULES[settings.rule](self.rm, PlannerSettings(
             held_tilt=LANDED_TILT_TOLERANCE, landed_normals=True))
+        if isinstance(self.rule, HoldPlanner):
+            self.rule.count_all = False  # only the choice is read, not its tally of checks
         self.steps: list[PlannedStep] = []
         self.stop: StopReason | None = None
         self.detail = ""
