@@ -64,7 +64,6 @@ def test_planned_landings_lie_nearer_the_body_normal_and_within_the_tolerance():
     assert _angle(cone.sole_rotation[:, 2], cone.hold.normal) <= TILT_TOLERANCE
 
 
-@pytest.mark.slow
 def test_soles_landed_near_the_body_normal_keep_their_attitude_as_the_body_moves():
     """Kinematic check of why the landing cone helps: after each of the first swings, the
     held soles' tilt away from the attitude they landed with, which the 5-DOF legs cannot
