@@ -103,7 +103,10 @@ def _climb_settings(args: argparse.Namespace, incline: float):
 
     return RockClimbSettings(climb=settings, distance=args.distance, rule=args.rule,
                              grasp=args.grasp,
-                             capacity_limits=args.gripper_limits == "capacity")
+                             capacity_limits=args.gripper_limits == "capacity",
+                             sole_attitude=args.sole_attitude,
+                             reorder=args.leg_order == "adaptive",
+                             landing_cone=None if args.landing == "hold" else 0.1)
 
 
 def _climb(args: argparse.Namespace) -> dict:
@@ -124,7 +127,8 @@ def _climb(args: argparse.Namespace) -> dict:
                "sole_stiffness": args.sole_stiffness}
         if args.wall == "rock":
             row.update(wall="rock", grasp=args.grasp, rule=args.rule, distance=args.distance,
-                       gripper_limits=args.gripper_limits)
+                       gripper_limits=args.gripper_limits, sole_attitude=args.sole_attitude,
+                       leg_order=args.leg_order, landing=args.landing)
         rows.append({**row, **result.summary})
     summary = dict(rows[0]) if len(rows) == 1 else {"command": "climb", "wall": args.wall,
                                                      "conditions": rows}
@@ -334,6 +338,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     climb.add_argument("--gripper-limits", choices=("capacity", "box"), default="capacity",
                        help="rock wall: the Q-WBC limits each gripper to its hold's capacity "
                        "as estimated from the map (default), or to the paper's box")
+    climb.add_argument("--sole-attitude", choices=("free", "legs", "body"), default="free",
+                       help="rock wall: each attached gripper keeps the attitude it has "
+                       "(default), or is steered back to the attitude its weld closed at by "
+                       "its leg, or by its leg and a turn of the body")
+    climb.add_argument("--leg-order", choices=("adaptive", "fixed"), default="adaptive",
+                       help="rock wall: when the leg whose turn it is finds no hold, try the "
+                       "other legs (default), or stop the climb")
+    climb.add_argument("--landing", choices=("body", "hold"), default="body",
+                       help="rock wall: land each sole as near the body's normal as lies "
+                       "within 0.1 rad of the hold's normal (default), or along the hold's "
+                       "normal")
     climb.add_argument("--distance", type=positive_float, default=2.0,
                        help="rock wall: distance to climb [m] (2.0; at most 2.0 on the "
                        "default 3.1 m wall)")
