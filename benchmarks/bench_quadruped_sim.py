@@ -21,7 +21,8 @@ at 90 deg, per controller on the plane wall (one gait cycle) and Q-WBC on rock w
 winch (0.5 m), each climb in a fresh process; ``--baseline DIR`` runs every climb also
 with the clamber of another checkout, alternating, and reports the speed-up (``--quick``:
 seed 0 only, else seeds 0 and 1; ``--repeat N`` runs each climb N times, medians;
-``--kinds plane`` or ``rock`` picks the walls). The last printed line is one JSON object.
+``--kinds plane`` or ``rock`` picks the walls; ``--cycles N`` climbs N gait cycles on the
+plane wall, e.g. the comparison's five). The last printed line is one JSON object.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ import numpy as np  # noqa: E402
 
 from clamber.experiments.quadruped_comparison import run_comparison  # noqa: E402
 from clamber.parallel.factory import make_evaluator  # noqa: E402
+from clamber.quadruped.gaits import ClimbGaitSettings  # noqa: E402
 from clamber.quadruped.scenarios import SCENARIOS  # noqa: E402
 from clamber.quadruped.sim.grippers import GripperBank  # noqa: E402
 from clamber.quadruped.trials.climb import ClimbSettings, ClimbTrial, run_climb  # noqa: E402
@@ -122,11 +124,13 @@ def rock_side_by_side(seeds: list[int], distance: float = 0.5) -> dict:
             "targets": {"realtime_factor_min": 20.0}}
 
 
-def one_climb(kind: str, controller: str, seed: int) -> dict:
+def one_climb(kind: str, controller: str, seed: int, cycles: int = 1) -> dict:
     """CPU seconds of the loop of one unbreakable climb at 90 deg and its simulated seconds:
-    ``plane`` (one gait cycle) or ``rock`` (0.5 m planned on the generated wall, winch
-    grasps; planning inside the loop reported apart). Building the trial is left out."""
-    plane = ClimbSettings(controller=controller, incline_deg=90.0, breakable=False)
+    ``plane`` (``cycles`` gait cycles) or ``rock`` (0.5 m planned on the generated wall,
+    winch grasps; planning inside the loop reported apart). Building the trial is left
+    out."""
+    plane = ClimbSettings(controller=controller, incline_deg=90.0, breakable=False,
+                          gait=ClimbGaitSettings(cycles=cycles))
     if kind == "plane":
         trial = ClimbTrial(plane, seed)
         c0 = time.process_time()
@@ -141,16 +145,17 @@ def one_climb(kind: str, controller: str, seed: int) -> dict:
             "planning_cpu_s": r.planning_cpu_s - before_loop}
 
 
-def _run_one(source: str, kind: str, controller: str, seed: int) -> dict:
+def _run_one(source: str, kind: str, controller: str, seed: int, cycles: int = 1) -> dict:
     """:func:`one_climb` in a fresh process importing clamber from ``source`` (a checkout)."""
     env = {**os.environ, "PYTHONPATH": os.path.abspath(source)}
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--one", kind, controller,
-                          str(seed)], env=env, capture_output=True, text=True, check=True)
+                          str(seed), str(cycles)], env=env, capture_output=True, text=True,
+                         check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def side_by_side(baseline: str | None, quick: bool, repeat: int = 1,
-                 kinds: tuple[str, ...] = ("plane", "rock")) -> dict:
+                 kinds: tuple[str, ...] = ("plane", "rock"), cycles: int = 1) -> dict:
     """Simulated seconds per CPU second of the loop, per controller on the plane wall and
     for Q-WBC on rock with the winch: this checkout and, if given, ``baseline`` (another
     checkout), each climb run in a fresh process, the two alternating climb by climb so
@@ -163,9 +168,9 @@ def side_by_side(baseline: str | None, quick: bool, repeat: int = 1,
     items = [item for item in items for _ in range(repeat)]
     rows = []
     for kind, controller, seed in items:
-        row = {"kind": kind, "controller": controller, "seed": seed}
+        row = {"kind": kind, "controller": controller, "seed": seed, "cycles": cycles}
         for name, source in sources.items():
-            r = _run_one(source, kind, controller, seed)
+            r = _run_one(source, kind, controller, seed, cycles)
             row[f"{name}_sim_s"] = r["sim_s"]
             row[f"{name}_cpu_factor"] = r["sim_s"] / r["cpu_s"]
             if kind == "rock":
@@ -190,8 +195,9 @@ def side_by_side(baseline: str | None, quick: bool, repeat: int = 1,
 
 
 def main() -> None:
-    if len(sys.argv) == 5 and sys.argv[1] == "--one":
-        print(json.dumps(one_climb(sys.argv[2], sys.argv[3], int(sys.argv[4]))))
+    if len(sys.argv) == 6 and sys.argv[1] == "--one":
+        print(json.dumps(one_climb(sys.argv[2], sys.argv[3], int(sys.argv[4]),
+                                   int(sys.argv[5]))))
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one seed, 2-trial comparison")
@@ -208,10 +214,12 @@ def main() -> None:
                         help="with --climbs: run every climb this many times (medians)")
     parser.add_argument("--kinds", nargs="+", default=["plane", "rock"],
                         choices=["plane", "rock"], help="with --climbs: which walls")
+    parser.add_argument("--cycles", type=int, default=1,
+                        help="with --climbs: gait cycles of the plane climbs (1)")
     args = parser.parse_args()
     if args.climbs or args.baseline:
         print(json.dumps(side_by_side(args.baseline, args.quick, max(1, args.repeat),
-                                      tuple(args.kinds))))
+                                      tuple(args.kinds), max(1, args.cycles))))
         return
     seeds = [0] if args.quick else [0, 1, 2]
     if args.rock:

@@ -24,6 +24,16 @@ try:  # a private NumPy module: a NumPy without it gets the public (slower) path
 except (ImportError, AttributeError):  # pragma: no cover - depends on the NumPy build
     _umath_linalg = None
 _SUM = np.add.reduce
+try:  # the ufunc ``np.clip`` calls for float bounds, without its dispatch
+    from numpy._core.umath import clip as _CLIP
+except (ImportError, AttributeError):  # pragma: no cover - depends on the NumPy version
+    _CLIP = np.clip
+
+
+def clip(a: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """``np.clip(a, lo, hi)`` of a float array between float array bounds (the same
+    numbers)."""
+    return _CLIP(a, lo, hi)
 
 
 def solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:

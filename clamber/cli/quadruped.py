@@ -42,7 +42,8 @@ EXAMPLES = """examples:
   clamber quadruped climb --wall rock --grasp fixed --incline 90 --distance 0.5 --trials 5
   clamber quadruped trot --terrain gravel --feet both --cycles 20
   clamber quadruped trot --terrain flat --feet all --contacts torque --level-gain 2 --json
-  clamber quadruped compare --trials 20 --workers 2 --json
+  clamber quadruped compare --trials 20 --workers 2 --json   # 70 and 90 deg, 5 cycles
+  clamber quadruped compare --trials 20 --scenarios all --workers 2 --json
   clamber quadruped evaluate --trials 20 --workers 2 --json   # tuned, every scenario
   clamber quadruped evaluate --trials 20 --ablations --scenarios wall90 payload90 --workers 2
   clamber quadruped evaluate --trials 5 --cycles 5 --gains out/quadruped/evaluate/comparison.json
@@ -102,7 +103,10 @@ def _climb_settings(args: argparse.Namespace, incline: float):
 
     return RockClimbSettings(climb=settings, distance=args.distance, rule=args.rule,
                              grasp=args.grasp,
-                             capacity_limits=args.gripper_limits == "capacity")
+                             capacity_limits=args.gripper_limits == "capacity",
+                             sole_attitude=args.sole_attitude,
+                             reorder=args.leg_order == "adaptive",
+                             landing_cone=None if args.landing == "hold" else 0.1)
 
 
 def _climb(args: argparse.Namespace) -> dict:
@@ -123,7 +127,8 @@ def _climb(args: argparse.Namespace) -> dict:
                "sole_stiffness": args.sole_stiffness}
         if args.wall == "rock":
             row.update(wall="rock", grasp=args.grasp, rule=args.rule, distance=args.distance,
-                       gripper_limits=args.gripper_limits)
+                       gripper_limits=args.gripper_limits, sole_attitude=args.sole_attitude,
+                       leg_order=args.leg_order, landing=args.landing)
         rows.append({**row, **result.summary})
     summary = dict(rows[0]) if len(rows) == 1 else {"command": "climb", "wall": args.wall,
                                                      "conditions": rows}
@@ -221,25 +226,39 @@ COMPARISON_COLUMNS = ("success_rate", "success_low", "success_high", "max_tracki
 
 def _compare(args: argparse.Namespace) -> dict:
     from clamber.cli.options import run_folder
-    from clamber.experiments.quadruped import comparison_conditions
+    from clamber.experiments.quadruped import comparison_conditions, scenario_conditions
+    from clamber.quadruped.gaits import ClimbGaitSettings
     from clamber.report.quadruped_comparison import comparison_table
 
+    if args.scenarios and args.inclines:
+        raise ConfigError("give --inclines or --scenarios, not both")
     out = run_folder(args)
     t0 = time.perf_counter()
     sole = sole_compliance(args.sole_stiffness)
-    conditions = comparison_conditions(args.inclines, True, args.state, sole)
+    scenarios = list(SCENARIOS) if args.scenarios and "all" in args.scenarios else \
+        list(dict.fromkeys(args.scenarios or ()))
+
+    def conditions_of(breakable: bool) -> list:
+        if scenarios:
+            return scenario_conditions(scenarios, breakable, args.state, sole, args.cycles)
+        return comparison_conditions(args.inclines or [70.0, 90.0], breakable, args.state,
+                                     sole, args.cycles)
+
+    conditions = conditions_of(True)
     if args.unbreakable_too:
-        conditions += comparison_conditions(args.inclines, False, args.state, sole)
+        conditions += conditions_of(False)
     results, trials = _run(args, "quadruped-compare", conditions, out)
     breakable = [r for r in results if r.settings.breakable]
+    stride = ClimbGaitSettings().stride
     text = ["# Controller comparison in simulation",
             "",
-            f"{args.trials} seeded trials per controller and wall, one gait cycle each "
-            f"(0.22 m), sole stiffness {args.sole_stiffness:g} N m/rad (0: rigid); paper "
-            "values in parentheses.", "",
+            f"{args.trials} seeded trials per controller and "
+            f"{'scenario' if scenarios else 'wall'}, {args.cycles} gait cycle(s) each "
+            f"({args.cycles * stride:.2f} m), sole stiffness {args.sole_stiffness:g} N m/rad "
+            "(0: rigid); paper values in parentheses.", "",
             comparison_table(breakable, "grippers break at their true capacity")]
-    summary = {"command": "compare", "trials": args.trials,
-               "sole_stiffness": args.sole_stiffness,
+    summary = {"command": "compare", "trials": args.trials, "cycles": args.cycles,
+               "scenarios": scenarios or None, "sole_stiffness": args.sole_stiffness,
                "breakable": [r.to_dict() for r in breakable]}
     if args.unbreakable_too:
         free = [r for r in results if not r.settings.breakable]
@@ -248,12 +267,14 @@ def _compare(args: argparse.Namespace) -> dict:
     (out / "comparison.md").write_text("\n".join(text) + "\n")
     with open(out / "comparison.csv", "w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(["grippers", "controller", "incline_deg", *COMPARISON_COLUMNS])
+        w.writerow(["grippers", "controller", "incline_deg", "scenario", "cycles",
+                    *COMPARISON_COLUMNS])
         for r in results:
             row = {**r.summary, "success_low": r.summary["success_interval"][0],
                    "success_high": r.summary["success_interval"][1]}
             w.writerow(["breakable" if r.settings.breakable else "unbreakable",
-                        r.settings.controller, r.settings.incline_deg,
+                        r.settings.controller, r.settings.incline_deg, r.settings.scenario,
+                        r.settings.gait.cycles,
                         *["" if row[k] is None else row[k] for k in COMPARISON_COLUMNS]])
     _write_trials(out / "trials.csv", trials)
     summary["table"] = str(out / "comparison.md")
@@ -317,6 +338,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     climb.add_argument("--gripper-limits", choices=("capacity", "box"), default="capacity",
                        help="rock wall: the Q-WBC limits each gripper to its hold's capacity "
                        "as estimated from the map (default), or to the paper's box")
+    climb.add_argument("--sole-attitude", choices=("free", "legs", "body"), default="free",
+                       help="rock wall: each attached gripper keeps the attitude it has "
+                       "(default), or is steered back to the attitude its weld closed at by "
+                       "its leg, or by its leg and a turn of the body")
+    climb.add_argument("--leg-order", choices=("adaptive", "fixed"), default="adaptive",
+                       help="rock wall: when the leg whose turn it is finds no hold, try the "
+                       "other legs (default), or stop the climb")
+    climb.add_argument("--landing", choices=("body", "hold"), default="body",
+                       help="rock wall: land each sole as near the body's normal as lies "
+                       "within 0.1 rad of the hold's normal (default), or along the hold's "
+                       "normal")
     climb.add_argument("--distance", type=positive_float, default=2.0,
                        help="rock wall: distance to climb [m] (2.0; at most 2.0 on the "
                        "default 3.1 m wall)")
@@ -358,11 +390,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     comp = qsub.add_parser(
         "compare", help="Q-WBC vs CLIK vs VMC on the 70-degree and vertical walls",
-        description="The paper's comparison: seeded trials per controller and incline, "
-        "written as comparison.md, comparison.csv and comparison.json.",
+        description="The paper's comparison: seeded trials per controller and incline (or "
+        "comparison scenario), five gait cycles (1.1 m) each by default, written as "
+        "comparison.md, comparison.csv and comparison.json.",
         epilog=EXAMPLES, formatter_class=fmt)
-    comp.add_argument("--inclines", type=incline_deg, nargs="+", default=[70.0, 90.0],
+    comp.add_argument("--inclines", type=incline_deg, nargs="+", default=None,
                       help="wall inclines [deg] (70 90)")
+    comp.add_argument("--scenarios", nargs="+", choices=(*SCENARIOS, "all"), default=None,
+                      help="comparison scenarios instead of plain walls (all: every one)")
+    comp.add_argument("--cycles", type=cycle_count, default=5,
+                      help="gait cycles per trial, 0.22 m each (5)")
     comp.add_argument("--state", choices=("estimate", "true"), default="estimate")
     comp.add_argument("--sole-stiffness", type=sole_stiffness, default=25.0,
                       help="sole stiffness about x and y [N m/rad] (25; 0: rigid weld)")

@@ -27,7 +27,8 @@ from clamber.experiments.study import (
     run_study,
 )
 from clamber.parallel.base import Evaluator
-from clamber.quadruped.gaits import TrotGaitSettings
+from clamber.quadruped.comparison import scenario_settings
+from clamber.quadruped.gaits import ClimbGaitSettings, TrotGaitSettings
 from clamber.quadruped.sim.grippers import DEFAULT_SOLE, SoleCompliance
 from clamber.quadruped.trials.climb import ClimbSettings, run_climb
 from clamber.quadruped.trials.rock_climb import RockClimbSettings, run_rock_climb
@@ -73,7 +74,7 @@ class ConditionSummary:
                     "gripper_limits": "capacity" if s.capacity_limits else "box"}
         if isinstance(s, ClimbSettings):
             return {"controller": s.controller, "incline_deg": s.incline_deg,
-                    "breakable": s.breakable}
+                    "breakable": s.breakable, "scenario": s.scenario, "cycles": s.gait.cycles}
         return {"feet": s.feet, "terrain": s.terrain, "estimator": s.estimator,
                 "contacts": s.contacts, "level_gain": s.level_gain}
 
@@ -172,11 +173,24 @@ def _rock_keys(trials: Sequence[StudyTrial]) -> dict[str, Any]:
 
 def comparison_conditions(inclines: Sequence[float] = (70.0, 90.0), breakable: bool = True,
                           state: str = "estimate",
-                          sole: SoleCompliance | None = DEFAULT_SOLE) -> list[ClimbSettings]:
-    """Every controller on every wall, all else equal."""
+                          sole: SoleCompliance | None = DEFAULT_SOLE,
+                          cycles: int = 1) -> list[ClimbSettings]:
+    """Every controller on every wall, all else equal; ``cycles`` gait cycles per trial."""
+    gait = ClimbGaitSettings(cycles=cycles)
     return [ClimbSettings(controller=name, incline_deg=incline, breakable=breakable,
-                          state=state, sole=sole)
+                          state=state, sole=sole, gait=gait)
             for incline in inclines for name in COMPARED]
+
+
+def scenario_conditions(scenarios: Sequence[str], breakable: bool = True,
+                        state: str = "estimate", sole: SoleCompliance | None = DEFAULT_SOLE,
+                        cycles: int = 1) -> list[ClimbSettings]:
+    """Every controller in every named comparison scenario
+    (:mod:`clamber.quadruped.scenarios`: wall, holds, disturbance), all else equal."""
+    gait = ClimbGaitSettings(cycles=cycles)
+    return [scenario_settings(sc, controller=name, breakable=breakable, state=state,
+                              sole=sole, gait=gait)
+            for sc in scenarios for name in COMPARED]
 
 
 def trot_conditions(terrains: Sequence[str], feet: Sequence[str] = ("gripper", "rubber"),

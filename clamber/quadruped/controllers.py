@@ -125,8 +125,9 @@ class Controller(ABC):
             feet, J = statics.foot_poses, statics.leg_jacobians
             body_inv = body.inverse()
             feet_b = [body_inv * f for f in feet]
-        stance, swing = ref.stance, ref.foot_targets
-        targets = {leg: swing.get(leg, feet[i]) if leg not in stance else feet[i]
+        stance, swing, keep = ref.stance, ref.foot_targets, ref.stance_attitudes
+        targets = {leg: swing.get(leg, feet[i]) if leg not in stance else
+                   pin.SE3(keep[leg], feet[i].translation) if leg in keep else feet[i]
                    for i, leg in enumerate(LEG_NAMES)}
         return self.clik.step_from(state.joint_positions, feet_b, J, ref.body_pose, targets)
 
@@ -230,7 +231,7 @@ class CLIKController(Controller):
                                     self._limit)
             target = ref.body_pose * pin.exp6(pin.Motion(self.integral))
             ref = MotionReference.trusted(target, ref.body_twist, ref.body_acceleration,
-                                          ref.load, ref.foot_targets)
+                                          ref.load, ref.foot_targets, ref.stance_attitudes)
         F = np.zeros(N_WRENCH)
         tau = np.zeros(N_JOINTS)
         if self.feedforward:

@@ -105,14 +105,17 @@ class SimulatedImu:
         self.rng = np.random.default_rng(seed)
         self.b_a = self.rng.normal(0.0, self.spec.accel_bias, 3)
         self.b_g = self.rng.normal(0.0, self.spec.gyro_bias, 3)
+        self._walk: tuple[float, float, float] | None = None  # (dt, accel, gyro scales)
 
     def measure(self, specific_force: np.ndarray, rate: np.ndarray,
                 dt: float) -> tuple[np.ndarray, np.ndarray]:
         """Noisy ``(specific force [m/s^2], angular rate [rad/s])`` in {B}."""
-        s = self.spec
+        s, walk = self.spec, self._walk
+        if walk is None or walk[0] != dt:
+            walk = self._walk = (dt, s.accel_walk * np.sqrt(dt), s.gyro_walk * np.sqrt(dt))
         e = self.rng.standard_normal(12)
-        self.b_a += e[0:3] * (s.accel_walk * np.sqrt(dt))
-        self.b_g += e[3:6] * (s.gyro_walk * np.sqrt(dt))
+        self.b_a += e[0:3] * walk[1]
+        self.b_g += e[3:6] * walk[2]
         return (specific_force + self.b_a + e[6:9] * s.accel_noise,
                 rate + self.b_g + e[9:12] * s.gyro_noise)
 

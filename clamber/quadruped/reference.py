@@ -24,6 +24,9 @@ class MotionReference:
     [m/s, rad/s, m/s^2, rad/s^2]. ``load`` maps each leg to its load factor (1 stance,
     0 swing, in between the pre-swing ramp); legs left out are swinging. ``foot_targets``
     holds world poses for swing grippers; stance grippers stay where they are.
+    ``stance_attitudes`` optionally holds world attitudes (3x3 rotations) for stance
+    grippers: they then stay where they are but turn back to that attitude as far as the
+    leg can (a gripper on a compliant sole keeping the attitude it was welded at).
     """
 
     body_pose: pin.SE3
@@ -31,6 +34,7 @@ class MotionReference:
     body_acceleration: np.ndarray = field(default_factory=lambda: np.zeros(6))
     load: dict[str, float] = field(default_factory=lambda: dict.fromkeys(LEG_NAMES, 1.0))
     foot_targets: dict[str, pin.SE3] = field(default_factory=dict)
+    stance_attitudes: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for name in ("body_twist", "body_acceleration"):
@@ -43,19 +47,21 @@ class MotionReference:
             raise ConfigError("body_pose must be a finite pinocchio.SE3")
         self.load_array = check_load(self.load)
         self.stance = _stance(self.load_array)
-        unknown = set(self.foot_targets) - set(LEG_NAMES)
+        unknown = (set(self.foot_targets) | set(self.stance_attitudes)) - set(LEG_NAMES)
         if unknown:
             raise ConfigError(f"unknown legs {sorted(unknown)}; legs are {', '.join(LEG_NAMES)}")
 
     @classmethod
     def trusted(cls, body_pose: pin.SE3, body_twist: np.ndarray,
                 body_acceleration: np.ndarray, load: dict[str, float],
-                foot_targets: dict[str, pin.SE3]) -> MotionReference:
+                foot_targets: dict[str, pin.SE3],
+                stance_attitudes: dict[str, np.ndarray] | None = None) -> MotionReference:
         """A reference built by a gait from its own (finite, in-range) numbers, without the
         checks of the constructor."""
         r = object.__new__(cls)
         r.body_pose, r.body_twist, r.body_acceleration = body_pose, body_twist, body_acceleration
         r.load, r.foot_targets = load, foot_targets
+        r.stance_attitudes = {} if stance_attitudes is None else stance_attitudes
         r.load_array = np.array([load.get(leg, 0.0) for leg in LEG_NAMES])
         r.stance = _stance(r.load_array)
         return r

@@ -16,22 +16,26 @@ def comparison_table(results: Sequence[Any], title: str = "") -> str:
     """Markdown table of ``clamber quadruped compare``'s condition summaries
     (:class:`~clamber.experiments.quadruped.ConditionSummary`) beside the paper's numbers."""
     lines = [f"### {title}" if title else "",
-             "| wall | controller | success (95 % CI) | paper | max body error [mm] (paper) "
+             "| wall or scenario | controller | success (95 % CI) | paper "
+             "| max body error [mm] (paper) "
              "| mean power [W] (paper) | peak power [W] (paper) | cost of transport "
              "| peak gripper load / capacity | EKF error [mm] |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for c in results:
         name, incline, s = c.settings.controller, c.settings.incline_deg, c.summary
+        scenario = c.settings.scenario
+        plain = scenario in ("", f"wall{incline:g}")
         lo, hi = s["success_interval"]
-        if incline == 70.0:
+        if plain and incline == 70.0:
             p = PAPER_70[name]
             paper = f"{p[0]}/5"
             err, mean_p, peak_p = (f"({p[1]:.2f})", f"({p[2]:.2f})", f"({p[3]:.2f})")
         else:
-            paper = PAPER_90[name] if incline == 90.0 else "-"
+            paper = PAPER_90[name] if plain and incline == 90.0 else "-"
             err = mean_p = peak_p = ""
+        label = scenario or f"{incline:g} deg"
         lines.append(
-            f"| {incline:g} deg | {name} | {s['successes']}/{s['trials']} ({lo:.2f}-{hi:.2f}) "
+            f"| {label} | {name} | {s['successes']}/{s['trials']} ({lo:.2f}-{hi:.2f}) "
             f"| {paper} | {_fmt(s['max_tracking_error_mm'], 2)} {err} | "
             f"{_fmt(s['mean_power_w'], 1)} {mean_p} | {_fmt(s['peak_power_w'], 1)} {peak_p} | "
             f"{_fmt(s['cost_of_transport'], 0)} | {_fmt(s['peak_gripper_load'], 2)} | "

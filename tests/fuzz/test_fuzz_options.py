@@ -56,6 +56,7 @@ NUMERIC = [
     (["quadruped", "compare"], "--inclines", FLOAT, 0, 180, False),
     (["quadruped", "compare"], "--sole-stiffness", FLOAT, 0, 1e4, False),
     (["quadruped", "compare"], "--trials", INT, 1, 100_000, False),
+    (["quadruped", "compare"], "--cycles", INT, 1, 1000, False),
     (["quadruped", "wall"], "--seed", INT, 0, 2**32 - 1, False),
     (["quadruped", "wall"], "--incline", FLOAT, 0, 135, False),
     (["quadruped", "holds"], "--inclines", FLOAT, 0, 135, False),
@@ -70,6 +71,7 @@ CHOICES = [
     (["jumper", "safe-region"], "--unit"), (["quadruped", "climb"], "--controller"),
     (["quadruped", "climb"], "--state"), (["quadruped", "trot"], "--terrain"),
     (["quadruped", "trot"], "--feet"), (["quadruped", "compare"], "--state"),
+    (["quadruped", "compare"], "--scenarios"),
     (["quadruped", "holds"], "--rules"), (["quadruped", "holds"], "--grasp"),
     (["quadruped", "trot"], "--estimator"), (["quadruped", "trot"], "--contacts"),
 ]

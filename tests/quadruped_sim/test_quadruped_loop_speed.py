@@ -279,3 +279,104 @@ def test_planner_sole_ik_equals_its_plain_form():
         q, e, t = sole_ik(rm, leg, p, n, q0, iterations=40)
         q_ref, e_ref, t_ref = _plain_sole_ik(rm, leg, p, n, q0, iterations=40)
         assert np.array_equal(q, q_ref) and e == e_ref and t == t_ref
+
+
+def test_sole_wrenches_equal_the_fancy_indexed_shift_bit_for_bit():
+    """:func:`_sole_wrenches` (moment shift through ``take``) returns exactly the numbers of
+    the shift written with fancy indexing and the same rotation, on random wrenches."""
+    rng = np.random.default_rng(5)
+    for n in (1, 4, 20):
+        ext = rng.standard_normal((n, 6)) * 30
+        r = rng.standard_normal((n, 3)) * 0.1
+        Rs = np.array([pin.utils.rpyToMatrix(*rng.uniform(-3, 3, 3)) for _ in range(n)])
+        plain = ext.copy()
+        f = plain[:, 3:]
+        plain[:, :3] += r[:, [1, 2, 0]] * f[:, [2, 0, 1]] - r[:, [2, 0, 1]] * f[:, [1, 2, 0]]
+        plain = (plain.reshape(-1, 2, 1, 3) @ Rs.reshape(-1, 1, 3, 3)).reshape(-1, 6)
+        plain = plain[:, [3, 4, 5, 0, 1, 2]]
+        assert np.array_equal(_sole_wrenches(ext.copy(), r, Rs.reshape(n, 9)), plain)
+
+
+def test_simulator_reads_through_cached_views_equal_fresh_reads(wall_sim, hold_still):
+    """After physics steps and after a state restore, the simulator's readings (body pose,
+    encoders, IMU truth, joint-4 torques, the recorded gripper data) are exactly what reading
+    MjData's arrays afresh gives."""
+    import mujoco
+
+    from clamber.quadruped.sim.simulator import GRAVITY_VECTOR
+
+    sim, layout, _ = wall_sim
+    for leg in LEG_NAMES:
+        sim.grippers.attach(leg, layout.holds[leg][0])
+    saved = np.empty(mujoco.mj_stateSize(sim.model, mujoco.mjtState.mjSTATE_INTEGRATION))
+    for k in range(30):
+        v0 = sim.data.qvel[:3].copy()
+        sim.step(hold_still(sim))
+        if k == 10:
+            mujoco.mj_getState(sim.model, sim.data, saved, mujoco.mjtState.mjSTATE_INTEGRATION)
+        if k == 20:
+            mujoco.mj_setState(sim.model, sim.data, saved, mujoco.mjtState.mjSTATE_INTEGRATION)
+            mujoco.mj_forward(sim.model, sim.data)
+        d = sim.data
+        R = d.xmat[sim.body_id].reshape(3, 3)
+        p, Rb = sim.body_pose()
+        assert np.array_equal(p, d.qpos[:3]) and np.array_equal(Rb, R)
+        q, dq = sim.joints()
+        assert np.array_equal(q, d.qpos[sim.qadr]) and np.array_equal(dq, d.qvel[sim.vadr])
+        f, w = sim.imu_truth()
+        assert np.array_equal(f, R.T @ ((d.qvel[:3] - v0) / sim.dt - GRAVITY_VECTOR))
+        assert np.array_equal(w, d.qvel[3:6])
+        assert np.array_equal(sim.joint4_torques(), d.actuator_force[3::5])
+        sim.grippers.begin_cycle(1)
+        sim.grippers.record_step(0)
+        ext, com, pos, mat = sim.grippers._cycle
+        assert np.array_equal(ext[0], d.cfrc_ext) and np.array_equal(com[0], d.subtree_com)
+        assert np.array_equal(pos[0], d.site_xpos) and np.array_equal(mat[0], d.site_xmat)
+
+
+def test_servo_command_checks_and_numbers_equal_the_plain_apply(wall_sim):
+    """The servos' one-buffer command path writes exactly the plain goals and force ranges,
+    and a non-finite or misshapen vector raises the error naming that vector."""
+    from clamber.exceptions import ConfigError
+    from clamber.quadruped.controllers import JointCommand
+
+    sim = wall_sim[0]
+    servos, m, d = sim.servos, sim.model, sim.data
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        cmd = JointCommand(rng.uniform(-1, 1, 20), rng.uniform(-2, 2, 20),
+                           rng.uniform(-0.5, 3, 20))
+        servos.apply(m, d, cmd)
+        lim = np.minimum(np.maximum(cmd.current_limit, 0.0) / servos.current_per_torque,
+                         servos.tau_max)
+        assert np.array_equal(d.ctrl, cmd.position + cmd.torque / servos.kp)
+        assert np.array_equal(m.actuator_forcerange[:, 0], -lim)
+        assert np.array_equal(m.actuator_forcerange[:, 1], lim)
+    for k, name in enumerate(("position", "torque", "current_limit")):
+        vectors = [np.zeros(20), np.zeros(20), np.ones(20)]
+        vectors[k] = vectors[k].copy()
+        vectors[k][3] = np.nan
+        with pytest.raises(ConfigError, match=f"command {name} must"):
+            servos.apply(m, d, JointCommand(*vectors))
+        vectors[k] = np.zeros(19)
+        with pytest.raises(ConfigError, match=f"command {name} must"):
+            servos.apply(m, d, JointCommand(*vectors))
+
+
+def test_imu_random_walk_scales_equal_the_per_call_formula():
+    """The IMU's cached random-walk scales give exactly the readings and biases of scaling by
+    ``sqrt(dt)`` on every call, also when ``dt`` changes between calls."""
+    from clamber.quadruped.estimator import SimulatedImu
+
+    fast, plain = SimulatedImu(seed=3), SimulatedImu(seed=3)
+    s = plain.spec
+    rng = np.random.default_rng(1)
+    for dt in [0.02] * 50 + [0.005] * 20 + [0.02] * 10:
+        f, w = rng.standard_normal(3), rng.standard_normal(3)
+        a = fast.measure(f, w, dt)
+        e = plain.rng.standard_normal(12)
+        plain.b_a += e[0:3] * (s.accel_walk * np.sqrt(dt))
+        plain.b_g += e[3:6] * (s.gyro_walk * np.sqrt(dt))
+        b = (f + plain.b_a + e[6:9] * s.accel_noise, w + plain.b_g + e[9:12] * s.gyro_noise)
+        assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+        assert np.array_equal(fast.b_a, plain.b_a) and np.array_equal(fast.b_g, plain.b_g)

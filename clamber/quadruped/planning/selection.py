@@ -177,9 +177,18 @@ class NearestHoldRule:
 
 
 class HoldPlanner:
-    """The checked planner (module docstring)."""
+    """The checked planner (module docstring).
+
+    Candidates that cannot outrank the best hold found so far are not placed (the choice is
+    the same). With ``count_all`` (the default) their swing reach is still checked, so that
+    ``Choice.checked`` counts every candidate the search passes, up to ``max_checks`` that
+    the swing leg reaches, and ``rejected`` their swing reach failures; the stance reach and
+    stability failures are those of the candidates placed. A caller that reads only the
+    choice turns ``count_all`` off, and the search stops at the first such candidate.
+    """
 
     name = "planner"
+    count_all = True
 
     def __init__(self, rm: RobotModel, settings: PlannerSettings | None = None) -> None:
         self.rm, self.settings = rm, settings or PlannerSettings()
@@ -246,15 +255,23 @@ class HoldPlanner:
         for c in ranked:
             if full_checks == s.max_checks:
                 break
+            rank = self._score(c, target, ctx.body.rotation[:, 2])
+            # A score is the rank less a penalty >= 0: a candidate ranked no higher than the
+            # best score so far cannot beat it, nor can the candidates ranked after it.
+            outranked = best is not None and rank <= best[0]
+            if outranked and not self.count_all:
+                break
             checked += 1
             tops, normals, body = _stance(ctx, c)
             swing = reach(rm, ctx.body, tops, normals, ctx.q, legs=(leg,))
             if not swing.reachable:
                 rejected["swing reach"] += 1
                 continue
+            full_checks += 1
+            if outranked:
+                continue
             if s.landed_normals:
                 normals[leg] = sole_normal(rm, ctx.body, swing.q, leg)
-            full_checks += 1
             placed = self._place(ctx, tops, normals, body, c)
             if isinstance(placed, str):
                 rejected[placed] += 1
@@ -263,7 +280,7 @@ class HoldPlanner:
             k = int(np.argmax([full.gauges[i], three.gauges[i]]))
             w = (full, three)[k].wrenches[i].copy()
             peak = max(full.gauges.max(), three.gauges.max())
-            score = self._score(c, target, ctx.body.rotation[:, 2]) - 0.05 * peak
+            score = rank - 0.05 * peak
             if best is None or score > best[0]:
                 best = (score, Choice(ChoiceStatus.CHOSEN, c, body, r.q, w))
         why = tuple(rejected.items())

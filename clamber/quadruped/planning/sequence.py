@@ -22,6 +22,7 @@ from clamber.quadruped.kinematics import body_configuration, foot_poses
 from clamber.quadruped.model import RobotModel
 from clamber.quadruped.planning.depth_map import observe_wall
 from clamber.quadruped.planning.holds import build_hold_map
+from clamber.quadruped.planning.landing import landing_normal
 from clamber.quadruped.planning.rollout import (
     RULES,
     PlanClimbSettings,
@@ -32,10 +33,18 @@ from clamber.quadruped.planning.rollout import (
 from clamber.quadruped.planning.selection import (
     ChoiceStatus,
     Foothold,
+    HoldPlanner,
     PlannerSettings,
     StepContext,
 )
-from clamber.quadruped.planning.stance import LANDED_TILT_TOLERANCE, reach, sole_normal
+from clamber.quadruped.planning.stance import (
+    LANDED_TILT_TOLERANCE,
+    REACH_TOLERANCE,
+    TILT_TOLERANCE,
+    Reach,
+    reach,
+    sole_normal,
+)
 from clamber.quadruped.planning.swing import swing_clearance
 from clamber.quadruped.robot import LEG_NAMES
 from clamber.quadruped.rock.holding import GripperSurfaceModel
@@ -78,18 +87,34 @@ class SequencePlanner:
     """Plans a climb's holds one swing at a time (:meth:`next`), so that a climb executing
     them plans only as far as it gets; the holds and maps are the same as planning all at
     once (:func:`plan_sequence`). ``start`` is empty when no start stance is within reach.
+
+    ``reorder``: when the rule finds no hold for the leg whose turn it is, the other legs
+    are tried, in the gait's order after it, before planning stops (the free-climbing gait
+    only needs one leg swinging at a time); the gait's order then resumes after the leg
+    that swung. Off, the legs swing strictly in the gait's order.
+
+    ``landing_cone`` [rad]: a swing lands its sole as close to the body's normal as lies
+    within that angle of the hold's normal (:func:`~.landing.landing_normal`), if the leg
+    then still reaches the hold within the planner's tolerances; None: along the hold's
+    normal as far as the leg allows.
     """
 
     def __init__(self, wall: RockWall, settings: PlanClimbSettings, seed: int,
                  rm: RobotModel | None = None, model: GripperSurfaceModel | None = None,
-                 truth: _Truth | None = None) -> None:
+                 truth: _Truth | None = None, reorder: bool = False,
+                 landing_cone: float | None = None) -> None:
         self.wall, self.settings = wall, settings
+        self.reorder, self.landing_cone = reorder, landing_cone
+        #: Position in the gait's order of the leg whose turn it is.
+        self.turn = 0
         self.rm = rm or RobotModel()
         self.model = model or GripperSurfaceModel()
         truth = truth or _Truth(wall, self.model)
         self.rng = np.random.default_rng(seed + 7_000_003)
         self.rule = RULES[settings.rule](self.rm, PlannerSettings(
             held_tilt=LANDED_TILT_TOLERANCE, landed_normals=True))
+        if isinstance(self.rule, HoldPlanner):
+            self.rule.count_all = False  # only the choice is read, not its tally of checks
         self.steps: list[PlannedStep] = []
         self.stop: StopReason | None = None
         self.detail = ""
@@ -126,20 +151,29 @@ class SequencePlanner:
         if k >= MAX_STEPS:
             self.stop, self.detail = StopReason.NO_HOLD, f"gave up after {MAX_STEPS} swings"
             return None
-        leg, next_leg = s.order[k % 4], s.order[(k + 1) % 4]
         hold_map = build_hold_map(self.wall, observe_wall(self.wall, s.noise, self.rng),
                                   self.model)
-        choice = self.rule.choose(StepContext(hold_map, self.holds, self.body, self.q, leg,
-                                              next_leg, s.standoff), set())
+        first = None
+        for shift in range(len(s.order) if self.reorder else 1):
+            turn = (self.turn + shift) % len(s.order)
+            leg, next_leg = s.order[turn], s.order[(turn + 1) % len(s.order)]
+            choice = self.rule.choose(StepContext(hold_map, self.holds, self.body, self.q,
+                                                  leg, next_leg, s.standoff), set())
+            if choice.status is ChoiceStatus.CHOSEN:
+                break
+            first = first or (leg, choice)
         if choice.status is not ChoiceStatus.CHOSEN:
+            leg, choice = first
             why = ", ".join(f"{name} {n}" for name, n in choice.rejected if n)
             self.stop = StopReason.NO_HOLD
             self.detail = f"{leg} at swing {k + 1}: {choice.status.value}" + \
-                (f" (rejected: {why})" if why else "")
+                (f" (rejected: {why})" if why else "") + \
+                (" (no other leg had a hold either)" if self.reorder else "")
             return None
+        self.turn = (turn + 1) % len(s.order)
         c = choice.hold
         hold = Foothold((c.i, c.j), c.top, c.normal, c.factor)
-        landing = reach(self.rm, self.body, {leg: c.top}, {leg: c.normal}, self.q, legs=(leg,))
+        landing = self._landing(leg, c.top, c.normal)
         sole = foot_poses(self.rm, body_configuration(landing.q))[LEG_NAMES.index(leg)]
         rise = swing_clearance(self.wall, hold_map.z, self.holds[leg].top, c.top)
         step = PlannedStep(leg, hold, choice.expected_wrench,
@@ -151,6 +185,19 @@ class SequencePlanner:
         self.body, self.q = choice.body, choice.q
         return step
 
+    def _landing(self, leg: str, top: np.ndarray, normal: np.ndarray) -> Reach:
+        """The leg's reach onto the hold from the body before the swing: toward the landing
+        normal (``landing_cone``) where it still meets the hold within the tolerances, else
+        toward the hold's normal."""
+        if self.landing_cone is not None:
+            n = landing_normal(normal, self.body.rotation[:, 2], self.landing_cone)
+            r = reach(self.rm, self.body, {leg: top}, {leg: n}, self.q, legs=(leg,))
+            tilt = float(np.arccos(np.clip(sole_normal(self.rm, self.body, r.q, leg) @ normal,
+                                           -1.0, 1.0)))
+            if r.errors[leg] <= REACH_TOLERANCE and tilt <= TILT_TOLERANCE:
+                return r
+        return reach(self.rm, self.body, {leg: top}, {leg: normal}, self.q, legs=(leg,))
+
     def sequence(self) -> HoldSequence:
         """What has been planned so far."""
         return HoldSequence(self.start, tuple(self.steps), self.stop or StopReason.DISTANCE,
@@ -159,10 +206,11 @@ class SequencePlanner:
 
 def plan_sequence(wall: RockWall, settings: PlanClimbSettings, seed: int,
                   rm: RobotModel | None = None, model: GripperSurfaceModel | None = None,
-                  truth: _Truth | None = None) -> HoldSequence:
+                  truth: _Truth | None = None, reorder: bool = False,
+                  landing_cone: float | None = None) -> HoldSequence:
     """The holds for climbing ``settings.distance`` on ``wall`` with ``settings.rule``; maps
     seeded from ``seed``. The truth is used only to place the start stance."""
-    planner = SequencePlanner(wall, settings, seed, rm, model, truth)
+    planner = SequencePlanner(wall, settings, seed, rm, model, truth, reorder, landing_cone)
     while planner.next() is not None:
         pass
     return planner.sequence()

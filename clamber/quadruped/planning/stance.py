@@ -11,6 +11,7 @@ leg's joint angles come from damped least squares clipped to the joint limits
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,7 +23,7 @@ from clamber.quadruped.model import NQ_BASE, NV_BASE, RobotModel, RobotState, le
 from clamber.quadruped.qwbc import WrenchQP, WrenchStatus
 from clamber.quadruped.robot import LEG_NAMES
 from clamber.quadruped.statics import StaticsEvaluator
-from clamber.small_linalg import pinv, solve_vector
+from clamber.small_linalg import clip, pinv, solve_vector
 
 _EYE3 = np.eye(3)
 _NEXT, _AFTER = np.array([1, 2, 0]), np.array([2, 0, 1])
@@ -126,11 +127,46 @@ def sole_ik(rm: RobotModel, leg: str, position: np.ndarray, normal: np.ndarray,
         N = eye - pinv(Jp, 1e-6) @ Jp
         JrN = Jr @ N
         dq = dq1 + N @ (JrN.T @ solve_vector(JrN @ JrN.T + damp_r, er - Jr @ dq1))
-        q[sl] = np.clip(q[sl] + dq, lo, hi)
+        q[sl] = clip(q[sl] + dq, lo, hi)
     pin.framesForwardKinematics(model, data, body_configuration(q))
     M = data.oMf[fid]
     tilt = float(np.arccos(np.clip(M.rotation[:, 2] @ n, -1.0, 1.0)))
     return q, float(np.linalg.norm(position - M.translation)), tilt
+
+
+#: The last leg solutions per robot model (:func:`_leg_reach`), dropped when full.
+_LEG_REACH_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_LEG_REACH_CACHE_SIZE = 4096
+
+
+def _leg_reach(rm: RobotModel, leg: str, p: np.ndarray, n: np.ndarray, q: np.ndarray
+               ) -> tuple[np.ndarray, float, float]:
+    """``leg``'s angles (5,), sole position error [m] and tilt [rad] with its sole at ``p``
+    along ``n`` (both in {B}): :func:`sole_ik` from ``q`` (20,) and, where that ends in a
+    local minimum, from the default stance.
+
+    The answer depends only on the leg's own angles in ``q`` (the body is at the origin and
+    the other legs are other branches of the tree), so it is kept per exact ``(leg, p, n,
+    q[leg])``: the planner asks the same question more than once (the swing leg's landing,
+    a choice repeated after a missed grasp) and gets the same numbers back.
+    """
+    sl = leg_slice(leg)
+    cache = _LEG_REACH_CACHE.setdefault(rm, {})
+    key = (leg, p.tobytes(), n.tobytes(), q[sl].tobytes())
+    hit = cache.get(key)
+    if hit is not None:
+        return hit[0].copy(), hit[1], hit[2]
+    q1, e1, t1 = sole_ik(rm, leg, p, n, q)
+    if e1 > REACH_TOLERANCE or t1 > TILT_TOLERANCE:  # a local minimum: start over
+        q0 = q.copy()
+        q0[sl] = rm.robot.default_joint_angles()[sl]
+        q2, e2, t2 = sole_ik(rm, leg, p, n, q0)
+        if (e2, t2) < (e1, t1):
+            q1, e1, t1 = q2, e2, t2
+    if len(cache) >= _LEG_REACH_CACHE_SIZE:
+        cache.clear()
+    cache[key] = (q1[sl].copy(), e1, t1)
+    return q1[sl], e1, t1
 
 
 def reach(rm: RobotModel, body: pin.SE3, tops: dict[str, np.ndarray],
@@ -139,21 +175,27 @@ def reach(rm: RobotModel, body: pin.SE3, tops: dict[str, np.ndarray],
     """:func:`sole_ik` of ``legs`` onto their hold tops [m, {S}] along their normals, from
     ``q_start`` (and, where that ends in a local minimum, from the default stance); the other
     legs keep their angles."""
+    r = _reach(rm, body, tops, normals, q_start, legs)
+    assert r is not None  # without a tilt to give up at, every leg is solved
+    return r
+
+
+def _reach(rm: RobotModel, body: pin.SE3, tops: dict[str, np.ndarray],
+           normals: dict[str, np.ndarray], q_start: np.ndarray, legs: tuple[str, ...],
+           give_up: float | None = None) -> Reach | None:
+    """:func:`reach`; with ``give_up`` [rad], None as soon as one leg misses its hold (sole
+    beyond the position tolerance or ``give_up`` from its normal), its later legs unsolved
+    (the legs are solved one by one, each from its own angles in ``q_start``)."""
     q = np.array(q_start, dtype=float)
-    default = rm.robot.default_joint_angles()
     errors, tilts = {}, {}
     for leg in legs:
         p = body.actInv(pin.SE3(np.eye(3), tops[leg])).translation
         n = body.rotation.T @ normals[leg]
-        q1, e1, t1 = sole_ik(rm, leg, p, n, q)
-        if e1 > REACH_TOLERANCE or t1 > TILT_TOLERANCE:  # a local minimum: start over
-            sl = leg_slice(leg)
-            q0 = q.copy()
-            q0[sl] = default[sl]
-            q2, e2, t2 = sole_ik(rm, leg, p, n, q0)
-            if (e2, t2) < (e1, t1):
-                q1, e1, t1 = q2, e2, t2
-        q, errors[leg], tilts[leg] = q1, e1, t1
+        sl = leg_slice(leg)
+        q[sl], e1, t1 = _leg_reach(rm, leg, p, n, q)
+        errors[leg], tilts[leg] = e1, t1
+        if give_up is not None and (e1 > REACH_TOLERANCE or t1 > give_up):
+            return None
     return Reach(q, errors, tilts)
 
 
@@ -172,9 +214,12 @@ def shifted_body(rm: RobotModel, body: pin.SE3, tops: dict[str, np.ndarray],
     """
     R, n = body.rotation, body.rotation[:, 2]
     p = body.translation.copy()
-    for _ in range(steps + 1):
+    for k in range(steps + 1):
         b = pin.SE3(R, p)
-        r = reach(rm, b, tops, normals, q_start)
+        # The last pose is kept only if every leg reaches: a leg that misses ends the search.
+        r = _reach(rm, b, tops, normals, q_start, LEG_NAMES, tilt if k == steps else None)
+        if r is None:
+            return None
         if r.within(tilt):
             return b, r
         feet = foot_poses(rm, body_configuration(r.q))

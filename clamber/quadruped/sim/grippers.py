@@ -94,7 +94,8 @@ def _sole_wrenches(ext: np.ndarray, r: np.ndarray, xmat: np.ndarray) -> np.ndarr
     f = ext[:, 3:]
     # Moment about the sole: tau + r x f, component k += r_(k+1) f_(k+2) - r_(k+2) f_(k+1)
     # (the products and differences np.cross forms, without its overhead at these sizes).
-    ext[:, :3] += r[:, _NEXT] * f[:, _AFTER] - r[:, _AFTER] * f[:, _NEXT]
+    ext[:, :3] += (r.take(_NEXT, axis=1) * f.take(_AFTER, axis=1)
+                   - r.take(_AFTER, axis=1) * f.take(_NEXT, axis=1))
     R = xmat.reshape(-1, 1, 3, 3)
     # Rows [torque; force] times R give each in the site frame; reorder to [f, tau].
     return (ext.reshape(-1, 2, 1, 3) @ R).reshape(-1, 6)[:, _FORCE_FIRST]
@@ -202,6 +203,8 @@ class GripperBank:
         if reach <= 0:
             raise ConfigError(f"reach must be > 0, got {reach}")
         self.model, self.data = model, data
+        #: What :meth:`record_step` copies: views into MjData's buffers (which never move).
+        self._sources = (data.cfrc_ext, data.subtree_com, data.site_xpos, data.site_xmat)
         self.reach = reach
         self.clock = FailureClock(len(LEG_NAMES), wrench_set, slip)
         self.eq = {leg: mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_EQUALITY, weld_name(leg))
@@ -347,13 +350,13 @@ class GripperBank:
     def record_step(self, j: int) -> None:
         """Keep the raw data of physics step ``j`` of the cycle (after ``mj_step``): whole
         arrays, copied without indexing; :meth:`end_cycle` picks the grippers' rows."""
-        d = self.data
-        mujoco.mj_rnePostConstraint(self.model, d)
+        mujoco.mj_rnePostConstraint(self.model, self.data)
         ext, com, pos, mat = self._cycle
-        ext[j] = d.cfrc_ext
-        com[j] = d.subtree_com
-        pos[j] = d.site_xpos
-        mat[j] = d.site_xmat
+        src_ext, src_com, src_pos, src_mat = self._sources
+        ext[j] = src_ext
+        com[j] = src_com
+        pos[j] = src_pos
+        mat[j] = src_mat
 
     def end_cycle(self, dt: float) -> bool:
         """Check the recorded steps (``dt`` [s] each) together; True if the clocks, peaks

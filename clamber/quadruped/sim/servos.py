@@ -61,6 +61,8 @@ class ServoBank:
         vel = np.array([s.velocity_limit for s in robot.servo_specs()])
         self.kp = POSITION_GAIN_A_PER_RAD / self.current_per_torque * self.params.gain_scale
         self.kv = self.tau_max / vel
+        #: A command's three vectors side by side, for one finiteness test per cycle.
+        self._cmd = np.empty((3, N_JOINTS))
 
     def configure(self, spec: mujoco.MjSpec) -> None:
         """Turn the description's torque motors into current-limited position servos."""
@@ -89,10 +91,17 @@ class ServoBank:
     def apply(self, model: mujoco.MjModel, data: mujoco.MjData, cmd: JointCommand) -> None:
         """Write goal positions, feed-forward torques and current limits into the actuators."""
         position, torque, current = cmd.position, cmd.torque, cmd.current_limit
-        for name, a in (("position", position), ("torque", torque),
-                        ("current_limit", current)):
-            if np.shape(a) != (N_JOINTS,) or not np.isfinite(a).all():
-                raise ConfigError(f"command {name} must be {N_JOINTS} finite numbers")
+        buf = self._cmd
+        names = ("position", "torque", "current_limit")
+        for k, a in enumerate((position, torque, current)):
+            if np.shape(a) != (N_JOINTS,):
+                raise ConfigError(f"command {names[k]} must be {N_JOINTS} finite numbers")
+            buf[k] = a
+        finite = np.isfinite(buf)
+        if not finite.all():
+            bad = names[int(np.flatnonzero(~finite.all(axis=1))[0])]
+            raise ConfigError(f"command {bad} must be {N_JOINTS} finite numbers")
+        position, torque, current = buf
         data.ctrl[:] = position + torque / self.kp
         lim = self.torque_limit(current)
         forcerange = model.actuator_forcerange

@@ -71,6 +71,11 @@ class QuadrupedSim:
         self._abs = np.zeros((self.substeps, N_JOINTS))
         self._saved = np.empty(mujoco.mj_stateSize(model, _STATE))
         self._prev_velocity = np.zeros(3)
+        # Views into MjData's buffers, which never move: reading them costs no binding call
+        # per cycle (the same memory, so the same numbers).
+        d = self.data
+        self._qpos, self._qvel, self._force = d.qpos, d.qvel, d.actuator_force
+        self._body_xmat = d.xmat[self.body_id].reshape(3, 3)
         mujoco.mj_forward(model, self.data)
 
     def set_state(self, position: np.ndarray, rotation: np.ndarray,
@@ -98,21 +103,18 @@ class QuadrupedSim:
 
     def body_pose(self) -> tuple[np.ndarray, np.ndarray]:
         """True body position [m] and rotation matrix, read without building a state."""
-        d = self.data
-        return d.qpos[:3].copy(), d.xmat[self.body_id].reshape(3, 3).copy()
+        return self._qpos[:3].copy(), self._body_xmat.copy()
 
     def joints(self) -> tuple[np.ndarray, np.ndarray]:
         """Joint positions [rad] and velocities [rad/s] (the servos' encoder readings)."""
-        d = self.data
-        return d.qpos.take(self.qadr), d.qvel.take(self.vadr)
+        return self._qpos.take(self.qadr), self._qvel.take(self.vadr)
 
     def imu_truth(self) -> tuple[np.ndarray, np.ndarray]:
         """Specific force [m/s^2] and angular rate [rad/s] in {B}, averaged over the last cycle
         (the delta-velocity and rate outputs of an IMU)."""
-        d = self.data
-        R = d.xmat[self.body_id].reshape(3, 3)
-        acc = (d.qvel[:3] - self._prev_velocity) / self.dt
-        return R.T @ (acc - GRAVITY_VECTOR), d.qvel[3:6].copy()
+        qvel = self._qvel
+        acc = (qvel[:3] - self._prev_velocity) / self.dt
+        return self._body_xmat.T @ (acc - GRAVITY_VECTOR), qvel[3:6].copy()
 
     def step(self, cmd: JointCommand) -> StepRecord:
         """Apply ``cmd`` and advance one control period.
@@ -127,7 +129,7 @@ class QuadrupedSim:
         """
         m, d = self.model, self.data
         self.servos.apply(m, d, cmd)
-        self._prev_velocity[:] = d.qvel[:3]
+        self._prev_velocity[:] = self._qvel[:3]
         g = self.grippers
         broken: list[str] = []
         if g is not None and g.begin_cycle(self.substeps):
@@ -149,7 +151,7 @@ class QuadrupedSim:
         """The period's physics steps, with the gripper data recorded or checked after each;
         mean servo torques into ``_torque``. Returns the legs that broke off."""
         m, d, g = self.model, self.data, self.grippers
-        forces = self._forces
+        forces, force = self._forces, self._force
         broken: list[str] = []
         h = m.opt.timestep
         step = mujoco.mj_step
@@ -157,12 +159,12 @@ class QuadrupedSim:
             rec = g.record_step
             for j in range(self.substeps):
                 step(m, d)
-                forces[j] = d.actuator_force
+                forces[j] = force
                 rec(j)
         else:
             for j in range(self.substeps):
                 step(m, d)
-                forces[j] = d.actuator_force
+                forces[j] = force
                 if check:
                     broken += g.check(h)
         # The sum over the steps adds them in order, as a running sum from zero would.
@@ -172,4 +174,4 @@ class QuadrupedSim:
 
     def joint4_torques(self) -> np.ndarray:
         """Torque [N m] each leg's joint-4 servo applies now (from its current reading)."""
-        return self.data.actuator_force[3::5].copy()
+        return self._force[3::5].copy()

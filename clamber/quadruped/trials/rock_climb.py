@@ -68,9 +68,11 @@ from clamber.quadruped.sim.world import Hold, RockSpec, WallLayout
 from clamber.quadruped.trials.climb import PLACEMENT_TIME, ClimbSettings, ClimbTrial
 from clamber.quadruped.trials.log import TrialLog
 from clamber.quadruped.trials.result import TrialIdentity, TrialResult
+from clamber.quadruped.trials.sole_attitude import BodyTilt, WeldAttitudes
 from clamber.quadruped.trials.stance import initial_joints
 
 GRASP_MODES = ("winch", "fixed")
+SOLE_ATTITUDES = ("body", "legs", "free")
 #: Start of the climb on the wall [m up the slope], as in the planned climb.
 START_U = 0.45
 #: Wall length left above the last hold [m].
@@ -105,7 +107,16 @@ class RockClimbSettings:
     IK found for the landing (``turn_soles``; otherwise it keeps its lift-off attitude,
     which a 5-DOF leg cannot keep away from the nominal footholds), and whether the Q-WBC
     limits each gripper to its hold's capacity as the planner estimated it from the map
-    (``capacity_limits``; otherwise every gripper gets the paper's box)."""
+    (``capacity_limits``; otherwise every gripper gets the paper's box), and whether each
+    attached gripper is steered back to the attitude it had when its weld closed
+    (``sole_attitude``, see :mod:`clamber.quadruped.trials.sole_attitude`): ``"legs"`` by
+    its leg's joints, ``"body"`` also by turning the body's attitude reference, ``"free"``
+    not at all (a stance leg keeps whatever attitude it has, as on the plane); and whether
+    the planner tries the other legs when the one whose turn it is finds no hold
+    (``reorder``, :class:`~clamber.quadruped.planning.sequence.SequencePlanner`), and
+    within what angle [rad] of a hold's normal a swing may land its sole nearer the body's
+    normal (``landing_cone``, :mod:`clamber.quadruped.planning.landing`; None: along the
+    hold's normal)."""
 
     climb: ClimbSettings = field(default_factory=ClimbSettings)
     distance: float = 2.0
@@ -119,11 +130,17 @@ class RockClimbSettings:
     winch_dt: float = 0.01
     turn_soles: bool = True
     capacity_limits: bool = True
+    sole_attitude: str = "free"
+    reorder: bool = True
+    landing_cone: float | None = 0.1
 
     def __post_init__(self) -> None:
         if self.grasp not in GRASP_MODES:
             raise ConfigError(f"unknown grasp model {self.grasp!r}; "
                               f"models are {', '.join(GRASP_MODES)}")
+        if self.sole_attitude not in SOLE_ATTITUDES:
+            raise ConfigError(f"unknown sole attitude mode {self.sole_attitude!r}; modes are "
+                              f"{', '.join(SOLE_ATTITUDES)}")
         if self.rule not in RULES:
             raise ConfigError(f"unknown rule {self.rule!r}; rules are {', '.join(RULES)}")
         if not (self.distance > 0 and self.regrasps >= 0 and self.winch_dt > 0):
@@ -249,6 +266,8 @@ class RockClimbTrial(ClimbTrial):
         self.grasp_time = self.release_time = 0.0
         self.rng = np.random.default_rng(self.seed + 9_000_011)
         self.landing = ""
+        self.attitudes = WeldAttitudes()
+        self.tilt = BodyTilt()
         self.winch_ctrl: dict[str, WinchController] = {}
         self.winch_plant: dict[str, WinchPlant] = {}
         if rs.grasp == "winch":
@@ -317,6 +336,25 @@ class RockClimbTrial(ClimbTrial):
     # ---- one control cycle -----------------------------------------------------------------
     def _reference(self, t: float, state: RobotState
                    ) -> tuple[MotionReference, list[ClimbEvent]]:
+        """The gait's reference on its own clock, which stops while a winch works, with the
+        attitudes the attached grippers keep (``sole_attitude``)."""
+        ref, events = self._gait_reference(t, state)
+        mode = self.rock.sole_attitude
+        if mode == "free":
+            return ref, events
+        feet = world_foot_poses(self.rm, state)
+        kept = self.attitudes.update(self.sim.grippers.attached, lambda: feet)
+        ref.stance_attitudes = self.attitudes.targets(feet, self.dt)
+        if mode == "body" and kept:
+            feet_b, J = self.ctrl.clik.kinematics(state.joint_positions)
+            turn = self.tilt.update(feet_b, J, state.body_rotation, ref.body_pose.rotation,
+                                    {LEG_NAMES.index(leg): R for leg, R in kept.items()})
+            ref.body_pose = pin.SE3(ref.body_pose.rotation @ pin.exp3(turn),
+                                    ref.body_pose.translation)
+        return ref, events
+
+    def _gait_reference(self, t: float, state: RobotState
+                        ) -> tuple[MotionReference, list[ClimbEvent]]:
         """The gait's reference on its own clock, which stops while a winch works."""
         sim = self.sim
         feet = partial(world_foot_poses, self.rm, state)
@@ -446,7 +484,9 @@ def plan_rock_climb(settings: RockClimbSettings, seed: int
     planned yet)."""
     wall = generate_wall(settings.climb.incline_deg, seed, settings.wall)
     truth = _Truth(wall, GripperSurfaceModel())
-    return wall, truth, SequencePlanner(wall, settings.plan, seed, truth=truth)
+    return wall, truth, SequencePlanner(wall, settings.plan, seed, truth=truth,
+                                        reorder=settings.reorder,
+                                        landing_cone=settings.landing_cone)
 
 
 def run_rock_climb(settings: RockClimbSettings, seed: int, log: bool = False,
