@@ -118,8 +118,7 @@ def hardware_trajectories(morphology: Morphology | None = None,
     if tuned == "clearance" and out["tuned"].status.success:
         out["tuned"] = with_clearance_scenarios(morph, out["tuned"], tuned_settings,
                                                 scenarios=TUNED_SCENARIOS)
-        if "scenarios" not in out["tuned"].history[-1] or \
-                out["tuned"].history[-1]["scenarios"] == "failed":
+        if out["tuned"].history[-1].get("scenarios") == "failed":
             raise ConfigError("the tuned jump's take-off clearance solve did not converge")
     for name, sol in out.items():
         if not sol.status.success:
