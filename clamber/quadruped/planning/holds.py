@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.ndimage import maximum_filter
 
-from clamber.quadruped.rock.holding import GripperSurfaceModel, patch_features
+from clamber.quadruped.rock.holding import GripperSurfaceModel, fit_reach, patch_features
 from clamber.quadruped.rock.wall import RockWall
 
 
@@ -62,23 +62,40 @@ def capacity_at(wall: RockWall, z: np.ndarray, model: GripperSurfaceModel,
 
 
 def build_hold_map(wall: RockWall, z: np.ndarray, model: GripperSurfaceModel,
-                   spacing: float = 0.01, margin: float = 0.08) -> HoldMap:
+                   spacing: float = 0.01, margin: float = 0.08,
+                   window: tuple[float, float] | None = None) -> HoldMap:
     """Candidates on heights ``z`` (n_u, n_y) [m]: capacity maxima ``spacing`` [m] apart,
-    at least ``margin`` [m] inside the wall's edges."""
-    f = patch_features(z, wall.spacing, model)
+    at least ``margin`` [m] inside the wall's edges; with ``window`` ``(u_lo, u_hi)`` [m],
+    only those whose cell lies between ``u_lo`` and ``u_hi`` up the wall.
+
+    A window gives exactly the whole map's candidates in it, computed on the rows that
+    decide them only: the fits reach ``fit_reach`` cells and the suppression one ``r`` more
+    (both replicate the grid's edge, which the rows of a slab away from it do not have, so
+    the slab keeps that many rows beyond the window)."""
+    n_u = z.shape[0]
+    r = max(1, int(round(spacing / wall.spacing)))
+    if window is None:
+        lo, hi = 0, n_u
+    else:
+        lo = max(0, int(np.searchsorted(wall.u, window[0], side="left")))
+        hi = min(n_u, int(np.searchsorted(wall.u, window[1], side="right")))
+    pad = fit_reach(wall.spacing, model) + r
+    a, b = max(0, lo - pad), min(n_u, hi + pad)
+    f = patch_features(z[a:b], wall.spacing, model)
     factor = model.capacity_factor(f.convexity, f.step, wall.micro_rms)
     score = factor[..., :3].min(axis=-1) + 1e-4 * np.tanh(f.convexity)
-    r = max(1, int(round(spacing / wall.spacing)))
     peak = (score == maximum_filter(score, size=2 * r + 1, mode="nearest"))
     peak &= factor[..., :3].min(axis=-1) > 0
     m = int(np.ceil(margin / wall.spacing))
-    peak[:m], peak[-m:], peak[:, :m], peak[:, -m:] = False, False, False, False
+    rows = np.arange(a, b)
+    peak &= ((rows >= max(m, lo)) & (rows < min(n_u - m, hi)))[:, None]
+    peak[:, :m], peak[:, -m:] = False, False
     ii, jj = np.nonzero(peak)
     factors = factor[ii, jj]
-    tops = wall.to_world(wall.u[ii], wall.y[jj], f.top[ii, jj])
+    tops = wall.to_world(wall.u[ii + a], wall.y[jj], f.top[ii, jj])
     normals = f.normal[ii, jj] @ wall.rotation.T
-    cands = tuple(HoldCandidate(int(i), int(j), float(wall.u[i]), float(wall.y[j]), tops[k],
-                                normals[k], factors[k])
+    cands = tuple(HoldCandidate(int(i + a), int(j), float(wall.u[i + a]), float(wall.y[j]),
+                                tops[k], normals[k], factors[k])
                   for k, (i, j) in enumerate(zip(ii, jj, strict=True)))
     uy = np.array([[c.u, c.y] for c in cands]).reshape(-1, 2)
     return HoldMap(wall, z, cands, uy)

@@ -52,6 +52,7 @@ from clamber.quadruped.planning.stance import (
 )
 from clamber.quadruped.robot import LEG_NAMES
 from clamber.quadruped.rock.holding import hold_limits
+from clamber.quadruped.rock.wall import RockWall
 from clamber.quadruped.statics import StaticsEvaluator
 
 #: Nominal footholds relative to the body centre (u, y) [m]: the climbing gait's spacing up
@@ -141,6 +142,17 @@ def nominal_foothold(body: pin.SE3, hold_map: HoldMap, leg: str, lead: float) ->
     """The nominal landing point ``(u, y)`` [m] of ``leg`` for the current body."""
     b = hold_map.wall.to_wall(body.translation)
     return b[:2] + NOMINAL_FEET[leg] + np.array([lead, 0.0])
+
+
+def search_window(body: pin.SE3, wall: RockWall, legs: tuple[str, ...],
+                  settings: PlannerSettings) -> tuple[float, float]:
+    """The band ``(u_lo, u_hi)`` [m] up the wall that holds every candidate either rule may
+    consider for any of ``legs`` from ``body``: the nominal footholds' ``u`` within
+    ``radius``, and a cell more on each side."""
+    u = [float(wall.to_wall(body.translation)[0]) + NOMINAL_FEET[leg][0] + settings.lead
+         for leg in legs]
+    pad = settings.radius + wall.spacing
+    return min(u) - pad, max(u) + pad
 
 
 def _stance(ctx: StepContext, c: HoldCandidate) -> tuple[dict, dict, pin.SE3]:

@@ -36,6 +36,7 @@ from clamber.quadruped.planning.selection import (
     HoldPlanner,
     PlannerSettings,
     StepContext,
+    search_window,
 )
 from clamber.quadruped.planning.stance import (
     LANDED_TILT_TOLERANCE,
@@ -151,8 +152,10 @@ class SequencePlanner:
         if k >= MAX_STEPS:
             self.stop, self.detail = StopReason.NO_HOLD, f"gave up after {MAX_STEPS} swings"
             return None
+        # Only the band the rule can search is fitted (the same candidates there).
+        window = search_window(self.body, self.wall, s.order, self.rule.settings)
         hold_map = build_hold_map(self.wall, observe_wall(self.wall, s.noise, self.rng),
-                                  self.model)
+                                  self.model, window=window)
         first = None
         for shift in range(len(s.order) if self.reorder else 1):
             turn = (self.turn + shift) % len(s.order)

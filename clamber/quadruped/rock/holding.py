@@ -23,6 +23,7 @@ its geometric quantity, which is what hold selection relies on.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -86,6 +87,11 @@ def hold_limits(factor: np.ndarray) -> WrenchLimits:
     if f.shape != (6,) or not np.all((f >= 0) & np.isfinite(f)):
         raise ConfigError(f"capacity factor must be 6 numbers >= 0, got {f}")
     return WrenchLimits.box(PAPER_BOX_HALF_WIDTHS * f)
+
+
+def fit_reach(spacing: float, model: GripperSurfaceModel) -> int:
+    """Cells [-] beyond a grid point that :func:`patch_features` reads to fit it."""
+    return max(int(math.floor(r / spacing)) for r in (model.footprint_radius, model.pad_radius))
 
 
 def patch_features(z: np.ndarray, spacing: float, model: GripperSurfaceModel
