@@ -11,6 +11,7 @@ the same candidates.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -99,3 +100,29 @@ def build_hold_map(wall: RockWall, z: np.ndarray, model: GripperSurfaceModel,
                   for k, (i, j) in enumerate(zip(ii, jj, strict=True)))
     uy = np.array([[c.u, c.y] for c in cands]).reshape(-1, 2)
     return HoldMap(wall, z, cands, uy)
+
+
+#: Half-width [m] of the gripper's square footpad (the sole of its 7 cm box).
+PAD_HALF_WIDTH = 0.035
+
+
+def seat_rise(hold_map: HoldMap, cell: tuple[int, int], top: np.ndarray,
+              rotation: np.ndarray, half_width: float = PAD_HALF_WIDTH) -> float:
+    """How far [m] the highest mapped rock under a square footpad of ``half_width`` [m]
+    stands above the sole's plane, with the sole at ``top`` (3,) [m, {S}] of grid ``cell``
+    and its attitude ``rotation`` (3, 3) in {S} (its z axis the sole normal).
+
+    A pad lands where the rock under it first stops it: with rock this far above the hold
+    top inside its footprint, the sole stays as far off the hold (a descent stopped by
+    contact above the top), so the spines never reach the patch the hold was chosen for.
+    """
+    wall, z = hold_map.wall, hold_map.z
+    r = int(np.ceil(half_width * math.sqrt(2.0) / wall.spacing))
+    i, j = cell
+    ii = np.arange(max(0, i - r), min(z.shape[0], i + r + 1))
+    jj = np.arange(max(0, j - r), min(z.shape[1], j + r + 1))
+    U, Y = np.meshgrid(wall.u[ii], wall.y[jj], indexing="ij")
+    points = wall.to_world(U, Y, z[np.ix_(ii, jj)]).reshape(-1, 3)
+    local = (points - top) @ rotation
+    under = (np.abs(local[:, 0]) <= half_width) & (np.abs(local[:, 1]) <= half_width)
+    return float(local[under, 2].max(initial=0.0))

@@ -27,7 +27,11 @@ nominal foothold: the leg's nominal spot relative to the body plus ``lead`` [m] 
      stance and over its three-leg stance during the next leg's swing, at the first body
      pose of 1 from which it is;
   3. are graspable at the expected load: the new hold's largest QP wrench lies within its
-     estimated limits shrunk by ``capacity_margin`` (implied by 2, and recorded).
+     estimated limits shrunk by ``capacity_margin`` (implied by 2, and recorded);
+  4. let the footpad seat (``seat_rise``): no mapped rock under the pad, at the attitude the
+     swing leg lands it with, stands more than ``seat_rise`` [m] above the sole's plane
+     (:func:`~.holds.seat_rise`; None: not checked). Rock higher than that stops the
+     descending pad above the hold, out of the spines' reach.
 """
 
 from __future__ import annotations
@@ -41,7 +45,8 @@ import pinocchio as pin
 from clamber.attachment.wrench_limits import WrenchLimits
 from clamber.exceptions import ConfigError
 from clamber.quadruped.model import RobotModel
-from clamber.quadruped.planning.holds import HoldCandidate, HoldMap
+from clamber.quadruped.kinematics import body_configuration, foot_poses
+from clamber.quadruped.planning.holds import HoldCandidate, HoldMap, seat_rise
 from clamber.quadruped.planning.stance import (
     HELD_TILT_TOLERANCE,
     body_over,
@@ -117,7 +122,8 @@ class PlannerSettings:
     the estimated limits a plan may use), the body's successive moves along the normal
     [m] tried when the legs cannot reach a stance from the nominal standoff, and how far
     [m] and in how many steps the body may shift in the wall's plane toward holds the legs
-    fall short of."""
+    fall short of; how high [m] mapped rock may stand under the footpad above the landing
+    sole's plane (``seat_rise``, None: not checked)."""
 
     radius: float = 0.12
     lead: float = 0.1375
@@ -132,6 +138,7 @@ class PlannerSettings:
     shift_steps: int = 2
     held_tilt: float = HELD_TILT_TOLERANCE
     landed_normals: bool = False
+    seat_rise: float | None = None
 
     def __post_init__(self) -> None:
         if not (self.radius > 0 and self.max_checks >= 1 and 0 < self.capacity_margin <= 1):
@@ -253,6 +260,13 @@ class HoldPlanner:
             why = "stability"
         return why
 
+    def _seats(self, ctx: StepContext, c: HoldCandidate, q: np.ndarray) -> bool:
+        """Whether the footpad seats on ``c`` at the attitude the swing leg's angles ``q``
+        land it with (the mapped rock under it within ``seat_rise`` of the sole's plane)."""
+        sole = foot_poses(self.rm, body_configuration(q))[LEG_NAMES.index(ctx.leg)]
+        rotation = ctx.body.rotation @ sole.rotation
+        return seat_rise(ctx.hold_map, (c.i, c.j), c.top, rotation) <= self.settings.seat_rise
+
     def choose(self, ctx: StepContext, exclude: set[tuple[int, int]]) -> Choice:
         s, rm, leg = self.settings, self.rm, ctx.leg
         target = nominal_foothold(ctx.body, ctx.hold_map, leg, s.lead)
@@ -262,7 +276,7 @@ class HoldPlanner:
             return Choice(ChoiceStatus.NO_CANDIDATE)
         i = LEG_NAMES.index(leg)
         best: tuple[float, Choice] | None = None
-        rejected = dict.fromkeys(("swing reach", "stance reach", "stability"), 0)
+        rejected = dict.fromkeys(("swing reach", "seat", "stance reach", "stability"), 0)
         checked = full_checks = 0
         for c in ranked:
             if full_checks == s.max_checks:
@@ -281,6 +295,9 @@ class HoldPlanner:
                 continue
             full_checks += 1
             if outranked:
+                continue
+            if s.seat_rise is not None and not self._seats(ctx, c, swing.q):
+                rejected["seat"] += 1
                 continue
             if s.landed_normals:
                 normals[leg] = sole_normal(rm, ctx.body, swing.q, leg)

@@ -98,12 +98,15 @@ class SequencePlanner:
     within that angle of the hold's normal (:func:`~.landing.landing_normal`), if the leg
     then still reaches the hold within the planner's tolerances; None: along the hold's
     normal as far as the leg allows.
+
+    ``seat_rise`` [m]: the planner's footpad seat check (``PlannerSettings.seat_rise``;
+    None: not checked).
     """
 
     def __init__(self, wall: RockWall, settings: PlanClimbSettings, seed: int,
                  rm: RobotModel | None = None, model: GripperSurfaceModel | None = None,
                  truth: _Truth | None = None, reorder: bool = False,
-                 landing_cone: float | None = None) -> None:
+                 landing_cone: float | None = None, seat_rise: float | None = None) -> None:
         self.wall, self.settings = wall, settings
         self.reorder, self.landing_cone = reorder, landing_cone
         #: Position in the gait's order of the leg whose turn it is.
@@ -113,7 +116,7 @@ class SequencePlanner:
         truth = truth or _Truth(wall, self.model)
         self.rng = np.random.default_rng(seed + 7_000_003)
         self.rule = RULES[settings.rule](self.rm, PlannerSettings(
-            held_tilt=LANDED_TILT_TOLERANCE, landed_normals=True))
+            held_tilt=LANDED_TILT_TOLERANCE, landed_normals=True, seat_rise=seat_rise))
         if isinstance(self.rule, HoldPlanner):
             self.rule.count_all = False  # only the choice is read, not its tally of checks
         self.steps: list[PlannedStep] = []

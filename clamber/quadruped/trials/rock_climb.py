@@ -90,6 +90,17 @@ MIN_FACTOR = 0.05
 #: the top, whose contact forces broke grippers as soon as the placement ended; 1 cm
 #: clears them (checked on walls 1-3 at 90 deg) and lies within the grasp's 2 cm reach.
 START_CLEARANCE = 0.01
+#: The planner's seat check [m]: a hold is not chosen where mapped rock under the footpad
+#: stands more than 1 cm above the landing sole's plane. On walls 2 and 7 at 90 deg the
+#: two grasps that missed had 20-22 mm of rock there (the descent stopped on it 21-22 mm
+#: above the top, the grasp's reach is 20 mm); the holds the climbs grasped had 1-8 mm.
+SEAT_RISE = 0.01
+#: A descent ends on contact when the swing leg's joint-4 torque departs from its value at
+#: the end of the transfer by this much [N m]. The plane gait's 0.25 N m let the pad push
+#: about 2-5 N into the rock first (on walls 0, 1, 4 and 5 at 90 deg the stance grippers
+#: then sat at gauges 0.96-1.0, and that push broke one off); before contact the torque
+#: stayed within 0.03 N m of its free value, and 0.08 N m is reached at about 1 N.
+CONTACT_TORQUE = 0.08
 
 
 def _default_wall() -> RockWallSpec:
@@ -116,7 +127,10 @@ class RockClimbSettings:
     (``reorder``, :class:`~clamber.quadruped.planning.sequence.SequencePlanner`), and
     within what angle [rad] of a hold's normal a swing may land its sole nearer the body's
     normal (``landing_cone``, :mod:`clamber.quadruped.planning.landing`; None: along the
-    hold's normal)."""
+    hold's normal); and how high [m] mapped rock may stand under the footpad above the
+    landing sole's plane for a hold to be chosen (``seat_rise``, the planner's seat check;
+    None: not checked), and the change [N m] of the swing leg's joint-4 torque that ends a
+    descent as contact (``contact_torque``; None: the gait's own)."""
 
     climb: ClimbSettings = field(default_factory=ClimbSettings)
     distance: float = 2.0
@@ -133,6 +147,8 @@ class RockClimbSettings:
     sole_attitude: str = "free"
     reorder: bool = True
     landing_cone: float | None = 0.1
+    seat_rise: float | None = SEAT_RISE
+    contact_torque: float | None = CONTACT_TORQUE
 
     def __post_init__(self) -> None:
         if self.grasp not in GRASP_MODES:
@@ -146,6 +162,10 @@ class RockClimbSettings:
         if not (self.distance > 0 and self.regrasps >= 0 and self.winch_dt > 0):
             raise ConfigError("distance and winch_dt must be > 0 and regrasps >= 0, got "
                               f"{self.distance}, {self.winch_dt}, {self.regrasps}")
+        for name in ("seat_rise", "contact_torque"):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise ConfigError(f"{name} must be > 0 or None, got {value}")
         if START_U + self.distance + TOP_MARGIN > self.wall.length:
             raise ConfigError(f"a {self.distance} m climb needs a wall longer than "
                               f"{self.wall.length} m")
@@ -235,6 +255,8 @@ class RockClimbTrial(ClimbTrial):
         start holds, attached; the winches (all holding) and the gait clock."""
         rs, layout, seq = self.rock, self.layout, self.sequence
         gp = replace(self.settings.gait, cycles=1)
+        if rs.contact_torque is not None:
+            gp = replace(gp, contact_torque=rs.contact_torque)
         if rs.grasp == "winch":
             # The gait's release and grasp phases last one control cycle once the winch is
             # done; the clock stops while it works.
@@ -486,7 +508,8 @@ def plan_rock_climb(settings: RockClimbSettings, seed: int
     truth = _Truth(wall, GripperSurfaceModel())
     return wall, truth, SequencePlanner(wall, settings.plan, seed, truth=truth,
                                         reorder=settings.reorder,
-                                        landing_cone=settings.landing_cone)
+                                        landing_cone=settings.landing_cone,
+                                        seat_rise=settings.seat_rise)
 
 
 def run_rock_climb(settings: RockClimbSettings, seed: int, log: bool = False,
