@@ -10,6 +10,7 @@ import pytest
 from clamber.quadruped.kinematics import body_configuration, foot_poses
 from clamber.quadruped.model import RobotModel, leg_slice
 from clamber.quadruped.planning import stance
+from clamber.quadruped.planning.holds import seat_rise
 from clamber.quadruped.planning.rollout import PlanClimbSettings
 from clamber.quadruped.planning.selection import (
     Choice,
@@ -31,6 +32,7 @@ from clamber.quadruped.planning.stance import (
 from clamber.quadruped.robot import LEG_NAMES
 from clamber.quadruped.rock.holding import hold_limits
 from clamber.quadruped.rock.wall import generate_wall
+from clamber.quadruped.trials.rock_climb import SEAT_RISE
 from clamber.small_linalg import clip
 
 
@@ -89,7 +91,7 @@ def _plain_choose(planner: HoldPlanner, ctx: StepContext) -> tuple[Choice, dict]
     ranked = planner._rank(ctx, ctx.hold_map.near(*target, s.radius), target)
     i = LEG_NAMES.index(leg)
     best, checked, full_checks = None, 0, 0
-    rejected = dict.fromkeys(("swing reach", "stance reach", "stability"), 0)
+    rejected = dict.fromkeys(("swing reach", "seat", "stance reach", "stability"), 0)
     for c in ranked:
         if full_checks == s.max_checks:
             break
@@ -102,6 +104,12 @@ def _plain_choose(planner: HoldPlanner, ctx: StepContext) -> tuple[Choice, dict]
         if s.landed_normals:
             normals[leg] = sole_normal(rm, ctx.body, swing.q, leg)
         full_checks += 1
+        if s.seat_rise is not None:
+            sole = foot_poses(rm, body_configuration(swing.q))[i]
+            if seat_rise(ctx.hold_map, (c.i, c.j), c.top,
+                         ctx.body.rotation @ sole.rotation) > s.seat_rise:
+                rejected["seat"] += 1
+                continue
         factors = [c.factor if x == leg else ctx.holds[x].factor for x in LEG_NAMES]
         limits = [hold_limits(f * s.capacity_margin) for f in factors]
         placed, why = None, "stance reach"
@@ -176,7 +184,8 @@ def test_the_planner_chooses_what_the_plain_search_chooses(rm, incline, seed):
     candidates and of swing reach rejections; the other rejections it counts are among the
     plain search's."""
     settings = PlanClimbSettings(incline_deg=incline, distance=0.5)
-    planner = SequencePlanner(generate_wall(incline, seed, settings.wall), settings, seed, rm)
+    planner = SequencePlanner(generate_wall(incline, seed, settings.wall), settings, seed, rm,
+                              seat_rise=SEAT_RISE)
     assert planner.start, "no start stance on this wall"
     rule = planner.rule
     fast_choose = rule.choose
