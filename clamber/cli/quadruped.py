@@ -99,14 +99,20 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                            rocks=base.rocks, disturbance=base.disturbance, scenario=args.scenario)
     if args.wall == "plane":
         return settings
-    from clamber.quadruped.trials.rock_climb import RockClimbSettings
+    from clamber.quadruped.trials.rock_climb import (
+        CONTACT_TORQUE,
+        SEAT_RISE,
+        RockClimbSettings,
+    )
 
     return RockClimbSettings(climb=settings, distance=args.distance, rule=args.rule,
                              grasp=args.grasp,
                              capacity_limits=args.gripper_limits == "capacity",
                              sole_attitude=args.sole_attitude,
                              reorder=args.leg_order == "adaptive",
-                             landing_cone=None if args.landing == "hold" else 0.1)
+                             landing_cone=None if args.landing == "hold" else 0.1,
+                             seat_rise=SEAT_RISE if args.seat_check == "on" else None,
+                             contact_torque=args.contact_torque or CONTACT_TORQUE)
 
 
 def _climb(args: argparse.Namespace) -> dict:
@@ -128,7 +134,9 @@ def _climb(args: argparse.Namespace) -> dict:
         if args.wall == "rock":
             row.update(wall="rock", grasp=args.grasp, rule=args.rule, distance=args.distance,
                        gripper_limits=args.gripper_limits, sole_attitude=args.sole_attitude,
-                       leg_order=args.leg_order, landing=args.landing)
+                       leg_order=args.leg_order, landing=args.landing,
+                       seat_check=args.seat_check,
+                       contact_torque=conditions[0].contact_torque)
         rows.append({**row, **result.summary})
     summary = dict(rows[0]) if len(rows) == 1 else {"command": "climb", "wall": args.wall,
                                                      "conditions": rows}
@@ -349,6 +357,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="rock wall: land each sole as near the body's normal as lies "
                        "within 0.1 rad of the hold's normal (default), or along the hold's "
                        "normal")
+    climb.add_argument("--seat-check", choices=("on", "off"), default="on",
+                       help="rock wall: choose no hold where mapped rock under the footpad "
+                       "stands more than 1 cm above the landing sole's plane (default), or "
+                       "do not check")
+    climb.add_argument("--contact-torque", type=positive_float, default=None,
+                       help="rock wall: change of the swing leg's joint-4 torque that ends a "
+                       "descent as contact [N m] (0.08; the plane gait's is 0.25)")
     climb.add_argument("--distance", type=positive_float, default=2.0,
                        help="rock wall: distance to climb [m] (2.0; at most 2.0 on the "
                        "default 3.1 m wall)")
