@@ -77,9 +77,9 @@ def test_seat_rise_is_the_highest_rock_under_the_pad_above_the_sole_plane(flat_m
 def test_the_planner_chooses_only_holds_its_pad_seats_on():
     """On wall 2 at 90 deg the planner without the seat check chooses, for one of the first
     two swings, a hold with more than 15 mm of true rock under the pad above the landing
-    sole's plane (the grasp that missed in the dynamic climb); with the check every hold it chooses has
-    at most the bound on its map, and within the map's noise (about 1 mm) and the landing
-    attitude's turn (0.1 rad over the pad's 3.5 cm) of it on the true rock."""
+    sole's plane (the grasp that missed in the dynamic climb); with the check every hold it
+    chooses has at most the bound on its map, and within the map's noise (about 1 mm) and
+    the landing attitude's turn (0.1 rad over the pad's 3.5 cm) of it on the true rock."""
     rm = RobotModel()
     settings = replace(RockClimbSettings().plan, distance=0.3)
     wall = generate_wall(90.0, 2, settings.wall)

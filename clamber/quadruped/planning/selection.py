@@ -44,8 +44,8 @@ import pinocchio as pin
 
 from clamber.attachment.wrench_limits import WrenchLimits
 from clamber.exceptions import ConfigError
-from clamber.quadruped.model import RobotModel
 from clamber.quadruped.kinematics import body_configuration, foot_poses
+from clamber.quadruped.model import RobotModel
 from clamber.quadruped.planning.holds import HoldCandidate, HoldMap, seat_rise
 from clamber.quadruped.planning.stance import (
     HELD_TILT_TOLERANCE,
