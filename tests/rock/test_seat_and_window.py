@@ -18,7 +18,14 @@ from clamber.quadruped.planning.holds import (
 from clamber.quadruped.planning.sequence import SequencePlanner
 from clamber.quadruped.rock.holding import GripperSurfaceModel
 from clamber.quadruped.rock.wall import RockWallSpec, generate_wall
-from clamber.quadruped.trials.rock_climb import SEAT_RISE, RockClimbSettings
+from clamber.quadruped.gaits import ClimbGaitSettings
+from clamber.quadruped.trials.climb import ClimbSettings
+from clamber.quadruped.trials.rock_climb import (
+    CONTACT_TORQUE,
+    SEAT_RISE,
+    RockClimbSettings,
+    RockClimbTrial,
+)
 
 
 def _key(c):
@@ -120,3 +127,34 @@ def test_rock_climb_settings_reject_bad_seat_and_contact_bounds(field, value):
     """A seat bound or contact torque that is not a positive number is a ConfigError."""
     with pytest.raises(ConfigError, match=field):
         RockClimbSettings(**{field: value})
+
+
+class _TouchProbe(RockClimbTrial):
+    """A rock trial recording, at each grasp, the rock's force [N] on the swing leg's pad."""
+
+    def _start_winch(self, ev, t):
+        if ev.action == "grasp":
+            self.touch.append(float(np.linalg.norm(self.sim.grippers.wrench(ev.leg)[:3])))
+            self.finished = True  # the first grasp is all this test needs
+            return
+        super()._start_winch(ev, t)
+
+
+@pytest.mark.parametrize("torque", [CONTACT_TORQUE, 0.25])
+def test_a_descent_ends_on_contact_before_the_pad_pushes_hard(torque):
+    """On wall 0 at 90 deg the first swing's descent ends when the joint-4 torque departs
+    from its free value by ``contact_torque``: at the rock climb's 0.08 N m the rock then
+    presses on the gripper with under 5 N (3.2 N measured); at the plane gait's 0.25 N m
+    with more than 8 N (11 N), a push the stance grippers must take up."""
+    quick = ClimbGaitSettings(settle_time=0.5, unload_time=1.0)
+    settings = RockClimbSettings(climb=ClimbSettings(gait=quick), distance=0.05,
+                                 contact_torque=torque)
+    trial = _TouchProbe.__new__(_TouchProbe)
+    trial.touch = []
+    _TouchProbe.__init__(trial, settings, 0, time_limit=30.0)
+    trial.run()
+    assert len(trial.touch) == 1
+    if torque == CONTACT_TORQUE:
+        assert 0.1 < trial.touch[0] < 5.0
+    else:
+        assert trial.touch[0] > 8.0
