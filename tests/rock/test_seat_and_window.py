@@ -7,6 +7,7 @@ import pinocchio as pin
 import pytest
 
 from clamber.exceptions import ConfigError
+from clamber.quadruped.gaits import ClimbGaitSettings
 from clamber.quadruped.model import RobotModel
 from clamber.quadruped.planning.depth_map import DepthNoise, observe_wall
 from clamber.quadruped.planning.holds import (
@@ -18,7 +19,6 @@ from clamber.quadruped.planning.holds import (
 from clamber.quadruped.planning.sequence import SequencePlanner
 from clamber.quadruped.rock.holding import GripperSurfaceModel
 from clamber.quadruped.rock.wall import RockWallSpec, generate_wall
-from clamber.quadruped.gaits import ClimbGaitSettings
 from clamber.quadruped.trials.climb import ClimbSettings
 from clamber.quadruped.trials.rock_climb import (
     CONTACT_TORQUE,
