@@ -100,7 +100,7 @@ def _climb_settings(args: argparse.Namespace, incline: float):
     if args.wall == "plane":
         return settings
     from clamber.quadruped.trials.rock_climb import (
-        CONTACT_TORQUE,
+        CONTACT_FORCE,
         SEAT_RISE,
         RockClimbSettings,
     )
@@ -112,7 +112,7 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                              reorder=args.leg_order == "adaptive",
                              landing_cone=None if args.landing == "hold" else 0.1,
                              seat_rise=SEAT_RISE if args.seat_check == "on" else None,
-                             contact_torque=args.contact_torque or CONTACT_TORQUE)
+                             contact_force=None if args.contact == "torque" else CONTACT_FORCE)
 
 
 def _climb(args: argparse.Namespace) -> dict:
@@ -136,7 +136,7 @@ def _climb(args: argparse.Namespace) -> dict:
                        gripper_limits=args.gripper_limits, sole_attitude=args.sole_attitude,
                        leg_order=args.leg_order, landing=args.landing,
                        seat_check=args.seat_check,
-                       contact_torque=conditions[0].contact_torque)
+                       contact=args.contact)
         rows.append({**row, **result.summary})
     summary = dict(rows[0]) if len(rows) == 1 else {"command": "climb", "wall": args.wall,
                                                      "conditions": rows}
@@ -361,9 +361,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="rock wall: choose no hold where mapped rock under the footpad "
                        "stands more than 1 cm above the landing sole's plane (default), or "
                        "do not check")
-    climb.add_argument("--contact-torque", type=positive_float, default=None,
-                       help="rock wall: change of the swing leg's joint-4 torque that ends a "
-                       "descent as contact [N m] (0.08; the plane gait's is 0.25)")
+    climb.add_argument("--contact", choices=("force", "torque"), default="force",
+                       help="rock wall: a descent ends when the force estimated from the "
+                       "swing leg's servo torques presses the foot 1.5 N more along the "
+                       "hold's normal (default), or on the plane gait's joint-4 torque rule")
     climb.add_argument("--distance", type=positive_float, default=2.0,
                        help="rock wall: distance to climb [m] (2.0; at most 2.0 on the "
                        "default 3.1 m wall)")

@@ -21,7 +21,7 @@ from clamber.quadruped.rock.holding import GripperSurfaceModel
 from clamber.quadruped.rock.wall import RockWallSpec, generate_wall
 from clamber.quadruped.trials.climb import ClimbSettings
 from clamber.quadruped.trials.rock_climb import (
-    CONTACT_TORQUE,
+    CONTACT_FORCE,
     SEAT_RISE,
     RockClimbSettings,
     RockClimbTrial,
@@ -121,14 +121,6 @@ def test_the_planner_chooses_only_holds_its_pad_seats_on():
     assert max(checked) <= SEAT_RISE + 0.005
 
 
-@pytest.mark.parametrize("field, value", [("seat_rise", 0.0), ("seat_rise", float("nan")),
-                                          ("contact_torque", -0.1)])
-def test_rock_climb_settings_reject_bad_seat_and_contact_bounds(field, value):
-    """A seat bound or contact torque that is not a positive number is a ConfigError."""
-    with pytest.raises(ConfigError, match=field):
-        RockClimbSettings(**{field: value})
-
-
 class _TouchProbe(RockClimbTrial):
     """A rock trial recording, at each grasp, the rock's force [N] on the swing leg's pad."""
 
@@ -140,21 +132,30 @@ class _TouchProbe(RockClimbTrial):
         super()._start_winch(ev, t)
 
 
-@pytest.mark.parametrize("torque", [CONTACT_TORQUE, 0.25])
-def test_a_descent_ends_on_contact_before_the_pad_pushes_hard(torque):
-    """On wall 0 at 90 deg the first swing's descent ends when the joint-4 torque departs
-    from its free value by ``contact_torque``: at the rock climb's 0.08 N m the rock then
-    presses on the gripper with under 5 N (3.2 N measured); at the plane gait's 0.25 N m
-    with more than 8 N (11 N), a push the stance grippers must take up."""
+@pytest.mark.parametrize("force", [CONTACT_FORCE, None])
+def test_a_descent_ends_on_contact_before_the_pad_pushes_hard(force):
+    """On wall 0 at 90 deg the first swing's descent ends, with the rock climb's rule, when
+    the force estimated from the swing leg's servo torques presses the foot 1.5 N more along
+    the hold's normal: the rock then presses on the gripper with under 5 N (truth from the
+    simulation). With the plane gait's joint-4 torque rule (0.25 N m) it has pushed with
+    more than 8 N, a push the stance grippers must take up."""
     quick = ClimbGaitSettings(settle_time=0.5, unload_time=1.0)
     settings = RockClimbSettings(climb=ClimbSettings(gait=quick), distance=0.05,
-                                 contact_torque=torque)
+                                 contact_force=force)
     trial = _TouchProbe.__new__(_TouchProbe)
     trial.touch = []
     _TouchProbe.__init__(trial, settings, 0, time_limit=30.0)
     trial.run()
     assert len(trial.touch) == 1
-    if torque == CONTACT_TORQUE:
+    if force is not None:
         assert 0.1 < trial.touch[0] < 5.0
     else:
         assert trial.touch[0] > 8.0
+
+
+@pytest.mark.parametrize("field, value", [("seat_rise", 0.0), ("seat_rise", float("nan")),
+                                          ("contact_force", -0.1)])
+def test_rock_climb_settings_reject_bad_seat_and_contact_bounds(field, value):
+    """A seat bound or contact force that is not a positive number is a ConfigError."""
+    with pytest.raises(ConfigError, match=field):
+        RockClimbSettings(**{field: value})

@@ -56,7 +56,11 @@ class ClimbGaitSettings:
     + 2 reload + 3.5 body). ``release_time`` and ``grasp_time`` are the gripper's winch
     (paper: attach and detach within 3 s). ``descend_speed`` [m/s] and ``overshoot`` (how
     far below the known hold top the descent may go before the step counts as missed) set
-    the search for contact; ``standoff`` is the body origin's height above the hold tops.
+    the search for contact: it ends when the joint-4 torque departs from its value at the
+    end of the transfer by ``contact_torque``, or, with ``contact_force`` [N] and the feet's
+    estimated forces given to :meth:`ClimbGait.reference`, when the force pressing the foot
+    along the hold's normal grows by that much; ``standoff`` is the body origin's height
+    above the hold tops.
     """
 
     stride: float = 0.22
@@ -71,6 +75,7 @@ class ClimbGaitSettings:
     descend_speed: float = 0.02
     overshoot: float = 0.02
     contact_torque: float = 0.25
+    contact_force: float | None = None
     grasp_time: float = 3.0
     reload_time: float = 2.0
     body_time: float = 3.5
@@ -84,6 +89,9 @@ class ClimbGaitSettings:
                                     "lift_time", "lift_height", "transfer_time",
                                     "descend_speed", "overshoot", "contact_torque",
                                     "grasp_time", "reload_time", "body_time", "standoff"))
+        if self.contact_force is not None:
+            check.number("climb_gait", "contact_force", self.contact_force, low=0.0,
+                         low_open=True)
         check.integer("climb_gait", "cycles", self.cycles, low=1)
 
     @property
@@ -129,6 +137,7 @@ class _SwingPlan:
     target: np.ndarray
     normal: np.ndarray
     tau4_free: float = 0.0
+    force_free: float = 0.0
     landing: np.ndarray | None = None
     lift: float = 0.05
 
@@ -176,6 +185,7 @@ class ClimbGait:
         self.swing: _SwingPlan | None = None
         self.foot_hold_pose: dict[str, pin.SE3] = {}
         self.bands: list[tuple[float, float, str, str]] = []
+        self._forces: Callable[[], np.ndarray] | None = None
 
     @property
     def swing_leg(self) -> str | None:
@@ -210,10 +220,14 @@ class ClimbGait:
         return self.body_from + s * d, d * ds / duration, d * dds / duration**2
 
     def reference(self, t: float, feet: Callable[[], dict[str, pin.SE3]],
-                  tau4: np.ndarray) -> tuple[MotionReference, list[ClimbEvent]]:
+                  tau4: np.ndarray, forces: Callable[[], np.ndarray] | None = None
+                  ) -> tuple[MotionReference, list[ClimbEvent]]:
         """Reference at time ``t`` [s] given ``feet()``, the controller's world foot poses
         (from its own model and state; called only when a swing starts or touches down),
-        and the joint-4 torques (4,) [N m]."""
+        the joint-4 torques (4,) [N m] and, for ``contact_force``, ``forces()``: the forces
+        (4, 3) [N, world axes] the feet are estimated to receive (called only at the end of
+        a transfer and during a descent)."""
+        self._forces = forces
         p, events = self.p, []
         if not self.bands:
             self._enter(ClimbPhase.SETTLE, t)
@@ -291,11 +305,17 @@ class ClimbGait:
             s = cubic(elapsed / p.transfer_time)[0]
             if elapsed >= p.transfer_time:
                 sw.tau4_free = float(tau4[leg_index(leg)])
+                if self._by_force():
+                    sw.force_free = float(self._forces()[leg_index(leg)] @ sw.normal)
                 self._enter(ClimbPhase.DESCEND, t)
             return pin.SE3(rot, sw.lifted + s * (sw.above - sw.lifted))
         if self.phase is ClimbPhase.DESCEND:
             depth = min(elapsed * p.descend_speed, sw.lift + p.overshoot)
-            touched = abs(float(tau4[leg_index(leg)]) - sw.tau4_free) > p.contact_torque
+            if self._by_force():
+                pressed = float(self._forces()[leg_index(leg)] @ sw.normal) - sw.force_free
+                touched = pressed > p.contact_force
+            else:
+                touched = abs(float(tau4[leg_index(leg)]) - sw.tau4_free) > p.contact_torque
             bottomed = elapsed * p.descend_speed >= sw.lift + p.overshoot
             if touched or bottomed:
                 events.append(ClimbEvent(t, leg, "grasp", self.index[leg] + 1))
@@ -307,6 +327,10 @@ class ClimbGait:
             self.swing = None
             self._enter(ClimbPhase.RELOAD, t)
         return self.foot_hold_pose[leg]
+
+    def _by_force(self) -> bool:
+        """Whether descents end on the estimated foot force (else on the joint-4 torque)."""
+        return self.p.contact_force is not None and self._forces is not None
 
     @property
     def done(self) -> bool:

@@ -172,6 +172,10 @@ class QuadrupedSim:
         torque *= 1.0 / self.substeps
         return broken
 
+    def joint_torques(self) -> np.ndarray:
+        """Torques (20,) [N m] the servos apply now (their current readings)."""
+        return self._force.copy()
+
     def joint4_torques(self) -> np.ndarray:
         """Torque [N m] each leg's joint-4 servo applies now (from its current reading)."""
         return self._force[3::5].copy()

@@ -47,6 +47,7 @@ import pinocchio as pin
 from clamber.attachment.winch import WinchController, WinchSettings
 from clamber.exceptions import ConfigError
 from clamber.failures import FailureReason
+from clamber.quadruped.contact import FootForceEstimator
 from clamber.quadruped.controllers import MotionReference
 from clamber.quadruped.gaits import ClimbEvent, ClimbGait
 from clamber.quadruped.grasping import GraspReport, GraspStatus, grasp, release
@@ -95,13 +96,16 @@ START_CLEARANCE = 0.01
 #: two grasps that missed had 20-22 mm of rock there (the descent stopped on it 21-22 mm
 #: above the top, the grasp's reach is 20 mm); the holds the climbs grasped had 1-8 mm.
 SEAT_RISE = 0.01
-#: A descent ends on contact when the swing leg's joint-4 torque departs from its value at
-#: the end of the transfer by this much [N m]. With the plane gait's 0.25 N m the pad first
-#: pushes on the rock (11 N on wall 0's first swing at 90 deg; 3.2 N at 0.08 N m), and on
-#: walls 0, 1, 4 and 5 at 90 deg, where the stance grippers sat at gauges 0.96-1.0 during
-#: the swing, that push broke one off. Before contact the torque stayed within 0.03 N m of
-#: its free value.
-CONTACT_TORQUE = 0.08
+#: A descent ends on contact when the force pressing the swing foot along its hold's normal,
+#: estimated from the leg's servo torques (quasi-static: ``J^T f = g(q, R) + kv qdot - tau``,
+#: :class:`~clamber.quadruped.contact.FootForceEstimator`), has grown by this much [N] since
+#: the end of the transfer. The plane gait's rule (the joint-4 torque 0.25 N m off its
+#: value then) let the pad push first (11 N on wall 0's first swing at 90 deg), and on
+#: walls 0, 1, 4 and 5, where the stance grippers sat at gauges 0.96-1.0 during the swing,
+#: that push broke one off. A lower torque threshold (0.08 N m) ended descents in the air:
+#: the joint-4 torque drifts by up to 0.2 N m as the leg's pose changes (gravity), which
+#: the force estimate accounts for.
+CONTACT_FORCE = 1.5
 
 
 def _default_wall() -> RockWallSpec:
@@ -130,8 +134,9 @@ class RockClimbSettings:
     normal (``landing_cone``, :mod:`clamber.quadruped.planning.landing`; None: along the
     hold's normal); and how high [m] mapped rock may stand under the footpad above the
     landing sole's plane for a hold to be chosen (``seat_rise``, the planner's seat check;
-    None: not checked), and the change [N m] of the swing leg's joint-4 torque that ends a
-    descent as contact (``contact_torque``; None: the gait's own)."""
+    None: not checked), and the rise [N] of the force pressing the swing foot along its
+    hold's normal, estimated from the leg's servo torques, that ends a descent as contact
+    (``contact_force``; None: the gait's joint-4 torque rule)."""
 
     climb: ClimbSettings = field(default_factory=ClimbSettings)
     distance: float = 2.0
@@ -149,7 +154,7 @@ class RockClimbSettings:
     reorder: bool = True
     landing_cone: float | None = 0.1
     seat_rise: float | None = SEAT_RISE
-    contact_torque: float | None = CONTACT_TORQUE
+    contact_force: float | None = CONTACT_FORCE
 
     def __post_init__(self) -> None:
         if self.grasp not in GRASP_MODES:
@@ -163,7 +168,7 @@ class RockClimbSettings:
         if not (self.distance > 0 and self.regrasps >= 0 and self.winch_dt > 0):
             raise ConfigError("distance and winch_dt must be > 0 and regrasps >= 0, got "
                               f"{self.distance}, {self.winch_dt}, {self.regrasps}")
-        for name in ("seat_rise", "contact_torque"):
+        for name in ("seat_rise", "contact_force"):
             value = getattr(self, name)
             if value is not None and not (math.isfinite(value) and value > 0):
                 raise ConfigError(f"{name} must be > 0 or None, got {value}")
@@ -256,8 +261,8 @@ class RockClimbTrial(ClimbTrial):
         start holds, attached; the winches (all holding) and the gait clock."""
         rs, layout, seq = self.rock, self.layout, self.sequence
         gp = replace(self.settings.gait, cycles=1)
-        if rs.contact_torque is not None:
-            gp = replace(gp, contact_torque=rs.contact_torque)
+        if rs.contact_force is not None:
+            gp = replace(gp, contact_force=rs.contact_force)
         if rs.grasp == "winch":
             # The gait's release and grasp phases last one control cycle once the winch is
             # done; the clock stops while it works.
@@ -301,8 +306,11 @@ class RockClimbTrial(ClimbTrial):
                 self.winch_ctrl[leg], self.winch_plant[leg] = ctrl, plant
 
     def _setup_control(self) -> None:
-        """The plane trial's controller and filter; the Q-WBC's limits on the start holds."""
+        """The plane trial's controller and filter; the Q-WBC's limits on the start holds;
+        the swing feet's force estimate (nominal model and servo damping)."""
         super()._setup_control()
+        self.force_estimator = FootForceEstimator(RobotModel(self.robot),
+                                                  ServoBank(self.robot).kv)
         for leg in LEG_NAMES:
             self._limit_to_hold(leg, 0)
 
@@ -381,20 +389,30 @@ class RockClimbTrial(ClimbTrial):
         """The gait's reference on its own clock, which stops while a winch works."""
         sim = self.sim
         feet = partial(world_foot_poses, self.rm, state)
+        forces = partial(self._foot_forces, state)
         if t < PLACEMENT_TIME:
-            return self.gait.reference(0.0, feet, sim.joint4_torques())[0], []
+            return self.gait.reference(0.0, feet, sim.joint4_torques(), forces)[0], []
         if self.k == round(PLACEMENT_TIME / self.dt):
             sim.grippers.breakable = self.settings.breakable
             sim.grippers.reset_peaks()
         if self.busy_until is not None:
             if t + 1e-9 < self.busy_until:
-                return self.gait.reference(self.gait_clock, feet, sim.joint4_torques())[0], []
+                return self.gait.reference(self.gait_clock, feet, sim.joint4_torques(),
+                                           forces)[0], []
             self._finish_winch()
             if self.finished:
-                return self.gait.reference(self.gait_clock, feet, sim.joint4_torques())[0], []
-        out = self.gait.reference(self.gait_clock, feet, sim.joint4_torques())
+                return self.gait.reference(self.gait_clock, feet, sim.joint4_torques(),
+                                           forces)[0], []
+        out = self.gait.reference(self.gait_clock, feet, sim.joint4_torques(), forces)
         self.gait_clock += self.dt
         return out
+
+    def _foot_forces(self, state: RobotState) -> np.ndarray:
+        """Forces (4, 3) [N, world axes] on the feet as the servos' torques, the encoders and
+        the estimated attitude show them (the controller's model)."""
+        qj, dqj = self.sim.joints()
+        return self.force_estimator.forces(qj, dqj, self.sim.joint_torques(),
+                                           state.body_rotation)
 
     def _apply(self, events: list[ClimbEvent], t: float) -> None:
         """Release or grasp: at once with the fixed phases, through the winch otherwise."""
