@@ -117,6 +117,8 @@ class SequencePlanner:
         self.rng = np.random.default_rng(seed + 7_000_003)
         self.rule = RULES[settings.rule](self.rm, PlannerSettings(
             held_tilt=LANDED_TILT_TOLERANCE, landed_normals=True, seat_rise=seat_rise))
+        #: The rule's search (radius, lead): the band of each map that is fitted.
+        self.search = self.rule.settings
         if isinstance(self.rule, HoldPlanner):
             self.rule.count_all = False  # only the choice is read, not its tally of checks
         self.steps: list[PlannedStep] = []
@@ -156,7 +158,7 @@ class SequencePlanner:
             self.stop, self.detail = StopReason.NO_HOLD, f"gave up after {MAX_STEPS} swings"
             return None
         # Only the band the rule can search is fitted (the same candidates there).
-        window = search_window(self.body, self.wall, s.order, self.rule.settings)
+        window = search_window(self.body, self.wall, s.order, self.search)
         hold_map = build_hold_map(self.wall, observe_wall(self.wall, s.noise, self.rng),
                                   self.model, window=window)
         first = None
