@@ -124,3 +124,35 @@ def test_climbing_gait_moves_the_body_where_the_plan_puts_it():
     centre = np.mean([holds[leg][1 if leg in ("LR", "LF") else 0] for leg in LEG_NAMES],
                      axis=0) + p.standoff * np.array([0, 0, 1.0])
     np.testing.assert_allclose(log[-1][3], centre, atol=1e-12)
+
+
+def test_a_descent_on_the_force_rule_ends_when_the_foot_is_pressed_not_on_joint_4():
+    """With ``contact_force`` and the feet's forces given, a descent ignores joint 4's torque
+    (which swings by 1 N m here) and ends in the first cycle in which the force pressing the
+    foot along the hold's normal exceeds its value at the end of the transfer (2 N of
+    lateral load on the foot, not along the normal, then) by ``contact_force``."""
+    holds = {leg: [np.zeros(3), np.array([0.05, 0.0, 0.0])] for leg in LEG_NAMES}
+    normals = {leg: [np.array([0.0, 0.0, 1.0])] * 2 for leg in LEG_NAMES}
+    p = ClimbGaitSettings(contact_force=1.5)
+    gait = ClimbGait(holds, normals, np.eye(3), p, steps=1)
+    feet = {leg: pin.SE3(np.eye(3), holds[leg][0]) for leg in LEG_NAMES}
+    press = {"t": None}
+
+    def forces():
+        f = np.zeros((4, 3))
+        f[:, 0] = 2.0  # lateral load: not along the normal
+        if press["t"] is not None:
+            f[:, 2] = 1.0 * (t - press["t"])  # 1 N/s along the normal
+        return f
+
+    dt, t, grasp_at = 0.02, 0.0, None
+    while t < 40.0 and grasp_at is None:
+        tau4 = np.full(4, np.sin(7.0 * t))
+        _, events = gait.reference(t, lambda: feet, tau4, forces)
+        if gait.phase is ClimbPhase.DESCEND and press["t"] is None:
+            press["t"] = t
+        grasp_at = next((t for e in events if e.action == "grasp"), None)
+        t += dt
+    assert grasp_at is not None
+    pressed = 1.0 * (grasp_at - press["t"])
+    assert 1.5 < pressed <= 1.5 + dt + 1e-9
