@@ -137,8 +137,8 @@ def test_a_descent_ends_on_contact_before_the_pad_pushes_hard(force):
     """On wall 0 at 90 deg the first swing's descent ends, with the rock climb's rule, when
     the force estimated from the swing leg's servo torques presses the foot 1.5 N more along
     the hold's normal: the rock then presses on the gripper with under 5 N (1.9 N measured;
-    truth from the simulation). With the plane gait's joint-4 torque rule (0.25 N m) it has pushed with
-    more than 8 N, a push the stance grippers must take up."""
+    truth from the simulation). With the plane gait's joint-4 torque rule (0.25 N m) it has
+    pushed with more than 8 N, a push the stance grippers must take up."""
     quick = ClimbGaitSettings(settle_time=0.5, unload_time=1.0)
     settings = RockClimbSettings(climb=ClimbSettings(gait=quick), distance=0.05,
                                  contact_force=force)
