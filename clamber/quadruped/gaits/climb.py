@@ -6,8 +6,9 @@ along the hold's normal, move tangentially to above the next hold, descend along
 until the joint-4 torque departs from its free-swing value by ``contact_torque`` (the footpad
 touches the rock; or, with ``contact_force``, until the foot force estimated from the leg's
 servo torques presses along the normal by that much), grasp, reload (0 -> 1), then move the
-body to the centre of the four footholds with cubic interpolation. Every stride advances each foot by ``stride``; after the
-four legs the body has moved ``stride`` (0.22 m per cycle, 90 s per cycle in the paper).
+body to the centre of the four footholds with cubic interpolation. Every stride advances each
+foot by ``stride``; after the four legs the body has moved ``stride`` (0.22 m per cycle, 90 s
+per cycle in the paper).
 """
 
 from __future__ import annotations
