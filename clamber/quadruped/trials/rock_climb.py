@@ -100,11 +100,11 @@ SEAT_RISE = 0.01
 #: estimated from the leg's servo torques (quasi-static: ``J^T f = g(q, R) + kv qdot - tau``,
 #: :class:`~clamber.quadruped.contact.FootForceEstimator`), has grown by this much [N] since
 #: the end of the transfer. The plane gait's rule (the joint-4 torque 0.25 N m off its
-#: value then) let the pad push first (11 N on wall 0's first swing at 90 deg), and on
-#: walls 0, 1, 3, 4 and 5, where the stance grippers sat at gauges 0.96-1.0 during the swing,
-#: that push broke one off. A lower torque threshold (0.08 N m) ended descents in the air:
-#: the joint-4 torque drifts by up to 0.2 N m as the leg's pose changes (gravity), which
-#: the force estimate accounts for.
+#: value then) let the pad push first (11 N on wall 0's first swing at 90 deg); on walls
+#: 0, 1, 3, 4 and 5 a stance gripper broke during a descent (on wall 4 the stance sat at
+#: gauges 0.96-0.98 before the pad touched, and its push broke one off). A lower torque
+#: threshold (0.08 N m) ended descents in the air: the joint-4 torque drifts by up to
+#: 0.2 N m as the leg's pose changes (gravity), which the force estimate accounts for.
 CONTACT_FORCE = 1.5
 
 
