@@ -33,11 +33,13 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+import hashlib  # noqa: E402
 import json  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 
+import mujoco  # noqa: E402
 import numpy as np  # noqa: E402
 
 from clamber.experiments.quadruped_comparison import run_comparison  # noqa: E402
@@ -124,25 +126,46 @@ def rock_side_by_side(seeds: list[int], distance: float = 0.5) -> dict:
             "targets": {"realtime_factor_min": 20.0}}
 
 
+def fingerprint(trial: ClimbTrial, result) -> str:
+    """A hash of everything a climb computed, to tell bit-identical climbs apart from
+    different ones: the result (timings left out), the final MuJoCo state, the EKF's state
+    and covariance, every metric sample, the gripper events, gauges and peak loads."""
+    h = hashlib.sha256()
+    fields = {k: v for k, v in result.to_dict().items() if "wall" not in k and
+              "setup" not in k and "cpu" not in k}
+    h.update(json.dumps(fields, sort_keys=True, default=str).encode())
+    m, d = trial.sim.model, trial.sim.data
+    state = np.empty(mujoco.mj_stateSize(m, mujoco.mjtState.mjSTATE_FULLPHYSICS))
+    mujoco.mj_getState(m, d, state, mujoco.mjtState.mjSTATE_FULLPHYSICS)
+    ekf, g = trial.ekf, trial.sim.grippers
+    for a in (state, ekf.p, ekf.v, ekf.R, ekf.b_a, ekf.b_g, ekf.P, trial.samples.array(),
+              g.gauges, np.array(sorted(g.peak_loads().items()), dtype=object).astype(str)):
+        h.update(np.ascontiguousarray(a).tobytes())
+    h.update(repr(g.events).encode())
+    return h.hexdigest()[:16]
+
+
 def one_climb(kind: str, controller: str, seed: int, cycles: int = 1) -> dict:
     """CPU seconds of the loop of one unbreakable climb at 90 deg and its simulated seconds:
     ``plane`` (``cycles`` gait cycles) or ``rock`` (0.5 m planned on the generated wall,
     winch grasps; planning inside the loop reported apart). Building the trial is left
-    out."""
+    out. ``fingerprint`` tells bit-identical climbs (:func:`fingerprint`)."""
     plane = ClimbSettings(controller=controller, incline_deg=90.0, breakable=False,
                           gait=ClimbGaitSettings(cycles=cycles))
     if kind == "plane":
         trial = ClimbTrial(plane, seed)
         c0 = time.process_time()
         r = trial.run()[0]
-        return {"sim_s": r.sim_time_s, "cpu_s": time.process_time() - c0, "planning_cpu_s": 0.0}
+        return {"sim_s": r.sim_time_s, "cpu_s": time.process_time() - c0, "planning_cpu_s": 0.0,
+                "fingerprint": fingerprint(trial, r)}
     rock = RockClimbSettings(climb=plane, distance=0.5, grasp="winch")
     trial = RockClimbTrial(rock, seed, plan=plan_rock_climb(rock, seed))
     before_loop = trial.planning_cpu  # the first swing is planned while the trial is built
     c0 = time.process_time()
     r = trial.run()[0]
     return {"sim_s": r.sim_time_s, "cpu_s": time.process_time() - c0,
-            "planning_cpu_s": r.planning_cpu_s - before_loop}
+            "planning_cpu_s": r.planning_cpu_s - before_loop,
+            "fingerprint": fingerprint(trial, r)}
 
 
 def _run_one(source: str, kind: str, controller: str, seed: int, cycles: int = 1) -> dict:
@@ -173,22 +196,28 @@ def side_by_side(baseline: str | None, quick: bool, repeat: int = 1,
             r = _run_one(source, kind, controller, seed, cycles)
             row[f"{name}_sim_s"] = r["sim_s"]
             row[f"{name}_cpu_factor"] = r["sim_s"] / r["cpu_s"]
+            row[f"{name}_cpu_s"] = r["cpu_s"]
+            row[f"{name}_fingerprint"] = r["fingerprint"]
             if kind == "rock":
                 row[f"{name}_cpu_factor_without_planning"] = \
                     r["sim_s"] / max(1e-9, r["cpu_s"] - r["planning_cpu_s"])
         if baseline:
             row["speedup"] = row["this_cpu_factor"] / row["baseline_cpu_factor"]
+            row["identical"] = row["this_fingerprint"] == row["baseline_fingerprint"]
             if kind == "rock":
                 row["speedup_without_planning"] = row["this_cpu_factor_without_planning"] \
                     / row["baseline_cpu_factor_without_planning"]
         rows.append(row)
         print(json.dumps(row))
     out: dict = {"climbs": rows}
+    if baseline:
+        out["all_identical"] = all(r["identical"] for r in rows)
     for kind, controller in {(k, c) for k, c, _ in items}:
         mine = [r for r in rows if r["kind"] == kind and r["controller"] == controller]
         key = f"{kind}_{controller}"
         for field in ("this_cpu_factor", "speedup", "this_cpu_factor_without_planning",
-                      "speedup_without_planning", "baseline_cpu_factor"):
+                      "speedup_without_planning", "baseline_cpu_factor", "this_cpu_s",
+                      "baseline_cpu_s"):
             if field in mine[0]:
                 out[f"{key}_{field}_median"] = float(np.median([r[field] for r in mine]))
     return out
