@@ -29,6 +29,7 @@ EXAMPLES_CODESIGN = """examples:
   clamber jumper codesign --cma-option tolfun=1e-3 --dashboard
   clamber jumper codesign --settings tuned.toml    # any optimization setting, safe regions too
   clamber jumper codesign --fitness robust --landing-score climbs --workers 2 --json
+  clamber jumper codesign --fitness robust --landing-score measured --rear-spar --workers 2
 A generation runs at most --popsize evaluations at once, so more workers than that idle.
 """
 EXAMPLES_SWEEP = """examples:
@@ -74,10 +75,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     help="run every landing trial of every candidate (the robust fitness "
                     "otherwise stops a candidate's climbs once it cannot beat the best of "
                     "the finished generations)")
-    cd.add_argument("--landing-score", choices=("jumps", "climbs"),
+    cd.add_argument("--landing-score", choices=("jumps", "climbs", "measured"),
                     help="with --fitness robust: score the jumps landed ready before each "
-                    "climb's first failure (expected speed, default) or only the climbs "
-                    "that land all ten jumps (speed x climb success rate)")
+                    "climb's first failure (expected speed, default), only the climbs "
+                    "that land all ten jumps (speed x climb success rate), or the same "
+                    "with the simulated climbing speed, waits included (measured)")
+    cd.add_argument("--rear-spar", action="store_true",
+                    help="with --fitness robust: simulate the landings with a spar on the "
+                    "rear foot too (a hardware option; the paper's rear foot has none)")
     cd.add_argument("--finalists", type=number_type(int, 0, 100),
                     help="with --fitness robust: rescore this many best designs on held-out "
                     "climbs after the run and recommend the best of them (default 5; 0: "
@@ -134,7 +139,8 @@ def _fitness_from_dict(d: dict[str, Any]):
                          landing_controller=d.get("landing_controller", "closed-loop"),
                          landing_jumps=d.get("landing_jumps", 1), starts=d.get("starts", 1),
                          landing_race=d.get("landing_race", False),
-                         landing_score=d.get("landing_score", "jumps"))
+                         landing_score=d.get("landing_score", "jumps"),
+                         landing_rear_spar=d.get("landing_rear_spar", False))
 
 
 def codesign_config(args: argparse.Namespace):
@@ -174,7 +180,8 @@ def codesign_config(args: argparse.Namespace):
                                 landing_trials=landing,
                                 landing_controller=fitness.landing_controller,
                                 landing_jumps=jumps, starts=starts, landing_race=race,
-                                landing_score=fitness.landing_score)
+                                landing_score=fitness.landing_score,
+                                landing_rear_spar=fitness.landing_rear_spar)
     from dataclasses import replace
 
     if args.starts is not None:
@@ -183,6 +190,8 @@ def codesign_config(args: argparse.Namespace):
         fitness = replace(fitness, landing_race=False)
     if args.landing_score is not None:
         fitness = replace(fitness, landing_score=args.landing_score)
+    if args.rear_spar:
+        fitness = replace(fitness, landing_rear_spar=True)
 
     def pick(name):
         v = getattr(args, name)

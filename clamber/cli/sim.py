@@ -47,7 +47,8 @@ EXAMPLES_ROBUSTNESS = """examples:
   clamber jumper robustness aimed.npz --trials 200 --foot-radius 0.010  # robot's real radius
 """
 EXAMPLES_ROBUSTNESS += (
-    "  clamber jumper robustness s.npz --controller closed-loop --jumps 10 --json\n")
+    "  clamber jumper robustness s.npz --controller closed-loop --jumps 10 --json\n"
+    "  clamber jumper robustness s.npz --controller closed-loop --jumps 10 --rear-spar\n")
 EXAMPLES_CALIBRATE = """examples:
   clamber jumper calibrate --json                  # the fine grid and the 200-trial check
   clamber jumper calibrate --stage coarse --json   # the first, coarse search
@@ -76,11 +77,13 @@ def _load(path: Path):
 
 def _config(args: argparse.Namespace):
     from clamber.experiments.calibration import calibrated_config
+    from clamber.jumper.sim.gripper import FootPivot
     from clamber.jumper.sim.motor import MotorParameters
 
     motor = MotorParameters(supply_voltage=args.supply_voltage)
+    pivot = FootPivot().with_rear_spar() if getattr(args, "rear_spar", False) else FootPivot()
     return calibrated_config(motor=motor, foot_radius=getattr(args, "foot_radius", None),
-                             controller=getattr(args, "controller", "open-loop"))
+                             controller=getattr(args, "controller", "open-loop"), pivot=pivot)
 
 
 def _simulate(args: argparse.Namespace) -> dict:
@@ -110,7 +113,7 @@ def _simulate(args: argparse.Namespace) -> dict:
 #: Options that define a robustness study, stored in its run folder so a resume replays it.
 STUDY_OPTIONS = {"trials": 30, "jumps": 1, "seed": 0, "mass_tol": None, "length_tol": None,
                  "jitter": None, "supply_voltage": 12.0, "foot_radius": None,
-                 "controller": "open-loop", "tol_scale": 1.0}
+                 "controller": "open-loop", "tol_scale": 1.0, "rear_spar": False}
 
 
 def _study_options(args: argparse.Namespace, run_dir: Path) -> argparse.Namespace:
@@ -140,6 +143,11 @@ def _stored_option(run_dir: Path, name: str, value):
              "tol_scale": non_negative_float}
     if value is None:
         return None
+    if name == "rear_spar":
+        if not isinstance(value, bool):
+            raise ConfigError(f"{run_dir / 'study.json'}: rear_spar = {value!r}: must be "
+                              "true or false")
+        return value
     if name == "controller":
         if value not in ("open-loop", "closed-loop"):
             raise ConfigError(f"{run_dir / 'study.json'}: controller = {value!r}: must be "
@@ -357,6 +365,9 @@ def register(subparsers) -> None:
         p.add_argument("--foot-radius", type=foot_radius,
                        help="the robot's gripper radius [m], up to 0.05 (default: the "
                        "optimization's)")
+        p.add_argument("--rear-spar", action="store_true", default=None if p is rob else False,
+                       help="a spar on the rear foot too, at the front spar's angle (a "
+                       "hardware option; the paper's rear foot has none)")
 
 
 def demo_step(out_dir: Path, summary: dict, as_json: bool) -> tuple[dict, list]:

@@ -45,12 +45,13 @@ class FinalistTask:
     seed: int
     controller: str
     score: str
+    rear_spar: bool = False
 
 
 def score_finalist(task: FinalistTask) -> dict[str, Any]:
     """The landing figures of one finalist on its held-out climbs (no racing)."""
     return landing_fitness(task.solution, task.trials, task.controller, seed=task.seed,
-                           jumps=task.jumps, score=task.score)
+                           jumps=task.jumps, score=task.score, rear_spar=task.rear_spar)
 
 
 def pick_finalists(trials: list, count: int) -> list:
@@ -98,7 +99,7 @@ def validate_finalists(result: Any, evaluator: Evaluator | None = None,
     tasks = [FinalistTask(t.generation, t.index,
                           TrajectorySolution.load(result.run_dir / t.trajectory), trials,
                           fitness.landing_jumps, seed, fitness.landing_controller,
-                          fitness.landing_score)
+                          fitness.landing_score, fitness.landing_rear_spar)
              for t in chosen]
     scored = (evaluator or SerialEvaluator()).map(score_finalist, tasks)
     rows = []
@@ -111,14 +112,16 @@ def validate_finalists(result: Any, evaluator: Evaluator | None = None,
             v = outcome.value
             row.update(fitness_mps=v["landing_fitness_mps"], ready_rate=v["ready_rate"],
                        climb_success_rate=v["climb_success_rate"],
-                       expected_speed_mps=v["expected_speed_mps"])
+                       expected_speed_mps=v["expected_speed_mps"],
+                       climb_speed_mps=v["climb_speed_mps"])
         else:
             row.update(fitness_mps=math.nan, error=outcome.error)
         rows.append(row)
     ranked = [r for r in rows if math.isfinite(r["fitness_mps"])]
     best = max(ranked, key=lambda r: r["fitness_mps"]) if ranked else None
     out = {"seed": seed, "trials": trials, "jumps": fitness.landing_jumps,
-           "score": fitness.landing_score, "finalists": rows, "best": best}
+           "score": fitness.landing_score, "rear_spar": fitness.landing_rear_spar,
+           "finalists": rows, "best": best}
     Path(result.run_dir, VALIDATION_FILE).write_text(
         json.dumps(out, indent=1, allow_nan=True) + "\n")
     return out

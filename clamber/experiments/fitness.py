@@ -86,7 +86,12 @@ class FitnessSettings:
     landing_score: str = "jumps"
     """What a landing climb adds to the fitness: 'jumps' scores the expected speed (the jumps
     landed ready before the climb's first failure), 'climbs' only completed climbs (the
-    speed times the fraction of climbs that land every jump; prefers rare failures)."""
+    speed times the fraction of climbs that land every jump; prefers rare failures),
+    'measured' the same with the climbing speed measured in the simulator (waits for the
+    catches included) instead of the planned one."""
+    landing_rear_spar: bool = False
+    """Simulate the landings with a spar on the rear foot too (a hardware option:
+    :meth:`~clamber.jumper.sim.gripper.FootPivot.with_rear_spar`)."""
     landing_race: bool = False
     """Stop a candidate's landing trials once its expected speed cannot reach the best
     fitness of the co-design's finished generations (an exact bound, not a statistical
@@ -105,7 +110,8 @@ class FitnessSettings:
         v.integer("fitness", "starts", self.starts, low=1)
         v.choice("fitness", "landing_race", self.landing_race, (False, True))
         v.choice("fitness", "landing_score", self.landing_score,
-                 ("jumps", "climbs"))
+                 ("jumps", "climbs", "measured"))
+        v.choice("fitness", "landing_rear_spar", self.landing_rear_spar, (False, True))
 
     def to_dict(self) -> dict[str, Any]:
         # the default landing score is left out, so runs recorded before it existed resume
@@ -124,6 +130,8 @@ class FitnessSettings:
         }
         if self.landing_score != "jumps":
             d["landing_score"] = self.landing_score
+        if self.landing_rear_spar:
+            d["landing_rear_spar"] = True
         return d
 
 
@@ -258,7 +266,8 @@ def evaluate_start(task: CandidateTask, k: int) -> CandidateResult:
             landing = landing_fitness(sol, cfg.landing_trials, cfg.landing_controller,
                                       jumps=cfg.landing_jumps,
                                       beat=task.beat if cfg.landing_race else None,
-                                      score=cfg.landing_score)
+                                      score=cfg.landing_score,
+                                      rear_spar=cfg.landing_rear_spar)
             info.update(landing)
             fitness = landing["landing_fitness_mps"]
         c2 = time.process_time()

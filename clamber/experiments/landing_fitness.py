@@ -7,7 +7,11 @@ whole climb was given, falls included). The second is what separates trajectorie
 first jump lands but whose later ones do not (docs/landing.md). With ``score="climbs"`` a
 climb counts only if it lands every jump: the speed times the fraction of climbs completed
 (a fall loses the whole climb, as it would a robot that has to be carried back up). That
-score prefers designs that fail rarely over designs that fail late.
+score prefers designs that fail rarely over designs that fail late. ``score="measured"``
+replaces the planned speed of ``"climbs"`` by the climbing speed measured in the
+simulator (height over time of every ready jump, waits for the catches included; capped at
+the planned speed, so the racing bound below stays exact): the planned speed does not see
+the time a late catch costs.
 
 **Racing.** Given a fitness to beat (the co-design passes the best of its finished
 generations), the trials stop as soon as the candidate *cannot* reach it: after ``k`` of
@@ -36,6 +40,7 @@ from clamber.experiments.calibration import calibrated_config, calibrated_tolera
 from clamber.experiments.record import TrialOutcome
 from clamber.experiments.robustness import robustness_study
 from clamber.experiments.statistics import wilson_interval
+from clamber.jumper.sim.gripper import FootPivot
 from clamber.jumper.solution import TrajectorySolution
 
 #: Trials a raced candidate runs at least before it may be stopped (its score is the
@@ -45,7 +50,7 @@ MIN_RACE_TRIALS = 5
 
 #: What a landing trial contributes to the fitness: its jumps landed ready before its
 #: first failure, or only whether it completed every jump.
-SCORES = ("jumps", "climbs")
+SCORES = ("jumps", "climbs", "measured")
 
 
 def fitness_upper_bound(speed: float, ready_jumps: int, done: int, trials: int,
@@ -53,7 +58,7 @@ def fitness_upper_bound(speed: float, ready_jumps: int, done: int, trials: int,
     """The largest fitness [m/s] ``trials`` climbs can reach once ``done`` of them landed
     ``ready_jumps`` jumps ready (``successes`` of them every jump): every remaining climb
     lands all its jumps."""
-    if score == "climbs":
+    if score in ("climbs", "measured"):
         return speed * (successes + trials - done) / trials
     return speed * (ready_jumps + (trials - done) * jumps) / (trials * jumps)
 
@@ -72,12 +77,25 @@ class RaceTally:
     """Jumps landed ready before each trial's first failure, summed [-]."""
     raced: bool
     """True when the trials stopped before the last because the threshold was out of reach."""
+    climbed_m: float = 0.0
+    """Height gained by the ready jumps, summed [m]."""
+    climb_time_s: float = 0.0
+    """Duration of the ready jumps, summed (waits included) [s]."""
+
+    @property
+    def climb_speed(self) -> float:
+        """Height over time of the ready jumps [m/s]; NaN if none landed."""
+        return self.climbed_m / self.climb_time_s if self.climb_time_s > 0 else math.nan
 
 
 def tally_fitness(speed: float, tally: RaceTally, jumps: int, score: str = "jumps") -> float:
     """The fitness [m/s] of the trials a tally counted (see the module docstring)."""
     if score == "climbs":
         return speed * tally.success / tally.done
+    if score == "measured":
+        if not tally.success:
+            return 0.0
+        return min(speed, tally.climb_speed) * tally.success / tally.done
     return speed * tally.ready_jumps / (tally.done * jumps)
 
 
@@ -88,33 +106,40 @@ def race(outcomes: Iterable[TrialOutcome], speed: float, trials: int, jumps: int
     ``beat`` [m/s], until at least ``min_trials`` are in and the fitness of all ``trials``
     (``score``: see :func:`tally_fitness`) can no longer reach ``beat``."""
     first_ready = success = ready_jumps = done = 0
+    climbed = climb_time = 0.0
     for m in outcomes:
         done += 1
         first_ready += bool(m.metrics.get("first_ready"))
         success += bool(m.success)
         ready_jumps += int(m.metrics.get("ready_jumps", 0))
+        climbed += float(m.metrics.get("climbed_m", 0.0))
+        climb_time += float(m.metrics.get("climb_time_s", 0.0))
         if done == trials:
             break
         if (beat is not None and done >= min_trials
                 and fitness_upper_bound(speed, ready_jumps, done, trials, jumps, score,
                                         success) < beat):
-            return RaceTally(done, first_ready, success, ready_jumps, True)
-    return RaceTally(done, first_ready, success, ready_jumps, False)
+            return RaceTally(done, first_ready, success, ready_jumps, True, climbed,
+                             climb_time)
+    return RaceTally(done, first_ready, success, ready_jumps, False, climbed, climb_time)
 
 
 def landing_fitness(sol: TrajectorySolution, trials: int, controller: str = "closed-loop",
                     seed: int = 0, jumps: int = 1, beat: float | None = None,
                     min_trials: int = MIN_RACE_TRIALS,
-                    score: str = "jumps") -> dict[str, float]:
+                    score: str = "jumps", rear_spar: bool = False) -> dict[str, float]:
     """Ready rate (first jump), climb success, the expected speed [m/s] and the fitness
     [m/s] (``score``, see :func:`tally_fitness`) of ``trials`` seeded trials of ``jumps``
     jumps in the calibrated simulator.
 
     With ``beat`` [m/s] the trials stop once the expected speed cannot reach it (after at
     least ``min_trials``); the rates are then over the trials run (``landing_trials_run``)
-    and ``raced`` is true.
+    and ``raced`` is true. ``rear_spar`` plays the climbs with a spar on the rear foot too
+    (:meth:`~clamber.jumper.sim.gripper.FootPivot.with_rear_spar`).
     """
-    study = robustness_study(sol, trials, seed, jumps, calibrated_config(controller=controller),
+    changes = {"pivot": FootPivot().with_rear_spar()} if rear_spar else {}
+    study = robustness_study(sol, trials, seed, jumps,
+                             calibrated_config(controller=controller, **changes),
                              calibrated_tolerances())
     speed = sol.speed if sol.status.success else math.nan
     if score not in SCORES:
@@ -126,6 +151,9 @@ def landing_fitness(sol: TrajectorySolution, trials: int, controller: str = "clo
     return {"ready_rate": ready.rate, "ready_low": ready.low, "ready_high": ready.high,
             "climb_success_rate": tally.success / tally.done,
             "ready_jump_fraction": fraction, "expected_speed_mps": speed * fraction,
+            # 0 when no jump landed ready (a record holds no NaN)
+            "climb_speed_mps": tally.climb_speed if tally.climb_time_s > 0 else 0.0,
+            "rear_spar": rear_spar,
             "landing_fitness_mps": tally_fitness(speed, tally, jumps, score),
             "landing_score": score,
             "landing_trials": trials, "landing_jumps": jumps,

@@ -81,7 +81,8 @@ def test_robust_fitness_options_and_their_read_back(tmp_path):
 
     ns = argparse.Namespace(resume=None, fitness="robust", torque_limit=None, settings=None,
                             starts=None, generations=1, popsize=2, sigma0=None, seed=None,
-                            cma_option=[], no_race=False, landing_score=None)
+                            cma_option=[], no_race=False, landing_score=None,
+                            rear_spar=False)
     cfg = codesign_config(ns)
     f = cfg.fitness
     assert (f.landing_trials, f.landing_jumps, f.starts, f.landing_race) == (30, 10, 1, True)
@@ -94,7 +95,12 @@ def test_robust_fitness_options_and_their_read_back(tmp_path):
     climbs = codesign_config(ns).fitness
     assert climbs.landing_score == "climbs"
     assert _fitness_from_dict(climbs.to_dict()).to_dict() == climbs.to_dict()
-    ns.landing_score = None
+    assert not climbs.landing_rear_spar and "landing_rear_spar" not in climbs.to_dict()
+    ns.landing_score, ns.rear_spar = "measured", True
+    measured = codesign_config(ns).fitness
+    assert measured.landing_score == "measured" and measured.landing_rear_spar
+    assert _fitness_from_dict(measured.to_dict()).to_dict() == measured.to_dict()
+    ns.landing_score, ns.rear_spar = None, False
     ns.no_race = True
     assert codesign_config(ns).fitness.landing_race is False
     ns.no_race = False

@@ -73,6 +73,43 @@ def test_climbs_score_race_never_stops_a_candidate_that_would_reach_the_threshol
     assert stopped > 200
 
 
+def _measured_climbs(ready_jumps, jumps, per_jump_m, per_jump_s):
+    return [TrialOutcome(r == jumps, None if r == jumps else FailureReason.FELL, "",
+                         {"first_ready": r > 0, "ready_jumps": r, "climbed_m": r * per_jump_m,
+                          "climb_time_s": r * per_jump_s}) for r in ready_jumps]
+
+
+def test_measured_score_is_the_simulated_speed_capped_at_the_planned_one_and_races_exactly():
+    """'measured' scores completed climbs at the climbing speed measured over the ready jumps
+    (height over time, waits included) capped at the planned speed; over 2000 constructed
+    cases its early stops are exact: a stopped candidate's full and tallied scores lie below
+    the threshold, a candidate reaching it runs every trial."""
+    late = race(iter(_measured_climbs([5, 5, 5, 2], 5, 0.2, 0.45)), 0.5, 4, 5)
+    assert late.climb_speed == pytest.approx(0.2 / 0.45)
+    assert tally_fitness(0.5, late, 5, "measured") == pytest.approx(0.2 / 0.45 * 3 / 4)
+    fast = race(iter(_measured_climbs([5, 5], 5, 0.2, 0.3)), 0.5, 2, 5)
+    assert tally_fitness(0.5, fast, 5, "measured") == pytest.approx(0.5)
+    none = race(iter(_measured_climbs([1, 0], 5, 0.2, 0.45)), 0.5, 2, 5)
+    assert tally_fitness(0.5, none, 5, "measured") == 0.0
+    rng = np.random.default_rng(2)
+    trials, jumps, stopped = 12, 5, 0
+    for _ in range(2000):
+        p = rng.uniform(0.5, 1.0)
+        ready = [int(np.argmin(np.append(rng.random(jumps) < p, False))) for _ in range(trials)]
+        speed, per_jump_s = rng.uniform(0.2, 0.8), rng.uniform(0.35, 0.5)
+        climbs = _measured_climbs(ready, jumps, rng.uniform(0.15, 0.25), per_jump_s)
+        full = tally_fitness(speed, race(iter(climbs), speed, trials, jumps), jumps, "measured")
+        beat = full * rng.uniform(0.5, 1.5) + 1e-3
+        tally = race(iter(climbs), speed, trials, jumps, beat, min_trials=3, score="measured")
+        score = tally_fitness(speed, tally, jumps, "measured")
+        if full >= beat:
+            assert not tally.raced and tally.done == trials and score == full
+        if tally.raced:
+            stopped += 1
+            assert full < beat and score < beat and tally.done >= 3
+    assert stopped > 200
+
+
 def test_the_two_scores_rank_late_and_early_failures_differently():
     """Four five-jump climbs: one that fails at its last jump and three that complete
     score 19/20 of the speed on 'jumps' and 3/4 on 'climbs'; a climb falling at its

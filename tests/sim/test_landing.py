@@ -14,7 +14,7 @@ from clamber.jumper.sim.gripper import FootPivot, FootState
 from clamber.jumper.sim.recorder import Recorder
 from clamber.jumper.sim.robustness import Tolerances
 from clamber.jumper.sim.settings import Realization, SimulationSettings
-from clamber.jumper.sim.simulate import simulate
+from clamber.jumper.sim.simulate import JumpTrial, simulate
 
 PHASES = [0.0, 0.1, 0.15, 0.25, 0.3, 0.4]
 
@@ -72,6 +72,25 @@ def test_foot_flips_under_a_sharp_deceleration_and_the_spar_stops_it():
         foot.step(0.001, 0.0, 0.0, 0.0, 200.0)
     assert foot.sole_angle == pytest.approx(0.3)
     assert FootState(FootPivot(capture_angle=0.2), 0.01, math.pi, 1.0).faces_wall
+
+
+def test_a_rear_spar_stops_the_rear_foot_at_the_front_spars_angle(coarse_solution):
+    """``FootPivot.with_rear_spar`` gives the rear foot the front spar's stop; the simulator
+    stops each foot at its own angle, so under the same sharp deceleration the rear foot
+    turns only as far as the front one."""
+    pivot = FootPivot()
+    spar = pivot.with_rear_spar()
+    assert spar.rear_stop_angle == pivot.spar_angle and spar.spar_angle == pivot.spar_angle
+    stops = [[f.stop for f in JumpTrial(coarse_solution, 1, SimulationSettings(pivot=p), None,
+                                        False).feet] for p in (pivot, spar)]
+    assert stops == [[0.35, 1.2], [0.35, 0.35]]
+    turned = []
+    for stop in (pivot.rear_stop_angle, spar.rear_stop_angle):
+        foot = FootState(spar, mass=0.01, rest_offset=math.pi, stop=stop)
+        for _ in range(100):
+            foot.step(0.001, 0.0, 0.0, 0.0, 400.0)
+        turned.append(foot.sole_angle)
+    assert turned[0] > 0.5 and turned[1] == pytest.approx(pivot.spar_angle)
 
 
 def test_recorder_writes_by_name_and_grows():

@@ -59,19 +59,26 @@ def test_the_command_plays_the_calibrated_tolerances(solution_file, coarse_solut
                                                      capsys, study_trials):
     """Without tolerance options the command samples every calibrated tolerance (gains,
     motors, initial state too) and records, trial for trial, what the library's calibrated
-    study records on the same seeds; --mass-tol replaces that one tolerance only."""
+    study records on the same seeds; --mass-tol replaces that one tolerance only, and
+    --rear-spar plays the feet of ``FootPivot.with_rear_spar`` (stored for a resume)."""
     from dataclasses import replace
 
     from clamber.experiments.calibration import calibrated_config, calibrated_tolerances
     from clamber.experiments.robustness import robustness
+    from clamber.jumper.sim.gripper import FootPivot
 
     config = calibrated_config(controller="closed-loop")
-    for name, extra, tol in (("calibrated", [], calibrated_tolerances()),
-                             ("wide", ["--mass-tol", "0.2"],
-                              replace(calibrated_tolerances(), mass_rel=0.2))):
+    spar = calibrated_config(controller="closed-loop", pivot=FootPivot().with_rear_spar())
+    for name, extra, tol, cfg in (
+            ("calibrated", [], calibrated_tolerances(), config),
+            ("wide", ["--mass-tol", "0.2"], replace(calibrated_tolerances(), mass_rel=0.2),
+             config),
+            ("spar", ["--rear-spar"], calibrated_tolerances(), spar)):
         _run(capsys, solution_file, "--trials", "3", "--workers", "0", "--seed", "3",
              "--controller", "closed-loop", *extra, "--out", str(tmp_path / name))
-        robustness(coarse_solution, 3, seed=3, config=config, tolerances=tol,
+        robustness(coarse_solution, 3, seed=3, config=cfg, tolerances=tol,
                    run_dir=tmp_path / f"lib-{name}")
         assert study_trials(tmp_path / name) == study_trials(tmp_path / f"lib-{name}")
     assert study_trials(tmp_path / "calibrated") != study_trials(tmp_path / "wide")
+    assert json.loads((tmp_path / "spar" / "study.json").read_text())["rear_spar"] is True
+    assert json.loads((tmp_path / "calibrated" / "study.json").read_text())["rear_spar"] is False

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from clamber import _validate as check
 from clamber.attachment.safe_region import SafeRegion
@@ -120,6 +120,12 @@ class FootPivot:
                                     "rear_stop_angle", "capture_angle"))
         if self.com_offset <= 0:
             raise ConfigError(f"pivot.com_offset = {self.com_offset}: must be > 0")
+
+    def with_rear_spar(self) -> FootPivot:
+        """The same feet with a spar on the rear foot too, at the front spar's angle: a
+        hardware option (the paper's rear foot has none) that keeps the rear sole within
+        its capture angle while it swings to the wall (docs/landing.md)."""
+        return replace(self, rear_stop_angle=self.spar_angle)
 
 
 class FootState:
