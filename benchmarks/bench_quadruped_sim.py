@@ -22,7 +22,14 @@ winch (0.5 m), each climb in a fresh process; ``--baseline DIR`` runs every clim
 with the clamber of another checkout, alternating, and reports the speed-up (``--quick``:
 seed 0 only, else seeds 0 and 1; ``--repeat N`` runs each climb N times, medians;
 ``--kinds plane`` or ``rock`` picks the walls; ``--cycles N`` climbs N gait cycles on the
-plane wall, e.g. the comparison's five). The last printed line is one JSON object.
+plane wall, e.g. the comparison's five; every climb's fingerprint tells whether the two
+checkouts computed the same climb bit for bit). ``--breakdown`` samples where one breakable
+Q-WBC climb on the vertical wall spends its CPU time (``--cycles N`` gait cycles), by
+sampling the stack on a CPU-time timer signal (asked for every 0.5 ms, delivered at the
+kernel's tick, so about every 4 ms; unlike cProfile, which inflates every Python call,
+it leaves the loop's speed as it is). ``--islands`` times ``mj_step`` with MuJoCo's island
+search on and off from states saved along a climb. The last printed line is one JSON
+object.
 """
 
 from __future__ import annotations
@@ -33,8 +40,10 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+import collections  # noqa: E402
 import hashlib  # noqa: E402
 import json  # noqa: E402
+import signal  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -223,6 +232,107 @@ def side_by_side(baseline: str | None, quick: bool, repeat: int = 1,
     return out
 
 
+#: Parts of a control cycle, innermost first: (part, file, function) matched on the stack;
+#: the physics steps are the lines of ``_advance`` that call ``mj_step``.
+_PARTS = (
+    ("gripper failure check", "sim/grippers.py", ("end_cycle", "record_step", "check")),
+    ("wrench QP (build, DAQP)", "quadruped/qwbc.py", ("solve",)),
+    ("statics (Pinocchio)", "quadruped/statics.py", ("evaluate", "torques")),
+    ("CLIK goal positions", "quadruped/controllers.py", ("_positions",)),
+    ("rest of the controller", "quadruped/controllers.py", ("step", "acceleration", "_command")),
+    ("EKF update", "quadruped/estimator.py", ("update",)),
+    ("EKF predict, IMU, encoders", "trials/climb.py", ("_estimate",)),
+    ("gait reference", "trials/climb.py", ("_reference",)),
+    ("metric samples", "trials/climb.py", ("_sample",)),
+    ("rest of the simulator step", "sim/simulator.py", ("step", "_advance")),
+)
+
+
+def _part(frame) -> str:
+    """The part of the control cycle a sampled stack is in."""
+    f = frame
+    while f is not None:
+        code = f.f_code
+        if code.co_name == "_advance" and code.co_filename.endswith("sim/simulator.py"):
+            import linecache
+
+            if "step(m, d)" in linecache.getline(code.co_filename, f.f_lineno):
+                return "MuJoCo mj_step"
+        for name, path, functions in _PARTS:
+            if code.co_name in functions and code.co_filename.endswith(path):
+                return name
+        f = f.f_back
+    return "other (trial loop, checks)"
+
+
+def breakdown(cycles: int, seed: int = 0, period: float = 0.0005) -> dict:
+    """Shares of the loop's CPU time by part of the control cycle, sampled on a CPU-time
+    timer (``period`` [s] asked for; the kernel delivers it at its tick) over one breakable
+    Q-WBC climb of ``cycles`` gait cycles (90 deg)."""
+    from dataclasses import replace
+
+    from clamber.quadruped.comparison import scenario_settings
+
+    settings = replace(scenario_settings("wall90", controller="qwbc"),
+                       gait=ClimbGaitSettings(cycles=cycles))
+    trial = ClimbTrial(settings, seed)
+    counts: collections.Counter = collections.Counter()
+
+    def sample(signum, frame) -> None:
+        counts[_part(frame)] += 1
+
+    old = signal.signal(signal.SIGPROF, sample)
+    signal.setitimer(signal.ITIMER_PROF, period, period)
+    c0 = time.process_time()
+    try:
+        r = trial.run()[0]
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0.0, 0.0)
+        signal.signal(signal.SIGPROF, old)
+    cpu = time.process_time() - c0
+    n = max(1, sum(counts.values()))
+    return {"breakdown_cycles": cycles, "breakdown_seed": seed, "sim_s": r.sim_time_s,
+            "success": r.success, "control_cycles": trial.k, "loop_cpu_s": cpu,
+            "cpu_us_per_control_cycle": 1e6 * cpu / max(1, trial.k), "samples": n,
+            "shares": {k: v / n for k, v in counts.most_common()}}
+
+
+def islands_side_by_side(repeat: int = 7, states: int = 10, steps: int = 200) -> dict:
+    """CPU microseconds per ``mj_step`` with MuJoCo's island search on and off (the scenes'
+    setting), alternating, from ``states`` states saved along the first 60 s of a breakable
+    Q-WBC climb (90 deg, seed 0), ``steps`` steps from each; medians over ``repeat``."""
+    import copy
+
+    trial = ClimbTrial(ClimbSettings(), 0)
+    m0, kind = trial.sim.model, mujoco.mjtState.mjSTATE_INTEGRATION
+    saved = []
+    for k in range(300 * states):
+        trial.step()
+        if k % 300 == 150:
+            st = np.empty(mujoco.mj_stateSize(m0, kind))
+            mujoco.mj_getState(m0, trial.sim.data, st, kind)
+            saved.append((st, trial.sim.data.eq_active.copy()))
+    flag = int(mujoco.mjtDisableBit.mjDSBL_ISLAND)
+    models = {"islands_on": copy.copy(m0), "islands_off": copy.copy(m0)}
+    models["islands_on"].opt.disableflags &= ~flag
+    models["islands_off"].opt.disableflags |= flag
+    us: dict[str, list[float]] = {name: [] for name in models}
+    for _ in range(repeat):
+        for name, m in models.items():
+            d, cpu = mujoco.MjData(m), 0.0
+            for st, eq in saved:
+                mujoco.mj_setState(m, d, st, kind)
+                d.eq_active[:] = eq
+                c0 = time.process_time()
+                for _ in range(steps):
+                    mujoco.mj_step(m, d)
+                cpu += time.process_time() - c0
+            us[name].append(1e6 * cpu / (steps * len(saved)))
+    med = {name: float(np.median(v)) for name, v in us.items()}
+    return {"mj_step_cpu_us": us, "mj_step_cpu_us_median": med,
+            "islands_off_over_on": med["islands_off"] / med["islands_on"]}
+
+
 def main() -> None:
     if len(sys.argv) == 6 and sys.argv[1] == "--one":
         print(json.dumps(one_climb(sys.argv[2], sys.argv[3], int(sys.argv[4]),
@@ -244,8 +354,19 @@ def main() -> None:
     parser.add_argument("--kinds", nargs="+", default=["plane", "rock"],
                         choices=["plane", "rock"], help="with --climbs: which walls")
     parser.add_argument("--cycles", type=int, default=1,
-                        help="with --climbs: gait cycles of the plane climbs (1)")
+                        help="with --climbs or --breakdown: gait cycles (1)")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="only where one Q-WBC climb's CPU time goes, by sampling")
+    parser.add_argument("--islands", action="store_true",
+                        help="only mj_step's time with MuJoCo's island search on and off")
     args = parser.parse_args()
+    if args.islands:
+        print(json.dumps(islands_side_by_side()))
+        return
+    if args.breakdown:
+        run_climb(ClimbSettings(), 0, time_limit=0.1)  # warm caches (gripper wrench space)
+        print(json.dumps(breakdown(max(1, args.cycles))))
+        return
     if args.climbs or args.baseline:
         print(json.dumps(side_by_side(args.baseline, args.quick, max(1, args.repeat),
                                       tuple(args.kinds), max(1, args.cycles))))
