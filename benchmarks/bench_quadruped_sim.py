@@ -298,9 +298,13 @@ def breakdown(cycles: int, seed: int = 0, period: float = 0.0005) -> dict:
 
 
 def islands_side_by_side(repeat: int = 7, states: int = 10, steps: int = 200) -> dict:
-    """CPU microseconds per ``mj_step`` with MuJoCo's island search on and off (the scenes'
-    setting), alternating, from ``states`` states saved along the first 60 s of a breakable
-    Q-WBC climb (90 deg, seed 0), ``steps`` steps from each; medians over ``repeat``."""
+    """MuJoCo's island search on and off (the scenes' setting), two ways on a shared
+    machine: CPU microseconds per ``mj_step`` from ``states`` states saved along the first
+    60 s of a breakable Q-WBC climb (90 deg, seed 0), ``steps`` steps from each, alternating,
+    medians over ``repeat``; and the loop's CPU time of two copies of the same one-cycle
+    climb per controller in this process, one with the search on, stepped by turns, 100
+    control cycles each, the order swapped every turn (both copies see the same load, and
+    end in the same state)."""
     import copy
 
     trial = ClimbTrial(ClimbSettings(), 0)
@@ -329,8 +333,31 @@ def islands_side_by_side(repeat: int = 7, states: int = 10, steps: int = 200) ->
                 cpu += time.process_time() - c0
             us[name].append(1e6 * cpu / (steps * len(saved)))
     med = {name: float(np.median(v)) for name, v in us.items()}
-    return {"mj_step_cpu_us": us, "mj_step_cpu_us_median": med,
-            "islands_off_over_on": med["islands_off"] / med["islands_on"]}
+    out: dict = {"mj_step_cpu_us": us, "mj_step_cpu_us_median": med,
+                 "mj_step_islands_off_over_on": med["islands_off"] / med["islands_on"]}
+    for controller in ("qwbc", "clik", "vmc"):
+        settings = ClimbSettings(controller=controller)
+        pair = {"islands_on": ClimbTrial(settings, 0), "islands_off": ClimbTrial(settings, 0)}
+        pair["islands_on"].sim.model.opt.disableflags &= ~flag
+        cpu = dict.fromkeys(pair, 0.0)
+        running, turn = True, 0
+        while running:
+            running = False
+            for name in (list(pair) if turn % 2 == 0 else list(pair)[::-1]):
+                c0 = time.thread_time()
+                for _ in range(100):
+                    if not pair[name].step():
+                        break
+                else:
+                    running = True
+                cpu[name] += time.thread_time() - c0
+            turn += 1
+        on, off = pair["islands_on"].sim.data, pair["islands_off"].sim.data
+        out[f"loop_{controller}_cpu_s"] = cpu
+        out[f"loop_{controller}_islands_off_over_on"] = cpu["islands_off"] / cpu["islands_on"]
+        out[f"loop_{controller}_same_final_state"] = bool(
+            np.array_equal(on.qpos, off.qpos) and np.array_equal(on.qvel, off.qvel))
+    return out
 
 
 def main() -> None:
