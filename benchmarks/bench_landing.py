@@ -71,7 +71,7 @@ def _trajectories(resolution: str, only: list[str] | None = None) -> dict:
 
 def _study(sol, controller: str, trials: int, jumps: int, factor: float, evaluator,
            seed: int = 0, rear_spar: bool = False) -> dict:
-    changes = {"pivot": FootPivot(rear_stop_angle=FootPivot().spar_angle)} if rear_spar else {}
+    changes = {"pivot": FootPivot().with_rear_spar()} if rear_spar else {}
     res = robustness(sol, trials, seed=seed, jumps=jumps, config=calibrated_config(
         controller=controller, **changes), tolerances=calibrated_tolerances(factor),
         evaluator=evaluator)

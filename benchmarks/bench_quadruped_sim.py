@@ -22,7 +22,14 @@ winch (0.5 m), each climb in a fresh process; ``--baseline DIR`` runs every clim
 with the clamber of another checkout, alternating, and reports the speed-up (``--quick``:
 seed 0 only, else seeds 0 and 1; ``--repeat N`` runs each climb N times, medians;
 ``--kinds plane`` or ``rock`` picks the walls; ``--cycles N`` climbs N gait cycles on the
-plane wall, e.g. the comparison's five). The last printed line is one JSON object.
+plane wall, e.g. the comparison's five; every climb's fingerprint tells whether the two
+checkouts computed the same climb bit for bit). ``--breakdown`` samples where one breakable
+Q-WBC climb on the vertical wall spends its CPU time (``--cycles N`` gait cycles), by
+sampling the stack on a CPU-time timer signal (asked for every 0.5 ms, delivered at the
+kernel's tick, so about every 4 ms; unlike cProfile, which inflates every Python call,
+it leaves the loop's speed as it is). ``--islands`` times ``mj_step`` with MuJoCo's island
+search on and off from states saved along a climb. The last printed line is one JSON
+object.
 """
 
 from __future__ import annotations
@@ -33,11 +40,15 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+import collections  # noqa: E402
+import hashlib  # noqa: E402
 import json  # noqa: E402
+import signal  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 
+import mujoco  # noqa: E402
 import numpy as np  # noqa: E402
 
 from clamber.experiments.quadruped_comparison import run_comparison  # noqa: E402
@@ -124,25 +135,46 @@ def rock_side_by_side(seeds: list[int], distance: float = 0.5) -> dict:
             "targets": {"realtime_factor_min": 20.0}}
 
 
+def fingerprint(trial: ClimbTrial, result) -> str:
+    """A hash of everything a climb computed, to tell bit-identical climbs apart from
+    different ones: the result (timings left out), the final MuJoCo state, the EKF's state
+    and covariance, every metric sample, the gripper events, gauges and peak loads."""
+    h = hashlib.sha256()
+    fields = {k: v for k, v in result.to_dict().items() if "wall" not in k and
+              "setup" not in k and "cpu" not in k}
+    h.update(json.dumps(fields, sort_keys=True, default=str).encode())
+    m, d = trial.sim.model, trial.sim.data
+    state = np.empty(mujoco.mj_stateSize(m, mujoco.mjtState.mjSTATE_FULLPHYSICS))
+    mujoco.mj_getState(m, d, state, mujoco.mjtState.mjSTATE_FULLPHYSICS)
+    ekf, g = trial.ekf, trial.sim.grippers
+    for a in (state, ekf.p, ekf.v, ekf.R, ekf.b_a, ekf.b_g, ekf.P, trial.samples.array(),
+              g.gauges, np.array(sorted(g.peak_loads().items()), dtype=object).astype(str)):
+        h.update(np.ascontiguousarray(a).tobytes())
+    h.update(repr(g.events).encode())
+    return h.hexdigest()[:16]
+
+
 def one_climb(kind: str, controller: str, seed: int, cycles: int = 1) -> dict:
     """CPU seconds of the loop of one unbreakable climb at 90 deg and its simulated seconds:
     ``plane`` (``cycles`` gait cycles) or ``rock`` (0.5 m planned on the generated wall,
     winch grasps; planning inside the loop reported apart). Building the trial is left
-    out."""
+    out. ``fingerprint`` tells bit-identical climbs (:func:`fingerprint`)."""
     plane = ClimbSettings(controller=controller, incline_deg=90.0, breakable=False,
                           gait=ClimbGaitSettings(cycles=cycles))
     if kind == "plane":
         trial = ClimbTrial(plane, seed)
         c0 = time.process_time()
         r = trial.run()[0]
-        return {"sim_s": r.sim_time_s, "cpu_s": time.process_time() - c0, "planning_cpu_s": 0.0}
+        return {"sim_s": r.sim_time_s, "cpu_s": time.process_time() - c0, "planning_cpu_s": 0.0,
+                "fingerprint": fingerprint(trial, r)}
     rock = RockClimbSettings(climb=plane, distance=0.5, grasp="winch")
     trial = RockClimbTrial(rock, seed, plan=plan_rock_climb(rock, seed))
     before_loop = trial.planning_cpu  # the first swing is planned while the trial is built
     c0 = time.process_time()
     r = trial.run()[0]
     return {"sim_s": r.sim_time_s, "cpu_s": time.process_time() - c0,
-            "planning_cpu_s": r.planning_cpu_s - before_loop}
+            "planning_cpu_s": r.planning_cpu_s - before_loop,
+            "fingerprint": fingerprint(trial, r)}
 
 
 def _run_one(source: str, kind: str, controller: str, seed: int, cycles: int = 1) -> dict:
@@ -173,24 +205,158 @@ def side_by_side(baseline: str | None, quick: bool, repeat: int = 1,
             r = _run_one(source, kind, controller, seed, cycles)
             row[f"{name}_sim_s"] = r["sim_s"]
             row[f"{name}_cpu_factor"] = r["sim_s"] / r["cpu_s"]
+            row[f"{name}_cpu_s"] = r["cpu_s"]
+            row[f"{name}_fingerprint"] = r["fingerprint"]
             if kind == "rock":
                 row[f"{name}_cpu_factor_without_planning"] = \
                     r["sim_s"] / max(1e-9, r["cpu_s"] - r["planning_cpu_s"])
         if baseline:
             row["speedup"] = row["this_cpu_factor"] / row["baseline_cpu_factor"]
+            row["identical"] = row["this_fingerprint"] == row["baseline_fingerprint"]
             if kind == "rock":
                 row["speedup_without_planning"] = row["this_cpu_factor_without_planning"] \
                     / row["baseline_cpu_factor_without_planning"]
         rows.append(row)
         print(json.dumps(row))
     out: dict = {"climbs": rows}
+    if baseline:
+        out["all_identical"] = all(r["identical"] for r in rows)
     for kind, controller in {(k, c) for k, c, _ in items}:
         mine = [r for r in rows if r["kind"] == kind and r["controller"] == controller]
         key = f"{kind}_{controller}"
         for field in ("this_cpu_factor", "speedup", "this_cpu_factor_without_planning",
-                      "speedup_without_planning", "baseline_cpu_factor"):
+                      "speedup_without_planning", "baseline_cpu_factor", "this_cpu_s",
+                      "baseline_cpu_s"):
             if field in mine[0]:
                 out[f"{key}_{field}_median"] = float(np.median([r[field] for r in mine]))
+    return out
+
+
+#: Parts of a control cycle, innermost first: (part, file, function) matched on the stack;
+#: the physics steps are the lines of ``_advance`` that call ``mj_step``.
+_PARTS = (
+    ("gripper failure check", "sim/grippers.py", ("end_cycle", "record_step", "check")),
+    ("wrench QP (build, DAQP)", "quadruped/qwbc.py", ("solve",)),
+    ("statics (Pinocchio)", "quadruped/statics.py", ("evaluate", "torques")),
+    ("CLIK goal positions", "quadruped/controllers.py", ("_positions",)),
+    ("rest of the controller", "quadruped/controllers.py", ("step", "acceleration", "_command")),
+    ("EKF update", "quadruped/estimator.py", ("update",)),
+    ("EKF predict, IMU, encoders", "trials/climb.py", ("_estimate",)),
+    ("gait reference", "trials/climb.py", ("_reference",)),
+    ("metric samples", "trials/climb.py", ("_sample",)),
+    ("rest of the simulator step", "sim/simulator.py", ("step", "_advance")),
+)
+
+
+def _part(frame) -> str:
+    """The part of the control cycle a sampled stack is in."""
+    f = frame
+    while f is not None:
+        code = f.f_code
+        if code.co_name == "_advance" and code.co_filename.endswith("sim/simulator.py"):
+            import linecache
+
+            if "step(m, d)" in linecache.getline(code.co_filename, f.f_lineno):
+                return "MuJoCo mj_step"
+        for name, path, functions in _PARTS:
+            if code.co_name in functions and code.co_filename.endswith(path):
+                return name
+        f = f.f_back
+    return "other (trial loop, checks)"
+
+
+def breakdown(cycles: int, seed: int = 0, period: float = 0.0005) -> dict:
+    """Shares of the loop's CPU time by part of the control cycle, sampled on a CPU-time
+    timer (``period`` [s] asked for; the kernel delivers it at its tick) over one breakable
+    Q-WBC climb of ``cycles`` gait cycles (90 deg)."""
+    from dataclasses import replace
+
+    from clamber.quadruped.comparison import scenario_settings
+
+    settings = replace(scenario_settings("wall90", controller="qwbc"),
+                       gait=ClimbGaitSettings(cycles=cycles))
+    trial = ClimbTrial(settings, seed)
+    counts: collections.Counter = collections.Counter()
+
+    def sample(signum, frame) -> None:
+        counts[_part(frame)] += 1
+
+    old = signal.signal(signal.SIGPROF, sample)
+    signal.setitimer(signal.ITIMER_PROF, period, period)
+    c0 = time.process_time()
+    try:
+        r = trial.run()[0]
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0.0, 0.0)
+        signal.signal(signal.SIGPROF, old)
+    cpu = time.process_time() - c0
+    n = max(1, sum(counts.values()))
+    return {"breakdown_cycles": cycles, "breakdown_seed": seed, "sim_s": r.sim_time_s,
+            "success": r.success, "control_cycles": trial.k, "loop_cpu_s": cpu,
+            "cpu_us_per_control_cycle": 1e6 * cpu / max(1, trial.k), "samples": n,
+            "shares": {k: v / n for k, v in counts.most_common()}}
+
+
+def islands_side_by_side(repeat: int = 7, states: int = 10, steps: int = 200) -> dict:
+    """MuJoCo's island search on and off (the scenes' setting), two ways on a shared
+    machine: CPU microseconds per ``mj_step`` from ``states`` states saved along the first
+    60 s of a breakable Q-WBC climb (90 deg, seed 0), ``steps`` steps from each, alternating,
+    medians over ``repeat``; and the loop's CPU time of two copies of the same one-cycle
+    climb per controller in this process, one with the search on, stepped by turns, 100
+    control cycles each, the order swapped every turn (both copies see the same load, and
+    end in the same state)."""
+    import copy
+
+    trial = ClimbTrial(ClimbSettings(), 0)
+    m0, kind = trial.sim.model, mujoco.mjtState.mjSTATE_INTEGRATION
+    saved = []
+    for k in range(300 * states):
+        trial.step()
+        if k % 300 == 150:
+            st = np.empty(mujoco.mj_stateSize(m0, kind))
+            mujoco.mj_getState(m0, trial.sim.data, st, kind)
+            saved.append((st, trial.sim.data.eq_active.copy()))
+    flag = int(mujoco.mjtDisableBit.mjDSBL_ISLAND)
+    models = {"islands_on": copy.copy(m0), "islands_off": copy.copy(m0)}
+    models["islands_on"].opt.disableflags &= ~flag
+    models["islands_off"].opt.disableflags |= flag
+    us: dict[str, list[float]] = {name: [] for name in models}
+    for _ in range(repeat):
+        for name, m in models.items():
+            d, cpu = mujoco.MjData(m), 0.0
+            for st, eq in saved:
+                mujoco.mj_setState(m, d, st, kind)
+                d.eq_active[:] = eq
+                c0 = time.process_time()
+                for _ in range(steps):
+                    mujoco.mj_step(m, d)
+                cpu += time.process_time() - c0
+            us[name].append(1e6 * cpu / (steps * len(saved)))
+    med = {name: float(np.median(v)) for name, v in us.items()}
+    out: dict = {"mj_step_cpu_us": us, "mj_step_cpu_us_median": med,
+                 "mj_step_islands_off_over_on": med["islands_off"] / med["islands_on"]}
+    for controller in ("qwbc", "clik", "vmc"):
+        settings = ClimbSettings(controller=controller)
+        pair = {"islands_on": ClimbTrial(settings, 0), "islands_off": ClimbTrial(settings, 0)}
+        pair["islands_on"].sim.model.opt.disableflags &= ~flag
+        cpu = dict.fromkeys(pair, 0.0)
+        running, turn = True, 0
+        while running:
+            running = False
+            for name in (list(pair) if turn % 2 == 0 else list(pair)[::-1]):
+                c0 = time.thread_time()
+                for _ in range(100):
+                    if not pair[name].step():
+                        break
+                else:
+                    running = True
+                cpu[name] += time.thread_time() - c0
+            turn += 1
+        on, off = pair["islands_on"].sim.data, pair["islands_off"].sim.data
+        out[f"loop_{controller}_cpu_s"] = cpu
+        out[f"loop_{controller}_islands_off_over_on"] = cpu["islands_off"] / cpu["islands_on"]
+        out[f"loop_{controller}_same_final_state"] = bool(
+            np.array_equal(on.qpos, off.qpos) and np.array_equal(on.qvel, off.qvel))
     return out
 
 
@@ -215,8 +381,19 @@ def main() -> None:
     parser.add_argument("--kinds", nargs="+", default=["plane", "rock"],
                         choices=["plane", "rock"], help="with --climbs: which walls")
     parser.add_argument("--cycles", type=int, default=1,
-                        help="with --climbs: gait cycles of the plane climbs (1)")
+                        help="with --climbs or --breakdown: gait cycles (1)")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="only where one Q-WBC climb's CPU time goes, by sampling")
+    parser.add_argument("--islands", action="store_true",
+                        help="only mj_step's time with MuJoCo's island search on and off")
     args = parser.parse_args()
+    if args.islands:
+        print(json.dumps(islands_side_by_side()))
+        return
+    if args.breakdown:
+        run_climb(ClimbSettings(), 0, time_limit=0.1)  # warm caches (gripper wrench space)
+        print(json.dumps(breakdown(max(1, args.cycles))))
+        return
     if args.climbs or args.baseline:
         print(json.dumps(side_by_side(args.baseline, args.quick, max(1, args.repeat),
                                       tuple(args.kinds), max(1, args.cycles))))

@@ -380,3 +380,63 @@ def test_imu_random_walk_scales_equal_the_per_call_formula():
         b = (f + plain.b_a + e[6:9] * s.accel_noise, w + plain.b_g + e[9:12] * s.gyro_noise)
         assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
         assert np.array_equal(fast.b_a, plain.b_a) and np.array_equal(fast.b_g, plain.b_g)
+
+
+def _climb_state(settings, islands: bool):
+    """Final MuJoCo state, result and gripper events of a short climb, with MuJoCo's island
+    search switched on or (the scenes' setting) off."""
+    import mujoco
+
+    from clamber.quadruped.trials.climb import ClimbTrial
+
+    trial = ClimbTrial(settings, 0)
+    opt = trial.sim.model.opt
+    flag = int(mujoco.mjtDisableBit.mjDSBL_ISLAND)
+    assert opt.disableflags & flag, "the climbing scene searches for islands"
+    if islands:
+        opt.disableflags &= ~flag
+    result, _ = trial.run()
+    m, d = trial.sim.model, trial.sim.data
+    state = np.empty(mujoco.mj_stateSize(m, mujoco.mjtState.mjSTATE_FULLPHYSICS))
+    mujoco.mj_getState(m, d, state, mujoco.mjtState.mjSTATE_FULLPHYSICS)
+    fields = {k: v for k, v in result.to_dict().items() if "wall" not in k and "setup" not in k}
+    return state, fields, repr(trial.sim.grippers.events), trial.samples.array()
+
+
+@pytest.mark.parametrize("scenario, rigid", [("push90", False), ("wall90", True)])
+def test_no_island_search_gives_the_island_solvers_numbers(scenario, rigid):
+    """A climb with MuJoCo's island search off (one robot: one island) ends in exactly the
+    state, result, gripper events and metric samples of the same climb with it on: through
+    a release, the push and reloading (compliant soles), and through a gripper breaking off
+    and its rerun period (rigid soles)."""
+    from dataclasses import replace
+
+    from clamber.quadruped.comparison import scenario_settings
+
+    settings = replace(scenario_settings(scenario, controller="qwbc"), time_limit=7.0)
+    if rigid:
+        settings = replace(settings, sole=None)
+    off, on = _climb_state(settings, False), _climb_state(settings, True)
+    assert np.array_equal(off[0], on[0])
+    assert off[1] == on[1] and off[2] == on[2]
+    assert np.array_equal(off[3], on[3], equal_nan=True)
+    if rigid:
+        assert off[1]["failure"] == "gripper_broke"
+
+
+def test_every_quadruped_scene_skips_the_island_search(wall_sim):
+    """The climbing and ground scenes, and the robot spec the rock scene starts from, all
+    switch MuJoCo's island search off."""
+    import mujoco
+
+    from clamber.quadruped.robot import Marcbot
+    from clamber.quadruped.sim.scene import ground_scene, robot_spec
+    from clamber.quadruped.sim.servos import ServoBank
+    from clamber.quadruped.sim.world import ground_terrain
+
+    flag = int(mujoco.mjtDisableBit.mjDSBL_ISLAND)
+    robot = Marcbot()
+    ground = ground_scene(robot, ground_terrain("flat"), ServoBank(robot))
+    spec = robot_spec(robot, ServoBank(robot)).compile()
+    for model in (wall_sim[0].model, ground, spec):
+        assert model.opt.disableflags & flag
