@@ -54,23 +54,7 @@ def test_climbs_score_race_never_stops_a_candidate_that_would_reach_the_threshol
     """The same property for the 'climbs' score (speed x completed climbs / trials): an
     early stop implies a full score below the threshold and a tally score below it; a
     candidate reaching the threshold runs all trials and scores its full evaluation."""
-    rng = np.random.default_rng(1)
-    trials, jumps, stopped = 12, 5, 0
-    for _ in range(2000):
-        p = rng.uniform(0.5, 1.0)
-        ready = [int(np.argmin(np.append(rng.random(jumps) < p, False))) for _ in range(trials)]
-        speed = rng.uniform(0.2, 0.8)
-        full = speed * sum(r == jumps for r in ready) / trials
-        beat = full * rng.uniform(0.5, 1.5) + 1e-3
-        tally = race(_climbs(ready, jumps), speed, trials, jumps, beat, min_trials=3,
-                     score="climbs")
-        score = tally_fitness(speed, tally, jumps, "climbs")
-        if full >= beat:
-            assert not tally.raced and tally.done == trials and score == full
-        if tally.raced:
-            stopped += 1
-            assert full < beat and score < beat and tally.done >= 3
-    assert stopped > 200
+    _assert_exact_race("climbs", seed=1)
 
 
 def _measured_climbs(ready_jumps, jumps, per_jump_m, per_jump_s):
@@ -91,23 +75,32 @@ def test_measured_score_is_the_simulated_speed_capped_at_the_planned_one_and_rac
     assert tally_fitness(0.5, fast, 5, "measured") == pytest.approx(0.5)
     none = race(iter(_measured_climbs([1, 0], 5, 0.2, 0.45)), 0.5, 2, 5)
     assert tally_fitness(0.5, none, 5, "measured") == 0.0
-    rng = np.random.default_rng(2)
-    trials, jumps, stopped = 12, 5, 0
+    _assert_exact_race("measured", seed=2)
+
+
+def _assert_exact_race(score_name: str, seed: int, trials: int = 12, jumps: int = 5) -> None:
+    """Over 2000 constructed climb sequences (random ready probability, speed, height and
+    time per jump) and thresholds: an early stop implies full and tallied scores below the
+    threshold; a candidate whose full score reaches it runs every trial and scores it."""
+    rng = np.random.default_rng(seed)
+    stopped = 0
     for _ in range(2000):
         p = rng.uniform(0.5, 1.0)
         ready = [int(np.argmin(np.append(rng.random(jumps) < p, False))) for _ in range(trials)]
-        speed, per_jump_s = rng.uniform(0.2, 0.8), rng.uniform(0.35, 0.5)
-        climbs = _measured_climbs(ready, jumps, rng.uniform(0.15, 0.25), per_jump_s)
-        full = tally_fitness(speed, race(iter(climbs), speed, trials, jumps), jumps, "measured")
+        speed, height, time = rng.uniform(0.2, 0.8), rng.uniform(0.15, 0.25), rng.uniform(0.35, 0.5)
+        climbs = _measured_climbs(ready, jumps, height, time)
+        full = tally_fitness(speed, race(iter(climbs), speed, trials, jumps), jumps, score_name)
+        rate = (min(speed, height / time) if score_name == "measured" else speed)
+        assert full == pytest.approx(rate * sum(r == jumps for r in ready) / trials)
         beat = full * rng.uniform(0.5, 1.5) + 1e-3
-        tally = race(iter(climbs), speed, trials, jumps, beat, min_trials=3, score="measured")
-        score = tally_fitness(speed, tally, jumps, "measured")
+        tally = race(iter(climbs), speed, trials, jumps, beat, min_trials=3, score=score_name)
+        score = tally_fitness(speed, tally, jumps, score_name)
         if full >= beat:
             assert not tally.raced and tally.done == trials and score == full
         if tally.raced:
             stopped += 1
             assert full < beat and score < beat and tally.done >= 3
-    assert stopped > 200
+    assert stopped > 200  # the constructed cases do exercise early stops
 
 
 def test_the_two_scores_rank_late_and_early_failures_differently():
