@@ -112,7 +112,8 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                              reorder=args.leg_order == "adaptive",
                              landing_cone=None if args.landing == "hold" else 0.1,
                              seat_rise=SEAT_RISE if args.seat_check == "on" else None,
-                             contact_force=None if args.contact == "torque" else CONTACT_FORCE)
+                             contact_force=None if args.contact == "torque" else CONTACT_FORCE,
+                             footpad_push=args.compression == "footpad")
 
 
 def _climb(args: argparse.Namespace) -> dict:
@@ -136,7 +137,7 @@ def _climb(args: argparse.Namespace) -> dict:
                        gripper_limits=args.gripper_limits, sole_attitude=args.sole_attitude,
                        leg_order=args.leg_order, landing=args.landing,
                        seat_check=args.seat_check,
-                       contact=args.contact)
+                       contact=args.contact, compression=args.compression)
         rows.append({**row, **result.summary})
     summary = dict(rows[0]) if len(rows) == 1 else {"command": "climb", "wall": args.wall,
                                                      "conditions": rows}
@@ -365,6 +366,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="rock wall: a descent ends when the force estimated from the "
                        "swing leg's servo torques presses the foot 1.5 N more along the "
                        "hold's normal (default), or on the plane gait's joint-4 torque rule")
+    climb.add_argument("--compression", choices=("footpad", "scaled"), default="footpad",
+                       help="rock wall: compression on a gripper is borne by its footpad, "
+                       "lowered only by an edge under it (default), or scaled by the hold's "
+                       "pull factor as before")
     climb.add_argument("--distance", type=positive_float, default=2.0,
                        help="rock wall: distance to climb [m] (2.0; at most 2.0 on the "
                        "default 3.1 m wall)")

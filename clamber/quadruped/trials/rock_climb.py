@@ -136,7 +136,11 @@ class RockClimbSettings:
     landing sole's plane for a hold to be chosen (``seat_rise``, the planner's seat check;
     None: not checked), and the rise [N] of the force pressing the swing foot along its
     hold's normal, estimated from the leg's servo torques, that ends a descent as contact
-    (``contact_force``; None: the gait's joint-4 torque rule)."""
+    (``contact_force``; None: the gait's joint-4 torque rule), and whether compression
+    (the rock pushing a gripper off, ``+f_z``) is borne by the footpad, its capacity
+    lowered by the seat alone, in the simulated truth, the planner's map and the Q-WBC's
+    limits (``footpad_push``; otherwise it is scaled by the same factor as pull,
+    :class:`~clamber.quadruped.rock.holding.GripperSurfaceModel`)."""
 
     climb: ClimbSettings = field(default_factory=ClimbSettings)
     distance: float = 2.0
@@ -155,6 +159,7 @@ class RockClimbSettings:
     landing_cone: float | None = 0.1
     seat_rise: float | None = SEAT_RISE
     contact_force: float | None = CONTACT_FORCE
+    footpad_push: bool = True
 
     def __post_init__(self) -> None:
         if self.grasp not in GRASP_MODES:
@@ -324,10 +329,11 @@ class RockClimbTrial(ClimbTrial):
                 or self.settings.controller == "qwbc-nolimits":
             return
         f = np.maximum(self._factor(leg, k), MIN_FACTOR)
-        qp.set_limits(LEG_NAMES.index(leg), hold_limits(f), 1.0 / f**2)
+        qp.set_limits(LEG_NAMES.index(leg), hold_limits(f), 1.0 / f[:6]**2)
 
     def _factor(self, leg: str, k: int) -> np.ndarray:
-        """The capacity factor (6,) the planner believes for ``leg``'s hold ``k``."""
+        """The capacity factors (6,) or (7,) the planner believes for ``leg``'s hold ``k``
+        (seven with ``footpad_push``: the last is compression's)."""
         if k == 0:
             return np.asarray(self.sequence.start[leg].factor, dtype=float)
         return np.asarray([st.hold.factor for st in self.sequence.steps
@@ -524,8 +530,9 @@ def plan_rock_climb(settings: RockClimbSettings, seed: int
     """The wall of ``seed``, its truth and the planner of its holds (start placed, no swing
     planned yet)."""
     wall = generate_wall(settings.climb.incline_deg, seed, settings.wall)
-    truth = _Truth(wall, GripperSurfaceModel())
-    return wall, truth, SequencePlanner(wall, settings.plan, seed, truth=truth,
+    model = GripperSurfaceModel(footpad_push=settings.footpad_push)
+    truth = _Truth(wall, model)
+    return wall, truth, SequencePlanner(wall, settings.plan, seed, model=model, truth=truth,
                                         reorder=settings.reorder,
                                         landing_cone=settings.landing_cone,
                                         seat_rise=settings.seat_rise)
