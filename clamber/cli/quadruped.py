@@ -113,7 +113,8 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                              landing_cone=None if args.landing == "hold" else 0.1,
                              seat_rise=SEAT_RISE if args.seat_check == "on" else None,
                              contact_force=None if args.contact == "torque" else CONTACT_FORCE,
-                             footpad_push=args.compression == "footpad")
+                             footpad_push=args.compression == "footpad",
+                             anchor_ekf=args.anchor_ekf == "on")
 
 
 def _climb(args: argparse.Namespace) -> dict:
@@ -137,7 +138,8 @@ def _climb(args: argparse.Namespace) -> dict:
                        gripper_limits=args.gripper_limits, sole_attitude=args.sole_attitude,
                        leg_order=args.leg_order, landing=args.landing,
                        seat_check=args.seat_check,
-                       contact=args.contact, compression=args.compression)
+                       contact=args.contact, compression=args.compression,
+                       anchor_ekf=args.anchor_ekf)
         rows.append({**row, **result.summary})
     summary = dict(rows[0]) if len(rows) == 1 else {"command": "climb", "wall": args.wall,
                                                      "conditions": rows}
@@ -370,6 +372,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="rock wall: compression on a gripper is borne by its footpad, "
                        "lowered only by an edge under it (default), or scaled by the hold's "
                        "pull factor as before")
+    climb.add_argument("--anchor-ekf", choices=("on", "off"), default="on",
+                       help="rock wall: run the anchor EKF (contacts from servo currents, "
+                       "foot anchors in its state) alongside to report its drift (default), "
+                       "or not")
     climb.add_argument("--distance", type=positive_float, default=2.0,
                        help="rock wall: distance to climb [m] (2.0; at most 2.0 on the "
                        "default 3.1 m wall)")

@@ -51,7 +51,8 @@ def test_truth_scales_push_and_pull_separately():
     f7 = np.append(f6, 1.0)
     push = np.array([10.0, 0.0, 50.0, 0.0, 0.0, 0.0])
     pull = push * np.array([1, 1, -1, 1, 1, 1])
-    np.testing.assert_allclose(scaled_wrench(push, f7), push / np.append(f6[:2], [1, 0.5, 0.5, 0.6]))
+    np.testing.assert_allclose(scaled_wrench(push, f7),
+                               push / np.array([0.6, 0.6, 1.0, 0.5, 0.5, 0.6]))
     np.testing.assert_allclose(scaled_wrench(pull, f7), pull / f6)
     np.testing.assert_allclose(scaled_wrench(push, f6), push / f6)
     both = np.vstack([push, pull])
@@ -61,3 +62,49 @@ def test_truth_scales_push_and_pull_separately():
     assert ws.exact(scaled_wrench(push, f6)) > 1.0
     assert ws.exact(scaled_wrench(push, f7)) < 1.0
     assert ws.exact(scaled_wrench(pull, f7)) == pytest.approx(ws.exact(pull / f6))
+
+
+def test_rock_climb_carries_the_compression_factor_to_truth_planner_and_qwbc():
+    """In a rock climb with ``footpad_push`` (the default) the simulated holds, the
+    planner's holds and the Q-WBC's limits all carry compression's own factor: the Q-WBC
+    box reaches ``+62 N`` times it along ``f_z`` and ``-62 N`` times the pull factor; with
+    ``footpad_push=False`` the box is symmetric as before."""
+    from clamber.quadruped.robot import LEG_NAMES
+    from clamber.quadruped.trials.climb import ClimbSettings
+    from clamber.quadruped.trials.rock_climb import (
+        MIN_FACTOR,
+        RockClimbSettings,
+        RockClimbTrial,
+    )
+
+    for push in (True, False):
+        settings = RockClimbSettings(climb=ClimbSettings(incline_deg=70.0), distance=0.05,
+                                     footpad_push=push)
+        trial = RockClimbTrial(settings, 0)
+        boxes = trial.ctrl.qp.builder.boxes
+        for i, leg in enumerate(LEG_NAMES):
+            believed = np.asarray(trial.sequence.start[leg].factor)
+            true = np.asarray(trial.layout.holds[leg][0].capacity_factor)
+            assert believed.shape == true.shape == ((7,) if push else (6,))
+            f = np.maximum(believed, MIN_FACTOR)
+            assert boxes[i][1][2] == pytest.approx(62.0 * (f[6] if push else f[2]))
+            assert boxes[i][0][2] == pytest.approx(-62.0 * f[2])
+        assert trial.sim.grippers._factors.shape == (4, 7 if push else 6)
+
+
+def test_anchor_ekf_alongside_a_rock_climb_changes_nothing_and_reports_its_drift():
+    """The anchor EKF run alongside a rock climb (``anchor_ekf``) leaves the climb as it
+    was (same distance and controller estimate to the bit) and reports a finite final
+    error and RMS, within 2 cm over the first 8 s (placement and the first unload)."""
+    from clamber.quadruped.trials.climb import ClimbSettings
+    from clamber.quadruped.trials.rock_climb import RockClimbSettings, run_rock_climb
+
+    out = {}
+    for anchor in (False, True):
+        settings = RockClimbSettings(climb=ClimbSettings(incline_deg=90.0), distance=0.05,
+                                     anchor_ekf=anchor)
+        out[anchor] = run_rock_climb(settings, 0, time_limit=8.0)[0]
+    assert out[True].distance_m == out[False].distance_m
+    assert out[True].estimation_drift_m == out[False].estimation_drift_m
+    assert np.isnan(out[False].anchor_drift_m)
+    assert 0 < out[True].anchor_drift_m < 0.02 and 0 < out[True].anchor_rms_mm < 20

@@ -7,9 +7,10 @@ knuckles): the Minkowski sum of the four phalanges' and the footpad's admissible
 every combination of axes (combined loading) and no per-axis box. A hold's
 ``capacity_factor`` (6,) scales ``W`` per axis (``w`` is held on that hold iff
 ``w / factor`` is in ``W``); a seventh factor, where a hold has one, scales compression
-(``+f_z``) alone, which the footpad bears (:func:`scaled_wrench`). Membership is the gauge ``g(w) = min {t : w in t W}``, ``<= 1``
-inside (:func:`clamber.attachment.wrench_set.wrench_gauge`'s LP). Evaluated every physics
-step, the gauge is bracketed cheaply first: an inner polytope of ``W`` (the fitted
+(``+f_z``) alone, which the footpad bears (:func:`scaled_wrench`). Membership is the gauge
+``g(w) = min {t : w in t W}``, ``<= 1`` inside
+(:func:`clamber.attachment.wrench_set.wrench_gauge`'s LP). Evaluated every physics step,
+the gauge is bracketed cheaply first: an inner polytope of ``W`` (the fitted
 polytope; gauge above the true one) and supporting half-spaces of ``W`` in 1136
 directions (gauge below it, within a few per cent). Only a wrench the bracket leaves
 undecided, or one outside, goes to the LP (solved by DAQP, with scipy's HiGHS as fallback),
