@@ -114,7 +114,8 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                              seat_rise=SEAT_RISE if args.seat_check == "on" else None,
                              contact_force=None if args.contact == "torque" else CONTACT_FORCE,
                              footpad_push=args.compression == "footpad",
-                             anchor_ekf=args.anchor_ekf == "on")
+                             anchor_ekf=args.anchor_ekf == "on",
+                             body_search=args.body_pose == "search")
 
 
 def _climb(args: argparse.Namespace) -> dict:
@@ -139,7 +140,7 @@ def _climb(args: argparse.Namespace) -> dict:
                        leg_order=args.leg_order, landing=args.landing,
                        seat_check=args.seat_check,
                        contact=args.contact, compression=args.compression,
-                       anchor_ekf=args.anchor_ekf)
+                       anchor_ekf=args.anchor_ekf, body_pose=args.body_pose)
         rows.append({**row, **result.summary})
     summary = dict(rows[0]) if len(rows) == 1 else {"command": "climb", "wall": args.wall,
                                                      "conditions": rows}
@@ -372,6 +373,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="rock wall: compression on a gripper is borne by its footpad, "
                        "lowered only by an edge under it (default), or scaled by the hold's "
                        "pull factor as before")
+    climb.add_argument("--body-pose", choices=("first", "search"), default="first",
+                       help="rock wall: put each stance's body at the first pose from which "
+                       "the legs reach and the wrench QP balances (default), or search near "
+                       "it for the pose of least largest gripper load over the stance and "
+                       "the next swing's three legs")
     climb.add_argument("--anchor-ekf", choices=("on", "off"), default="on",
                        help="rock wall: run the anchor EKF (contacts from servo currents, "
                        "foot anchors in its state) alongside to report its drift (default), "

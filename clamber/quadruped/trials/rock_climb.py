@@ -145,7 +145,10 @@ class RockClimbSettings:
     EKF runs alongside from the sensors alone (``anchor_ekf``,
     :class:`~clamber.quadruped.trials.shadow.AnchorShadow`: contacts from the servo
     currents, foot anchors in its state) to measure its drift while climbing; it does not
-    feed the controller."""
+    feed the controller; and whether the planner moves each stance's body to lower the
+    largest load gauge of its wrench QP over the four legs and over the three of the next
+    swing (``body_search``, :meth:`~clamber.quadruped.planning.selection.HoldPlanner.refine_body`;
+    otherwise the first body pose that reaches and balances)."""
 
     climb: ClimbSettings = field(default_factory=ClimbSettings)
     distance: float = 2.0
@@ -166,6 +169,7 @@ class RockClimbSettings:
     contact_force: float | None = CONTACT_FORCE
     footpad_push: bool = True
     anchor_ekf: bool = False
+    body_search: bool = False
 
     def __post_init__(self) -> None:
         if self.grasp not in GRASP_MODES:
@@ -557,7 +561,8 @@ def plan_rock_climb(settings: RockClimbSettings, seed: int
     return wall, truth, SequencePlanner(wall, settings.plan, seed, model=model, truth=truth,
                                         reorder=settings.reorder,
                                         landing_cone=settings.landing_cone,
-                                        seat_rise=settings.seat_rise)
+                                        seat_rise=settings.seat_rise,
+                                        body_search=settings.body_search)
 
 
 def run_rock_climb(settings: RockClimbSettings, seed: int, log: bool = False,
