@@ -27,6 +27,7 @@ def _fails_with(capsys, argv, match):
     (["quadruped", "climb", "--rate", "nan"], "--rate"),
     (["quadruped", "climb", "--rate", "inf"], "--rate"),
     (["quadruped", "compare", "--workers", "-1"], "--workers"),
+    (["quadruped", "climb", "--wall", "rock", "--seat-tolerance", "-5"], "--seat-tolerance"),
     (["jumper", "robustness", SEED, "--length-tol", "1"], "--length-tol"),
     (["jumper", "export", SEED, "--supply-voltage", "1e30"], "(0, 48] V"),
     (["jumper", "simulate", SEED, "--foot-radius", "1e6"], "--foot-radius"),

@@ -111,11 +111,18 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                              sole_attitude=args.sole_attitude,
                              reorder=args.leg_order == "adaptive",
                              landing_cone=None if args.landing == "hold" else 0.1,
-                             seat_rise=SEAT_RISE if args.seat_check == "on" else None,
+                             seat_rise=_seat_rise(args, SEAT_RISE),
                              contact_force=None if args.contact == "torque" else CONTACT_FORCE,
                              footpad_push=args.compression == "footpad",
                              anchor_ekf=args.anchor_ekf == "on",
                              body_search=args.body_pose == "search")
+
+
+def _seat_rise(args: argparse.Namespace, default: float) -> float | None:
+    """The planner's seat check [m] from ``--seat-check`` and ``--seat-tolerance`` [mm]."""
+    if args.seat_check == "off":
+        return None
+    return default if args.seat_tolerance is None else args.seat_tolerance / 1000.0
 
 
 def _climb(args: argparse.Namespace) -> dict:
@@ -130,7 +137,7 @@ def _climb(args: argparse.Namespace) -> dict:
     t0 = time.perf_counter()
     results, trials = _run(args, "quadruped-climb", conditions, out)
     rows = []
-    for inc, result in zip(inclines, results, strict=True):
+    for inc, cond, result in zip(inclines, conditions, results, strict=True):
         row = {"command": "climb", "controller": args.controller, "incline_deg": inc,
                "state": args.state, "breakable": not args.unbreakable,
                "sole_stiffness": args.sole_stiffness}
@@ -139,6 +146,8 @@ def _climb(args: argparse.Namespace) -> dict:
                        gripper_limits=args.gripper_limits, sole_attitude=args.sole_attitude,
                        leg_order=args.leg_order, landing=args.landing,
                        seat_check=args.seat_check,
+                       seat_tolerance_mm=(None if cond.seat_rise is None
+                                          else round(1000.0 * cond.seat_rise, 3)),
                        contact=args.contact, compression=args.compression,
                        anchor_ekf=args.anchor_ekf, body_pose=args.body_pose)
         rows.append({**row, **result.summary})
@@ -365,6 +374,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="rock wall: choose no hold where mapped rock under the footpad "
                        "stands more than 1 cm above the landing sole's plane (default), or "
                        "do not check")
+    climb.add_argument("--seat-tolerance", type=positive_float, default=None, metavar="MM",
+                       help="rock wall: with --seat-check on, how far [mm] mapped rock under "
+                       "the footpad may stand above the landing sole's plane (default 10, "
+                       "the planner's SEAT_RISE)")
     climb.add_argument("--contact", choices=("force", "torque"), default="force",
                        help="rock wall: a descent ends when the force estimated from the "
                        "swing leg's servo torques presses the foot 1.5 N more along the "

@@ -159,3 +159,20 @@ def test_rock_climb_settings_reject_bad_seat_and_contact_bounds(field, value):
     """A seat bound or contact force that is not a positive number is a ConfigError."""
     with pytest.raises(ConfigError, match=field):
         RockClimbSettings(**{field: value})
+
+
+@pytest.mark.parametrize("argv, expected", [([], SEAT_RISE), (["--seat-tolerance", "7.5"], 0.0075),
+                                            (["--seat-tolerance", "5", "--seat-check", "off"],
+                                             None)])
+def test_the_seat_tolerance_option_sets_the_planners_bound_in_metres(argv, expected):
+    """``--seat-tolerance MM`` sets the rock climb's seat bound in metres (the default is
+    ``SEAT_RISE``); ``--seat-check off`` turns the check off whatever the tolerance."""
+    from clamber.cli.main import build_parser
+    from clamber.cli.quadruped import _climb_settings
+
+    args = build_parser().parse_args(["quadruped", "climb", "--wall", "rock", *argv])
+    seat = _climb_settings(args, 90.0).seat_rise
+    if expected is None:
+        assert seat is None
+    else:
+        assert seat == pytest.approx(expected, rel=1e-12)
