@@ -24,6 +24,7 @@ error, as on the robot.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 import numpy as np
 import pinocchio as pin
 from numpy.linalg import LinAlgError
