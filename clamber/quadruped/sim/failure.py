@@ -53,6 +53,7 @@ from clamber.attachment.wrench_set import (
     direction_set,
 )
 from clamber.exceptions import ConfigError
+from clamber.quadruped.sim import failure_kernels as kernels
 
 #: DAQP exit flags meaning an optimum was found.
 _DAQP_OK = (1, 2)
@@ -116,6 +117,7 @@ class WrenchSet:
         self._stacked = np.vstack([self.cuts, self.inner]).T.copy()
         self._n_cuts = self.cuts.shape[0]
         self._inner_t = self.inner.T.copy()
+        self._cuts_t = self.cuts.T.copy()
         self._program = GaugeProgram(scaled)
         n_c = len(scaled)
         blocks = []
@@ -294,6 +296,18 @@ class FailureClock:
                     self._peak_wrench[rows[higher]] = ws[j][higher]
         peak_lo[rows] = peak
         return gauges
+
+    def settle_into(self, rows: np.ndarray, w: np.ndarray, factor: np.ndarray,
+                    gauges: np.ndarray) -> bool:
+        """:meth:`settle` in one compiled call (:func:`.failure_kernels.settle`): True, with
+        the gauges written into ``gauges[rows]``, where :meth:`settle` returns them; False,
+        with nothing changed, where it returns None. The same arithmetic summed in another
+        order: the numbers agree to round-off."""
+        s = self.set
+        return kernels.settle(w, factor, rows, s._inner_t, s._cuts_t, CERTIFIED, _LOWER_MARGIN,
+                              self._ref_wrench, self._ref_gauge, self._peak_lo,
+                              self._peak_wrench, self._lo_wrench, self._lo_gauge, self.slide,
+                              self.speed, gauges)
 
     def advance(self, rows: np.ndarray, w: np.ndarray, factor: np.ndarray,
                 dt: float) -> tuple[np.ndarray, np.ndarray]:

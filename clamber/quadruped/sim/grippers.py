@@ -43,6 +43,7 @@ import numpy as np
 from clamber.exceptions import ConfigError
 from clamber.quadruped.description import foot_name
 from clamber.quadruped.robot import LEG_NAMES
+from clamber.quadruped.sim import failure_kernels as kernels
 from clamber.quadruped.sim.failure import FailureClock, SpineSlip, WrenchSet, default_wrench_set
 from clamber.quadruped.sim.world import Hold
 
@@ -370,16 +371,9 @@ class GripperBank:
         """
         ext_all, com, pos, mat = self._cycle
         bodies, grippers, sites, roots, rows = self._index(self._cycle_legs)
-        ext = ext_all.take(bodies, axis=1)  # (take: the rows fancy indexing picks, faster)
-        if self.compliant:
-            ext += ext_all.take(grippers, axis=1)
-        r = com.take(roots, axis=1) - pos.take(sites, axis=1)
-        n, k = ext.shape[:2]
-        w = _sole_wrenches(ext.reshape(n * k, 6), r.reshape(n * k, 3),
-                           mat.take(sites, axis=1).reshape(n * k, 9)).reshape(n, k, 6)
-        g = self.clock.settle(rows, w, self._factors)
-        if g is not None:
-            self.gauges[rows] = g
+        w = kernels.sole_wrenches(ext_all, com, pos, mat, bodies, grippers, sites, roots,
+                                  self.compliant)
+        if self.clock.settle_into(rows, w, self._factors, self.gauges):
             return True
         saved, gauges = self.clock.save(), self.gauges.copy()
         for w_step in w:
