@@ -12,10 +12,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from clamber.compiled import kernel
 
 
-@njit(cache=True)
+@kernel
 def dls_steps(J: np.ndarray, legs: np.ndarray, e: np.ndarray, w: np.ndarray,
               damping2: float) -> np.ndarray:
     """Joint steps (n, 5) ``(W J_i)^T ((W J_i)(W J_i)^T + d^2 I)^-1 e_i`` of the legs
@@ -67,7 +68,7 @@ def dls_steps(J: np.ndarray, legs: np.ndarray, e: np.ndarray, w: np.ndarray,
     return out
 
 
-@njit(cache=True)
+@kernel
 def joint_torques(tau_bias: np.ndarray, leg_jacobians: np.ndarray,
                   F: np.ndarray) -> np.ndarray:
     """``tau_bias - J_i^T F_i`` per leg (20,) [N m] from the LOCAL leg Jacobians (4, 6, 5)

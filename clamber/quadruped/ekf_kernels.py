@@ -16,12 +16,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from clamber.compiled import kernel
 
 _G_Z = -9.81  # world gravity along z [m/s^2] (the estimator's GRAVITY_VECTOR)
 
 
-@njit(cache=True)
+@kernel
 def exp3(v: np.ndarray) -> np.ndarray:
     """Rotation matrix ``exp(skew(v))`` (Rodrigues; Taylor series below 1e-4 rad)."""
     t2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2]
@@ -48,7 +49,7 @@ def exp3(v: np.ndarray) -> np.ndarray:
     return out
 
 
-@njit(cache=True)
+@kernel
 def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     n, k = a.shape
     m = b.shape[1]
@@ -61,7 +62,7 @@ def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
-@njit(cache=True)
+@kernel
 def _sandwich(a: np.ndarray, p: np.ndarray) -> np.ndarray:
     """``a @ p @ a.T``."""
     ap = _matmul(a, p)
@@ -76,7 +77,7 @@ def _sandwich(a: np.ndarray, p: np.ndarray) -> np.ndarray:
     return out
 
 
-@njit(cache=True)
+@kernel
 def predict(P: np.ndarray, p: np.ndarray, v: np.ndarray, R: np.ndarray, b_a: np.ndarray,
             b_g: np.ndarray, specific_force: np.ndarray, rate: np.ndarray, dt: float,
             q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -114,7 +115,7 @@ def predict(P: np.ndarray, p: np.ndarray, v: np.ndarray, R: np.ndarray, b_a: np.
     return P_new, R_new, w
 
 
-@njit(cache=True)
+@kernel
 def update(P: np.ndarray, p: np.ndarray, v: np.ndarray, R: np.ndarray, b_a: np.ndarray,
            b_g: np.ndarray, rate: np.ndarray, feet: np.ndarray, prev: np.ndarray,
            idx: np.ndarray, anchors: np.ndarray, use_v: bool, dt: float, foot_var: float,

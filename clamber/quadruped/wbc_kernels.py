@@ -11,12 +11,13 @@ NumPy build's bit for bit (checked in the tests).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from clamber.compiled import kernel
 
 _LEGS, _JOINTS = 4, 5
 
 
-@njit(cache=True)
+@kernel
 def fill_box_problem(H: np.ndarray, f: np.ndarray, lb: np.ndarray, ub: np.ndarray,
                      C: np.ndarray, lo: np.ndarray, up: np.ndarray, A: np.ndarray,
                      B: np.ndarray, leg_jacobians: np.ndarray, tau_bias: np.ndarray,

@@ -149,3 +149,20 @@ def test_compiled_clik_step_and_torques_equal_numpy():
         F, tau_bias = rng.normal(0, 20, 24), rng.normal(0, 2, 20)
         plain = tau_bias - np.concatenate([J[i].T @ F[6 * i:6 * i + 6] for i in range(4)])
         assert np.allclose(joint_torques(tau_bias, J, F), plain, rtol=1e-12, atol=1e-12)
+
+
+def test_a_kernel_without_a_writable_cache_compiles_in_memory(monkeypatch):
+    """Where numba finds no writable cache location (a read-only install without a user
+    cache), :func:`clamber.compiled.kernel` still compiles the function, uncached, rather
+    than failing at import."""
+    from numba.core import caching
+
+    from clamber.compiled import kernel
+
+    monkeypatch.setattr(caching.CacheImpl, "_locator_classes", [])
+
+    def twice(x):
+        return 2.0 * x
+
+    compiled = kernel(twice)
+    assert compiled(1.5) == 3.0 and compiled._cache.__class__.__name__ == "NullCache"

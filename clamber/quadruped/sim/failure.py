@@ -93,6 +93,11 @@ class SpineSlip:
         return math.sqrt(2.0 * self.engagement_depth * self.mass / excess_force)
 
 
+def _rows(w: np.ndarray) -> np.ndarray:
+    """Wrenches as a C-contiguous float array (n, 6) (any leading dimensions flattened)."""
+    return np.ascontiguousarray(w, dtype=float).reshape(-1, 6)
+
+
 class WrenchSet:
     """The achievable wrench set ``W`` of a gripper with an exact, fast gauge.
 
@@ -114,8 +119,6 @@ class WrenchSet:
         #: Inner polytope ``inner @ w <= 1`` (wrench units).
         self.inner = inner.H / inner.h[:, None]
         self.box = box
-        self._stacked = np.vstack([self.cuts, self.inner]).T.copy()
-        self._n_cuts = self.cuts.shape[0]
         self._inner_t = self.inner.T.copy()
         self._cuts_t = self.cuts.T.copy()
         self._program = GaugeProgram(scaled)
@@ -139,24 +142,23 @@ class WrenchSet:
 
     def bounds(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper bounds (n,) of the gauge of wrenches ``w`` (n, 6) [N, N m]."""
-        v = np.atleast_2d(w) @ self._stacked
-        n = self._n_cuts
-        return np.maximum(v[:, :n].max(axis=1), 0.0), np.maximum(v[:, n:].max(axis=1), 0.0)
+        w = _rows(w)
+        return (kernels.polytope_gauges(w, self._cuts_t),
+                kernels.polytope_gauges(w, self._inner_t))
 
     def lower(self, w: np.ndarray) -> np.ndarray:
         """The lower bounds of :meth:`bounds` of wrenches (n, 6) alone, (n,) (the same
-        product, the same numbers)."""
-        v = w @ self._stacked
-        return np.maximum(v[:, :self._n_cuts].max(axis=1), 0.0)
+        numbers)."""
+        return kernels.polytope_gauges(_rows(w), self._cuts_t)
 
     def upper_all(self, w: np.ndarray) -> np.ndarray:
         """:meth:`upper` of a stack of wrenches (steps, k, 6), (steps, k): each slice's
         numbers are those of :meth:`upper` on it."""
-        return np.maximum((w @ self._inner_t).max(axis=-1), 0.0)
+        return kernels.polytope_gauges(_rows(w), self._inner_t).reshape(w.shape[:-1])
 
     def upper(self, w: np.ndarray) -> np.ndarray:
         """The upper bound of :meth:`bounds` alone (the inner polytope's gauge), (n,)."""
-        return np.maximum((np.atleast_2d(w) @ self._inner_t).max(axis=1), 0.0)
+        return kernels.polytope_gauges(_rows(w), self._inner_t)
 
     def exact(self, w: np.ndarray) -> float:
         """Gauge of one wrench (6,) [N, N m] by LP: ``<= 1`` exactly inside ``W``."""
@@ -256,10 +258,9 @@ class FailureClock:
         and the gauges are returned; else nothing changes and None is returned (the steps
         must be advanced one by one).
 
-        The upper bounds of every step come from one product over all steps; NumPy
-        multiplies a stack slice by slice with the same kernel as one step, so the numbers
-        are the same. A step's lower bounds are formed only when its upper bounds could
-        raise a peak, from the same product :meth:`WrenchSet.bounds` forms.
+        The bounds come from the same compiled gauge kernel as :meth:`advance`'s, wrench by
+        wrench, so the numbers are the same. A step's lower bounds are formed only when its
+        upper bounds could raise a peak. This is the reference of :meth:`settle_into`.
         """
         ws = w / factor
         g = self.set.upper_all(ws)

@@ -15,10 +15,11 @@ away from the LP's decision.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from clamber.compiled import kernel
 
 
-@njit(cache=True)
+@kernel
 def sole_wrenches(ext: np.ndarray, com: np.ndarray, pos: np.ndarray, mat: np.ndarray,
                   bodies: np.ndarray, grippers: np.ndarray, sites: np.ndarray,
                   roots: np.ndarray, compliant: bool) -> np.ndarray:
@@ -61,7 +62,7 @@ def sole_wrenches(ext: np.ndarray, com: np.ndarray, pos: np.ndarray, mat: np.nda
     return out
 
 
-@njit(cache=True)
+@kernel
 def _gauge_bound(w: np.ndarray, planes_t: np.ndarray) -> float:
     """``max(0, max_c w . planes_t[:, c])``: a polytope's gauge of ``w`` (6,)."""
     best = 0.0
@@ -73,7 +74,19 @@ def _gauge_bound(w: np.ndarray, planes_t: np.ndarray) -> float:
     return best
 
 
-@njit(cache=True)
+@kernel
+def polytope_gauges(w: np.ndarray, planes_t: np.ndarray) -> np.ndarray:
+    """Gauges (n,) of wrenches ``w`` (n, 6) for the polytope ``planes_t.T @ w <= 1``
+    (``planes_t`` (6, m)): ``max(0, max_c w . planes_t[:, c])``; every gauge bound of the
+    failure model goes through here, so the per-step and per-cycle checks use the same
+    arithmetic."""
+    out = np.empty(w.shape[0])
+    for i in range(w.shape[0]):
+        out[i] = _gauge_bound(w[i], planes_t)
+    return out
+
+
+@kernel
 def settle(w: np.ndarray, factor: np.ndarray, rows: np.ndarray, inner_t: np.ndarray,
            cuts_t: np.ndarray, certified: float, lower_margin: float, ref_wrench: np.ndarray,
            ref_gauge: np.ndarray, peak_lo: np.ndarray, peak_wrench: np.ndarray,
