@@ -166,3 +166,22 @@ def test_a_kernel_without_a_writable_cache_compiles_in_memory(monkeypatch):
 
     compiled = kernel(twice)
     assert compiled(1.5) == 3.0 and compiled._cache.__class__.__name__ == "NullCache"
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.floats(-1.0, 1.0), min_size=6, max_size=6),
+       st.sampled_from([3.0, 1.0, 1e-3, 1e-7]))
+def test_rotation_angle_and_load_ratio_equal_their_numpy_forms(v, scale):
+    """The compiled attitude error equals ``|log3(Ra^T Rb)|`` (Pinocchio) to 1e-12 rad from
+    3 rad down to 1e-7 rad apart, and the planned load ratio equals NumPy's
+    ``(|w| / box).max()`` exactly."""
+    from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS
+    from clamber.quadruped.trials.metric_kernels import load_ratio, rotation_angle
+
+    Ra = pin.exp3(np.array(v[:3]) * 2.0)
+    Rb = Ra @ pin.exp3(np.array(v[3:]) * scale)
+    want = np.linalg.norm(pin.log3(Ra.T @ Rb))
+    assert abs(rotation_angle(Ra, Rb) - want) <= 1e-12
+    w = np.array(v * 4) * 37.0
+    box = np.tile(PAPER_BOX_HALF_WIDTHS, 4)
+    assert load_ratio(w, box) == float((np.abs(w) / box).max())
