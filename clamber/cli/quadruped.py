@@ -112,7 +112,10 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                              reorder=args.leg_order == "adaptive",
                              landing_cone=None if args.landing == "hold" else 0.1,
                              seat_rise=SEAT_RISE if args.seat_check == "on" else None,
-                             contact_force=None if args.contact == "torque" else CONTACT_FORCE)
+                             contact_force=None if args.contact == "torque" else CONTACT_FORCE,
+                             footpad_push=args.compression == "footpad",
+                             anchor_ekf=args.anchor_ekf == "on",
+                             body_search=args.body_pose == "search")
 
 
 def _climb(args: argparse.Namespace) -> dict:
@@ -136,7 +139,8 @@ def _climb(args: argparse.Namespace) -> dict:
                        gripper_limits=args.gripper_limits, sole_attitude=args.sole_attitude,
                        leg_order=args.leg_order, landing=args.landing,
                        seat_check=args.seat_check,
-                       contact=args.contact)
+                       contact=args.contact, compression=args.compression,
+                       anchor_ekf=args.anchor_ekf, body_pose=args.body_pose)
         rows.append({**row, **result.summary})
     summary = dict(rows[0]) if len(rows) == 1 else {"command": "climb", "wall": args.wall,
                                                      "conditions": rows}
@@ -365,6 +369,19 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="rock wall: a descent ends when the force estimated from the "
                        "swing leg's servo torques presses the foot 1.5 N more along the "
                        "hold's normal (default), or on the plane gait's joint-4 torque rule")
+    climb.add_argument("--compression", choices=("footpad", "scaled"), default="footpad",
+                       help="rock wall: compression on a gripper is borne by its footpad, "
+                       "lowered only by an edge under it (default), or scaled by the hold's "
+                       "pull factor as before")
+    climb.add_argument("--body-pose", choices=("first", "search"), default="first",
+                       help="rock wall: put each stance's body at the first pose from which "
+                       "the legs reach and the wrench QP balances (default), or search near "
+                       "it for the pose of least largest gripper load over the stance and "
+                       "the next swing's three legs")
+    climb.add_argument("--anchor-ekf", choices=("on", "off"), default="on",
+                       help="rock wall: run the anchor EKF (contacts from servo currents, "
+                       "foot anchors in its state) alongside to report its drift (default), "
+                       "or not")
     climb.add_argument("--distance", type=positive_float, default=2.0,
                        help="rock wall: distance to climb [m] (2.0; at most 2.0 on the "
                        "default 3.1 m wall)")

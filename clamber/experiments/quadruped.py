@@ -163,12 +163,32 @@ def _rock_keys(trials: Sequence[StudyTrial]) -> dict[str, Any]:
         "release_time_per_release_s": (sum(t.metrics.get("release_time_s") or 0.0
                                            for t in trials) / releases if releases else None),
         "planned_steps": total("planned_steps"), "steps_done": releases,
+        **_climb_drift(trials, dist),
         "failure_details": [{"seed": t.seed, "failure": t.outcome.failure.name.lower()
                              if t.outcome.failure else None,
                              "where": t.metrics.get("failure_phase"),
                              "distance_m": t.metrics.get("distance_m"),
                              "detail": t.outcome.detail} for t in trials if not t.success],
     }
+
+
+def _climb_drift(trials: Sequence[StudyTrial], dist: list[float]) -> dict[str, Any]:
+    """Position drift of the estimates over the climbs: the anchor EKF's (run alongside,
+    when it was) final error [m] and RMS [mm], means over the trials, and the final errors
+    of it and of the controller's estimate as a share of the distance climbed, pooled
+    (sum of errors over sum of distances, in %: short climbs do not dominate)."""
+    up = float(sum(max(d, 0.0) for d in dist))
+
+    def pooled(name: str) -> float | None:
+        x = [t.metrics.get(name) for t in trials]
+        if up <= 1e-3 or any(v is None for v in x):
+            return None
+        return 100.0 * float(sum(x)) / up
+
+    return {"anchor_drift_m": _mean([t.metrics.get("anchor_drift_m") for t in trials]),
+            "anchor_rms_mm": _mean([t.metrics.get("anchor_rms_mm") for t in trials]),
+            "anchor_drift_percent_pooled": pooled("anchor_drift_m"),
+            "estimation_drift_percent_pooled": pooled("estimation_drift_m")}
 
 
 def comparison_conditions(inclines: Sequence[float] = (70.0, 90.0), breakable: bool = True,

@@ -102,7 +102,7 @@ def test_compiled_settle_equals_the_numpy_settle():
     for t in range(400):
         level = 0.2 + 0.9 * abs(np.sin(0.02 * t)) + (0.6 if t % 97 == 5 else 0.0)
         period = base[None] * level + rng.standard_normal((5, 3, 6)) * WRENCH_SCALE * 0.01
-        factor = rng.uniform(0.8, 1.2, (3, 6))
+        factor = rng.uniform(0.8, 1.2, (3, 7 if t % 2 else 6))  # 7: compression apart
         if t % 50 == 0:  # an LP-measured reference, as advance sets one
             for clock in (fast, plain):
                 clock._measured(rows[1], period[0, 1] / factor[1])
@@ -173,7 +173,8 @@ def test_a_kernel_without_a_writable_cache_compiles_in_memory(monkeypatch):
        st.sampled_from([3.0, 1.0, 1e-3, 1e-7]))
 def test_rotation_angle_and_load_ratio_equal_their_numpy_forms(v, scale):
     """The compiled attitude error equals ``|log3(Ra^T Rb)|`` (Pinocchio) to 1e-12 rad from
-    3 rad down to 1e-7 rad apart, and the planned load ratio equals NumPy's
+    3 rad down to 1e-7 rad apart (1e-9 rad between 3 rad and pi), and the planned load
+    ratio equals NumPy's
     ``(|w| / box).max()`` exactly."""
     from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS
     from clamber.quadruped.trials.metric_kernels import load_ratio, rotation_angle
@@ -181,7 +182,8 @@ def test_rotation_angle_and_load_ratio_equal_their_numpy_forms(v, scale):
     Ra = pin.exp3(np.array(v[:3]) * 2.0)
     Rb = Ra @ pin.exp3(np.array(v[3:]) * scale)
     want = np.linalg.norm(pin.log3(Ra.T @ Rb))
-    assert abs(rotation_angle(Ra, Rb) - want) <= 1e-12
+    # Near pi the rotation's vector part vanishes and both forms lose digits.
+    assert abs(rotation_angle(Ra, Rb) - want) <= (1e-12 if want < 3.0 else 1e-9)
     w = np.array(v * 4) * 37.0
     box = np.tile(PAPER_BOX_HALF_WIDTHS, 4)
     assert load_ratio(w, box) == float((np.abs(w) / box).max())

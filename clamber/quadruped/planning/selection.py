@@ -49,6 +49,7 @@ from clamber.quadruped.model import RobotModel
 from clamber.quadruped.planning.holds import HoldCandidate, HoldMap, seat_rise
 from clamber.quadruped.planning.stance import (
     HELD_TILT_TOLERANCE,
+    Support,
     body_over,
     reach,
     shifted_body,
@@ -123,7 +124,11 @@ class PlannerSettings:
     [m] tried when the legs cannot reach a stance from the nominal standoff, and how far
     [m] and in how many steps the body may shift in the wall's plane toward holds the legs
     fall short of; how high [m] mapped rock may stand under the footpad above the landing
-    sole's plane (``seat_rise``, None: not checked)."""
+    sole's plane (``seat_rise``, None: not checked); and whether the chosen hold's body
+    pose is then moved to lower the stance's largest load (``body_search``,
+    :meth:`HoldPlanner.refine_body`: steps of ``search_step`` [m], in the wall's plane at
+    most ``search_reach`` [m] from the body the placement found, along the normal within
+    ``standoff_offsets``)."""
 
     radius: float = 0.12
     lead: float = 0.1375
@@ -139,6 +144,9 @@ class PlannerSettings:
     held_tilt: float = HELD_TILT_TOLERANCE
     landed_normals: bool = False
     seat_rise: float | None = None
+    body_search: bool = False
+    search_step: float = 0.02
+    search_reach: float = 0.06
 
     def __post_init__(self) -> None:
         if not (self.radius > 0 and self.max_checks >= 1 and 0 < self.capacity_margin <= 1):
@@ -167,6 +175,13 @@ def _stance(ctx: StepContext, c: HoldCandidate) -> tuple[dict, dict, pin.SE3]:
     normals = {leg: (c.normal if leg == ctx.leg else ctx.holds[leg].normal)
                for leg in LEG_NAMES}
     return tops, normals, body_over(tops, ctx.body.rotation, ctx.standoff)
+
+
+def _expected(full: Support, three: Support, i: int) -> np.ndarray:
+    """The wrench (6,) the plan expects on leg ``i``'s new hold: the larger, by gauge, of
+    its QP wrench over the four legs and over the three of the next swing."""
+    k = int(np.argmax([full.gauges[i], three.gauges[i]]))
+    return (full, three)[k].wrenches[i].copy()
 
 
 class NearestHoldRule:
@@ -306,13 +321,75 @@ class HoldPlanner:
                 rejected[placed] += 1
                 continue
             body, r, full, three = placed
-            k = int(np.argmax([full.gauges[i], three.gauges[i]]))
-            w = (full, three)[k].wrenches[i].copy()
             peak = max(full.gauges.max(), three.gauges.max())
             score = rank - 0.05 * peak
             if best is None or score > best[0]:
-                best = (score, Choice(ChoiceStatus.CHOSEN, c, body, r.q, w))
+                best = (score, Choice(ChoiceStatus.CHOSEN, c, body, r.q,
+                                      _expected(full, three, i)), (tops, normals, full, three))
         why = tuple(rejected.items())
         if best is None:
             return Choice(ChoiceStatus.NONE_FEASIBLE, checked=checked, rejected=why)
-        return Choice(**{**best[1].__dict__, "checked": checked, "rejected": why})
+        choice = best[1]
+        if s.body_search:
+            tops, normals, full, three = best[2]
+            body, q, full, three = self.refine_body(ctx, tops, normals, choice.hold,
+                                                    choice.body, choice.q, full, three)
+            choice = Choice(ChoiceStatus.CHOSEN, choice.hold, body, q,
+                            _expected(full, three, i))
+        return Choice(**{**choice.__dict__, "checked": checked, "rejected": why})
+
+    def refine_body(self, ctx: StepContext, tops: dict, normals: dict, c: HoldCandidate,
+                    body: pin.SE3, q: np.ndarray, full: Support, three: Support
+                    ) -> tuple[pin.SE3, np.ndarray, Support, Support]:
+        """A body pose near ``body`` over the new stance that lowers the largest load gauge
+        (in the holds' estimated limits shrunk by ``capacity_margin``) of the wrench QP's
+        distribution over the four legs and over the three left during the next swing.
+
+        A pattern search: from ``body`` it tries ``search_step`` [m] along the wall's up,
+        left and normal axes both ways, moves to the best pose that lowers the gauge, and
+        halves the step when none does (down to a quarter of it). Every pose tried keeps
+        every leg on its hold (:func:`reach` within the attached soles' tilt) and the QP
+        feasible on both stances, stays within ``search_reach`` [m] in the wall's plane of
+        ``body`` and, along the normal, within ``standoff_offsets`` of the standoff. The
+        three-leg stance during the next swing is where grippers break (at 90 deg their
+        gauges sit at 0.96-0.98 while a leg swings): a higher body pulls harder on the top
+        holds, a body off the support's centre loads one hold more."""
+        s, rm = self.settings, self.rm
+        factors = [c.factor if x == ctx.leg else ctx.holds[x].factor for x in LEG_NAMES]
+        limits = [hold_limits(f * s.capacity_margin) for f in factors]
+        R = body.rotation
+        centre = body_over(tops, R, ctx.standoff)
+        lo = min(s.standoff_offsets) - 1e-9
+        hi = max(s.standoff_offsets) + 1e-9
+
+        def cost(a: Support, b: Support) -> float:
+            return float(max(a.gauges.max(), b.gauges.max()))
+
+        best = (cost(full, three), body, q, full, three)
+        step = s.search_step
+        while step >= s.search_step / 4 - 1e-12:
+            moved = False
+            for axis in range(3):
+                for sign in (1.0, -1.0):
+                    p = best[1].translation + sign * step * R[:, axis]
+                    dz = float((p - centre.translation) @ R[:, 2])
+                    moved_in_plane = (R.T @ (p - body.translation))[:2]
+                    if not lo <= dz <= hi \
+                            or np.linalg.norm(moved_in_plane) > s.search_reach + 1e-9:
+                        continue
+                    b = pin.SE3(R, p)
+                    r = reach(rm, b, tops, normals, best[2])
+                    if not r.within(s.held_tilt):
+                        continue
+                    a4 = support(rm, self.statics, b, r.q, limits)
+                    if not a4.stable:
+                        continue
+                    a3 = support(rm, self.statics, b, r.q, limits, swing=ctx.next_leg)
+                    if not a3.stable:
+                        continue
+                    g = cost(a4, a3)
+                    if g < best[0] - 1e-4:
+                        best, moved = (g, b, r.q, a4, a3), True
+            if not moved:
+                step /= 2
+        return best[1], best[2], best[3], best[4]

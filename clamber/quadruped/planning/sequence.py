@@ -100,13 +100,15 @@ class SequencePlanner:
     normal as far as the leg allows.
 
     ``seat_rise`` [m]: the planner's footpad seat check (``PlannerSettings.seat_rise``;
-    None: not checked).
+    None: not checked). ``body_search``: move each stance's body to lower the largest load
+    of its wrench QP (``PlannerSettings.body_search``).
     """
 
     def __init__(self, wall: RockWall, settings: PlanClimbSettings, seed: int,
                  rm: RobotModel | None = None, model: GripperSurfaceModel | None = None,
                  truth: _Truth | None = None, reorder: bool = False,
-                 landing_cone: float | None = None, seat_rise: float | None = None) -> None:
+                 landing_cone: float | None = None, seat_rise: float | None = None,
+                 body_search: bool = False) -> None:
         self.wall, self.settings = wall, settings
         self.reorder, self.landing_cone = reorder, landing_cone
         #: Position in the gait's order of the leg whose turn it is.
@@ -116,7 +118,8 @@ class SequencePlanner:
         truth = truth or _Truth(wall, self.model)
         self.rng = np.random.default_rng(seed + 7_000_003)
         self.rule = RULES[settings.rule](self.rm, PlannerSettings(
-            held_tilt=LANDED_TILT_TOLERANCE, landed_normals=True, seat_rise=seat_rise))
+            held_tilt=LANDED_TILT_TOLERANCE, landed_normals=True, seat_rise=seat_rise,
+            body_search=body_search))
         #: The rule's search (radius, lead): the band of each map that is fitted.
         self.search = self.rule.settings
         if isinstance(self.rule, HoldPlanner):

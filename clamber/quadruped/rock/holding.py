@@ -40,7 +40,10 @@ class GripperSurfaceModel:
     wrench axis ``(fx, fy, fz, tx, ty, tz)`` held on a patch the clamps cannot wrap.
 
     Normal and convexity are fitted over ``footprint_radius`` (the phalanges' reach), the
-    step over ``pad_radius`` (the footpad).
+    step over ``pad_radius`` (the footpad). With ``footpad_push`` the factors carry a
+    seventh number, the factor of compression (``+f_z``, the rock pushing the gripper off):
+    the footpad bears it, with no spine and no wrap, so it is the seat alone
+    (:meth:`capacity_factor`); without it compression is scaled like pull.
     """
 
     footprint_radius: float = 0.06
@@ -49,6 +52,7 @@ class GripperSurfaceModel:
     seat_step: float = 0.008
     reference_micro_rms: float = PAPER_MICRO_RMS
     base: np.ndarray = field(default_factory=lambda: np.array([0.6, 0.6, 0.3, 0.5, 0.5, 0.6]))
+    footpad_push: bool = False
 
     def __post_init__(self) -> None:
         check.numeric_fields(self, "gripper surface", strict=True,
@@ -74,19 +78,37 @@ class GripperSurfaceModel:
 
     def capacity_factor(self, convexity: np.ndarray, step: np.ndarray,
                         micro_rms: float) -> np.ndarray:
-        """Per-axis factors (..., 6) scaling the gripper's wrench set on the patches."""
+        """Per-axis factors (..., 6) scaling the gripper's wrench set on the patches; with
+        ``footpad_push`` (..., 7): a seventh, the factor of compression (``+f_z``), which the
+        rubber footpad bears on the rock without spines or wrap, so only an edge or step
+        under it (the seat) lowers it (:func:`push_factor`)."""
         w = self.wrap(convexity)[..., None]
         shape = self.base + (1.0 - self.base) * w
-        return self.spine(micro_rms) * self.seat(step)[..., None] * shape
+        seat = self.seat(step)
+        out = self.spine(micro_rms) * seat[..., None] * shape
+        if self.footpad_push:
+            out = np.concatenate([out, seat[..., None]], axis=-1)
+        return out
+
+
+def push_factor(factor: np.ndarray) -> np.ndarray:
+    """The factor (...,) of compression (``+f_z``) in capacity factors (..., 6) or (..., 7):
+    the seventh number where there is one, else the ``f_z`` factor (compression scaled like
+    pull)."""
+    f = np.asarray(factor, dtype=float)
+    return f[..., 6] if f.shape[-1] == 7 else f[..., 2]
 
 
 def hold_limits(factor: np.ndarray) -> WrenchLimits:
     """The paper's conservative box scaled per axis by ``factor`` (6,): the Q-WBC's limits
-    on that patch (inside the scaled achievable set, as the box is inside the set)."""
+    on that patch (inside the scaled achievable set, as the box is inside the set). A
+    seventh factor scales the box's compression side (``+f_z``) alone."""
     f = np.asarray(factor, dtype=float)
-    if f.shape != (6,) or not np.all((f >= 0) & np.isfinite(f)):
-        raise ConfigError(f"capacity factor must be 6 numbers >= 0, got {f}")
-    return WrenchLimits.box(PAPER_BOX_HALF_WIDTHS * f)
+    if f.shape not in ((6,), (7,)) or not np.all((f >= 0) & np.isfinite(f)):
+        raise ConfigError(f"capacity factor must be 6 or 7 numbers >= 0, got {f}")
+    upper = PAPER_BOX_HALF_WIDTHS * f[:6]
+    upper[2] = PAPER_BOX_HALF_WIDTHS[2] * push_factor(f)
+    return WrenchLimits.box(lower=-PAPER_BOX_HALF_WIDTHS * f[:6], upper=upper)
 
 
 def fit_reach(spacing: float, model: GripperSurfaceModel) -> int:

@@ -6,9 +6,11 @@ model (:mod:`clamber.attachment.spasas`, Eqs. 6-11, at the paper's driving torqu
 knuckles): the Minkowski sum of the four phalanges' and the footpad's admissible loads, with
 every combination of axes (combined loading) and no per-axis box. A hold's
 ``capacity_factor`` (6,) scales ``W`` per axis (``w`` is held on that hold iff
-``w / factor`` is in ``W``). Membership is the gauge ``g(w) = min {t : w in t W}``, ``<= 1``
-inside (:func:`clamber.attachment.wrench_set.wrench_gauge`'s LP). Evaluated every physics
-step, the gauge is bracketed cheaply first: an inner polytope of ``W`` (the fitted
+``w / factor`` is in ``W``); a seventh factor, where a hold has one, scales compression
+(``+f_z``) alone, which the footpad bears (:func:`scaled_wrench`). Membership is the gauge
+``g(w) = min {t : w in t W}``, ``<= 1`` inside
+(:func:`clamber.attachment.wrench_set.wrench_gauge`'s LP). Evaluated every physics step,
+the gauge is bracketed cheaply first: an inner polytope of ``W`` (the fitted
 polytope; gauge above the true one) and supporting half-spaces of ``W`` in 1136
 directions (gauge below it, within a few per cent). Only a wrench the bracket leaves
 undecided, or one outside, goes to the LP (solved by DAQP, with scipy's HiGHS as fallback),
@@ -96,6 +98,22 @@ class SpineSlip:
 def _rows(w: np.ndarray) -> np.ndarray:
     """Wrenches as a C-contiguous float array (n, 6) (any leading dimensions flattened)."""
     return np.ascontiguousarray(w, dtype=float).reshape(-1, 6)
+
+
+def scaled_wrench(w: np.ndarray, factor: np.ndarray) -> np.ndarray:
+    """Wrenches (..., 6) [N, N m] over their holds' factors (..., 6) or (..., 7): ``w /
+    factor`` per axis, and ``f_z`` over the seventh factor where it pushes (``f_z > 0``).
+
+    The held set is ``W`` stretched per axis, ``f_z`` by one factor on each side of zero (a
+    star-shaped set: the gauge of ``w`` in it is the gauge of the scaled wrench in ``W``,
+    and every bound of this module is taken on scaled wrenches).
+    """
+    f = np.asarray(factor, dtype=float)
+    if f.shape[-1] == 6:
+        return w / f
+    ws = w / f[..., :6]
+    ws[..., 2] = np.where(w[..., 2] > 0.0, w[..., 2] / f[..., 6], ws[..., 2])
+    return ws
 
 
 class WrenchSet:
@@ -262,7 +280,7 @@ class FailureClock:
         wrench, so the numbers are the same. A step's lower bounds are formed only when its
         upper bounds could raise a peak. This is the reference of :meth:`settle_into`.
         """
-        ws = w / factor
+        ws = scaled_wrench(w, factor)
         g = self.set.upper_all(ws)
         gauges = g[-1]
         above = g > 1.0
@@ -305,7 +323,8 @@ class FailureClock:
         with nothing changed, where it returns None. The same arithmetic summed in another
         order: the numbers agree to round-off."""
         s = self.set
-        return kernels.settle(w, factor, rows, s._inner_t, s._cuts_t, CERTIFIED, _LOWER_MARGIN,
+        ws = np.ascontiguousarray(scaled_wrench(w, factor))
+        return kernels.settle(ws, rows, s._inner_t, s._cuts_t, CERTIFIED, _LOWER_MARGIN,
                               self._ref_wrench, self._ref_gauge, self._peak_lo,
                               self._peak_wrench, self._lo_wrench, self._lo_gauge, self.slide,
                               self.speed, gauges)
@@ -313,14 +332,14 @@ class FailureClock:
     def advance(self, rows: np.ndarray, w: np.ndarray, factor: np.ndarray,
                 dt: float) -> tuple[np.ndarray, np.ndarray]:
         """Advance the grippers ``rows`` by ``dt`` [s] under wrenches ``w`` (k, 6) [N, N m]
-        on holds of capacity factors ``factor`` (k, 6).
+        on holds of capacity factors ``factor`` (k, 6) or (k, 7) (:func:`scaled_wrench`).
 
         Returns the gauges (k,) (exact above 1, else an upper bound <= 1) and which
         grippers' slides passed the engagement depth. A wrench the inner polytope leaves
         undecided is certified inside by the sublinearity bound when it can be, else
         measured by LP.
         """
-        ws = w / factor
+        ws = scaled_wrench(w, factor)
         g = self.set.upper(ws)
         # The lower bound can only raise a peak where the upper bound is above it.
         if (g > self._peak_lo[rows]).any():

@@ -87,27 +87,25 @@ def polytope_gauges(w: np.ndarray, planes_t: np.ndarray) -> np.ndarray:
 
 
 @kernel
-def settle(w: np.ndarray, factor: np.ndarray, rows: np.ndarray, inner_t: np.ndarray,
-           cuts_t: np.ndarray, certified: float, lower_margin: float, ref_wrench: np.ndarray,
+def settle(ws: np.ndarray, rows: np.ndarray, inner_t: np.ndarray, cuts_t: np.ndarray,
+           certified: float, lower_margin: float, ref_wrench: np.ndarray,
            ref_gauge: np.ndarray, peak_lo: np.ndarray, peak_wrench: np.ndarray,
            lo_wrench: np.ndarray, lo_gauge: np.ndarray, slide: np.ndarray, speed: np.ndarray,
            gauges: np.ndarray) -> bool:
     """:meth:`~clamber.quadruped.sim.failure.FailureClock.settle` over the steps' wrenches
-    ``w`` (steps, k, 6) of the grippers ``rows`` on holds of factors ``factor`` (k, 6).
+    ``ws`` (steps, k, 6) of the grippers ``rows``, already scaled by their holds' factors
+    (:func:`~clamber.quadruped.sim.failure.scaled_wrench`).
 
     ``inner_t`` (6, n) and ``cuts_t`` (6, m) are the inner polytope's and the supporting
     half-spaces' normals (wrench units); the other arrays are the clock's state, per gripper,
     updated in place (the gauges into ``gauges[rows]``) if every wrench is certified inside
     its set, in which case True is returned; else nothing changes and False is returned.
     """
-    n, k = w.shape[0], w.shape[1]
-    ws = np.empty((n, k, 6))
+    n, k = ws.shape[0], ws.shape[1]
     g = np.empty((n, k))
     any_above = False
     for j in range(n):
         for i in range(k):
-            for c in range(6):
-                ws[j, i, c] = w[j, i, c] / factor[i, c]
             g[j, i] = _gauge_bound(ws[j, i], inner_t)
             if g[j, i] > 1.0:
                 any_above = True

@@ -44,7 +44,13 @@ from clamber.exceptions import ConfigError
 from clamber.quadruped.description import foot_name
 from clamber.quadruped.robot import LEG_NAMES
 from clamber.quadruped.sim import failure_kernels as kernels
-from clamber.quadruped.sim.failure import FailureClock, SpineSlip, WrenchSet, default_wrench_set
+from clamber.quadruped.sim.failure import (
+    FailureClock,
+    SpineSlip,
+    WrenchSet,
+    default_wrench_set,
+    scaled_wrench,
+)
 from clamber.quadruped.sim.world import Hold
 
 
@@ -78,6 +84,13 @@ class SoleCompliance:
         if not 0 <= self.armature < np.inf:
             raise ConfigError(f"sole compliance armature must be finite and >= 0, "
                               f"got {self.armature}")
+
+
+def _seven(factor: np.ndarray) -> np.ndarray:
+    """A hold's capacity factors as seven: the six axes and compression (``+f_z``; a hold of
+    six factors scales compression like pull)."""
+    f = np.asarray(factor, dtype=float)
+    return f if f.shape == (7,) else np.append(f, f[2])
 
 
 #: Column order taking MuJoCo's [torque, force] rows to [force, torque].
@@ -251,15 +264,19 @@ class GripperBank:
         """The one place a gripper's state changes (keeps the attached legs' cache)."""
         self.state[leg], self.hold[leg] = state, hold
         self._attached = tuple(g for g in LEG_NAMES if self.state[g] is GripperState.ATTACHED)
-        self._factors = np.array([self.hold[g].capacity_factor for g in self._attached],
-                                 dtype=float).reshape(-1, 6)
+        factors = [np.asarray(self.hold[g].capacity_factor, dtype=float)
+                   for g in self._attached]
+        if any(f.shape == (7,) for f in factors):
+            factors = [_seven(f) for f in factors]
+        self._factors = np.array(factors, dtype=float) if factors else np.zeros((0, 6))
 
     def load_ratio(self, leg: str, w: np.ndarray) -> float:
         """Gauge of wrench ``w`` (6,) [N, N m] on ``leg``'s hold: > 1 outside the set."""
         hold = self.hold[leg]
         if hold is None:
             raise ConfigError(f"gripper {leg} is on no hold")
-        return float(self.clock.set.gauge(np.asarray(w) / hold.capacity_factor)[0])
+        ws = scaled_wrench(np.asarray(w, dtype=float), _seven(hold.capacity_factor))
+        return float(self.clock.set.gauge(ws)[0])
 
     def peak_loads(self) -> dict[str, float]:
         """Largest gauge of each gripper's wrench since :meth:`reset_peaks`."""

@@ -40,7 +40,8 @@ class Hold:
     ``base`` is where the rock stands on the wall [m, {S}]; ``top`` the centre of its top
     face [m, {S}] and ``normal`` that face's unit normal; ``vertices`` the rock's convex-hull
     points in the wall frame relative to ``base`` [m]. ``capacity_factor`` (6,) scales the
-    gripper's true capacity per wrench axis on this hold.
+    gripper's true capacity per wrench axis on this hold; a seventh number, where given,
+    scales compression (``+f_z``) alone (:func:`~clamber.quadruped.sim.failure.scaled_wrench`).
     """
 
     name: str

@@ -69,6 +69,7 @@ from clamber.quadruped.sim.world import Hold, RockSpec, WallLayout
 from clamber.quadruped.trials.climb import PLACEMENT_TIME, ClimbSettings, ClimbTrial
 from clamber.quadruped.trials.log import TrialLog
 from clamber.quadruped.trials.result import TrialIdentity, TrialResult
+from clamber.quadruped.trials.shadow import AnchorShadow
 from clamber.quadruped.trials.sole_attitude import BodyTilt, WeldAttitudes
 from clamber.quadruped.trials.stance import initial_joints
 
@@ -136,7 +137,18 @@ class RockClimbSettings:
     landing sole's plane for a hold to be chosen (``seat_rise``, the planner's seat check;
     None: not checked), and the rise [N] of the force pressing the swing foot along its
     hold's normal, estimated from the leg's servo torques, that ends a descent as contact
-    (``contact_force``; None: the gait's joint-4 torque rule)."""
+    (``contact_force``; None: the gait's joint-4 torque rule), and whether compression
+    (the rock pushing a gripper off, ``+f_z``) is borne by the footpad, its capacity
+    lowered by the seat alone, in the simulated truth, the planner's map and the Q-WBC's
+    limits (``footpad_push``; otherwise it is scaled by the same factor as pull,
+    :class:`~clamber.quadruped.rock.holding.GripperSurfaceModel`), and whether the anchor
+    EKF runs alongside from the sensors alone (``anchor_ekf``,
+    :class:`~clamber.quadruped.trials.shadow.AnchorShadow`: contacts from the servo
+    currents, foot anchors in its state) to measure its drift while climbing; it does not
+    feed the controller; and whether the planner moves each stance's body to lower the
+    largest load gauge of its wrench QP over the four legs and over the three of the next
+    swing (``body_search``, :meth:`~clamber.quadruped.planning.selection.HoldPlanner.refine_body`;
+    otherwise the first body pose that reaches and balances)."""
 
     climb: ClimbSettings = field(default_factory=ClimbSettings)
     distance: float = 2.0
@@ -155,6 +167,9 @@ class RockClimbSettings:
     landing_cone: float | None = 0.1
     seat_rise: float | None = SEAT_RISE
     contact_force: float | None = CONTACT_FORCE
+    footpad_push: bool = True
+    anchor_ekf: bool = False
+    body_search: bool = False
 
     def __post_init__(self) -> None:
         if self.grasp not in GRASP_MODES:
@@ -194,7 +209,9 @@ class RockTrialResult(TrialResult):
     the grasps attempted and engaged (a grasp engages when its gripper welds to the hold,
     after the winch's re-grasps), the winch's tries and its grasp and release time [s], the
     climbing speed [m/s] (distance over the time after the placement), why planning
-    stopped and the CPU time [s] spent planning swings during the climb."""
+    stopped and the CPU time [s] spent planning swings during the climb; with
+    ``anchor_ekf``, the anchor EKF's final position error [m] and its RMS over the climb
+    [mm] (``estimation_drift_m`` is the controller's own estimate's final error)."""
 
     planned_steps: int = 0
     steps_done: int = 0
@@ -206,6 +223,8 @@ class RockTrialResult(TrialResult):
     speed_m_s: float = float("nan")
     plan_stop: str = ""
     planning_cpu_s: float = 0.0
+    anchor_drift_m: float = float("nan")
+    anchor_rms_mm: float = float("nan")
 
     @property
     def grasp_success_rate(self) -> float:
@@ -307,8 +326,10 @@ class RockClimbTrial(ClimbTrial):
 
     def _setup_control(self) -> None:
         """The plane trial's controller and filter; the Q-WBC's limits on the start holds;
-        the swing feet's force estimate (nominal model and servo damping)."""
+        the swing feet's force estimate (nominal model and servo damping); the anchor EKF
+        alongside (``anchor_ekf``)."""
         super()._setup_control()
+        self.shadow = AnchorShadow(self, self.seed) if self.rock.anchor_ekf else None
         self.force_estimator = FootForceEstimator(RobotModel(self.robot),
                                                   ServoBank(self.robot).kv)
         for leg in LEG_NAMES:
@@ -324,10 +345,11 @@ class RockClimbTrial(ClimbTrial):
                 or self.settings.controller == "qwbc-nolimits":
             return
         f = np.maximum(self._factor(leg, k), MIN_FACTOR)
-        qp.set_limits(LEG_NAMES.index(leg), hold_limits(f), 1.0 / f**2)
+        qp.set_limits(LEG_NAMES.index(leg), hold_limits(f), 1.0 / f[:6]**2)
 
     def _factor(self, leg: str, k: int) -> np.ndarray:
-        """The capacity factor (6,) the planner believes for ``leg``'s hold ``k``."""
+        """The capacity factors (6,) or (7,) the planner believes for ``leg``'s hold ``k``
+        (seven with ``footpad_push``: the last is compression's)."""
         if k == 0:
             return np.asarray(self.sequence.start[leg].factor, dtype=float)
         return np.asarray([st.hold.factor for st in self.sequence.steps
@@ -365,6 +387,12 @@ class RockClimbTrial(ClimbTrial):
             return reach(rm, self.body0, tops, normals, rm.robot.default_joint_angles()).q
 
     # ---- one control cycle -----------------------------------------------------------------
+    def step(self) -> bool:
+        """One control cycle, the anchor EKF (if any) updated first from the sensors."""
+        if self.shadow is not None and not self.finished:
+            self.shadow.update()
+        return super().step()
+
     def _reference(self, t: float, state: RobotState
                    ) -> tuple[MotionReference, list[ClimbEvent]]:
         """The gait's reference on its own clock, which stops while a winch works, with the
@@ -507,7 +535,9 @@ class RockClimbTrial(ClimbTrial):
         base = super().result()
         after = max(self.k * self.dt - PLACEMENT_TIME, 0.0)
         speed = base.distance_m / after if after > 0 else float("nan")
-        base = replace(base, setting=f"rock {self.settings.incline_deg:g}deg")
+        p = self.sim.true_state().body_position
+        base = replace(base, setting=f"rock {self.settings.incline_deg:g}deg",
+                       estimation_drift_m=float(np.linalg.norm(self.ekf.p - p)))
         if self.failure is FailureReason.NO_HOLD:
             base = replace(base, failure_phase=f"planning, swing {len(self.sequence.steps) + 1}")
         return RockTrialResult(
@@ -516,7 +546,9 @@ class RockClimbTrial(ClimbTrial):
             winch_tries=self.tries, grasp_time_s=self.grasp_time,
             release_time_s=self.release_time, speed_m_s=speed,
             plan_stop=self.planner.stop.name.lower() if self.planner.stop else "",
-            planning_cpu_s=self.planning_cpu)
+            planning_cpu_s=self.planning_cpu,
+            anchor_drift_m=self.shadow.error() if self.shadow else float("nan"),
+            anchor_rms_mm=1000 * self.shadow.rms() if self.shadow else float("nan"))
 
 
 def plan_rock_climb(settings: RockClimbSettings, seed: int
@@ -524,11 +556,13 @@ def plan_rock_climb(settings: RockClimbSettings, seed: int
     """The wall of ``seed``, its truth and the planner of its holds (start placed, no swing
     planned yet)."""
     wall = generate_wall(settings.climb.incline_deg, seed, settings.wall)
-    truth = _Truth(wall, GripperSurfaceModel())
-    return wall, truth, SequencePlanner(wall, settings.plan, seed, truth=truth,
+    model = GripperSurfaceModel(footpad_push=settings.footpad_push)
+    truth = _Truth(wall, model)
+    return wall, truth, SequencePlanner(wall, settings.plan, seed, model=model, truth=truth,
                                         reorder=settings.reorder,
                                         landing_cone=settings.landing_cone,
-                                        seat_rise=settings.seat_rise)
+                                        seat_rise=settings.seat_rise,
+                                        body_search=settings.body_search)
 
 
 def run_rock_climb(settings: RockClimbSettings, seed: int, log: bool = False,

@@ -56,6 +56,59 @@ class ShadowResult:
         return 100 * self.anchor_drift_m / self.distance_m if self.distance_m > 1e-3 else math.nan
 
 
+class AnchorShadow:
+    """The anchor EKF stepped alongside a climbing trial (see the module): call
+    :meth:`update` once before each of the trial's control cycles. It keeps the sum of
+    squared position errors [m^2] over the cycles and the contacts it detected against the
+    grippers' attachment state; ``contacts`` from the servo currents (``"torque"``) or that
+    state (``"truth"``)."""
+
+    def __init__(self, trial: ClimbTrial, seed: int, contacts: str = "torque",
+                 ekf_settings: AnchorEkfSettings | None = None) -> None:
+        if contacts not in ("torque", "truth"):
+            raise ConfigError(f"contacts must be 'torque' or 'truth', got {contacts!r}")
+        self.trial, self.contacts = trial, contacts
+        sim = trial.sim
+        self.imu = SimulatedImu(seed=seed + 303)
+        bias = calibrate_gyro(self.imu, trial.body0.rotation, GYRO_CALIBRATION_S, trial.dt)
+        self.ekf = AnchorEkf(trial.rm, trial.body0.translation, trial.body0.rotation,
+                             self.imu.spec, ekf_settings or AnchorEkfSettings(slip=CLIMB_SLIP))
+        self.ekf.set_gyro_bias(*bias)
+        self.forces = FootForceEstimator(RobotModel(trial.robot), sim.servos.kv)
+        self.currents = ServoCurrentSensor(sim.servos.current_per_torque, seed=seed + 404)
+        self.detector = ContactDetector()
+        self.detected: list = []
+        self.truth: list = []
+        self.first = True
+        self.squared = 0.0
+        self.cycles = 0
+
+    def update(self) -> None:
+        """Predict with the IMU, detect contacts, update with the encoders (one cycle)."""
+        sim, ekf, dt = self.trial.sim, self.ekf, self.trial.dt
+        q, dq = sim.joints()
+        q = np.round(q / ENCODER_TICK) * ENCODER_TICK
+        if not self.first:
+            ekf.predict(*self.imu.measure(*sim.imu_truth(), dt), dt)
+        self.first = False
+        f = self.forces.forces(q, dq, self.currents.read(motor_torques(sim)), ekf.R)
+        found = self.detector.update(np.linalg.norm(f, axis=1))
+        self.detected.append(found)
+        self.truth.append(tuple(sim.grippers.attached))
+        ekf.update(q, found if self.contacts == "torque" else self.truth[-1])
+        e = ekf.p - sim.true_state().body_position
+        self.squared += float(e @ e)
+        self.cycles += 1
+
+    def error(self) -> float:
+        """The estimate's position error now [m]."""
+        return float(np.linalg.norm(self.ekf.p - self.trial.sim.true_state().body_position))
+
+    def rms(self) -> float:
+        """RMS of the position error over the cycles updated [m]."""
+        return math.sqrt(self.squared / self.cycles) if self.cycles else math.nan
+
+
 def shadow_climb(settings: ClimbSettings, seed: int, contacts: str = "torque",
                  ekf_settings: AnchorEkfSettings | None = None,
                  time_limit: float | None = None) -> ShadowResult:
@@ -65,34 +118,14 @@ def shadow_climb(settings: ClimbSettings, seed: int, contacts: str = "torque",
     if contacts not in ("torque", "truth"):
         raise ConfigError(f"contacts must be 'torque' or 'truth', got {contacts!r}")
     trial = ClimbTrial(settings, seed, time_limit=time_limit)
-    sim, dt = trial.sim, trial.dt
-    imu = SimulatedImu(seed=seed + 303)
-    bias = calibrate_gyro(imu, trial.body0.rotation, GYRO_CALIBRATION_S, dt)
-    ekf = AnchorEkf(trial.rm, trial.body0.translation, trial.body0.rotation, imu.spec,
-                    ekf_settings or AnchorEkfSettings(slip=CLIMB_SLIP))
-    ekf.set_gyro_bias(*bias)
-    forces = FootForceEstimator(RobotModel(trial.robot), sim.servos.kv)
-    currents = ServoCurrentSensor(sim.servos.current_per_torque, seed=seed + 404)
-    detector = ContactDetector()
-    detected, truth = [], []
-    first = True
+    shadow = AnchorShadow(trial, seed, contacts, ekf_settings)
     while True:
-        q, dq = sim.joints()
-        q = np.round(q / ENCODER_TICK) * ENCODER_TICK
-        if not first:
-            ekf.predict(*imu.measure(*sim.imu_truth(), dt), dt)
-        first = False
-        f = forces.forces(q, dq, currents.read(motor_torques(sim)), ekf.R)
-        found = detector.update(np.linalg.norm(f, axis=1))
-        detected.append(found)
-        truth.append(tuple(sim.grippers.attached))
-        ekf.update(q, found if contacts == "torque" else truth[-1])
+        shadow.update()
         if not trial.step():
             break
     result = trial.result()
-    p = sim.true_state().body_position
-    scores = contact_scores(detected, truth)
+    p = trial.sim.true_state().body_position
+    scores = contact_scores(shadow.detected, shadow.truth)
     return ShadowResult(result.success, max(0.0, result.distance_m),
                         float(np.linalg.norm(trial.ekf.p - p)),
-                        float(np.linalg.norm(ekf.p - p)), scores["precision"],
-                        scores["recall"])
+                        shadow.error(), scores["precision"], scores["recall"])
