@@ -154,6 +154,50 @@ def fingerprint(trial: ClimbTrial, result) -> str:
     return h.hexdigest()[:16]
 
 
+#: The digits the comparison's tables print (``clamber/report/quadruped_comparison.py``).
+_PRINTED = {"max_tracking_error_mm": ".2f", "estimation_rms_mm": ".2f", "mean_power_w": ".1f",
+            "peak_power_w": ".1f", "cost_of_transport": ".0f", "peak_gripper_load": ".2f",
+            "distance_m": ".2f", "failure_distance_m": ".3f", "failure_time_s": ".3f"}
+
+
+def figures(trial: ClimbTrial, result) -> dict:
+    """What a climb reports (the result's fields but timings), each gripper's peak load, and
+    the gripper events (time [s], leg, kind)."""
+    out = {k: v for k, v in result.to_dict().items()
+           if "wall" not in k and "setup" not in k and "cpu" not in k}
+    out["peaks"] = trial.sim.grippers.peak_loads()
+    out["events"] = [(round(e.t, 6), e.leg, e.kind) for e in trial.sim.grippers.events]
+    return json.loads(json.dumps(out, default=str))
+
+
+def compare_figures(mine: dict, other: dict) -> dict:
+    """Whether two climbs report the same: ``same_printed`` if their outcomes, reasons,
+    events and every figure the comparison prints agree at the printed digits;
+    ``max_relative_difference`` of the numeric figures; the fields that differ in print."""
+    printed = {}
+    for k in mine.keys() | other.keys():
+        a, b = mine.get(k), other.get(k)
+        if k in _PRINTED and isinstance(a, float) and isinstance(b, float):
+            a, b = format(a, _PRINTED[k]), format(b, _PRINTED[k])
+        elif k == "peaks":
+            a = {g: format(x, ".2f") for g, x in (a or {}).items()}
+            b = {g: format(x, ".2f") for g, x in (b or {}).items()}
+        elif isinstance(a, float) and isinstance(b, float):
+            continue  # not printed: only the relative difference below
+        if a != b:
+            printed[k] = (a, b)
+    rel = 0.0
+    for k, a in mine.items():
+        b = other.get(k)
+        pairs = list(zip(a.values(), b.values(), strict=False)) if isinstance(a, dict) \
+            and isinstance(b, dict) else [(a, b)]
+        for x, y in pairs:
+            if isinstance(x, float) and isinstance(y, float) and np.isfinite(x) and x != y:
+                rel = max(rel, abs(x - y) / max(abs(x), abs(y)))
+    return {"same_printed": not printed, "max_relative_difference": rel,
+            "differing_in_print": printed}
+
+
 def one_climb(kind: str, controller: str, seed: int, cycles: int = 1) -> dict:
     """CPU seconds of the loop of one unbreakable climb at 90 deg and its simulated seconds:
     ``plane`` (``cycles`` gait cycles) or ``rock`` (0.5 m planned on the generated wall,
@@ -166,7 +210,7 @@ def one_climb(kind: str, controller: str, seed: int, cycles: int = 1) -> dict:
         c0 = time.process_time()
         r = trial.run()[0]
         return {"sim_s": r.sim_time_s, "cpu_s": time.process_time() - c0, "planning_cpu_s": 0.0,
-                "fingerprint": fingerprint(trial, r)}
+                "fingerprint": fingerprint(trial, r), "figures": figures(trial, r)}
     rock = RockClimbSettings(climb=plane, distance=0.5, grasp="winch")
     trial = RockClimbTrial(rock, seed, plan=plan_rock_climb(rock, seed))
     before_loop = trial.planning_cpu  # the first swing is planned while the trial is built
@@ -174,7 +218,7 @@ def one_climb(kind: str, controller: str, seed: int, cycles: int = 1) -> dict:
     r = trial.run()[0]
     return {"sim_s": r.sim_time_s, "cpu_s": time.process_time() - c0,
             "planning_cpu_s": r.planning_cpu_s - before_loop,
-            "fingerprint": fingerprint(trial, r)}
+            "fingerprint": fingerprint(trial, r), "figures": figures(trial, r)}
 
 
 def _run_one(source: str, kind: str, controller: str, seed: int, cycles: int = 1) -> dict:
@@ -207,12 +251,15 @@ def side_by_side(baseline: str | None, quick: bool, repeat: int = 1,
             row[f"{name}_cpu_factor"] = r["sim_s"] / r["cpu_s"]
             row[f"{name}_cpu_s"] = r["cpu_s"]
             row[f"{name}_fingerprint"] = r["fingerprint"]
+            row[f"{name}_figures"] = r["figures"]
             if kind == "rock":
                 row[f"{name}_cpu_factor_without_planning"] = \
                     r["sim_s"] / max(1e-9, r["cpu_s"] - r["planning_cpu_s"])
         if baseline:
             row["speedup"] = row["this_cpu_factor"] / row["baseline_cpu_factor"]
             row["identical"] = row["this_fingerprint"] == row["baseline_fingerprint"]
+            row |= compare_figures(row["this_figures"], row["baseline_figures"])
+            del row["this_figures"], row["baseline_figures"]
             if kind == "rock":
                 row["speedup_without_planning"] = row["this_cpu_factor_without_planning"] \
                     / row["baseline_cpu_factor_without_planning"]
@@ -221,6 +268,8 @@ def side_by_side(baseline: str | None, quick: bool, repeat: int = 1,
     out: dict = {"climbs": rows}
     if baseline:
         out["all_identical"] = all(r["identical"] for r in rows)
+        out["all_same_printed"] = all(r["same_printed"] for r in rows)
+        out["max_relative_difference"] = max(r["max_relative_difference"] for r in rows)
     for kind, controller in {(k, c) for k, c, _ in items}:
         mine = [r for r in rows if r["kind"] == kind and r["controller"] == controller]
         key = f"{kind}_{controller}"

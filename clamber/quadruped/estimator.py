@@ -24,17 +24,17 @@ error, as on the robot.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
+from numpy.linalg import LinAlgError
 
 from clamber import _validate as check
 from clamber.exceptions import ConfigError
+from clamber.quadruped import ekf_kernels as kernels
 from clamber.quadruped.kinematics import body_configuration
 from clamber.quadruped.model import NQ_BASE, RobotModel, RobotState
 from clamber.quadruped.robot import LEG_NAMES, N_JOINTS
-from clamber.small_linalg import solve
 
 GRAVITY_VECTOR = np.array([0.0, 0.0, -9.81])
 
@@ -135,31 +135,6 @@ class EkfSettings:
 _LEG_INDEX = {leg: i for i, leg in enumerate(LEG_NAMES)}
 
 
-class _UpdateLayout(NamedTuple):
-    """An update's measurement arrays for one set of anchored feet: their number ``n``,
-    rows ``m``, leg indices, Jacobian ``H`` (m, 15) with its foot rows as (n, 3, 15),
-    residual buffer and noise variances (m,)."""
-
-    n: int
-    m: int
-    idx: np.ndarray
-    H: np.ndarray
-    Hp: np.ndarray
-    r: np.ndarray
-    noise: np.ndarray
-    skew_at: np.ndarray
-
-
-#: The skew matrix of ``d = (x, y, w)`` in the attitude columns 6-8 of a foot's three rows:
-#: entries (row, column) = sign * d[component], row by row.
-_SKEW_ROW = np.array([0, 0, 1, 1, 2, 2])
-_SKEW_COL = np.array([7, 8, 6, 8, 6, 7])
-_SKEW_FROM = np.array([2, 1, 2, 0, 1, 0])
-_SKEW_SIGN = np.array([-1.0, 1.0, 1.0, -1.0, -1.0, 1.0])
-#: Cyclic index shifts of a 3-vector (the two terms of a cross product's components).
-_NEXT, _AFTER = np.array([1, 2, 0]), np.array([2, 0, 1])
-
-
 class LegOdometryEkf:
     """Error-state EKF fusing the IMU with the kinematics of the attached feet."""
 
@@ -177,26 +152,27 @@ class LegOdometryEkf:
             np.full(3, self.imu.gyro_bias**2)]))
         self.anchors: dict[str, np.ndarray] = {}
         self.rate = np.zeros(3)
-        self._F = np.eye(15)
         self._updates = 0
         self._prev_feet: np.ndarray | None = None
-        self._eye3 = np.eye(3)
         self._noise_cache: dict[float, np.ndarray] = {}
         self._q = body_configuration(np.zeros(N_JOINTS))
-        self._layouts: dict[tuple[tuple[str, ...], bool], _UpdateLayout] = {}
+        self._indices: dict[tuple[str, ...], np.ndarray] = {}
         #: The anchored legs of the last update and their anchors stacked (n, 3).
         self._stacked: tuple[tuple[str, ...], np.ndarray] | None = None
         #: The contacts of the last update if all of them were anchored before it.
         self._contacts: tuple[str, ...] | None = None
 
     def predict(self, specific_force: np.ndarray, rate: np.ndarray, dt: float) -> None:
-        """Propagate over ``dt`` [s] with the IMU readings in {B}."""
-        w = strapdown_step(self, specific_force, rate, dt)
+        """Propagate over ``dt`` [s] with the IMU readings in {B} (:func:`strapdown_step`
+        and the process noise, compiled into one call: :func:`.ekf_kernels.predict`)."""
+        if dt <= 0:
+            raise ConfigError(f"dt must be > 0, got {dt}")
         q = self._noise_cache.get(dt)
         if q is None:
             q = self._noise_cache[dt] = self._process_noise(dt)
-        self.P.flat[::16] += q
-        self.rate = w
+        self.P, self.R, self.rate = kernels.predict(
+            self.P, self.p, self.v, self.R, self.b_a, self.b_g,
+            np.asarray(specific_force, dtype=float), np.asarray(rate, dtype=float), dt, q)
 
     def _process_noise(self, dt: float) -> np.ndarray:
         """Diagonal of the process noise over ``dt`` [s] (position, velocity, attitude, biases)."""
@@ -214,25 +190,12 @@ class LegOdometryEkf:
         oMf = data.oMf
         return np.array([oMf[f].translation for f in self.rm.foot_ids])
 
-    def _layout(self, legs: tuple[str, ...], use_v: bool) -> _UpdateLayout:
-        """The measurement arrays of an update with the anchored ``legs`` (cached: only the
-        entries that change are written each update)."""
-        key = (legs, use_v)
-        lay = self._layouts.get(key)
-        if lay is None:
-            n = len(legs)
-            m = 3 * n + 3 if use_v else 3 * n
-            H = np.zeros((m, 15))
-            noise = np.full(m, self.par.foot_noise**2)
-            if use_v:
-                H[3 * n:, 3:6] = self._eye3
-                noise[3 * n:] = self.par.velocity_noise**2 / n
-            rows = 3 * np.arange(n)[:, None] + _SKEW_ROW
-            lay = self._layouts[key] = _UpdateLayout(
-                n, m, np.array([_LEG_INDEX[leg] for leg in legs]), H,
-                H[:3 * n].reshape(n, 3, 15), np.empty(m), noise,
-                (rows * 15 + _SKEW_COL).reshape(-1))
-        return lay
+    def _legs_index(self, legs: tuple[str, ...]) -> np.ndarray:
+        """Rows (in ``LEG_NAMES`` order) of the anchored ``legs`` (cached per tuple)."""
+        idx = self._indices.get(legs)
+        if idx is None:
+            idx = self._indices[legs] = np.array([_LEG_INDEX[leg] for leg in legs])
+        return idx
 
     def update(self, q_joints: np.ndarray, contacts: tuple[str, ...], dt: float = 0.0) -> None:
         """Correct with the feet in ``contacts``; new contacts are anchored, others dropped.
@@ -261,36 +224,14 @@ class LegOdometryEkf:
             legs_t = tuple(legs)
             self._stacked = (legs_t, np.array([anchors[leg] for leg in legs_t]))
         use_v = dt > 0 and prev is not None
-        n, m, idx, H, Hp, r, noise, skew_at = self._layout(legs_t, use_v)
-        z = feet.take(idx, axis=0)
-        d_body = (self._stacked[1] - self.p) @ self.R
-        # The feet's velocity readings all measure v with the same noise: their mean is a
-        # sufficient statistic (one 3-row measurement with the noise variance over n).
-        Rt = self.R.T
-        Hp[:, :, 0:3] = -Rt
-        # Attitude columns: each foot's rows hold skew(d_body) (written in one go).
-        H.reshape(-1)[skew_at] = (d_body.take(_SKEW_FROM, axis=1) * _SKEW_SIGN).reshape(-1)
-        r[:3 * n] = (z - d_body).reshape(-1)
-        if use_v:
-            zm = z.sum(axis=0) / n
-            dz = (zm - prev.take(idx, axis=0).sum(axis=0) / n) / dt
-            a = self.rate
-            wxz = a.take(_NEXT) * zm.take(_AFTER) - a.take(_AFTER) * zm.take(_NEXT)
-            r[3 * n:] = -(dz + wxz) @ Rt - self.v
-        P = self.P
-        PHt = P @ H.T
-        S = H @ PHt
-        S.flat[::m + 1] += noise
-        K = solve(S, PHt.T).T
-        dx = K @ r
-        self.p += dx[0:3]
-        self.v += dx[3:6]
-        self.R = self.R @ pin.exp3(dx[6:9])
-        self.b_a += dx[9:12]
-        self.b_g += dx[12:15]
-        KH = K @ H
-        KH.flat[::16] -= 1.0
-        self.P = KH @ P @ KH.T + (K * noise) @ K.T
+        idx = self._legs_index(legs_t)
+        P, R, ok = kernels.update(
+            self.P, self.p, self.v, self.R, self.b_a, self.b_g, self.rate, feet,
+            prev if use_v else feet, idx, self._stacked[1], use_v, dt,
+            self.par.foot_noise**2, self.par.velocity_noise**2)
+        if not ok:
+            raise LinAlgError("the innovation covariance is not positive definite")
+        self.P, self.R = P, R
         self._updates += 1
         if self._updates % 500 == 0:
             U, _, Vt = np.linalg.svd(self.R)

@@ -14,9 +14,9 @@ import numpy as np
 import pinocchio as pin
 
 from clamber.exceptions import ConfigError
+from clamber.quadruped.clik_kernels import dls_steps
 from clamber.quadruped.model import NQ_BASE, NV_BASE, RobotModel, RobotState, leg_slice
 from clamber.quadruped.robot import JOINTS_PER_LEG, LEG_NAMES, N_JOINTS, leg_index
-from clamber.small_linalg import solve
 
 _IDENTITY_BASE = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
 
@@ -143,12 +143,7 @@ class Clik:
         log6 = pin.log6
         e = np.array([log6(feet_body[i].actInv(body_inv * foot_targets[LEG_NAMES[i]]))
                       .vector for i in legs]) * (self.gain * self.w)
-        Jw = self.w[:, None] * (leg_jacobians if len(legs) == len(LEG_NAMES)
-                                else leg_jacobians[legs])
-        Jt = Jw.transpose(0, 2, 1)
-        A = Jw @ Jt
-        A.reshape(len(legs), 36)[:, ::7] += self.damping**2  # the diagonals
-        dq = (Jt @ solve(A, e[..., None]))[..., 0]
+        dq = dls_steps(leg_jacobians, np.array(legs), e, self.w, self.damping**2)
         if len(legs) == len(LEG_NAMES):
             out += dq.reshape(-1)
         else:

@@ -20,6 +20,7 @@ import numpy as np
 import pinocchio as pin
 
 from clamber.exceptions import ConfigError
+from clamber.quadruped.clik_kernels import joint_torques
 from clamber.quadruped.model import NV_BASE, RobotModel
 from clamber.quadruped.robot import JOINTS_PER_LEG, N_JOINTS, N_LEGS
 
@@ -43,8 +44,8 @@ class Statics:
 
     def torques(self, F: np.ndarray) -> np.ndarray:
         """Joint torques (20,) [N m] that hold the body with gripper wrenches ``F`` (24,)."""
-        Fl = np.asarray(F).reshape(N_LEGS, 6)
-        return self.tau_bias - np.einsum("lij,li->lj", self.leg_jacobians, Fl).reshape(-1)
+        return joint_torques(self.tau_bias, self.leg_jacobians,
+                             np.ascontiguousarray(F, dtype=float).reshape(N_WRENCH))
 
     def torque_map(self) -> np.ndarray:
         """Block-diagonal (20, 24) matrix ``T`` with ``tau = tau_bias - T F``."""

@@ -34,6 +34,7 @@ from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS, WrenchLimits
 from clamber.exceptions import ConfigError
 from clamber.quadruped.robot import JOINTS_PER_LEG, LEG_NAMES, N_JOINTS, N_LEGS
 from clamber.quadruped.statics import N_WRENCH, Statics
+from clamber.quadruped.wbc_kernels import fill_box_problem
 
 #: Smallest load factor used to scale a weight or a limit during a ramp (avoids 1/0).
 MIN_LOAD = 0.05
@@ -202,6 +203,20 @@ class WrenchProblemBuilder:
         """Fill the problem for this cycle; ``load`` (4,) in [0, 1], 0 = swing."""
         w, a = self.weights, self._arrays[hard]
         swing = load <= 0.0
+        if hard and self._box_lower is not None:  # the common case, in one compiled call
+            fill_box_problem(a["H"], a["f"], a["lb"], a["ub"], a["C"], a["lo"], a["up"],
+                             statics.A, statics.B, statics.leg_jacobians, statics.tau_bias,
+                             load, F_prev, w.w2, self.leg_weights, self._w3,
+                             self._box_lower, self._box_upper, self.tau_max, MIN_LOAD,
+                             self.torque_rows, INF)
+            return WrenchProblem(a["H"], a["f"], a["lb"], a["ub"], a["C"], a["lo"], a["up"],
+                                 True, 6, swing, statics)
+        return self._build_numpy(statics, load, F_prev, hard, swing)
+
+    def _build_numpy(self, statics: Statics, load: np.ndarray, F_prev: np.ndarray,
+                     hard: bool, swing: np.ndarray) -> WrenchProblem:
+        """:meth:`build` in NumPy: every layout (the reference of the compiled box case)."""
+        w, a = self.weights, self._arrays[hard]
         lam = np.maximum(load, MIN_LOAD)
         w2 = (w.w2[None, :] * self.leg_weights / lam[:, None] ** 2).reshape(-1)
         w3 = self._w3

@@ -55,6 +55,7 @@ from clamber.attachment.wrench_set import (
     direction_set,
 )
 from clamber.exceptions import ConfigError
+from clamber.quadruped.sim import failure_kernels as kernels
 
 #: DAQP exit flags meaning an optimum was found.
 _DAQP_OK = (1, 2)
@@ -94,6 +95,11 @@ class SpineSlip:
         return math.sqrt(2.0 * self.engagement_depth * self.mass / excess_force)
 
 
+def _rows(w: np.ndarray) -> np.ndarray:
+    """Wrenches as a C-contiguous float array (n, 6) (any leading dimensions flattened)."""
+    return np.ascontiguousarray(w, dtype=float).reshape(-1, 6)
+
+
 def scaled_wrench(w: np.ndarray, factor: np.ndarray) -> np.ndarray:
     """Wrenches (..., 6) [N, N m] over their holds' factors (..., 6) or (..., 7): ``w /
     factor`` per axis, and ``f_z`` over the seventh factor where it pushes (``f_z > 0``).
@@ -131,9 +137,8 @@ class WrenchSet:
         #: Inner polytope ``inner @ w <= 1`` (wrench units).
         self.inner = inner.H / inner.h[:, None]
         self.box = box
-        self._stacked = np.vstack([self.cuts, self.inner]).T.copy()
-        self._n_cuts = self.cuts.shape[0]
         self._inner_t = self.inner.T.copy()
+        self._cuts_t = self.cuts.T.copy()
         self._program = GaugeProgram(scaled)
         n_c = len(scaled)
         blocks = []
@@ -155,24 +160,23 @@ class WrenchSet:
 
     def bounds(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper bounds (n,) of the gauge of wrenches ``w`` (n, 6) [N, N m]."""
-        v = np.atleast_2d(w) @ self._stacked
-        n = self._n_cuts
-        return np.maximum(v[:, :n].max(axis=1), 0.0), np.maximum(v[:, n:].max(axis=1), 0.0)
+        w = _rows(w)
+        return (kernels.polytope_gauges(w, self._cuts_t),
+                kernels.polytope_gauges(w, self._inner_t))
 
     def lower(self, w: np.ndarray) -> np.ndarray:
         """The lower bounds of :meth:`bounds` of wrenches (n, 6) alone, (n,) (the same
-        product, the same numbers)."""
-        v = w @ self._stacked
-        return np.maximum(v[:, :self._n_cuts].max(axis=1), 0.0)
+        numbers)."""
+        return kernels.polytope_gauges(_rows(w), self._cuts_t)
 
     def upper_all(self, w: np.ndarray) -> np.ndarray:
         """:meth:`upper` of a stack of wrenches (steps, k, 6), (steps, k): each slice's
         numbers are those of :meth:`upper` on it."""
-        return np.maximum((w @ self._inner_t).max(axis=-1), 0.0)
+        return kernels.polytope_gauges(_rows(w), self._inner_t).reshape(w.shape[:-1])
 
     def upper(self, w: np.ndarray) -> np.ndarray:
         """The upper bound of :meth:`bounds` alone (the inner polytope's gauge), (n,)."""
-        return np.maximum((np.atleast_2d(w) @ self._inner_t).max(axis=1), 0.0)
+        return kernels.polytope_gauges(_rows(w), self._inner_t)
 
     def exact(self, w: np.ndarray) -> float:
         """Gauge of one wrench (6,) [N, N m] by LP: ``<= 1`` exactly inside ``W``."""
@@ -272,10 +276,9 @@ class FailureClock:
         and the gauges are returned; else nothing changes and None is returned (the steps
         must be advanced one by one).
 
-        The upper bounds of every step come from one product over all steps; NumPy
-        multiplies a stack slice by slice with the same kernel as one step, so the numbers
-        are the same. A step's lower bounds are formed only when its upper bounds could
-        raise a peak, from the same product :meth:`WrenchSet.bounds` forms.
+        The bounds come from the same compiled gauge kernel as :meth:`advance`'s, wrench by
+        wrench, so the numbers are the same. A step's lower bounds are formed only when its
+        upper bounds could raise a peak. This is the reference of :meth:`settle_into`.
         """
         ws = scaled_wrench(w, factor)
         g = self.set.upper_all(ws)
@@ -312,6 +315,19 @@ class FailureClock:
                     self._peak_wrench[rows[higher]] = ws[j][higher]
         peak_lo[rows] = peak
         return gauges
+
+    def settle_into(self, rows: np.ndarray, w: np.ndarray, factor: np.ndarray,
+                    gauges: np.ndarray) -> bool:
+        """:meth:`settle` in one compiled call (:func:`.failure_kernels.settle`): True, with
+        the gauges written into ``gauges[rows]``, where :meth:`settle` returns them; False,
+        with nothing changed, where it returns None. The same arithmetic summed in another
+        order: the numbers agree to round-off."""
+        s = self.set
+        ws = np.ascontiguousarray(scaled_wrench(w, factor))
+        return kernels.settle(ws, rows, s._inner_t, s._cuts_t, CERTIFIED, _LOWER_MARGIN,
+                              self._ref_wrench, self._ref_gauge, self._peak_lo,
+                              self._peak_wrench, self._lo_wrench, self._lo_gauge, self.slide,
+                              self.speed, gauges)
 
     def advance(self, rows: np.ndarray, w: np.ndarray, factor: np.ndarray,
                 dt: float) -> tuple[np.ndarray, np.ndarray]:

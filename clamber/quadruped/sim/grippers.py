@@ -43,6 +43,7 @@ import numpy as np
 from clamber.exceptions import ConfigError
 from clamber.quadruped.description import foot_name
 from clamber.quadruped.robot import LEG_NAMES
+from clamber.quadruped.sim import failure_kernels as kernels
 from clamber.quadruped.sim.failure import (
     FailureClock,
     SpineSlip,
@@ -103,7 +104,8 @@ _NEXT, _AFTER = np.array([1, 2, 0]), np.array([2, 0, 1])
 def _sole_wrenches(ext: np.ndarray, r: np.ndarray, xmat: np.ndarray) -> np.ndarray:
     """Wrenches [f, tau] (n, 6) in the sole frames from external wrenches ``ext`` (n, 6)
     [torque, force] about a point ``r`` (n, 3) [m] from the sole, soles' rotation matrices
-    ``xmat`` (n, 9). ``ext`` is overwritten."""
+    ``xmat`` (n, 9). ``ext`` is overwritten. The NumPy reference of the compiled
+    :func:`.failure_kernels.sole_wrenches` the bank uses (checked against it in the tests)."""
     f = ext[:, 3:]
     # Moment about the sole: tau + r x f, component k += r_(k+1) f_(k+2) - r_(k+2) f_(k+1)
     # (the products and differences np.cross forms, without its overhead at these sizes).
@@ -332,11 +334,10 @@ class GripperBank:
             return np.zeros((0, 6))
         mujoco.mj_rnePostConstraint(m, d)
         bodies, grippers, sites, roots, _ = self._index(legs)
-        ext = d.cfrc_ext.take(bodies, axis=0)
-        if self.compliant:
-            ext += d.cfrc_ext.take(grippers, axis=0)
-        return _sole_wrenches(ext, d.subtree_com.take(roots, axis=0)
-                              - d.site_xpos.take(sites, axis=0), d.site_xmat.take(sites, axis=0))
+        # The kernel end_cycle uses, on this one step: the same numbers either way.
+        return kernels.sole_wrenches(d.cfrc_ext[None], d.subtree_com[None], d.site_xpos[None],
+                                     d.site_xmat[None], bodies, grippers, sites, roots,
+                                     self.compliant)[0]
 
     def _index(self, legs: tuple[str, ...]) -> tuple[np.ndarray, ...]:
         """Body, gripper, site, root and row indices of ``legs`` (cached per tuple)."""
@@ -387,16 +388,9 @@ class GripperBank:
         """
         ext_all, com, pos, mat = self._cycle
         bodies, grippers, sites, roots, rows = self._index(self._cycle_legs)
-        ext = ext_all.take(bodies, axis=1)  # (take: the rows fancy indexing picks, faster)
-        if self.compliant:
-            ext += ext_all.take(grippers, axis=1)
-        r = com.take(roots, axis=1) - pos.take(sites, axis=1)
-        n, k = ext.shape[:2]
-        w = _sole_wrenches(ext.reshape(n * k, 6), r.reshape(n * k, 3),
-                           mat.take(sites, axis=1).reshape(n * k, 9)).reshape(n, k, 6)
-        g = self.clock.settle(rows, w, self._factors)
-        if g is not None:
-            self.gauges[rows] = g
+        w = kernels.sole_wrenches(ext_all, com, pos, mat, bodies, grippers, sites, roots,
+                                  self.compliant)
+        if self.clock.settle_into(rows, w, self._factors, self.gauges):
             return True
         saved, gauges = self.clock.save(), self.gauges.copy()
         for w_step in w:

@@ -35,6 +35,7 @@ from clamber.quadruped.sim.servos import ServoBank
 from clamber.quadruped.sim.simulator import QuadrupedSim, SimulationError, StepRecord
 from clamber.quadruped.sim.world import ModelMismatch, RockSpec, wall_layout
 from clamber.quadruped.trials.log import TrialLog, feet_in_body
+from clamber.quadruped.trials.metric_kernels import load_ratio, rotation_angle
 from clamber.quadruped.trials.result import (
     TrialIdentity,
     TrialResult,
@@ -243,14 +244,13 @@ class ClimbTrial:
     def _sample(self, cmd: JointCommand, rec: StepRecord, err: float, p_true: np.ndarray,
                 R_true: np.ndarray) -> None:
         """Metric samples of one cycle after the placement."""
-        self.planned_load = max(self.planned_load,
-                                float((np.abs(cmd.wrenches) / _BOX24).max()))
+        self.planned_load = max(self.planned_load, load_ratio(cmd.wrenches, _BOX24))
         self.n_cycles += 1
         self.n_active += limits_active(self.ctrl)
         ekf = self.ekf
         self.samples.write_many(self.samples.rows, _SAMPLED, (
-            err, rec.power, _norm(ekf.p - p_true), _norm(pin.log3(ekf.R.T @ R_true)),
-            _norm(pin.log3(self.R.T @ R_true))))
+            err, rec.power, _norm(ekf.p - p_true), rotation_angle(ekf.R, R_true),
+            rotation_angle(self.R, R_true)))
 
     def _record(self, t: float, p_true: np.ndarray, R_true: np.ndarray,
                 ref: MotionReference, rec: StepRecord) -> None:

@@ -1,0 +1,40 @@
+"""A climbing trial's per-cycle metrics in compiled calls: rotation angles and load ratios.
+
+Each control cycle samples two attitude errors (the angle of ``R_a^T R_b``, which
+``|log3(R_a^T R_b)|`` gives through Pinocchio and a product in NumPy) and the planned
+gripper load ratio; these kernels (numba, cached on disk) compute them in one call each.
+The angle is ``atan2(|vee(M - M^T)| / 2, (tr M - 1) / 2)``, accurate at every angle; it
+agrees with Pinocchio's to round-off.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from clamber.compiled import kernel
+
+
+@kernel
+def rotation_angle(Ra: np.ndarray, Rb: np.ndarray) -> float:
+    """Angle [rad] of the rotation ``Ra^T Rb`` (both 3 x 3 rotation matrices)."""
+    M = np.empty((3, 3))
+    for i in range(3):
+        for j in range(3):
+            M[i, j] = Ra[0, i] * Rb[0, j] + Ra[1, i] * Rb[1, j] + Ra[2, i] * Rb[2, j]
+    x, y, z = M[2, 1] - M[1, 2], M[0, 2] - M[2, 0], M[1, 0] - M[0, 1]
+    return math.atan2(0.5 * math.sqrt(x * x + y * y + z * z),
+                      0.5 * (M[0, 0] + M[1, 1] + M[2, 2] - 1.0))
+
+
+@kernel
+def load_ratio(w: np.ndarray, half_widths: np.ndarray) -> float:
+    """Largest ``|w_k| / half_widths_k`` (the planned wrenches over the box; same numbers
+    as NumPy's ``(abs(w) / half_widths).max()``)."""
+    best = -np.inf
+    for k in range(w.shape[0]):
+        r = abs(w[k]) / half_widths[k]
+        if r > best:
+            best = r
+    return best
