@@ -114,8 +114,9 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                              seat_rise=_seat_rise(args, SEAT_RISE),
                              contact_force=None if args.contact == "torque" else CONTACT_FORCE,
                              footpad_push=args.compression == "footpad",
-                             anchor_ekf=args.anchor_ekf == "on",
-                             body_search=args.body_pose == "search")
+                             anchor_ekf=args.anchor_ekf == "on" or args.estimator == "anchor",
+                             body_search=args.body_pose == "search",
+                             estimator=args.estimator)
 
 
 def _seat_rise(args: argparse.Namespace, default: float) -> float | None:
@@ -149,7 +150,8 @@ def _climb(args: argparse.Namespace) -> dict:
                        seat_tolerance_mm=(None if cond.seat_rise is None
                                           else round(1000.0 * cond.seat_rise, 3)),
                        contact=args.contact, compression=args.compression,
-                       anchor_ekf=args.anchor_ekf, body_pose=args.body_pose)
+                       anchor_ekf=("on" if cond.anchor_ekf else "off"),
+                       body_pose=args.body_pose, estimator=args.estimator)
         rows.append({**row, **result.summary})
     summary = dict(rows[0]) if len(rows) == 1 else {"command": "climb", "wall": args.wall,
                                                      "conditions": rows}
@@ -395,6 +397,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="rock wall: run the anchor EKF (contacts from servo currents, "
                        "foot anchors in its state) alongside to report its drift (default), "
                        "or not")
+    climb.add_argument("--estimator", choices=("odometry", "anchor"), default="odometry",
+                       help="rock wall: the controller sees the leg-odometry EKF on the "
+                       "grippers' attachment state (default), or the anchor EKF (contacts "
+                       "from the servo currents, foot anchors in its state; runs it)")
     climb.add_argument("--distance", type=positive_float, default=2.0,
                        help="rock wall: distance to climb [m] (2.0; at most 2.0 on the "
                        "default 3.1 m wall)")

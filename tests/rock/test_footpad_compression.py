@@ -108,3 +108,26 @@ def test_anchor_ekf_alongside_a_rock_climb_changes_nothing_and_reports_its_drift
     assert out[True].estimation_drift_m == out[False].estimation_drift_m
     assert np.isnan(out[False].anchor_drift_m)
     assert 0 < out[True].anchor_drift_m < 0.02 and 0 < out[True].anchor_rms_mm < 20
+
+
+def test_the_controller_can_run_on_the_anchor_ekf_and_the_setting_is_checked():
+    """With ``estimator="anchor"`` the controller sees the anchor EKF's body estimate: the
+    climb is no longer the odometry-fed one to the bit, yet stays on its holds over the
+    first 8 s with the anchor EKF's error within 2 cm; the estimator needs the anchor EKF
+    and must be one of the named ones."""
+    from clamber.exceptions import ConfigError
+    from clamber.quadruped.trials.climb import ClimbSettings
+    from clamber.quadruped.trials.rock_climb import RockClimbSettings, run_rock_climb
+
+    out = {}
+    for estimator in ("odometry", "anchor"):
+        settings = RockClimbSettings(climb=ClimbSettings(incline_deg=90.0), distance=0.05,
+                                     anchor_ekf=True, estimator=estimator)
+        out[estimator] = run_rock_climb(settings, 0, time_limit=8.0)[0]
+    assert out["anchor"].estimation_drift_m != out["odometry"].estimation_drift_m
+    assert out["anchor"].reason == out["odometry"].reason == "time limit"
+    assert 0 < out["anchor"].anchor_drift_m < 0.02
+    with pytest.raises(ConfigError, match="anchor_ekf"):
+        RockClimbSettings(estimator="anchor")
+    with pytest.raises(ConfigError, match="estimators are"):
+        RockClimbSettings(anchor_ekf=True, estimator="truth")

@@ -75,6 +75,8 @@ from clamber.quadruped.trials.stance import initial_joints
 
 GRASP_MODES = ("winch", "fixed")
 SOLE_ATTITUDES = ("body", "legs", "free")
+#: What the controller sees as the body state (see :class:`RockClimbSettings`).
+ESTIMATORS = ("odometry", "anchor")
 #: Start of the climb on the wall [m up the slope], as in the planned climb.
 START_U = 0.45
 #: Wall length left above the last hold [m].
@@ -144,8 +146,11 @@ class RockClimbSettings:
     :class:`~clamber.quadruped.rock.holding.GripperSurfaceModel`), and whether the anchor
     EKF runs alongside from the sensors alone (``anchor_ekf``,
     :class:`~clamber.quadruped.trials.shadow.AnchorShadow`: contacts from the servo
-    currents, foot anchors in its state) to measure its drift while climbing; it does not
-    feed the controller; and whether the planner moves each stance's body to lower the
+    currents, foot anchors in its state) to measure its drift while climbing; whether the
+    controller sees that EKF's body estimate (``estimator="anchor"``, which needs
+    ``anchor_ekf``) or the leg odometry on the grippers' attachment state (``"odometry"``,
+    the default: the gripper state is what the winch controller commands and knows); and
+    whether the planner moves each stance's body to lower the
     largest load gauge of its wrench QP over the four legs and over the three of the next
     swing (``body_search``, :meth:`~clamber.quadruped.planning.selection.HoldPlanner.refine_body`;
     otherwise the first body pose that reaches and balances)."""
@@ -170,6 +175,7 @@ class RockClimbSettings:
     footpad_push: bool = True
     anchor_ekf: bool = False
     body_search: bool = False
+    estimator: str = "odometry"
 
     def __post_init__(self) -> None:
         if self.grasp not in GRASP_MODES:
@@ -178,6 +184,11 @@ class RockClimbSettings:
         if self.sole_attitude not in SOLE_ATTITUDES:
             raise ConfigError(f"unknown sole attitude mode {self.sole_attitude!r}; modes are "
                               f"{', '.join(SOLE_ATTITUDES)}")
+        if self.estimator not in ESTIMATORS:
+            raise ConfigError(f"unknown estimator {self.estimator!r}; estimators are "
+                              f"{', '.join(ESTIMATORS)}")
+        if self.estimator == "anchor" and not self.anchor_ekf:
+            raise ConfigError("estimator 'anchor' runs the anchor EKF: set anchor_ekf")
         if self.rule not in RULES:
             raise ConfigError(f"unknown rule {self.rule!r}; rules are {', '.join(RULES)}")
         if not (self.distance > 0 and self.regrasps >= 0 and self.winch_dt > 0):
@@ -392,6 +403,14 @@ class RockClimbTrial(ClimbTrial):
         if self.shadow is not None and not self.finished:
             self.shadow.update()
         return super().step()
+
+    def _estimate(self) -> RobotState:
+        """The leg-odometry EKF always runs (its drift is reported); with
+        ``estimator="anchor"`` the controller sees the anchor EKF's body estimate instead."""
+        state = super()._estimate()
+        if self.rock.estimator != "anchor" or self.settings.state != "estimate":
+            return state
+        return self.shadow.ekf.state(state.joint_positions, state.joint_velocities)
 
     def _reference(self, t: float, state: RobotState
                    ) -> tuple[MotionReference, list[ClimbEvent]]:
