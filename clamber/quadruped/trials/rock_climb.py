@@ -148,9 +148,8 @@ class RockClimbSettings:
     :class:`~clamber.quadruped.trials.shadow.AnchorShadow`: contacts from the servo
     currents, foot anchors in its state) to measure its drift while climbing; whether the
     controller sees that EKF's body estimate (``estimator="anchor"``, which needs
-    ``anchor_ekf``) or the leg odometry on the grippers' attachment state (``"odometry"``,
-    the default: the gripper state is what the winch controller commands and knows); and
-    whether the planner moves each stance's body to lower the
+    ``anchor_ekf``) or the leg odometry on the grippers' attachment state in the simulator
+    (``"odometry"``, the default); and whether the planner moves each stance's body to lower the
     largest load gauge of its wrench QP over the four legs and over the three of the next
     swing (``body_search``, :meth:`~clamber.quadruped.planning.selection.HoldPlanner.refine_body`;
     otherwise the first body pose that reaches and balances)."""
