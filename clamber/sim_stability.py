@@ -43,6 +43,24 @@ def instability(data: mujoco.MjData) -> str | None:
     return None
 
 
+class StabilityWatch:
+    """:func:`instability` of one ``MjData``, called every control cycle: the warning
+    counters, positions and velocities read through views made once (MjData's buffers never
+    move), so a stable step costs three reads; an unstable one gets :func:`instability`'s
+    message."""
+
+    def __init__(self, data: mujoco.MjData) -> None:
+        self.data = data
+        self._warnings, self._qpos, self._qvel = data.warning.number, data.qpos, data.qvel
+
+    def __call__(self) -> str | None:
+        """What :func:`instability` says of the data now."""
+        if (np.count_nonzero(self._warnings.take(_FATAL))
+                or not (math.isfinite(_sum(self._qpos)) and math.isfinite(_sum(self._qvel)))):
+            return instability(self.data)
+        return None
+
+
 def check_stable(data: mujoco.MjData, what: str, t: float) -> None:
     """Raise :class:`UnstableSimulation` naming ``what`` and the caller's time ``t`` [s] if
     ``data`` went unstable (``data.time`` restarts from zero at MuJoCo's reset)."""

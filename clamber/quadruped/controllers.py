@@ -39,13 +39,13 @@ import pinocchio as pin
 from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS, WrenchLimits
 from clamber.exceptions import ConfigError
 from clamber.quadruped.kinematics import Clik
-from clamber.quadruped.model import RobotModel, RobotState
+from clamber.quadruped.model import RobotModel, RobotState, configuration
 from clamber.quadruped.qwbc import WrenchQP, WrenchStatus
 from clamber.quadruped.reference import MotionReference
 from clamber.quadruped.robot import LEG_NAMES, N_JOINTS
 from clamber.quadruped.statics import N_WRENCH, Statics, StaticsEvaluator
 from clamber.quadruped.wbc_problem import MIN_LOAD, QWBCWeights
-from clamber.small_linalg import solve_vector
+from clamber.small_linalg import clip, solve_vector
 
 
 @dataclass(frozen=True)
@@ -79,8 +79,11 @@ class BodyPD:
         object.__setattr__(self, "_hi", hi)
         object.__setattr__(self, "_lo", -hi)
 
-    def acceleration(self, state: RobotState, ref: MotionReference) -> np.ndarray:
-        err = state.body_pose.actInv(ref.body_pose)
+    def acceleration(self, state: RobotState, ref: MotionReference,
+                     body: pin.SE3 | None = None) -> np.ndarray:
+        """The clipped body acceleration; ``body`` is ``state.body_pose`` if the caller
+        already built it."""
+        err = (state.body_pose if body is None else body).actInv(ref.body_pose)
         Ad = err.toActionMatrix()
         twist_ref = Ad @ ref.body_twist
         a_ref = Ad @ ref.body_acceleration
@@ -88,10 +91,11 @@ class BodyPD:
         np.minimum(np.maximum(a, self._lo), self._hi, out=a)
         return a
 
-    def wrench_error(self, state: RobotState, ref: MotionReference) -> tuple[np.ndarray,
-                                                                               np.ndarray]:
-        """Pose error ``log6(T^-1 T_ref)`` and twist error in {B}."""
-        err = state.body_pose.actInv(ref.body_pose)
+    def wrench_error(self, state: RobotState, ref: MotionReference,
+                     body: pin.SE3 | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Pose error ``log6(T^-1 T_ref)`` and twist error in {B} (``body`` as in
+        :meth:`acceleration`)."""
+        err = (state.body_pose if body is None else body).actInv(ref.body_pose)
         return pin.log6(err).vector, err.toActionMatrix() @ ref.body_twist - state.body_twist
 
 
@@ -114,10 +118,12 @@ class Controller(ABC):
                               f"attached grippers, got {list(ref.stance)}")
 
     def _positions(self, state: RobotState, ref: MotionReference,
-                   statics: Statics | None = None) -> np.ndarray:
+                   statics: Statics | None = None, body: pin.SE3 | None = None) -> np.ndarray:
         """CLIK goal positions; reuses the kinematics of ``statics`` (evaluated at the
-        state's configuration) when given, so a cycle computes them once."""
-        body = state.body_pose
+        state's configuration) when given, so a cycle computes them once (``body``:
+        ``state.body_pose`` if the caller already built it)."""
+        if body is None:
+            body = state.body_pose
         if statics is None:
             feet_b, J = self.clik.kinematics(state.joint_positions)
             feet = [body * f for f in feet_b]
@@ -136,10 +142,13 @@ class Controller(ABC):
         rm = self.rm
         if not np.isfinite(torque).all():
             torque = np.nan_to_num(torque)
-        tau = np.minimum(np.maximum(torque, -rm.tau_max), rm.tau_max)
-        current = np.abs(tau) * rm.current_per_torque + self.current_margin * rm.current_max
-        return JointCommand(rm.clip_joints(position), tau,
-                            np.minimum(current, rm.current_max), status, F)
+        tau = np.maximum(torque, -rm.tau_max)
+        np.minimum(tau, rm.tau_max, out=tau)
+        current = np.abs(tau)
+        current *= rm.current_per_torque
+        current += self.current_margin * rm.current_max
+        np.minimum(current, rm.current_max, out=current)
+        return JointCommand(rm.clip_joints(position), tau, current, status, F)
 
     @abstractmethod
     def step(self, state: RobotState, ref: MotionReference) -> JointCommand:
@@ -185,13 +194,15 @@ class QWBCController(Controller):
 
     def step(self, state: RobotState, ref: MotionReference) -> JointCommand:
         self._check(state, ref)
-        a = self.pd.acceleration(state, ref)
-        statics = self.statics.evaluate(state.q(), a)
+        body = state.body_pose
+        a = self.pd.acceleration(state, ref, body)
+        statics = self.statics.evaluate(configuration(body, state.joint_positions), a)
         load = ref.load_array if self.ramp else (ref.load_array > 0).astype(float)
         sol = self.qp.solve(statics, load)
         self.last_solution = sol
         tau = statics.torques(sol.F)
-        return self._command(self._positions(state, ref, statics), tau, sol.status, sol.F)
+        return self._command(self._positions(state, ref, statics, body), tau, sol.status,
+                             sol.F)
 
 
 class CLIKController(Controller):
@@ -224,21 +235,20 @@ class CLIKController(Controller):
     def step(self, state: RobotState, ref: MotionReference) -> JointCommand:
         self._check(state, ref)
         rm = self.rm
-        statics = self.statics.evaluate(state.q())
+        body = state.body_pose
+        statics = self.statics.evaluate(configuration(body, state.joint_positions))
         if self.ki > 0:
-            e, _ = self.pd.wrench_error(state, ref)
-            self.integral = np.clip(self.integral + self.ki * self.dt * e, -self._limit,
-                                    self._limit)
-            target = ref.body_pose * pin.exp6(pin.Motion(self.integral))
-            ref = MotionReference.trusted(target, ref.body_twist, ref.body_acceleration,
-                                          ref.load, ref.foot_targets, ref.stance_attitudes)
+            e, _ = self.pd.wrench_error(state, ref, body)
+            self.integral = clip(self.integral + self.ki * self.dt * e, -self._limit,
+                                 self._limit)
+            ref = ref.with_body_pose(ref.body_pose * pin.exp6(pin.Motion(self.integral)))
         F = np.zeros(N_WRENCH)
         tau = np.zeros(N_JOINTS)
         if self.feedforward:
             F = weighted_distribution(statics.A, statics.B, self.axis_weights, ref.load_array)
-            tau = np.clip(statics.torques(F), -rm.tau_max, rm.tau_max)
-        return JointCommand(self._positions(state, ref, statics), tau, rm.current_max.copy(),
-                            None, F)
+            tau = clip(statics.torques(F), -rm.tau_max, rm.tau_max)
+        return JointCommand(self._positions(state, ref, statics, body), tau,
+                            rm.current_max.copy(), None, F)
 
 
 class VMCController(Controller):
@@ -263,10 +273,11 @@ class VMCController(Controller):
 
     def step(self, state: RobotState, ref: MotionReference) -> JointCommand:
         self._check(state, ref)
-        statics = self.statics.evaluate(state.q())
-        e, de = self.pd.wrench_error(state, ref)
+        body = state.body_pose
+        statics = self.statics.evaluate(configuration(body, state.joint_positions))
+        e, de = self.pd.wrench_error(state, ref, body)
         wrench = statics.B + self.k * e + self.d * de
         load = ref.load_array if self.unload else (ref.load_array > 0).astype(float)
         F = weighted_distribution(statics.A, wrench, self.axis_weights, load)
-        return self._command(self._positions(state, ref, statics), statics.torques(F),
+        return self._command(self._positions(state, ref, statics, body), statics.torques(F),
                              None, F)

@@ -19,6 +19,9 @@ from clamber.quadruped.model import NQ_BASE, NV_BASE, RobotModel, RobotState, le
 from clamber.quadruped.robot import JOINTS_PER_LEG, LEG_NAMES, N_JOINTS, leg_index
 
 _IDENTITY_BASE = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
+#: Rows of all four legs, in ``LEG_NAMES`` order (never written; left writable so that the
+#: compiled step sees the array type it was compiled for).
+_EVERY_LEG = np.arange(len(LEG_NAMES))
 
 
 def body_configuration(q_joints: np.ndarray) -> np.ndarray:
@@ -135,16 +138,20 @@ class Clik:
                   foot_targets: dict[str, pin.SE3]) -> np.ndarray:
         """:meth:`step` from kinematics already evaluated at ``q_joints`` (gripper poses in
         {B}, LOCAL leg Jacobians (4, 6, 5)): one batched damped-least-squares solve."""
-        out = np.array(q_joints, dtype=float)
         legs = [i for i, leg in enumerate(LEG_NAMES) if leg in foot_targets]
         if not legs:
-            return self.rm.clip_joints(out)
+            return self.rm.clip_joints(np.array(q_joints, dtype=float))
         body_inv = body_target.inverse()
         log6 = pin.log6
-        e = np.array([log6(feet_body[i].actInv(body_inv * foot_targets[LEG_NAMES[i]]))
-                      .vector for i in legs]) * (self.gain * self.w)
-        dq = dls_steps(leg_jacobians, np.array(legs), e, self.w, self.damping**2)
-        if len(legs) == len(LEG_NAMES):
+        e = np.empty((len(legs), 6))
+        for k, i in enumerate(legs):
+            e[k] = log6(feet_body[i].actInv(body_inv * foot_targets[LEG_NAMES[i]])).vector
+        e *= self.gain * self.w
+        every = len(legs) == len(LEG_NAMES)
+        dq = dls_steps(leg_jacobians, _EVERY_LEG if every else np.array(legs), e, self.w,
+                       self.damping**2)
+        out = np.array(q_joints, dtype=float)
+        if every:
             out += dq.reshape(-1)
         else:
             for k, i in enumerate(legs):

@@ -68,8 +68,7 @@ class RobotState:
 
     def q(self) -> np.ndarray:
         """Pinocchio configuration (27,)."""
-        quat = pin.Quaternion(self.body_rotation).coeffs()
-        return np.concatenate([self.body_position, quat, self.joint_positions])
+        return configuration(self.body_pose, self.joint_positions)
 
     def v(self) -> np.ndarray:
         """Pinocchio velocity (26,)."""
@@ -78,6 +77,13 @@ class RobotState:
     def leg_joints(self, leg: str) -> np.ndarray:
         """The five joint angles of ``leg`` [rad]."""
         return self.joint_positions[leg_slice(leg)]
+
+
+def configuration(body_pose: pin.SE3, joint_positions: np.ndarray) -> np.ndarray:
+    """Pinocchio configuration (27,) of a body pose and joint angles [rad]: position, unit
+    quaternion ``(x, y, z, w)`` of the rotation (Pinocchio's ``SE3ToXYZQUAT``, the same
+    numbers as ``Quaternion(R).coeffs()`` in a tenth of the time), joints."""
+    return np.concatenate([pin.SE3ToXYZQUAT(body_pose), joint_positions])
 
 
 def leg_slice(leg: str) -> slice:

@@ -118,8 +118,8 @@ class WrenchQP:
 
     def _solve(self, p: WrenchProblem, load_changed: bool
                ) -> tuple[int, np.ndarray, np.ndarray, int, float]:
-        up = np.concatenate([p.ub, p.up])
-        lo = np.concatenate([p.lb, p.lo])
+        up = np.concatenate([p.ub, p.up]) if p.upper is None else p.upper
+        lo = np.concatenate([p.lb, p.lo]) if p.lower is None else p.lower
         model = self._models.get(p.hard)
         t0 = time.perf_counter()
         if model is None:

@@ -62,8 +62,16 @@ class MotionReference:
         r.body_pose, r.body_twist, r.body_acceleration = body_pose, body_twist, body_acceleration
         r.load, r.foot_targets = load, foot_targets
         r.stance_attitudes = {} if stance_attitudes is None else stance_attitudes
-        r.load_array = np.array([load.get(leg, 0.0) for leg in LEG_NAMES])
-        r.stance = _stance(r.load_array)
+        factors = [load.get(leg, 0.0) for leg in LEG_NAMES]
+        r.load_array = np.array(factors)
+        r.stance = tuple(leg for leg, x in zip(LEG_NAMES, factors, strict=True) if x > 0)
+        return r
+
+    def with_body_pose(self, body_pose: pin.SE3) -> MotionReference:
+        """This reference with another body pose (the rest shared, not copied)."""
+        r = object.__new__(MotionReference)
+        r.__dict__.update(self.__dict__)
+        r.body_pose = body_pose
         return r
 
 

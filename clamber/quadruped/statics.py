@@ -31,6 +31,18 @@ _LOWER_FLAT = _LOWER[0] * NV_BASE + _LOWER[1]
 _UPPER_FLAT = _LOWER[1] * NV_BASE + _LOWER[0]
 
 
+def _jacobian_indices(nv: int) -> tuple[np.ndarray, np.ndarray]:
+    """Flat indices into the four grippers' stacked Jacobians (4, 6, ``nv``) of the entries
+    of ``A`` (6, 24) (``A[c, 6 i + r] = J_i[r, c]``, base columns ``c``) and of the leg
+    Jacobians (4, 6, 5) (``J_i[r, 6 + 5 i + c]``), in the order of those arrays."""
+    c, i, r = np.meshgrid(np.arange(NV_BASE), np.arange(N_LEGS), np.arange(6), indexing="ij")
+    to_a = (i * 6 * nv + r * nv + c).reshape(-1)
+    i, r, c = np.meshgrid(np.arange(N_LEGS), np.arange(6), np.arange(JOINTS_PER_LEG),
+                          indexing="ij")
+    to_legs = (i * 6 * nv + r * nv + NV_BASE + JOINTS_PER_LEG * i + c).reshape(-1)
+    return to_a, to_legs
+
+
 @dataclass
 class Statics:
     """The model at one configuration; arrays are owned by the evaluator and reused."""
@@ -62,6 +74,10 @@ class StaticsEvaluator:
         self.rm = rm
         self._out = Statics(np.zeros((6, N_WRENCH)), np.zeros(6),
                             np.zeros((N_LEGS, 6, JOINTS_PER_LEG)), np.zeros(N_JOINTS))
+        #: The four grippers' LOCAL Jacobians (4, 6, nv), copied into ``A`` and the leg
+        #: Jacobians by two flat takes (the same numbers as slicing each).
+        self._jacobians = np.zeros((N_LEGS, 6, rm.model.nv))
+        self._to_a, self._to_legs = _jacobian_indices(rm.model.nv)
 
     def evaluate(self, q: np.ndarray, body_acceleration: np.ndarray | None = None) -> Statics:
         """The model at configuration ``q`` (27,) and body acceleration (6,) in {B} [m/s^2]."""
@@ -74,12 +90,12 @@ class StaticsEvaluator:
         out.tau_bias[:] = g[NV_BASE:]
         oMf = data.oMf
         out.foot_poses = [oMf[f].copy() for f in rm.foot_ids]
-        A, legs = out.A, out.leg_jacobians
+        jacobians, get = self._jacobians, pin.getFrameJacobian
         for i, fid in enumerate(rm.foot_ids):
-            J = pin.getFrameJacobian(model, data, fid, pin.LOCAL)
-            A[:, 6 * i:6 * i + 6] = J[:, :NV_BASE].T
-            c = NV_BASE + JOINTS_PER_LEG * i
-            legs[i] = J[:, c:c + JOINTS_PER_LEG]
+            jacobians[i] = get(model, data, fid, pin.LOCAL)
+        flat = jacobians.reshape(-1)
+        flat.take(self._to_a, out=out.A.reshape(-1))
+        flat.take(self._to_legs, out=out.leg_jacobians.reshape(-1))
         if body_acceleration is None:
             return out
         a = body_acceleration

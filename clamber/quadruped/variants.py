@@ -110,10 +110,7 @@ def limits_active(ctrl: Controller, rtol: float = 1e-6) -> bool:
     sol = getattr(ctrl, "last_solution", None)
     if sol is None:
         return False
+    from clamber.quadruped.wbc_kernels import limit_active  # compiled: only where a QP ran
+
     p = sol.problem
-    F, lb, ub = sol.F, p.lb, p.ub
-    tol = rtol * (np.abs(ub) + 1.0)
-    on = (F >= ub - tol) | (F <= lb + tol)
-    if p.swing.any():
-        on &= (~p.swing).repeat(6)
-    return bool(on.any())
+    return bool(limit_active(sol.F, p.lb, p.ub, p.swing, rtol))

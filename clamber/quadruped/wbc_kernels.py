@@ -62,3 +62,19 @@ def fill_box_problem(H: np.ndarray, f: np.ndarray, lb: np.ndarray, ub: np.ndarra
             C[r, k] = A[r, k]
         lo[r] = B[r]
         up[r] = B[r]
+
+
+@kernel
+def limit_active(F: np.ndarray, lb: np.ndarray, ub: np.ndarray, swing: np.ndarray,
+                 rtol: float) -> bool:
+    """Whether a stance gripper's wrench ``F`` (24,) lies on a bound of its box (within
+    ``rtol * (|ub| + 1)``), grippers ``swing`` (4,) left out: the test
+    :func:`~clamber.quadruped.variants.limits_active` makes, the same comparisons of the
+    same numbers."""
+    for k in range(F.shape[0]):
+        if swing[k // 6]:
+            continue
+        tol = rtol * (abs(ub[k]) + 1.0)
+        if F[k] >= ub[k] - tol or F[k] <= lb[k] + tol:
+            return True
+    return False

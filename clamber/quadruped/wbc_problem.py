@@ -107,7 +107,8 @@ class WrenchProblem:
 
     Rows of ``C``: the 6 body-dynamics rows (equalities, only if ``hard``), then the polytope
     rows of non-box grippers, then the 20 joint-torque rows. The arrays belong to the
-    builder and are overwritten by its next ``build``.
+    builder and are overwritten by its next ``build``; ``lower`` and ``upper``, when given,
+    are ``[lb, lo]`` and ``[ub, up]`` stacked (the bounds are views into them).
     """
 
     H: np.ndarray
@@ -121,6 +122,8 @@ class WrenchProblem:
     n_eq: int
     swing: np.ndarray
     statics: Statics
+    lower: np.ndarray | None = None
+    upper: np.ndarray | None = None
 
     def residuals(self, F: np.ndarray) -> dict[str, float]:
         """Largest violation of each constraint group at ``F``."""
@@ -194,9 +197,13 @@ class WrenchProblemBuilder:
             if self.boxes[i] is None:
                 C[r:r + x.H.shape[0], 6 * i:6 * i + 6] = x.H
                 r += x.H.shape[0]
+        # The variable bounds and the row bounds of each side share one array, as the solver
+        # takes them: the bounds are written in place, so no cycle stacks them anew.
+        lower, upper = np.zeros(N_WRENCH + m), np.zeros(N_WRENCH + m)
         return {"H": np.zeros((N_WRENCH, N_WRENCH)), "f": np.zeros(N_WRENCH),
-                "lb": np.zeros(N_WRENCH), "ub": np.zeros(N_WRENCH), "C": C,
-                "lo": np.zeros(m), "up": np.zeros(m)}
+                "lb": lower[:N_WRENCH], "ub": upper[:N_WRENCH], "C": C,
+                "lo": lower[N_WRENCH:], "up": upper[N_WRENCH:], "lower": lower,
+                "upper": upper}
 
     def build(self, statics: Statics, load: np.ndarray, F_prev: np.ndarray,
               hard: bool = True) -> WrenchProblem:
@@ -210,7 +217,7 @@ class WrenchProblemBuilder:
                              self._box_lower, self._box_upper, self.tau_max, MIN_LOAD,
                              self.torque_rows, INF)
             return WrenchProblem(a["H"], a["f"], a["lb"], a["ub"], a["C"], a["lo"], a["up"],
-                                 True, 6, swing, statics)
+                                 True, 6, swing, statics, a["lower"], a["upper"])
         return self._build_numpy(statics, load, F_prev, hard, swing)
 
     def _build_numpy(self, statics: Statics, load: np.ndarray, F_prev: np.ndarray,
@@ -268,4 +275,5 @@ class WrenchProblemBuilder:
         free = (swing | (not self.torque_rows)).repeat(JOINTS_PER_LEG)
         lo[r:] = np.where(free, -INF, statics.tau_bias - self.tau_max)
         up[r:] = np.where(free, INF, statics.tau_bias + self.tau_max)
-        return WrenchProblem(H, f, lb, ub, C, lo, up, hard, 6 if hard else 0, swing, statics)
+        return WrenchProblem(H, f, lb, ub, C, lo, up, hard, 6 if hard else 0, swing, statics,
+                             a["lower"], a["upper"])

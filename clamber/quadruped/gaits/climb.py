@@ -188,6 +188,8 @@ class ClimbGait:
         self.foot_hold_pose: dict[str, pin.SE3] = {}
         self.bands: list[tuple[float, float, str, str]] = []
         self._forces: Callable[[], np.ndarray] | None = None
+        #: The rotation and its zero twist of :meth:`_twist`.
+        self._rest: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def swing_leg(self) -> str | None:
@@ -265,10 +267,22 @@ class ClimbGait:
                 self.body_from = self.body_to.copy()
                 self._enter(ClimbPhase.UNLOAD if self.swing_leg else ClimbPhase.DONE, t)
         R = self.R
-        ref = MotionReference.trusted(pin.SE3(R, pos), np.concatenate([R.T @ vel, _ZERO3]),
-                                      np.concatenate([R.T @ acc, _ZERO3]),
+        ref = MotionReference.trusted(pin.SE3(R, pos), self._twist(vel), self._twist(acc),
                                       {k: v for k, v in load.items() if v > 0.0}, targets)
         return ref, events
+
+    def _twist(self, linear: np.ndarray) -> np.ndarray:
+        """``[R^T linear, 0]`` (6,) in the body frame; the zero motion's is computed once per
+        rotation and shared, read only, by the references of every cycle at rest."""
+        R = self.R
+        if linear is not _ZERO3:
+            return np.concatenate([R.T @ linear, _ZERO3])
+        rest = self._rest
+        if rest is None or rest[0] is not R:
+            twist = np.concatenate([R.T @ _ZERO3, _ZERO3])
+            twist.flags.writeable = False
+            rest = self._rest = (R, twist)
+        return rest[1]
 
     def _swing_target(self, t: float, feet: Callable[[], dict[str, pin.SE3]], tau4: np.ndarray,
                       events: list[ClimbEvent]) -> pin.SE3:

@@ -21,6 +21,7 @@ voltage readings).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import mujoco
@@ -31,6 +32,7 @@ from clamber.exceptions import ConfigError
 from clamber.quadruped.controllers import JointCommand
 from clamber.quadruped.robot import N_JOINTS, Marcbot
 
+_sum = np.add.reduce
 #: Current per position error of the Dynamixel position loop at default gains [A/rad].
 POSITION_GAIN_A_PER_RAD = 6.25 * 2.69e-3 / np.deg2rad(0.088)
 
@@ -63,6 +65,12 @@ class ServoBank:
         self.kv = self.tau_max / vel
         #: A command's three vectors side by side, for one finiteness test per cycle.
         self._cmd = np.empty((3, N_JOINTS))
+        #: Work arrays of :meth:`apply` and :meth:`power` (20,).
+        self._work = np.empty(N_JOINTS)
+        self._current = np.empty(N_JOINTS)
+        #: The MjModel and MjData last written and views of their ctrl and force ranges
+        #: (which never move).
+        self._views: tuple | None = None
 
     def configure(self, spec: mujoco.MjSpec) -> None:
         """Turn the description's torque motors into current-limited position servos."""
@@ -90,23 +98,30 @@ class ServoBank:
 
     def apply(self, model: mujoco.MjModel, data: mujoco.MjData, cmd: JointCommand) -> None:
         """Write goal positions, feed-forward torques and current limits into the actuators."""
-        position, torque, current = cmd.position, cmd.torque, cmd.current_limit
         buf = self._cmd
         names = ("position", "torque", "current_limit")
-        for k, a in enumerate((position, torque, current)):
-            if np.shape(a) != (N_JOINTS,):
+        for k, a in enumerate((cmd.position, cmd.torque, cmd.current_limit)):
+            if (a.shape if type(a) is np.ndarray else np.shape(a)) != (N_JOINTS,):
                 raise ConfigError(f"command {names[k]} must be {N_JOINTS} finite numbers")
             buf[k] = a
-        finite = np.isfinite(buf)
-        if not finite.all():
-            bad = names[int(np.flatnonzero(~finite.all(axis=1))[0])]
-            raise ConfigError(f"command {bad} must be {N_JOINTS} finite numbers")
+        # A finite sum proves every entry finite (the element test only when it is not).
+        if not math.isfinite(_sum(buf, axis=None)):
+            finite = np.isfinite(buf)
+            if not finite.all():
+                bad = names[int(np.flatnonzero(~finite.all(axis=1))[0])]
+                raise ConfigError(f"command {bad} must be {N_JOINTS} finite numbers")
         position, torque, current = buf
-        data.ctrl[:] = position + torque / self.kp
-        lim = self.torque_limit(current)
-        forcerange = model.actuator_forcerange
-        forcerange[:, 0] = -lim
+        views = self._views
+        if views is None or views[0] is not model or views[1] is not data:
+            views = self._views = (model, data, data.ctrl, model.actuator_forcerange)
+        ctrl, forcerange = views[2], views[3]
+        work = np.divide(torque, self.kp, out=self._work)
+        np.add(position, work, out=ctrl)
+        lim = np.maximum(current, 0.0, out=self._work)
+        lim /= self.current_per_torque
+        np.minimum(lim, self.tau_max, out=lim)
         forcerange[:, 1] = lim
+        np.negative(lim, out=forcerange[:, 0])
 
     def current(self, torque: np.ndarray) -> np.ndarray:
         """Current [A] each servo draws when applying ``torque`` [N m]."""
@@ -114,4 +129,9 @@ class ServoBank:
 
     def power(self, torque: np.ndarray) -> float:
         """Electrical power of all servos [W] at joint torques ``torque`` [N m]."""
-        return float(self.params.voltage * self.current(torque).sum())
+        if type(torque) is not np.ndarray or torque.shape != (N_JOINTS,):
+            return float(self.params.voltage * self.current(torque).sum())
+        current = np.abs(torque, out=self._current)
+        current *= self.current_per_torque
+        current += self.params.idle_current
+        return float(self.params.voltage * _sum(current))

@@ -25,7 +25,7 @@ from clamber.quadruped.model import RobotState
 from clamber.quadruped.robot import N_JOINTS, Marcbot
 from clamber.quadruped.sim.grippers import GripperBank
 from clamber.quadruped.sim.servos import ServoBank
-from clamber.sim_stability import UnstableSimulation, instability
+from clamber.sim_stability import StabilityWatch, UnstableSimulation
 
 #: The state a control period is rerun from: everything integration depends on.
 _STATE = mujoco.mjtState.mjSTATE_INTEGRATION
@@ -76,6 +76,9 @@ class QuadrupedSim:
         d = self.data
         self._qpos, self._qvel, self._force = d.qpos, d.qvel, d.actuator_force
         self._body_xmat = d.xmat[self.body_id].reshape(3, 3)
+        self._instability = StabilityWatch(d)
+        #: The physics step [s] (fixed with ``substeps``).
+        self._h = model.opt.timestep
         mujoco.mj_forward(model, self.data)
 
     def set_state(self, position: np.ndarray, rotation: np.ndarray,
@@ -136,12 +139,12 @@ class QuadrupedSim:
             if g.breakable:
                 mujoco.mj_getState(m, d, self._saved, _STATE)
             self._advance(record=True)
-            if not g.end_cycle(m.opt.timestep):
+            if not g.end_cycle(self._h):
                 mujoco.mj_setState(m, d, self._saved, _STATE)
                 broken = self._advance(check=True)
         else:
             broken = self._advance(check=g is not None)
-        problem = instability(d)
+        problem = self._instability()
         if problem is not None:
             raise SimulationError(f"simulation unstable at t = {d.time:.3f} s ({problem})")
         return StepRecord(d.time, self._torque.copy(), self.servos.power(self._torque),
@@ -153,7 +156,7 @@ class QuadrupedSim:
         m, d, g = self.model, self.data, self.grippers
         forces, force = self._forces, self._force
         broken: list[str] = []
-        h = m.opt.timestep
+        h = self._h
         step = mujoco.mj_step
         if record:
             rec = g.record_step
