@@ -30,6 +30,7 @@ force: it caps the torque the servo's position loop can apply.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
@@ -46,6 +47,8 @@ from clamber.quadruped.robot import LEG_NAMES, N_JOINTS
 from clamber.quadruped.statics import N_WRENCH, Statics, StaticsEvaluator
 from clamber.quadruped.wbc_problem import MIN_LOAD, QWBCWeights
 from clamber.small_linalg import clip, solve_vector
+
+_sum = np.add.reduce
 
 
 @dataclass(frozen=True)
@@ -139,8 +142,11 @@ class Controller(ABC):
 
     def _command(self, position: np.ndarray, torque: np.ndarray, status: WrenchStatus | None,
                  F: np.ndarray) -> JointCommand:
+        """The command of goal positions (already inside the joint limits: from
+        :meth:`_positions`), torques clipped to the servos' limits and the current limits
+        that let the servos apply them."""
         rm = self.rm
-        if not np.isfinite(torque).all():
+        if not (math.isfinite(_sum(torque)) or np.isfinite(torque).all()):
             torque = np.nan_to_num(torque)
         tau = np.maximum(torque, -rm.tau_max)
         np.minimum(tau, rm.tau_max, out=tau)
@@ -148,7 +154,7 @@ class Controller(ABC):
         current *= rm.current_per_torque
         current += self.current_margin * rm.current_max
         np.minimum(current, rm.current_max, out=current)
-        return JointCommand(rm.clip_joints(position), tau, current, status, F)
+        return JointCommand(position, tau, current, status, F)
 
     @abstractmethod
     def step(self, state: RobotState, ref: MotionReference) -> JointCommand:
@@ -163,9 +169,12 @@ def weighted_distribution(A: np.ndarray, B: np.ndarray, axis_weights: np.ndarray
     weights ``w`` [1/N^2, 1/(N m)^2], ``load`` (4,) the load factors ``l_i`` in [0, 1]
     (0: swinging, no wrench). Closed form ``F = W^-1 A^T (A W^-1 A^T)^-1 B``.
     """
-    inv_w = np.zeros(N_WRENCH)
     on = load > 0
-    inv_w[on.repeat(6)] = (np.maximum(load[on], MIN_LOAD)[:, None] ** 2
+    if on.all():  # every gripper holds: the same numbers without the masks
+        inv_w = (np.maximum(load, MIN_LOAD)[:, None] ** 2 / axis_weights[None, :]).reshape(-1)
+    else:
+        inv_w = np.zeros(N_WRENCH)
+        inv_w[on.repeat(6)] = (np.maximum(load[on], MIN_LOAD)[:, None] ** 2
                                / axis_weights[None, :]).reshape(-1)
     AW = A * inv_w
     return inv_w * (A.T @ solve_vector(AW @ A.T, B))

@@ -105,19 +105,27 @@ class SimulatedImu:
         self.rng = np.random.default_rng(seed)
         self.b_a = self.rng.normal(0.0, self.spec.accel_bias, 3)
         self.b_g = self.rng.normal(0.0, self.spec.gyro_bias, 3)
-        self._walk: tuple[float, float, float] | None = None  # (dt, accel, gyro scales)
+        #: (dt, the scales (12,) of the random draws: bias walks, then white noise)
+        self._walk: tuple[float, np.ndarray] | None = None
 
     def measure(self, specific_force: np.ndarray, rate: np.ndarray,
                 dt: float) -> tuple[np.ndarray, np.ndarray]:
         """Noisy ``(specific force [m/s^2], angular rate [rad/s])`` in {B}."""
-        s, walk = self.spec, self._walk
+        walk = self._walk
         if walk is None or walk[0] != dt:
-            walk = self._walk = (dt, s.accel_walk * np.sqrt(dt), s.gyro_walk * np.sqrt(dt))
+            s = self.spec
+            walk = self._walk = (dt, np.repeat([s.accel_walk * np.sqrt(dt),
+                                                s.gyro_walk * np.sqrt(dt), s.accel_noise,
+                                                s.gyro_noise], 3))
         e = self.rng.standard_normal(12)
-        self.b_a += e[0:3] * walk[1]
-        self.b_g += e[3:6] * walk[2]
-        return (specific_force + self.b_a + e[6:9] * s.accel_noise,
-                rate + self.b_g + e[9:12] * s.gyro_noise)
+        e *= walk[1]  # each draw times its scale, in one call
+        self.b_a += e[0:3]
+        self.b_g += e[3:6]
+        f = specific_force + self.b_a
+        f += e[6:9]
+        w = rate + self.b_g
+        w += e[9:12]
+        return f, w
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ is never NaN: on a solver failure the zero wrench (always inside the limits) is 
 from __future__ import annotations
 
 import enum
+import math
 import time
 from dataclasses import dataclass
 
@@ -30,6 +31,13 @@ from clamber.quadruped.wbc_problem import (
 _INEQ, _EQ = 0, 5
 #: DAQP exit flags meaning a solution was found (optimal, soft optimal, cycling-but-optimal).
 _OK = (1, 2)
+_sum = np.add.reduce
+
+
+def _finite(x: np.ndarray) -> bool:
+    """Whether every entry of ``x`` is finite (a finite sum proves it; the entries are
+    tested only when the sum is not)."""
+    return math.isfinite(_sum(x)) or bool(np.isfinite(x).all())
 
 
 class WrenchStatus(enum.Enum):
@@ -149,15 +157,17 @@ class WrenchQP:
         status = WrenchStatus.OPTIMAL
         p = self.builder.build(statics, load, self.F_prev, hard=True)
         flag, x, lam, its, dt = self._solve(p, changed)
-        if flag not in _OK or not np.isfinite(x).all():
+        if flag not in _OK or not _finite(x):
             status = WrenchStatus.RELAXED
             p = self.builder.build(statics, load, self.F_prev, hard=False)
             flag, x, lam, its2, dt2 = self._solve(p, True)
             its, dt = its + its2, dt + dt2
-            if flag not in _OK or not np.isfinite(x).all():
+            if flag not in _OK or not _finite(x):
                 status, x, lam = WrenchStatus.FAILED, np.zeros(N_WRENCH), np.zeros_like(lam)
         if p.swing.any():
             x[p.swing.repeat(6)] = 0.0  # exact zeros, not DAQP's 1e-30 round-off
         self.F_prev[:] = x
         self._last_load = load
-        return WrenchSolution(status, x.copy(), lam.copy(), p, its, dt)
+        # DAQP returns new arrays from every solve (and the failure path makes its own), so
+        # the solution owns x and lam without copies.
+        return WrenchSolution(status, x, lam, p, its, dt)

@@ -25,10 +25,10 @@ from clamber.quadruped.model import NV_BASE, RobotModel
 from clamber.quadruped.robot import JOINTS_PER_LEG, N_JOINTS, N_LEGS
 
 N_WRENCH = 6 * N_LEGS
-_LOWER = np.tril_indices(NV_BASE, -1)
-#: Flat indices of the strict lower triangle of a 6 x 6 matrix and of its mirror entries.
-_LOWER_FLAT = _LOWER[0] * NV_BASE + _LOWER[1]
-_UPPER_FLAT = _LOWER[1] * NV_BASE + _LOWER[0]
+#: Row and column (6, 6) in a mass matrix of the upper-triangle entry that equals each
+#: entry of the symmetric base block ``M_BB`` (CRBA writes the upper triangle only).
+_ROW, _COL = np.indices((NV_BASE, NV_BASE))
+_UPPER_ROW, _UPPER_COL = np.minimum(_ROW, _COL), np.maximum(_ROW, _COL)
 
 
 def _jacobian_indices(nv: int) -> tuple[np.ndarray, np.ndarray]:
@@ -78,6 +78,8 @@ class StaticsEvaluator:
         #: Jacobians by two flat takes (the same numbers as slicing each).
         self._jacobians = np.zeros((N_LEGS, 6, rm.model.nv))
         self._to_a, self._to_legs = _jacobian_indices(rm.model.nv)
+        #: Flat indices into the (nv, nv) mass matrix of the symmetric ``M_BB`` (6, 6).
+        self._base_block = _UPPER_ROW * rm.model.nv + _UPPER_COL
 
     def evaluate(self, q: np.ndarray, body_acceleration: np.ndarray | None = None) -> Statics:
         """The model at configuration ``q`` (27,) and body acceleration (6,) in {B} [m/s^2]."""
@@ -108,9 +110,7 @@ class StaticsEvaluator:
             if a.shape != (6,) or not np.isfinite(a).all():
                 raise ConfigError(f"body_acceleration must be 6 finite numbers, got {a}")
             M = pin.crba(model, data, q)  # upper triangle only
-            Mbb = M[:NV_BASE, :NV_BASE].copy()
-            flat = Mbb.reshape(-1)
-            flat[_LOWER_FLAT] = flat[_UPPER_FLAT]
+            Mbb = M.take(self._base_block)  # the base block made symmetric, one copy
             out.B += Mbb @ a
             out.tau_bias += M[:NV_BASE, NV_BASE:].T @ a
         return out

@@ -88,6 +88,11 @@ def box_of(limits: WrenchLimits) -> tuple[np.ndarray, np.ndarray] | None:
 
 def check_load(load) -> np.ndarray:
     """Load factors (4,) in [0, 1] from an array or a ``{leg: factor}`` mapping."""
+    if type(load) is np.ndarray and load.dtype == np.float64 and load.shape == (N_LEGS,):
+        # The controllers' case, tested entry by entry (a NaN fails both comparisons).
+        if all(0.0 <= x <= 1.0 for x in load.tolist()):
+            return load
+        raise ConfigError(f"load factors must be 4 numbers in [0, 1], got {load}")
     if isinstance(load, dict):
         unknown = set(load) - set(LEG_NAMES)
         if unknown:
