@@ -32,6 +32,7 @@ control_rate = number_type(float, 0, 1000, low_open=True, unit=" Hz")
 sole_stiffness = number_type(float, 0, 1e4, unit=" N m/rad")
 trial_count = number_type(int, 1, 100_000)
 cycle_count = number_type(int, 1, 1000)
+replacement_count = number_type(int, 0, 5)
 level_gain = number_type(float, 0, 100, unit=" 1/s")
 
 EXAMPLES = """examples:
@@ -116,7 +117,7 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                              footpad_push=args.compression == "footpad",
                              anchor_ekf=args.anchor_ekf == "on" or args.estimator == "anchor",
                              body_search=args.body_pose == "search",
-                             estimator=args.estimator)
+                             estimator=args.estimator, replacements=args.replace_missed)
 
 
 def _seat_rise(args: argparse.Namespace, default: float) -> float | None:
@@ -151,7 +152,8 @@ def _climb(args: argparse.Namespace) -> dict:
                                           else round(1000.0 * cond.seat_rise, 3)),
                        contact=args.contact, compression=args.compression,
                        anchor_ekf=("on" if cond.anchor_ekf else "off"),
-                       body_pose=args.body_pose, estimator=args.estimator)
+                       body_pose=args.body_pose, estimator=args.estimator,
+                       replace_missed=args.replace_missed)
         rows.append({**row, **result.summary})
     summary = dict(rows[0]) if len(rows) == 1 else {"command": "climb", "wall": args.wall,
                                                      "conditions": rows}
@@ -401,6 +403,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="rock wall: the controller sees the leg-odometry EKF on the "
                        "grippers' attachment state (default), or the anchor EKF (contacts "
                        "from the servo currents, foot anchors in its state; runs it)")
+    climb.add_argument("--replace-missed", type=replacement_count, default=0, metavar="N",
+                       help="rock wall: a swing whose grasp did not take lifts off again to "
+                       "another hold, planned from the same stance away from the missed one, "
+                       "up to N times (0-5) before the miss ends the climb (default 0)")
     climb.add_argument("--distance", type=positive_float, default=2.0,
                        help="rock wall: distance to climb [m] (2.0; at most 2.0 on the "
                        "default 3.1 m wall)")

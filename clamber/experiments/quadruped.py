@@ -140,7 +140,8 @@ def summarize(trials: Sequence[StudyTrial]) -> dict[str, Any]:
 def _rock_keys(trials: Sequence[StudyTrial]) -> dict[str, Any]:
     """A rock climb's extra summary: distance [m] reached (mean, median, largest, every
     trial), speed [m/s], grasps engaged over attempted (with the Wilson interval), the
-    winch's tries and mean time per grasp and release [s]; nothing for other trials."""
+    winch's tries and mean time per grasp and release [s], the swings placed again after a
+    missed grasp; nothing for other trials."""
     if not all("grasps" in t.metrics for t in trials):
         return {}
 
@@ -163,6 +164,7 @@ def _rock_keys(trials: Sequence[StudyTrial]) -> dict[str, Any]:
         "release_time_per_release_s": (sum(t.metrics.get("release_time_s") or 0.0
                                            for t in trials) / releases if releases else None),
         "planned_steps": total("planned_steps"), "steps_done": releases,
+        "replacements": total("replacements"),
         **_climb_drift(trials, dist),
         "failure_details": [{"seed": t.seed, "failure": t.outcome.failure.name.lower()
                              if t.outcome.failure else None,

@@ -190,6 +190,33 @@ class ClimbGait:
         self._forces: Callable[[], np.ndarray] | None = None
         #: The rotation and its zero twist of :meth:`_twist`.
         self._rest: tuple[np.ndarray, np.ndarray] | None = None
+        #: The normal to lift along when a swing starts again from a hold that did not
+        #: take its grasp (:meth:`swing_again`).
+        self._lift_normal: np.ndarray | None = None
+
+    def retract(self) -> str:
+        """Drop the last scheduled swing (its hold, normal, landing, body and lift); returns
+        its leg. Only swings not yet begun, or the one under way before it swings again,
+        may be dropped."""
+        if len(self.schedule) <= self.step_no:
+            raise ConfigError("no scheduled swing left to drop")
+        n, leg = len(self.schedule) - 1, self.schedule.pop()
+        for table in (self.holds, self.normals, self.landing):
+            if len(table.get(leg, ())) > self.index[leg] + 1:
+                table[leg].pop()
+        self.bodies.pop(n, None)
+        self.lifts.pop(n, None)
+        return leg
+
+    def swing_again(self, t: float) -> None:
+        """Start the swing under way again from where its foot stands (a grasp that did not
+        take): lift off along the missed hold's normal at time ``t`` [s], then transfer and
+        descend to the swing's hold as it is scheduled now (the caller has re-planned it)."""
+        if self.swing is None or self.phase is not ClimbPhase.GRASP:
+            raise ConfigError(f"a swing starts again only from its grasp, not {self.phase}")
+        self._lift_normal = self.swing.normal
+        self.swing = None
+        self._enter(ClimbPhase.LIFT, t)
 
     @property
     def swing_leg(self) -> str | None:
@@ -291,7 +318,8 @@ class ClimbGait:
         if self.swing is None:
             k = self.index[leg]
             start = feet()[leg].copy()
-            n0 = self.normals[leg][k]
+            n0 = self.normals[leg][k] if self._lift_normal is None else self._lift_normal
+            self._lift_normal = None
             n1 = self.normals[leg][k + 1]
             target = self.holds[leg][k + 1]
             landing = self.landing.get(leg, [])

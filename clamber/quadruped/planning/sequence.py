@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from clamber.exceptions import ConfigError
 from clamber.quadruped.kinematics import body_configuration, foot_poses
 from clamber.quadruped.model import RobotModel
 from clamber.quadruped.planning.depth_map import observe_wall
@@ -125,6 +126,9 @@ class SequencePlanner:
         if isinstance(self.rule, HoldPlanner):
             self.rule.count_all = False  # only the choice is read, not its tally of checks
         self.steps: list[PlannedStep] = []
+        #: The planner's stance before each step (holds, body, joints, turn), for
+        #: :meth:`retract`.
+        self._before: list[tuple] = []
         self.stop: StopReason | None = None
         self.detail = ""
         hold_map = build_hold_map(wall, observe_wall(wall, settings.noise, self.rng),
@@ -148,8 +152,24 @@ class SequencePlanner:
             return 0.0
         return float(self.wall.to_wall(self.body.translation)[0] - self.u0)
 
-    def next(self) -> PlannedStep | None:
-        """The next swing, or None once planning has stopped (``stop`` says why)."""
+    def retract(self) -> PlannedStep:
+        """Take back the last planned swing: the stance, the gait's turn and the planning
+        state return to what they were before it (a swing whose grasp missed is planned
+        again from there, :meth:`next` with ``leg`` and ``exclude``)."""
+        if not self.steps:
+            raise ConfigError("no planned swing to take back")
+        self.holds, self.body, self.q, self.turn = self._before.pop()
+        self.stop, self.detail = None, ""
+        return self.steps.pop()
+
+    def next(self, leg: str | None = None, exclude: frozenset[tuple[int, int]] = frozenset()
+             ) -> PlannedStep | None:
+        """The next swing, or None once planning has stopped (``stop`` says why).
+
+        ``leg``: plan this leg's swing only (a leg whose grasp missed must find another
+        hold before any other leg may lift); ``exclude``: grid cells the rule may not choose
+        (the holds that did not take a grasp).
+        """
         if self.stop is not None:
             return None
         s = self.settings
@@ -165,11 +185,14 @@ class SequencePlanner:
         hold_map = build_hold_map(self.wall, observe_wall(self.wall, s.noise, self.rng),
                                   self.model, window=window)
         first = None
-        for shift in range(len(s.order) if self.reorder else 1):
-            turn = (self.turn + shift) % len(s.order)
+        turns = [(self.turn + shift) % len(s.order)
+                 for shift in range(len(s.order) if self.reorder else 1)]
+        if leg is not None:
+            turns = [s.order.index(leg)]
+        for turn in turns:
             leg, next_leg = s.order[turn], s.order[(turn + 1) % len(s.order)]
             choice = self.rule.choose(StepContext(hold_map, self.holds, self.body, self.q,
-                                                  leg, next_leg, s.standoff), set())
+                                                  leg, next_leg, s.standoff), set(exclude))
             if choice.status is ChoiceStatus.CHOSEN:
                 break
             first = first or (leg, choice)
@@ -179,8 +202,10 @@ class SequencePlanner:
             self.stop = StopReason.NO_HOLD
             self.detail = f"{leg} at swing {k + 1}: {choice.status.value}" + \
                 (f" (rejected: {why})" if why else "") + \
-                (" (no other leg had a hold either)" if self.reorder else "")
+                (" (no other leg had a hold either)" if self.reorder and len(turns) > 1
+                 else "")
             return None
+        before = (self.holds, self.body, self.q, self.turn)
         self.turn = (turn + 1) % len(s.order)
         c = choice.hold
         hold = Foothold((c.i, c.j), c.top, c.normal, c.factor)
@@ -190,6 +215,7 @@ class SequencePlanner:
         step = PlannedStep(leg, hold, choice.expected_wrench,
                            self.body.rotation @ sole.rotation, choice.body.translation.copy(),
                            rise)
+        self._before.append(before)
         self.steps.append(step)
         landed = self.body.rotation @ sole.rotation[:, 2]
         self.holds = {**self.holds, leg: replace(hold, normal=landed)}

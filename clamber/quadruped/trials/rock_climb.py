@@ -23,7 +23,10 @@ Grasping (``grasp``):
   and then with the holding model's chance (spine engagement times seat at the true cell).
   A try that does not catch never reaches the torque band: the controller faults, the
   sequencer detects it, opens the gripper and re-grasps the same hold up to ``regrasps``
-  times. The weld closes when the winch holds and opens when it has opened.
+  times. The weld closes when the winch holds and opens when it has opened. With
+  ``replacements``, a grasp that still did not take (or whose sole left the hold while the
+  winch closed, the winch then opened first) sends the foot up again to another hold,
+  planned from the same stance off the missed one, before a miss ends the climb.
 * ``"fixed"``: the plane trial's fixed 3 s release and grasp phases; the weld closes at
   touchdown whenever the sole is on the hold.
 
@@ -109,6 +112,10 @@ SEAT_RISE = 0.01
 #: threshold (0.08 N m) ended descents in the air: the joint-4 torque drifts by up to
 #: 0.2 N m as the leg's pose changes (gravity), which the force estimate accounts for.
 CONTACT_FORCE = 1.5
+#: A swing whose grasp did not take is planned again off the grid cells within this radius
+#: [m] of the missed hold: another spot for the spines and under the pad (the map's holds
+#: are one cell apart at least; 2 cm is the pad's half-width).
+REPLACE_EXCLUSION = 0.02
 
 
 def _default_wall() -> RockWallSpec:
@@ -152,7 +159,10 @@ class RockClimbSettings:
     (``"odometry"``, the default); and whether the planner moves each stance's body to lower the
     largest load gauge of its wrench QP over the four legs and over the three of the next
     swing (``body_search``, :meth:`~clamber.quadruped.planning.selection.HoldPlanner.refine_body`;
-    otherwise the first body pose that reaches and balances)."""
+    otherwise the first body pose that reaches and balances); and how many times a swing
+    whose grasp did not take (no try engaged, or the sole left the hold) lifts off again
+    to another hold the planner chooses from the same stance before the miss ends the climb
+    (``replacements``, :meth:`RockClimbTrial._replace`)."""
 
     climb: ClimbSettings = field(default_factory=ClimbSettings)
     distance: float = 2.0
@@ -175,6 +185,7 @@ class RockClimbSettings:
     anchor_ekf: bool = False
     body_search: bool = False
     estimator: str = "odometry"
+    replacements: int = 0
 
     def __post_init__(self) -> None:
         if self.grasp not in GRASP_MODES:
@@ -193,6 +204,9 @@ class RockClimbSettings:
         if not (self.distance > 0 and self.regrasps >= 0 and self.winch_dt > 0):
             raise ConfigError("distance and winch_dt must be > 0 and regrasps >= 0, got "
                               f"{self.distance}, {self.winch_dt}, {self.regrasps}")
+        if not (isinstance(self.replacements, int) and 0 <= self.replacements <= 5):
+            raise ConfigError(f"replacements must be an integer from 0 to 5, got "
+                              f"{self.replacements!r}")
         for name in ("seat_rise", "contact_force"):
             value = getattr(self, name)
             if value is not None and not (math.isfinite(value) and value > 0):
@@ -221,7 +235,8 @@ class RockTrialResult(TrialResult):
     climbing speed [m/s] (distance over the time after the placement), why planning
     stopped and the CPU time [s] spent planning swings during the climb; with
     ``anchor_ekf``, the anchor EKF's final position error [m] and its RMS over the climb
-    [mm] (``estimation_drift_m`` is the controller's own estimate's final error)."""
+    [mm] (``estimation_drift_m`` is the controller's own estimate's final error); the swings
+    placed again after a missed grasp and why each missed (``; ``-separated)."""
 
     planned_steps: int = 0
     steps_done: int = 0
@@ -235,6 +250,8 @@ class RockTrialResult(TrialResult):
     planning_cpu_s: float = 0.0
     anchor_drift_m: float = float("nan")
     anchor_rms_mm: float = float("nan")
+    replacements: int = 0
+    replaced: str = ""
 
     @property
     def grasp_success_rate(self) -> float:
@@ -319,8 +336,11 @@ class RockClimbTrial(ClimbTrial):
         self.gait_clock = 0.0
         self.busy_until: float | None = None
         self.pending: tuple[str, str, int, GraspReport] | None = None
-        self.grasps = self.engaged = self.tries = 0
+        self.grasps = self.engaged = self.tries = self.replacements = 0
         self.grasp_time = self.release_time = 0.0
+        #: Per swing (by number): re-placements used and the cells it may no longer take.
+        self.missed: dict[int, tuple[int, frozenset[tuple[int, int]]]] = {}
+        self.replaced: list[str] = []
         self.rng = np.random.default_rng(self.seed + 9_000_011)
         self.landing = ""
         self.attitudes = WeldAttitudes()
@@ -365,14 +385,16 @@ class RockClimbTrial(ClimbTrial):
         return np.asarray([st.hold.factor for st in self.sequence.steps
                            if st.leg == leg][k - 1], dtype=float)
 
-    def _plan_next(self) -> None:
-        """Plan one more swing and give it to the gait, the simulated wall (its true hold)
-        and the time limit; nothing once planning has stopped."""
+    def _plan_next(self, leg: str | None = None,
+                   exclude: frozenset[tuple[int, int]] = frozenset()) -> PlannedStep | None:
+        """Plan one more swing (of ``leg`` only, off the cells ``exclude``, when given) and
+        give it to the gait, the simulated wall (its true hold) and the time limit; nothing
+        once planning has stopped."""
         c0 = time.process_time()
-        step: PlannedStep | None = self.planner.next()
+        step: PlannedStep | None = self.planner.next(leg, exclude)
         self.planning_cpu += time.process_time() - c0
         if step is None:
-            return
+            return None
         leg, holds = step.leg, self.layout.holds[step.leg]
         holds.append(_true_hold(self.truth, f"{leg}_hold{len(holds)}", step.hold.cell,
                                 self.capture))
@@ -384,6 +406,38 @@ class RockClimbTrial(ClimbTrial):
         self.gait.bodies[len(self.gait.schedule) - 1] = step.body
         self.gait.lifts[len(self.gait.schedule) - 1] = swing_lift(step.clearance)
         self.t_end += self.step_allowance
+        return step
+
+    def _replace(self, leg: str, k: int, t: float, why: str) -> bool:
+        """Place a swing whose grasp did not take on another hold (``replacements``): the
+        swing and the one planned after it are taken back from the planner, the gait and
+        the simulated wall, the leg's swing is planned again from the same stance off the
+        missed hold's cells (within ``REPLACE_EXCLUSION`` of it, and of any hold this swing
+        missed before), the swing after it again, and the foot lifts off the missed hold at
+        the gait's time ``t`` [s]. False when the swing has used its re-placements (nothing
+        changed) or the planner finds no other hold (planning has then stopped); ``why``,
+        the missed grasp's account, is kept in ``replaced``."""
+        swing = self.gait.step_no
+        used, missed = self.missed.get(swing, (0, frozenset()))
+        if used >= self.rock.replacements:
+            return False
+        cell = self._cell(leg, k)
+        r = round(REPLACE_EXCLUSION / self.wall.spacing)
+        missed = missed | {(cell[0] + di, cell[1] + dj) for di in range(-r, r + 1)
+                           for dj in range(-r, r + 1) if di * di + dj * dj <= r * r}
+        while len(self.planner.steps) > swing:
+            self.planner.retract()
+            self.layout.holds[self.gait.retract()].pop()
+            self.t_end -= self.step_allowance
+        if self._plan_next(leg, missed) is None:
+            return False
+        self._plan_next()
+        self.missed[swing] = (used + 1, missed)
+        self.replacements += 1
+        self.t_end += self.step_allowance
+        self.gait.swing_again(t)
+        self.replaced.append(why)
+        return True
 
     def _start_joints(self, tops: dict[str, np.ndarray], normals: dict[str, np.ndarray]
                       ) -> np.ndarray:
@@ -446,7 +500,7 @@ class RockClimbTrial(ClimbTrial):
                 return self.gait.reference(self.gait_clock, feet, sim.joint4_torques(),
                                            forces)[0], []
             self._finish_winch()
-            if self.finished:
+            if self.finished or self.busy_until is not None:
                 return self.gait.reference(self.gait_clock, feet, sim.joint4_torques(),
                                            forces)[0], []
         out = self.gait.reference(self.gait_clock, feet, sim.joint4_torques(), forces)
@@ -470,8 +524,9 @@ class RockClimbTrial(ClimbTrial):
                         self.engaged += 1
                         self._limit_to_hold(ev.leg, ev.hold)
                     else:
-                        self._fail(FailureReason.GRASP_MISSED, f"{ev.leg} missed hold "
-                                   f"{ev.hold} at {self._height(t):.2f} m")
+                        why = f"{ev.leg} missed hold {ev.hold} at {self._height(t):.2f} m"
+                        if not self._replace(ev.leg, ev.hold, ev.t, why):
+                            self._fail(FailureReason.GRASP_MISSED, why)
                         return
                 else:
                     self._plan_next()
@@ -520,7 +575,8 @@ class RockClimbTrial(ClimbTrial):
         return [st.hold.cell for st in self.sequence.steps if st.leg == leg][k - 1]
 
     def _finish_winch(self) -> None:
-        """The winch is done: open the weld, or close it on a hold that engaged."""
+        """The winch is done: open the weld, or close it on a hold that engaged; a grasp
+        that did not take is placed again (``replacements``) or ends the climb."""
         leg, action, k, report = self.pending
         self.busy_until = self.pending = None
         grippers, where = self.sim.grippers, f"at {self._height(self.k * self.dt):.2f} m"
@@ -530,13 +586,25 @@ class RockClimbTrial(ClimbTrial):
             else:
                 grippers.release(leg)
             return
+        if action == "reopen":
+            if report.status is not GraspStatus.OPENED:
+                self._fail(FailureReason.GRIPPER_STUCK, f"{leg} did not open {where}")
+            return
         if report.status is not GraspStatus.HELD:
-            self._fail(FailureReason.GRASP_MISSED,
-                       f"{leg} hold {k}: {report.tries} tries did not engage "
-                       f"({report.fault or report.status.value}; {self.landing}) {where}")
+            why = (f"{leg} hold {k}: {report.tries} tries did not engage "
+                   f"({report.fault or report.status.value}; {self.landing}) {where}")
+            if not self._replace(leg, k, self.gait_clock, why):
+                self._fail(FailureReason.GRASP_MISSED, why)
         elif not grippers.attach(leg, self.layout.holds[leg][k]):
-            self._fail(FailureReason.GRASP_MISSED,
-                       f"{leg} hold {k}: the winch held but the sole had left the hold {where}")
+            why = f"{leg} hold {k}: the winch held but the sole had left the hold {where}"
+            if not self._replace(leg, k, self.gait_clock, why):
+                self._fail(FailureReason.GRASP_MISSED, why)
+                return
+            # The winch closed on nothing: open it before the foot lifts (the gait waits).
+            opened = release(self.winch_ctrl[leg], self.winch_plant[leg], self.rock.winch_dt)
+            self.release_time += opened.duration
+            self.busy_until = self.k * self.dt + opened.duration
+            self.pending = (leg, "reopen", k, opened)
         else:
             self.engaged += 1
             self._limit_to_hold(leg, k)
@@ -566,7 +634,8 @@ class RockClimbTrial(ClimbTrial):
             plan_stop=self.planner.stop.name.lower() if self.planner.stop else "",
             planning_cpu_s=self.planning_cpu,
             anchor_drift_m=self.shadow.error() if self.shadow else float("nan"),
-            anchor_rms_mm=1000 * self.shadow.rms() if self.shadow else float("nan"))
+            anchor_rms_mm=1000 * self.shadow.rms() if self.shadow else float("nan"),
+            replacements=self.replacements, replaced="; ".join(self.replaced))
 
 
 def plan_rock_climb(settings: RockClimbSettings, seed: int
