@@ -127,14 +127,21 @@ class Controller(ABC):
         ``state.body_pose`` if the caller already built it)."""
         if body is None:
             body = state.body_pose
+        stance, swing, keep = ref.stance, ref.foot_targets, ref.stance_attitudes
         if statics is None:
             feet_b, J = self.clik.kinematics(state.joint_positions)
             feet = [body * f for f in feet_b]
         else:
-            feet, J = statics.foot_poses, statics.leg_jacobians
-            body_inv = body.inverse()
-            feet_b = [body_inv * f for f in feet]
-        stance, swing, keep = ref.stance, ref.foot_targets, ref.stance_attitudes
+            # Every leg has a target: the errors of :meth:`Clik.step_from` in one loop.
+            feet, body_inv = statics.foot_poses, body.inverse()
+            target_inv, log6 = ref.body_pose.inverse(), pin.log6
+            e = np.empty((len(LEG_NAMES), 6))
+            for i, leg in enumerate(LEG_NAMES):
+                f = feet[i]
+                target = swing.get(leg, f) if leg not in stance else \
+                    pin.SE3(keep[leg], f.translation) if leg in keep else f
+                e[i] = log6((body_inv * f).actInv(target_inv * target)).vector
+            return self.clik.step_every_leg(state.joint_positions, statics.leg_jacobians, e)
         targets = {leg: swing.get(leg, feet[i]) if leg not in stance else
                    pin.SE3(keep[leg], feet[i].translation) if leg in keep else feet[i]
                    for i, leg in enumerate(LEG_NAMES)}

@@ -146,16 +146,24 @@ class Clik:
         e = np.empty((len(legs), 6))
         for k, i in enumerate(legs):
             e[k] = log6(feet_body[i].actInv(body_inv * foot_targets[LEG_NAMES[i]])).vector
+        if len(legs) == len(LEG_NAMES):
+            return self.step_every_leg(q_joints, leg_jacobians, e)
         e *= self.gain * self.w
-        every = len(legs) == len(LEG_NAMES)
-        dq = dls_steps(leg_jacobians, _EVERY_LEG if every else np.array(legs), e, self.w,
-                       self.damping**2)
+        dq = dls_steps(leg_jacobians, np.array(legs), e, self.w, self.damping**2)
         out = np.array(q_joints, dtype=float)
-        if every:
-            out += dq.reshape(-1)
-        else:
-            for k, i in enumerate(legs):
-                out[i * JOINTS_PER_LEG:(i + 1) * JOINTS_PER_LEG] += dq[k]
+        for k, i in enumerate(legs):
+            out[i * JOINTS_PER_LEG:(i + 1) * JOINTS_PER_LEG] += dq[k]
+        return self.rm.clip_joints(out)
+
+    def step_every_leg(self, q_joints: np.ndarray, leg_jacobians: np.ndarray,
+                       errors: np.ndarray) -> np.ndarray:
+        """:meth:`step_from` with a target for every leg, from the LOCAL pose errors
+        ``log6(M_foot^-1 M_target)`` (4, 6) in {B} (overwritten: scaled by the gain and the
+        row weights)."""
+        errors *= self.gain * self.w
+        dq = dls_steps(leg_jacobians, _EVERY_LEG, errors, self.w, self.damping**2)
+        out = np.array(q_joints, dtype=float)
+        out += dq.reshape(-1)
         return self.rm.clip_joints(out)
 
 
