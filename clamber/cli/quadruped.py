@@ -404,15 +404,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="rock wall: the controller sees the leg-odometry EKF on the "
                        "grippers' attachment state (default), or the anchor EKF (contacts "
                        "from the servo currents, foot anchors in its state; runs it)")
-    climb.add_argument("--replace-missed", type=replacement_count, default=0, metavar="N",
+    climb.add_argument("--replace-missed", type=replacement_count, default=1, metavar="N",
                        help="rock wall: a swing whose grasp did not take lifts off again to "
                        "another hold, planned from the same stance away from the missed one, "
-                       "up to N times (0-5) before the miss ends the climb (default 0)")
-    climb.add_argument("--map-frame", choices=("body", "world"), default="world",
+                       "up to N times (0-5) before the miss ends the climb (default 1; 0: the miss ends it)")
+    climb.add_argument("--map-frame", choices=("body", "world"), default="body",
                        help="rock wall: the depth camera on the body maps the rock relative "
                        "to the body, placed in the world where the estimate puts the body "
-                       "(body), or the map is in the true world frame while the controller "
-                       "works in the estimate's (world, default)")
+                       "(body, default), or the map is in the true world frame while the "
+                       "controller works in the estimate's (world, the code before)")
     climb.add_argument("--distance", type=positive_float, default=2.0,
                        help="rock wall: distance to climb [m] (2.0; at most 2.0 on the "
                        "default 3.1 m wall)")

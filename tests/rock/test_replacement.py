@@ -179,18 +179,20 @@ def test_maps_are_placed_where_the_estimate_puts_the_body(wall_truth):
     np.testing.assert_allclose(est_R.T @ (placed.body - est_p), R.T @ (step.body - p),
                                atol=1e-12)
     assert placed.hold.cell == step.hold.cell and placed.leg == step.leg
-    world = RockClimbTrial(SETTINGS, SEED, plan=(*wall_truth, _planner(wall_truth)))
+    world = RockClimbTrial(replace(SETTINGS, map_frame="world"), SEED,
+                           plan=(*wall_truth, _planner(wall_truth)))
     world.seen = trial.seen
     assert world._as_placed(step) is step
     with pytest.raises(ConfigError, match="map frame"):
         RockClimbSettings(map_frame="camera")
 
 
-@pytest.mark.parametrize("argv, frame, count", [([], "world", 0),
+@pytest.mark.parametrize("argv, frame, count", [([], "body", 1),
                                                 (["--map-frame", "body", "--replace-missed",
                                                   "2"], "body", 2)])
 def test_map_frame_and_replacement_options_reach_the_settings(argv, frame, count):
-    """``--map-frame`` and ``--replace-missed N`` set the rock climb's settings."""
+    """``--map-frame`` and ``--replace-missed N`` set the rock climb's settings (by default
+    the map is placed from the estimate and a missed grasp is placed again once)."""
     from clamber.cli.main import build_parser
     from clamber.cli.quadruped import _climb_settings
 

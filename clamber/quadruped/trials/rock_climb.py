@@ -166,7 +166,8 @@ class RockClimbSettings:
     to another hold the planner chooses from the same stance before the miss ends the climb
     (``replacements``, :meth:`RockClimbTrial._replace`); and where the robot puts each
     swing's depth map: where its estimate puts the body that carries the camera
-    (``map_frame="body"``) or in the true world frame (``"world"``, the code before),
+    (``map_frame="body"``, the default) or in the true world frame (``"world"``, the code
+    before),
     :meth:`RockClimbTrial._as_placed`."""
 
     climb: ClimbSettings = field(default_factory=ClimbSettings)
@@ -190,8 +191,8 @@ class RockClimbSettings:
     anchor_ekf: bool = False
     body_search: bool = False
     estimator: str = "odometry"
-    replacements: int = 0
-    map_frame: str = "world"
+    replacements: int = 1
+    map_frame: str = "body"
 
     def __post_init__(self) -> None:
         if self.grasp not in GRASP_MODES:
