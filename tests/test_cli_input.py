@@ -28,6 +28,8 @@ def _fails_with(capsys, argv, match):
     (["quadruped", "climb", "--rate", "inf"], "--rate"),
     (["quadruped", "compare", "--workers", "-1"], "--workers"),
     (["quadruped", "climb", "--wall", "rock", "--seat-tolerance", "-5"], "--seat-tolerance"),
+    (["quadruped", "climb", "--wall", "rock", "--replace-missed", "9"], "--replace-missed"),
+    (["quadruped", "climb", "--wall", "rock", "--map-frame", "camera"], "--map-frame"),
     (["jumper", "robustness", SEED, "--length-tol", "1"], "--length-tol"),
     (["jumper", "export", SEED, "--supply-voltage", "1e30"], "(0, 48] V"),
     (["jumper", "simulate", SEED, "--foot-radius", "1e6"], "--foot-radius"),

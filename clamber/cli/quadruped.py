@@ -117,7 +117,8 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                              footpad_push=args.compression == "footpad",
                              anchor_ekf=args.anchor_ekf == "on" or args.estimator == "anchor",
                              body_search=args.body_pose == "search",
-                             estimator=args.estimator, replacements=args.replace_missed)
+                             estimator=args.estimator, replacements=args.replace_missed,
+                             map_frame=args.map_frame)
 
 
 def _seat_rise(args: argparse.Namespace, default: float) -> float | None:
@@ -153,7 +154,7 @@ def _climb(args: argparse.Namespace) -> dict:
                        contact=args.contact, compression=args.compression,
                        anchor_ekf=("on" if cond.anchor_ekf else "off"),
                        body_pose=args.body_pose, estimator=args.estimator,
-                       replace_missed=args.replace_missed)
+                       replace_missed=args.replace_missed, map_frame=args.map_frame)
         rows.append({**row, **result.summary})
     summary = dict(rows[0]) if len(rows) == 1 else {"command": "climb", "wall": args.wall,
                                                      "conditions": rows}
@@ -403,10 +404,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="rock wall: the controller sees the leg-odometry EKF on the "
                        "grippers' attachment state (default), or the anchor EKF (contacts "
                        "from the servo currents, foot anchors in its state; runs it)")
-    climb.add_argument("--replace-missed", type=replacement_count, default=0, metavar="N",
+    climb.add_argument("--replace-missed", type=replacement_count, default=1, metavar="N",
                        help="rock wall: a swing whose grasp did not take lifts off again to "
                        "another hold, planned from the same stance away from the missed one, "
-                       "up to N times (0-5) before the miss ends the climb (default 0)")
+                       "up to N times (0-5) before the miss ends the climb (default 1; 0: the miss ends it)")
+    climb.add_argument("--map-frame", choices=("body", "world"), default="body",
+                       help="rock wall: the depth camera on the body maps the rock relative "
+                       "to the body, placed in the world where the estimate puts the body "
+                       "(body, default), or the map is in the true world frame while the "
+                       "controller works in the estimate's (world, the code before)")
     climb.add_argument("--distance", type=positive_float, default=2.0,
                        help="rock wall: distance to climb [m] (2.0; at most 2.0 on the "
                        "default 3.1 m wall)")

@@ -5,6 +5,7 @@ the missed hold, the gait lifts the foot off the missed hold and swings it there
 from dataclasses import replace
 
 import numpy as np
+import pinocchio as pin
 import pytest
 
 from clamber.exceptions import ConfigError
@@ -151,3 +152,72 @@ def test_replacements_are_checked(bad):
     """The number of re-placements is an integer from 0 to 5."""
     with pytest.raises(ConfigError, match="replacements"):
         RockClimbSettings(replacements=bad)
+
+
+def test_maps_are_placed_where_the_estimate_puts_the_body(wall_truth):
+    """With ``map_frame="body"`` a swing's hold, landing attitude and body goal are moved by
+    ``T_est T_true^-1``: seen from the true body, the placed hold sits where the estimated
+    body sees its target, so a foot the controller puts on the target lands on the true
+    hold whatever the estimate's error. With ``"world"`` the step is left as planned."""
+    from clamber.quadruped.model import RobotState
+
+    trial = RockClimbTrial(replace(SETTINGS, map_frame="body"), SEED,
+                           plan=(*wall_truth, _planner(wall_truth, distance=0.5)))
+    step = trial.planner.next()
+    p, R = trial.sim.body_pose()
+    turn = pin.exp3(np.array([0.01, -0.02, 0.03]))
+    est_p, est_R = p + np.array([0.004, -0.03, 0.025]), turn @ R
+    trial.seen = RobotState.trusted(est_p, est_R, np.zeros(20), np.zeros(6), np.zeros(20))
+    placed = trial._as_placed(step)
+    # The hold relative to the estimated body equals the true hold relative to the true body.
+    np.testing.assert_allclose(est_R.T @ (placed.hold.top - est_p), R.T @ (step.hold.top - p),
+                               atol=1e-12)
+    np.testing.assert_allclose(est_R.T @ placed.hold.normal, R.T @ step.hold.normal,
+                               atol=1e-12)
+    np.testing.assert_allclose(est_R.T @ placed.sole_rotation, R.T @ step.sole_rotation,
+                               atol=1e-12)
+    np.testing.assert_allclose(est_R.T @ (placed.body - est_p), R.T @ (step.body - p),
+                               atol=1e-12)
+    assert placed.hold.cell == step.hold.cell and placed.leg == step.leg
+    world = RockClimbTrial(replace(SETTINGS, map_frame="world"), SEED,
+                           plan=(*wall_truth, _planner(wall_truth)))
+    world.seen = trial.seen
+    assert world._as_placed(step) is step
+    with pytest.raises(ConfigError, match="map frame"):
+        RockClimbSettings(map_frame="camera")
+
+
+@pytest.mark.parametrize("argv, frame, count", [([], "body", 1),
+                                                (["--map-frame", "body", "--replace-missed",
+                                                  "2"], "body", 2)])
+def test_map_frame_and_replacement_options_reach_the_settings(argv, frame, count):
+    """``--map-frame`` and ``--replace-missed N`` set the rock climb's settings (by default
+    the map is placed from the estimate and a missed grasp is placed again once)."""
+    from clamber.cli.main import build_parser
+    from clamber.cli.quadruped import _climb_settings
+
+    args = build_parser().parse_args(["quadruped", "climb", "--wall", "rock", *argv])
+    s = _climb_settings(args, 90.0)
+    assert (s.map_frame, s.replacements) == (frame, count)
+
+
+def test_fixed_grasp_that_misses_is_placed_again(wall_truth):
+    """With the fixed grasp phases, a grasp whose weld does not close (the sole off the
+    hold) is placed again the same way, and the second hold's weld closes."""
+    trial = RockClimbTrial(replace(SETTINGS, grasp="fixed"), SEED,
+                           plan=(*wall_truth, _planner(wall_truth)))
+    grippers, attach, calls = trial.sim.grippers, trial.sim.grippers.attach, []
+
+    def miss_first(leg, hold):
+        calls.append(leg)
+        return False if len(calls) == 1 else attach(leg, hold)
+
+    grippers.attach = miss_first
+    while trial.step() and not calls:
+        pass
+    assert trial.replacements == 1 and trial.gait.phase.value == "lift"
+    leg = calls[0]
+    while trial.step() and len(calls) < 2:
+        pass
+    assert calls == [leg, leg] and leg in grippers.attached
+    assert trial.grasps == 2 and trial.engaged == 1

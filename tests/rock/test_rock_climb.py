@@ -2,6 +2,7 @@
 loop (its durations, a non-engaging grasp detected and retried), the new summary keys."""
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -137,10 +138,10 @@ def test_winch_release_and_grasp_take_the_plants_time_and_retry(wall_truth):
 
 
 def test_grasp_that_never_engages_fails_the_trial_after_its_retries(wall_truth):
-    """With no try catching, the grasp is retried ``regrasps`` times, then the trial fails
-    as a missed grasp that says how many tries did not engage; it counts as a grasp that
-    did not engage."""
-    trial = RockClimbTrial(SETTINGS, SEED, plan=_plan(wall_truth))
+    """With no try catching and no re-placement, the grasp is retried ``regrasps`` times,
+    then the trial fails as a missed grasp that says how many tries did not engage; it
+    counts as a grasp that did not engage."""
+    trial = RockClimbTrial(replace(SETTINGS, replacements=0), SEED, plan=_plan(wall_truth))
     trial.truth = type("NoCatch", (), {"catch_probability": lambda self, cell: 0.0})()
     _, _, _, report = _step_until_winch(trial, "grasp")
     assert report.status is GraspStatus.NOT_ENGAGED and report.tries == 2

@@ -80,6 +80,8 @@ GRASP_MODES = ("winch", "fixed")
 SOLE_ATTITUDES = ("body", "legs", "free")
 #: What the controller sees as the body state (see :class:`RockClimbSettings`).
 ESTIMATORS = ("odometry", "anchor")
+#: Where the robot puts each swing's depth map (see :meth:`RockClimbTrial._as_placed`).
+MAP_FRAMES = ("body", "world")
 #: Start of the climb on the wall [m up the slope], as in the planned climb.
 START_U = 0.45
 #: Wall length left above the last hold [m].
@@ -162,7 +164,11 @@ class RockClimbSettings:
     otherwise the first body pose that reaches and balances); and how many times a swing
     whose grasp did not take (no try engaged, or the sole left the hold) lifts off again
     to another hold the planner chooses from the same stance before the miss ends the climb
-    (``replacements``, :meth:`RockClimbTrial._replace`)."""
+    (``replacements``, :meth:`RockClimbTrial._replace`); and where the robot puts each
+    swing's depth map: where its estimate puts the body that carries the camera
+    (``map_frame="body"``, the default) or in the true world frame (``"world"``, the code
+    before),
+    :meth:`RockClimbTrial._as_placed`."""
 
     climb: ClimbSettings = field(default_factory=ClimbSettings)
     distance: float = 2.0
@@ -185,7 +191,8 @@ class RockClimbSettings:
     anchor_ekf: bool = False
     body_search: bool = False
     estimator: str = "odometry"
-    replacements: int = 0
+    replacements: int = 1
+    map_frame: str = "body"
 
     def __post_init__(self) -> None:
         if self.grasp not in GRASP_MODES:
@@ -197,6 +204,9 @@ class RockClimbSettings:
         if self.estimator not in ESTIMATORS:
             raise ConfigError(f"unknown estimator {self.estimator!r}; estimators are "
                               f"{', '.join(ESTIMATORS)}")
+        if self.map_frame not in MAP_FRAMES:
+            raise ConfigError(f"unknown map frame {self.map_frame!r}; frames are "
+                              f"{', '.join(MAP_FRAMES)}")
         if self.estimator == "anchor" and not self.anchor_ekf:
             raise ConfigError("estimator 'anchor' runs the anchor EKF: set anchor_ekf")
         if self.rule not in RULES:
@@ -398,6 +408,7 @@ class RockClimbTrial(ClimbTrial):
         leg, holds = step.leg, self.layout.holds[step.leg]
         holds.append(_true_hold(self.truth, f"{leg}_hold{len(holds)}", step.hold.cell,
                                 self.capture))
+        step = self._as_placed(step)
         self.gait.holds[leg].append(step.hold.top)
         self.gait.normals[leg].append(step.hold.normal)
         landing = self.gait.landing.setdefault(leg, [None])
@@ -407,6 +418,25 @@ class RockClimbTrial(ClimbTrial):
         self.gait.lifts[len(self.gait.schedule) - 1] = swing_lift(step.clearance)
         self.t_end += self.step_allowance
         return step
+
+    def _as_placed(self, step: PlannedStep) -> PlannedStep:
+        """The swing as the robot places it in the world (``map_frame="body"``): the depth
+        camera on the body measures the rock relative to the body, and the robot puts that
+        map where its estimate puts the body, so the hold, the landing attitude and the
+        body goal move with the estimate's error, ``T_est T_true^-1`` (with ``"world"`` the
+        map stays in the true world frame while the controller works in the estimate's)."""
+        state = getattr(self, "seen", None)
+        if self.rock.map_frame == "world" or state is None:
+            return step
+        p, R = self.sim.body_pose()
+        turn = state.body_rotation @ R.T
+        shift = state.body_position - turn @ p
+        hold = replace(step.hold, top=turn @ step.hold.top + shift,
+                       normal=turn @ step.hold.normal)
+        return replace(step, hold=hold,
+                       sole_rotation=None if step.sole_rotation is None
+                       else turn @ step.sole_rotation,
+                       body=None if step.body is None else turn @ step.body + shift)
 
     def _replace(self, leg: str, k: int, t: float, why: str) -> bool:
         """Place a swing whose grasp did not take on another hold (``replacements``): the
@@ -461,9 +491,10 @@ class RockClimbTrial(ClimbTrial):
         """The leg-odometry EKF always runs (its drift is reported); with
         ``estimator="anchor"`` the controller sees the anchor EKF's body estimate instead."""
         state = super()._estimate()
-        if self.rock.estimator != "anchor" or self.settings.state != "estimate":
-            return state
-        return self.shadow.ekf.state(state.joint_positions, state.joint_velocities)
+        if self.rock.estimator == "anchor" and self.settings.state == "estimate":
+            state = self.shadow.ekf.state(state.joint_positions, state.joint_velocities)
+        self.seen = state
+        return state
 
     def _reference(self, t: float, state: RobotState
                    ) -> tuple[MotionReference, list[ClimbEvent]]:
