@@ -407,7 +407,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     climb.add_argument("--replace-missed", type=replacement_count, default=1, metavar="N",
                        help="rock wall: a swing whose grasp did not take lifts off again to "
                        "another hold, planned from the same stance away from the missed one, "
-                       "up to N times (0-5) before the miss ends the climb (default 1; 0: the miss ends it)")
+                       "up to N times (0-5) before the miss ends the climb (default 1; 0: "
+                       "the miss ends it)")
     climb.add_argument("--map-frame", choices=("body", "world"), default="body",
                        help="rock wall: the depth camera on the body maps the rock relative "
                        "to the body, placed in the world where the estimate puts the body "
