@@ -183,7 +183,7 @@ def test_maps_are_placed_where_the_estimate_puts_the_body(wall_truth):
                            plan=(*wall_truth, _planner(wall_truth)))
     world.seen = trial.seen
     assert world._as_placed(step) is step
-    with pytest.raises(ConfigError, match="map frame"):
+    with pytest.raises(ConfigError, match="map_frame"):
         RockClimbSettings(map_frame="camera")
 
 

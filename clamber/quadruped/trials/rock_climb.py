@@ -47,6 +47,7 @@ from functools import partial
 import numpy as np
 import pinocchio as pin
 
+from clamber import _validate as check
 from clamber.attachment.winch import WinchController, WinchSettings
 from clamber.exceptions import ConfigError
 from clamber.failures import FailureReason
@@ -204,9 +205,8 @@ class RockClimbSettings:
         if self.estimator not in ESTIMATORS:
             raise ConfigError(f"unknown estimator {self.estimator!r}; estimators are "
                               f"{', '.join(ESTIMATORS)}")
-        if self.map_frame not in MAP_FRAMES:
-            raise ConfigError(f"unknown map frame {self.map_frame!r}; frames are "
-                              f"{', '.join(MAP_FRAMES)}")
+        check.choice("rock_climb", "map_frame", self.map_frame, MAP_FRAMES)
+        check.integer("rock_climb", "replacements", self.replacements, low=0, high=5)
         if self.estimator == "anchor" and not self.anchor_ekf:
             raise ConfigError("estimator 'anchor' runs the anchor EKF: set anchor_ekf")
         if self.rule not in RULES:
@@ -214,9 +214,6 @@ class RockClimbSettings:
         if not (self.distance > 0 and self.regrasps >= 0 and self.winch_dt > 0):
             raise ConfigError("distance and winch_dt must be > 0 and regrasps >= 0, got "
                               f"{self.distance}, {self.winch_dt}, {self.regrasps}")
-        if not (isinstance(self.replacements, int) and 0 <= self.replacements <= 5):
-            raise ConfigError(f"replacements must be an integer from 0 to 5, got "
-                              f"{self.replacements!r}")
         for name in ("seat_rise", "contact_force"):
             value = getattr(self, name)
             if value is not None and not (math.isfinite(value) and value > 0):
