@@ -116,8 +116,8 @@ SEAT_RISE = 0.01
 #: 0.2 N m as the leg's pose changes (gravity), which the force estimate accounts for.
 CONTACT_FORCE = 1.5
 #: A swing whose grasp did not take is planned again off the grid cells within this radius
-#: [m] of the missed hold: another spot for the spines and under the pad (the map's holds
-#: are one cell apart at least; 2 cm is the pad's half-width).
+#: [m] of the missed hold, so that the spines meet other rock (two grid cells; chosen once,
+#: not tuned on any wall).
 REPLACE_EXCLUSION = 0.02
 
 
@@ -168,8 +168,7 @@ class RockClimbSettings:
     (``replacements``, :meth:`RockClimbTrial._replace`); and where the robot puts each
     swing's depth map: where its estimate puts the body that carries the camera
     (``map_frame="body"``, the default) or in the true world frame (``"world"``, the code
-    before),
-    :meth:`RockClimbTrial._as_placed`."""
+    before; :meth:`RockClimbTrial._as_placed`)."""
 
     climb: ClimbSettings = field(default_factory=ClimbSettings)
     distance: float = 2.0
@@ -336,6 +335,8 @@ class RockClimbTrial(ClimbTrial):
             self.sim.grippers.attach(leg, layout.holds[leg][0])
         self.sim.grippers.breakable = False
         self.planning_cpu = 0.0
+        #: The body state the controller saw this cycle (none before the first).
+        self.seen: RobotState | None = None
         self.t_end = gp.settle_time + PLACEMENT_TIME
         self.step_allowance = 1.6 * gp.nominal_cycle_time / 4 \
             + (WINCH_ALLOWANCE if rs.grasp == "winch" else 0.0)
@@ -422,7 +423,7 @@ class RockClimbTrial(ClimbTrial):
         map where its estimate puts the body, so the hold, the landing attitude and the
         body goal move with the estimate's error, ``T_est T_true^-1`` (with ``"world"`` the
         map stays in the true world frame while the controller works in the estimate's)."""
-        state = getattr(self, "seen", None)
+        state = self.seen
         if self.rock.map_frame == "world" or state is None:
             return step
         p, R = self.sim.body_pose()
