@@ -7,6 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pinocchio as pin
 import pytest
+from winch_steps import step_until_winch
 
 from clamber.exceptions import ConfigError
 from clamber.failures import FailureReason
@@ -50,14 +51,6 @@ class MissFirstHold:
 
     def __getattr__(self, name):
         return getattr(self.truth, name)
-
-
-def _step_until_winch(trial: RockClimbTrial, action: str, limit: float = 60.0):
-    while trial.step():
-        if trial.pending is not None and trial.pending[1] == action:
-            return trial.pending
-        assert trial.k * trial.dt < limit, f"no {action} within {limit} s"
-    raise AssertionError(f"trial ended before a {action}: {trial.reason}")
 
 
 def test_retract_restores_the_stance_and_the_turn(wall_truth):
@@ -104,7 +97,7 @@ def test_missed_grasp_is_placed_again_and_the_climb_goes_on(wall_truth):
     and the grasp there engages. Both grasps count, one engaged."""
     trial = RockClimbTrial(SETTINGS, SEED, plan=(*wall_truth, _planner(wall_truth)))
     trial.truth = MissFirstHold(trial.truth)
-    leg, _, k, report = _step_until_winch(trial, "grasp")
+    leg, _, k, report = step_until_winch(trial, "grasp", limit=60.0)
     missed = trial.sequence.steps[-2] if trial.sequence.steps[-1].leg != leg \
         else trial.sequence.steps[-1]
     assert missed.leg == leg and report.status is GraspStatus.NOT_ENGAGED
@@ -125,7 +118,7 @@ def test_missed_grasp_is_placed_again_and_the_climb_goes_on(wall_truth):
         trial.step()
     rise = trial.sim.data.site_xpos[trial.sim.grippers.site[leg]] - foot0
     assert rise @ missed.hold.normal > 0.01
-    leg2, _, k2, report2 = _step_until_winch(trial, "grasp", limit=120.0)
+    leg2, _, k2, report2 = step_until_winch(trial, "grasp", limit=120.0)
     assert (leg2, k2) == (leg, k) and report2.status is GraspStatus.HELD
     trial.step()
     while trial.busy_until is not None and trial.step():

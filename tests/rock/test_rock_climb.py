@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from winch_steps import step_until_winch
 
 from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS
 from clamber.cli import main
@@ -83,14 +84,6 @@ def test_planned_holds_come_from_the_map_and_the_start_from_the_wall(wall_truth)
         last[st.leg] = u
 
 
-def _step_until_winch(trial: RockClimbTrial, action: str, limit: float = 40.0):
-    while trial.step():
-        if trial.pending is not None and trial.pending[1] == action:
-            return trial.pending
-        assert trial.k * trial.dt < limit, f"no {action} within {limit} s"
-    raise AssertionError(f"trial ended before a {action}: {trial.reason}")
-
-
 def test_winch_release_and_grasp_take_the_plants_time_and_retry(wall_truth):
     """In the trial a release keeps the weld and the gait waits (its clock stopped, the swing
     leg's phase unchanged) for the release's duration from the plant, then the weld opens;
@@ -105,7 +98,7 @@ def test_winch_release_and_grasp_take_the_plants_time_and_retry(wall_truth):
         f = np.maximum(trial.sequence.start[leg].factor, MIN_FACTOR)
         np.testing.assert_allclose(qp.boxes[i][1], PAPER_BOX_HALF_WIDTHS * f)
         np.testing.assert_allclose(qp.leg_weights[i], 1 / f**2)
-    leg, _, _, report = _step_until_winch(trial, "release")
+    leg, _, _, report = step_until_winch(trial, "release")
     t0, clock = (trial.k - 1) * trial.dt, trial.gait_clock
     assert report.status is GraspStatus.OPENED and 1.0 < report.duration < 3.0
     assert trial.busy_until == pytest.approx(t0 + report.duration)
@@ -118,7 +111,7 @@ def test_winch_release_and_grasp_take_the_plants_time_and_retry(wall_truth):
     # The first try does not catch, the second does.
     draws = iter([1.0, 0.0])
     trial.rng = type("Draws", (), {"random": lambda self: next(draws)})()
-    leg, _, _, report = _step_until_winch(trial, "grasp")
+    leg, _, _, report = step_until_winch(trial, "grasp")
     t1 = trial.k * trial.dt
     assert report.status is GraspStatus.HELD and report.tries == 2
     assert report.duration > trial.rock.winch.engage_timeout
@@ -143,7 +136,7 @@ def test_grasp_that_never_engages_fails_the_trial_after_its_retries(wall_truth):
     counts as a grasp that did not engage."""
     trial = RockClimbTrial(replace(SETTINGS, replacements=0), SEED, plan=_plan(wall_truth))
     trial.truth = type("NoCatch", (), {"catch_probability": lambda self, cell: 0.0})()
-    _, _, _, report = _step_until_winch(trial, "grasp")
+    _, _, _, report = step_until_winch(trial, "grasp")
     assert report.status is GraspStatus.NOT_ENGAGED and report.tries == 2
     while trial.step():
         pass
