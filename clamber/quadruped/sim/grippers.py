@@ -365,6 +365,12 @@ class GripperBank:
         self._cycle_legs = legs
         return True
 
+    @property
+    def cycle_data(self) -> tuple[np.ndarray, ...]:
+        """The arrays :meth:`record_step` fills (``cfrc_ext``, ``subtree_com``, ``site_xpos``,
+        ``site_xmat`` per step), for a caller that records the steps itself."""
+        return self._cycle
+
     def record_step(self, j: int) -> None:
         """Keep the raw data of physics step ``j`` of the cycle (after ``mj_step``): whole
         arrays, copied without indexing; :meth:`end_cycle` picks the grippers' rows."""

@@ -23,6 +23,7 @@ from clamber.exceptions import ConfigError
 from clamber.quadruped.controllers import JointCommand
 from clamber.quadruped.model import RobotState
 from clamber.quadruped.robot import N_JOINTS, Marcbot
+from clamber.quadruped.sim import period_kernel
 from clamber.quadruped.sim.grippers import GripperBank
 from clamber.quadruped.sim.servos import ServoBank
 from clamber.sim_stability import StabilityWatch, UnstableSimulation
@@ -77,6 +78,14 @@ class QuadrupedSim:
         self._qpos, self._qvel, self._force = d.qpos, d.qvel, d.actuator_force
         self._body_xmat = d.xmat[self.body_id].reshape(3, 3)
         self._instability = StabilityWatch(d)
+        #: The period's steps in one compiled call where MuJoCo's library links (the same
+        #: numbers as the Python loop of :meth:`_advance`, which runs otherwise).
+        self.compiled = period_kernel.AVAILABLE
+        self._addresses = (model._address, d._address)
+        #: What the kernel records of each step for the grippers (their record_step's
+        #: sources), and placeholders of its recording arrays where none are recorded.
+        self._sources = (d.cfrc_ext, d.subtree_com, d.site_xpos, d.site_xmat)
+        self._no_cycle = (np.empty((0, 0, 0)),) * 4
         #: The physics step [s] (fixed with ``substeps``).
         self._h = model.opt.timestep
         mujoco.mj_forward(model, self.data)
@@ -156,6 +165,12 @@ class QuadrupedSim:
         m, d, g = self.model, self.data, self.grippers
         forces, force = self._forces, self._force
         broken: list[str] = []
+        if self.compiled and not (check and g.attached):
+            # With no gripper attached the check has nothing to check.
+            period_kernel.advance(*self._addresses, self.substeps, force, forces, self._torque,
+                                  record, self._sources,
+                                  g.cycle_data if record else self._no_cycle)
+            return broken
         h = self._h
         step = mujoco.mj_step
         if record:
