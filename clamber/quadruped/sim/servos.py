@@ -31,6 +31,7 @@ from clamber import _validate as check
 from clamber.exceptions import ConfigError
 from clamber.quadruped.controllers import JointCommand
 from clamber.quadruped.robot import N_JOINTS, Marcbot
+from clamber.quadruped.sim.servo_kernels import write_command
 
 _sum = np.add.reduce
 #: Current per position error of the Dynamixel position loop at default gains [A/rad].
@@ -97,7 +98,26 @@ class ServoBank:
         return np.minimum(np.maximum(current_limit, 0.0) / self.current_per_torque, self.tau_max)
 
     def apply(self, model: mujoco.MjModel, data: mujoco.MjData, cmd: JointCommand) -> None:
-        """Write goal positions, feed-forward torques and current limits into the actuators."""
+        """Write goal positions, feed-forward torques and current limits into the actuators
+        (in one compiled call: :meth:`apply_plain`'s numbers)."""
+        p, t, c = cmd.position, cmd.torque, cmd.current_limit
+        if not (type(p) is type(t) is type(c) is np.ndarray
+                and p.shape == t.shape == c.shape == (N_JOINTS,)
+                and p.dtype == t.dtype == c.dtype == np.float64):
+            self.apply_plain(model, data, cmd)
+            return
+        views = self._views
+        if views is None or views[0] is not model or views[1] is not data:
+            views = self._views = (model, data, data.ctrl, model.actuator_forcerange)
+        bad = write_command(p, t, c, self.kp, self.current_per_torque, self.tau_max,
+                            views[2], views[3])
+        if bad >= 0:
+            names = ("position", "torque", "current_limit")
+            raise ConfigError(f"command {names[bad]} must be {N_JOINTS} finite numbers")
+
+    def apply_plain(self, model: mujoco.MjModel, data: mujoco.MjData,
+                    cmd: JointCommand) -> None:
+        """:meth:`apply` in NumPy, for commands of any array-like type (its reference)."""
         buf = self._cmd
         names = ("position", "torque", "current_limit")
         for k, a in enumerate((cmd.position, cmd.torque, cmd.current_limit)):

@@ -1,0 +1,66 @@
+"""The simulator's and the climbing trial's per-cycle shortcuts compute the numbers of the
+plain code they replace, bit for bit: the servos' command written by a kernel."""
+
+import mujoco
+import numpy as np
+import pytest
+
+from clamber.exceptions import ConfigError
+from clamber.quadruped.controllers import JointCommand
+from clamber.quadruped.robot import Marcbot
+from clamber.quadruped.sim.servos import ServoBank
+
+
+def _servo_model() -> mujoco.MjModel:
+    """Twenty hinges driven by force-limited motors (whose ranges the bank rewrites)."""
+    joints = "".join(f"<body pos='0 0 {i}'><joint name='j{i}' type='hinge'/>"
+                     f"<geom size='0.1'/></body>" for i in range(20))
+    motors = "".join(f"<motor joint='j{i}' forcelimited='true' forcerange='-1 1'/>"
+                     for i in range(20))
+    return mujoco.MjModel.from_xml_string(
+        f"<mujoco><worldbody>{joints}</worldbody><actuator>{motors}</actuator></mujoco>")
+
+
+def test_servo_command_kernel_writes_what_numpy_writes():
+    """Random goals, feed-forward torques and current limits (negative, zero, ``-0.0``,
+    beyond the stall current): the compiled write leaves ``ctrl`` and the force ranges
+    exactly as the NumPy form does, signs of zeros included."""
+    bank = ServoBank(Marcbot())
+    m, m_plain = _servo_model(), _servo_model()
+    fast, plain = mujoco.MjData(m), mujoco.MjData(m_plain)
+    rng = np.random.default_rng(7)
+    for k in range(300):
+        current = rng.uniform(-1.0, 2.0, 20) * bank.current_max
+        current[rng.uniform(size=20) < 0.2] = [0.0, -0.0][k % 2]
+        cmd = JointCommand(rng.uniform(-3, 3, 20), rng.uniform(-5, 5, 20) * (k % 3 > 0),
+                           current)
+        bank.apply(m, fast, cmd)
+        ServoBank.apply_plain(bank, m_plain, plain, cmd)
+        assert np.array_equal(fast.ctrl, plain.ctrl)
+        assert np.array_equal(m.actuator_forcerange, m_plain.actuator_forcerange)
+        assert np.array_equal(np.signbit(m.actuator_forcerange),
+                              np.signbit(m_plain.actuator_forcerange))
+
+
+@pytest.mark.parametrize("vector", ["position", "torque", "current_limit"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_servo_command_kernel_rejects_what_numpy_rejects(vector, bad):
+    """A non-finite entry raises the NumPy form's error naming its vector, and nothing is
+    written; lists and short vectors go through the NumPy form."""
+    bank = ServoBank(Marcbot())
+    m = _servo_model()
+    d = mujoco.MjData(m)
+    good = {"position": np.ones(20), "torque": np.zeros(20),
+            "current_limit": bank.current_max.copy()}
+    bank.apply(m, d, JointCommand(**good))
+    ctrl, ranges = d.ctrl.copy(), m.actuator_forcerange.copy()
+    broken = dict(good)
+    broken[vector] = good[vector].copy()
+    broken[vector][5] = bad
+    with pytest.raises(ConfigError, match=f"command {vector} must be 20 finite"):
+        bank.apply(m, d, JointCommand(**broken))
+    assert np.array_equal(d.ctrl, ctrl) and np.array_equal(m.actuator_forcerange, ranges)
+    bank.apply(m, d, JointCommand(**{k: v.tolist() for k, v in good.items()}))
+    assert np.array_equal(d.ctrl, ctrl)
+    with pytest.raises(ConfigError, match="must be 20 finite"):
+        bank.apply(m, d, JointCommand(**(good | {vector: np.ones(19)})))
