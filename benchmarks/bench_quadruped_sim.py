@@ -282,7 +282,8 @@ def side_by_side(baseline: str | None, quick: bool, repeat: int = 1,
 
 
 #: Parts of a control cycle, innermost first: (part, file, function) matched on the stack;
-#: the physics steps are the lines of ``_advance`` that call ``mj_step``.
+#: the physics steps are the lines of ``_advance`` that call ``mj_step`` or the compiled
+#: period (whose copies of the steps' data, a few per cent of it, count with them).
 _PARTS = (
     ("gripper failure check", "sim/grippers.py", ("end_cycle", "record_step", "check")),
     ("wrench QP (build, DAQP)", "quadruped/qwbc.py", ("solve",)),
@@ -305,7 +306,8 @@ def _part(frame) -> str:
         if code.co_name == "_advance" and code.co_filename.endswith("sim/simulator.py"):
             import linecache
 
-            if "step(m, d)" in linecache.getline(code.co_filename, f.f_lineno):
+            line = linecache.getline(code.co_filename, f.f_lineno)
+            if "step(m, d)" in line or "the physics steps" in line:
                 return "MuJoCo mj_step"
         for name, path, functions in _PARTS:
             if code.co_name in functions and code.co_filename.endswith(path):

@@ -167,9 +167,9 @@ class QuadrupedSim:
         broken: list[str] = []
         if self.compiled and not (check and g.attached):
             # With no gripper attached the check has nothing to check.
-            period_kernel.advance(*self._addresses, self.substeps, force, forces, self._torque,
-                                  record, self._sources,
-                                  g.cycle_data if record else self._no_cycle)
+            cycle = g.cycle_data if record else self._no_cycle
+            args = (self.substeps, force, forces, self._torque, record, self._sources, cycle)
+            period_kernel.advance(*self._addresses, *args)  # the physics steps
             return broken
         h = self._h
         step = mujoco.mj_step
