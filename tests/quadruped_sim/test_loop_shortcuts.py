@@ -1,5 +1,6 @@
 """The simulator's and the climbing trial's per-cycle shortcuts compute the numbers of the
-plain code they replace, bit for bit: the servos' command written by a kernel."""
+plain code they replace, bit for bit: the servos' command written by a kernel and the
+stability watch's compiled pre-check."""
 
 import mujoco
 import numpy as np
@@ -64,3 +65,37 @@ def test_servo_command_kernel_rejects_what_numpy_rejects(vector, bad):
     assert np.array_equal(d.ctrl, ctrl)
     with pytest.raises(ConfigError, match="must be 20 finite"):
         bank.apply(m, d, JointCommand(**(good | {vector: np.ones(19)})))
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+def test_stability_watch_kernel_says_what_the_numpy_watch_says():
+    """On stable states, states with a non-finite or huge entry (sums that overflow with
+    every entry finite included) and states with fatal or harmless warnings counted, the
+    compiled watch returns exactly the NumPy watch's and :func:`instability`'s verdict."""
+    from clamber.sim_stability import StabilityWatch, instability
+
+    m = mujoco.MjModel.from_xml_string(
+        "<mujoco><worldbody><body><freejoint/><geom size='0.1'/></body>"
+        "<body pos='1 0 0'><joint type='hinge'/><geom size='0.1'/></body></worldbody></mujoco>")
+    d = mujoco.MjData(m)
+    watch = StabilityWatch(d)
+    rng = np.random.default_rng(9)
+    specials = [np.nan, np.inf, -np.inf, 1e301, -1e301, 1.7e308, -1.7e308, 1e300]
+    seen = set()
+    for k in range(400):
+        mujoco.mj_resetData(m, d)
+        d.qpos[:] = rng.standard_normal(m.nq)
+        d.qvel[:] = rng.standard_normal(m.nv)
+        for _ in range(k % 3):
+            target = d.qpos if rng.uniform() < 0.5 else d.qvel
+            target[rng.integers(len(target))] = specials[rng.integers(len(specials))]
+        if k % 7 == 0:
+            d.warning[int(rng.integers(len(d.warning.number)))].number = 1
+        verdict = instability(d)
+        assert watch() == watch.plain() == verdict
+        seen.add(verdict is None)
+    mujoco.mj_resetData(m, d)
+    d.qpos[:] = 1.7e308  # every entry finite, their sum not
+    assert watch() == watch.plain() == instability(d) == "non-finite state"
+    assert seen == {True, False}
