@@ -55,16 +55,23 @@ class MotionReference:
     def trusted(cls, body_pose: pin.SE3, body_twist: np.ndarray,
                 body_acceleration: np.ndarray, load: dict[str, float],
                 foot_targets: dict[str, pin.SE3],
-                stance_attitudes: dict[str, np.ndarray] | None = None) -> MotionReference:
+                stance_attitudes: dict[str, np.ndarray] | None = None,
+                factors: tuple[tuple[float, ...], tuple[str, ...]] | None = None
+                ) -> MotionReference:
         """A reference built by a gait from its own (finite, in-range) numbers, without the
-        checks of the constructor."""
+        checks of the constructor. ``factors`` may give the load factors in ``LEG_NAMES``
+        order and the stance legs as the gait knows them (what would be derived from
+        ``load``: the same numbers, without deriving them)."""
         r = object.__new__(cls)
         r.body_pose, r.body_twist, r.body_acceleration = body_pose, body_twist, body_acceleration
         r.load, r.foot_targets = load, foot_targets
         r.stance_attitudes = {} if stance_attitudes is None else stance_attitudes
-        factors = [load.get(leg, 0.0) for leg in LEG_NAMES]
-        r.load_array = np.array(factors)
-        r.stance = tuple(leg for leg, x in zip(LEG_NAMES, factors, strict=True) if x > 0)
+        if factors is not None:
+            r.load_array, r.stance = np.array(factors[0]), factors[1]
+            return r
+        values = [load.get(leg, 0.0) for leg in LEG_NAMES]
+        r.load_array = np.array(values)
+        r.stance = tuple(leg for leg, x in zip(LEG_NAMES, values, strict=True) if x > 0)
         return r
 
     def with_body_pose(self, body_pose: pin.SE3) -> MotionReference:

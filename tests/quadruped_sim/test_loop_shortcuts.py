@@ -99,3 +99,25 @@ def test_stability_watch_kernel_says_what_the_numpy_watch_says():
     d.qpos[:] = 1.7e308  # every entry finite, their sum not
     assert watch() == watch.plain() == instability(d) == "non-finite state"
     assert seen == {True, False}
+
+
+@pytest.mark.parametrize("swing_load", [None, 1.0, 0.999, 0.5, 1e-300, 0.0, -0.0, -0.2,
+                                        float("nan")])
+def test_gait_loads_equal_the_comprehension_and_the_derived_factors(swing_load):
+    """The gait's load dict, factors and stance for any swing leg and factor are those the
+    plain comprehension and ``MotionReference.trusted`` derive from it: the same keys in the
+    same order, the same values, the same factor array bit for bit."""
+    from clamber.quadruped.gaits.climb import _loads, _loads_plain
+    from clamber.quadruped.reference import MotionReference
+    from clamber.quadruped.robot import LEG_NAMES
+
+    zero = np.zeros(6)
+    for leg in LEG_NAMES:
+        plain = _loads_plain(leg, swing_load)
+        load, factors = _loads(leg, swing_load)
+        assert list(load.items()) == list(plain.items())
+        derived = MotionReference.trusted(None, zero, zero, plain, {})
+        fast = MotionReference.trusted(None, zero, zero, load, {}, factors=factors)
+        assert np.array_equal(fast.load_array, derived.load_array)
+        assert np.array_equal(np.signbit(fast.load_array), np.signbit(derived.load_array))
+        assert fast.stance == derived.stance and load is not _loads(leg, swing_load)[0]

@@ -27,6 +27,40 @@ from clamber.quadruped.reference import MotionReference
 from clamber.quadruped.robot import LEG_NAMES, leg_index
 
 
+def _loads_plain(leg: str | None, swing_load: float | None) -> dict[str, float]:
+    """The legs' load factors a reference carries: 1 for every leg but ``leg``, whose factor
+    is ``swing_load`` (None: 1), legs of factor 0 (or NaN) left out; in ``LEG_NAMES`` order
+    (the reference of :func:`_loads`)."""
+    load = dict.fromkeys(LEG_NAMES, 1.0)
+    if swing_load is not None:
+        load[leg] = swing_load
+    return {k: v for k, v in load.items() if v > 0.0}
+
+
+#: Every leg loaded: the dict a reference's load is copied from, its factors and stance.
+_FULL_LOAD = dict.fromkeys(LEG_NAMES, 1.0)
+_FULL_FACTORS = ((1.0,) * len(LEG_NAMES), LEG_NAMES)
+
+
+def _loads(leg: str | None, swing_load: float | None
+           ) -> tuple[dict[str, float], tuple[tuple[float, ...], tuple[str, ...]]]:
+    """:func:`_loads_plain`'s dict (a new one; the same keys in the same order, the same
+    values) with the factors in ``LEG_NAMES`` order and the stance legs, built without
+    a comprehension."""
+    load = _FULL_LOAD.copy()
+    if swing_load is None or swing_load == 1.0:
+        if swing_load is not None:
+            load[leg] = swing_load
+        return load, _FULL_FACTORS
+    if swing_load > 0.0:
+        load[leg] = swing_load
+    else:  # left out, so 0 in the factors
+        del load[leg]
+        swing_load = 0.0
+    factors = tuple(swing_load if g == leg else 1.0 for g in LEG_NAMES)
+    return load, (factors, tuple(load))
+
+
 class ClimbPhase(enum.Enum):
     """What the free-climbing gait is doing; ``leg`` phases concern the swing leg."""
 
@@ -264,23 +298,24 @@ class ClimbGait:
             self._enter(ClimbPhase.SETTLE, t)
         elapsed = t - self.t0
         leg = self.swing_leg
-        load = dict.fromkeys(LEG_NAMES, 1.0)
+        #: The swing leg's load factor where it is not 1 (every other leg's is).
+        swing_load: float | None = None
         targets: dict[str, pin.SE3] = {}
         pos, vel, acc = self.body_to, _ZERO3, _ZERO3
         ph = self.phase
         if ph is ClimbPhase.SETTLE and elapsed >= p.settle_time:
             self._enter(ClimbPhase.UNLOAD if leg else ClimbPhase.DONE, t)
         elif ph is ClimbPhase.UNLOAD:
-            load[leg] = max(0.0, 1.0 - cubic(elapsed / p.unload_time)[0])
+            swing_load = max(0.0, 1.0 - cubic(elapsed / p.unload_time)[0])
             if elapsed >= p.unload_time:
-                load[leg] = 0.0
+                swing_load = 0.0
                 events.append(ClimbEvent(t, leg, "release"))
                 self._enter(ClimbPhase.RELEASE, t)
         elif ph in SWING_PHASES or ph is ClimbPhase.GRASP:
-            load[leg] = 0.0
+            swing_load = 0.0
             targets[leg] = self._swing_target(t, feet, tau4, events)
         elif ph is ClimbPhase.RELOAD:
-            load[leg] = min(1.0, cubic(elapsed / p.reload_time)[0])
+            swing_load = min(1.0, cubic(elapsed / p.reload_time)[0])
             if elapsed >= p.reload_time:
                 self.body_from, self.index[leg] = self.body_to.copy(), self.index[leg] + 1
                 planned = self.bodies.get(self.step_no)
@@ -293,9 +328,9 @@ class ClimbGait:
                 self.step_no += 1
                 self.body_from = self.body_to.copy()
                 self._enter(ClimbPhase.UNLOAD if self.swing_leg else ClimbPhase.DONE, t)
-        R = self.R
-        ref = MotionReference.trusted(pin.SE3(R, pos), self._twist(vel), self._twist(acc),
-                                      {k: v for k, v in load.items() if v > 0.0}, targets)
+        load, factors = _loads(leg, swing_load)
+        ref = MotionReference.trusted(pin.SE3(self.R, pos), self._twist(vel), self._twist(acc),
+                                      load, targets, factors=factors)
         return ref, events
 
     def _twist(self, linear: np.ndarray) -> np.ndarray:

@@ -156,6 +156,8 @@ class ClimbTrial:
             self.sim.grippers.attach(leg, layout.holds[leg][0])
         self.sim.grippers.breakable = False
         self.t_end = gp.settle_time + PLACEMENT_TIME + 1.6 * gp.cycles * gp.nominal_cycle_time
+        #: The cycle in which the placement ends (the grippers become breakable).
+        self._placed = round(PLACEMENT_TIME / self.dt)
 
     def _setup_control(self) -> None:
         """Controller (nominal model), disturbance, IMU and EKF."""
@@ -226,7 +228,7 @@ class ClimbTrial:
         feet = partial(world_foot_poses, self.rm, state)
         if t < PLACEMENT_TIME:
             return self.gait.reference(0.0, feet, sim.joint4_torques())[0], []
-        if self.k == round(PLACEMENT_TIME / self.dt):
+        if self.k == self._placed:
             sim.grippers.breakable = self.settings.breakable
             sim.grippers.reset_peaks()
         return self.gait.reference(t - PLACEMENT_TIME, feet, sim.joint4_torques())
