@@ -121,3 +121,20 @@ def test_gait_loads_equal_the_comprehension_and_the_derived_factors(swing_load):
         assert np.array_equal(fast.load_array, derived.load_array)
         assert np.array_equal(np.signbit(fast.load_array), np.signbit(derived.load_array))
         assert fast.stance == derived.stance and load is not _loads(leg, swing_load)[0]
+
+
+def test_servo_power_kernel_sums_as_numpy_does():
+    """On torques of every scale (sums whose order shows in the last bits), the compiled
+    power equals the NumPy form's ``V sum(|tau| c + I_idle)`` bit for bit; other inputs go
+    through the NumPy form."""
+    bank = ServoBank(Marcbot())
+    rng = np.random.default_rng(4)
+    orders = 0
+    for _ in range(3000):
+        tau = rng.standard_normal(20) * 10.0 ** rng.uniform(-6, 6, 20)
+        plain = bank.power_plain(tau)
+        assert bank.power(tau) == plain
+        current = np.abs(tau) * bank.current_per_torque + bank.params.idle_current
+        orders += float(bank.params.voltage * sum(current.tolist())) != plain
+    assert orders > 100  # a running sum would differ: the order is NumPy's
+    assert bank.power(list(tau)) == bank.power_plain(list(tau)) == bank.power(tau)

@@ -53,3 +53,30 @@ def write_command(position: np.ndarray, torque: np.ndarray, current: np.ndarray,
         forcerange[i, 1] = lim
         forcerange[i, 0] = -lim
     return -1
+
+
+#: Most values :func:`bus_power` sums as NumPy does (its pairwise sum's block size).
+PAIRWISE_BLOCK = 128
+
+
+@kernel
+def bus_power(torque: np.ndarray, current_per_torque: np.ndarray, idle_current: float,
+              voltage: float) -> float:
+    """``voltage * sum(|torque| current_per_torque + idle_current)`` [W] for 8 to
+    :data:`PAIRWISE_BLOCK` servos, the sum in the order of NumPy's pairwise summation of
+    such a vector (eight running sums over blocks of eight, combined as a tree, then the
+    remainder in order), so the number is ``np.add.reduce``'s bit for bit."""
+    n = torque.shape[0]
+    r = np.empty(8)
+    for j in range(8):
+        r[j] = abs(torque[j]) * current_per_torque[j] + idle_current
+    i = 8
+    while i < n - n % 8:
+        for j in range(8):
+            r[j] += abs(torque[i + j]) * current_per_torque[i + j] + idle_current
+        i += 8
+    total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+    while i < n:
+        total += abs(torque[i]) * current_per_torque[i] + idle_current
+        i += 1
+    return voltage * total

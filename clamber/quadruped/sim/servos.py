@@ -31,7 +31,7 @@ from clamber import _validate as check
 from clamber.exceptions import ConfigError
 from clamber.quadruped.controllers import JointCommand
 from clamber.quadruped.robot import N_JOINTS, Marcbot
-from clamber.quadruped.sim.servo_kernels import write_command
+from clamber.quadruped.sim.servo_kernels import PAIRWISE_BLOCK, bus_power, write_command
 
 _sum = np.add.reduce
 #: Current per position error of the Dynamixel position loop at default gains [A/rad].
@@ -51,6 +51,10 @@ class ServoBankParameters:
     def __post_init__(self) -> None:
         check.numeric_fields(self, "servo", strict=True, names=("voltage", "gain_scale"))
         check.numeric_fields(self, "servo", names=("idle_current", "armature"))
+
+
+if not 8 <= N_JOINTS <= PAIRWISE_BLOCK:  # pragma: no cover (the robot has 20 servos)
+    raise ImportError("the compiled bus power sums 8 to PAIRWISE_BLOCK servos")
 
 
 class ServoBank:
@@ -148,7 +152,16 @@ class ServoBank:
         return np.abs(torque) * self.current_per_torque + self.params.idle_current
 
     def power(self, torque: np.ndarray) -> float:
-        """Electrical power of all servos [W] at joint torques ``torque`` [N m]."""
+        """Electrical power of all servos [W] at joint torques ``torque`` [N m] (a float
+        vector of the 20 in one compiled call: :meth:`power_plain`'s number)."""
+        if type(torque) is np.ndarray and torque.shape == (N_JOINTS,) \
+                and torque.dtype == np.float64:
+            return bus_power(torque, self.current_per_torque, self.params.idle_current,
+                             self.params.voltage)
+        return self.power_plain(torque)
+
+    def power_plain(self, torque: np.ndarray) -> float:
+        """:meth:`power` in NumPy (its reference)."""
         if type(torque) is not np.ndarray or torque.shape != (N_JOINTS,):
             return float(self.params.voltage * self.current(torque).sum())
         current = np.abs(torque, out=self._current)
