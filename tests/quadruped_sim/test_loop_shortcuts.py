@@ -138,3 +138,56 @@ def test_servo_power_kernel_sums_as_numpy_does():
         orders += float(bank.params.voltage * sum(current.tolist())) != plain
     assert orders > 100  # a running sum would differ: the order is NumPy's
     assert bank.power(list(tau)) == bank.power_plain(list(tau)) == bank.power(tau)
+
+
+def test_fused_gripper_check_equals_the_three_calls():
+    """Recorded periods of random MuJoCo-like data (1-4 grippers, rigid and compliant soles,
+    six and seven capacity factors, loads inside, near and outside the set): the one-call
+    check writes the sole wrenches of :func:`sole_wrenches`, decides as the scaled wrenches
+    settled by :func:`settle` do and leaves the clocks and gauges exactly as they do."""
+    import pinocchio as pin
+
+    from clamber.attachment.wrench_set import WRENCH_SCALE
+    from clamber.quadruped.sim import failure_kernels
+    from clamber.quadruped.sim.failure import (
+        _LOWER_MARGIN,
+        CERTIFIED,
+        FailureClock,
+        default_wrench_set,
+        scaled_wrench,
+    )
+
+    wset = default_wrench_set()
+    rng = np.random.default_rng(12)
+    n, nbody, nsite = 5, 12, 9
+    fast, plain = FailureClock(4, wset), FailureClock(4, wset)
+    gauges_fast, gauges_plain = np.zeros(4), np.zeros(4)
+    outcomes = set()
+    for t in range(300):
+        k = 1 + t % 4
+        rows = np.sort(rng.choice(4, k, replace=False))
+        mat = np.array([[pin.exp3(rng.normal(0, 2, 3)).reshape(-1) for _ in range(nsite)]
+                        for _ in range(n)])
+        recorded = (rng.normal(0, 1, (n, nbody, 6)) * WRENCH_SCALE
+                    * (0.002 + 0.2 * abs(np.sin(0.05 * t))),
+                    rng.normal(0, 0.05, (n, nbody, 3)), rng.normal(0, 0.05, (n, nsite, 3)),
+                    mat, rng.choice(nbody, k, replace=False),
+                    rng.choice(nbody, k, replace=False), rng.choice(nsite, k, replace=False),
+                    rng.integers(0, nbody, k), bool(t % 3))
+        factor = rng.uniform(0.7, 1.3, (k, 7 if t % 2 else 6))
+        w_fast = np.empty((n, k, 6))
+        ok = fast.settle_recorded(rows, recorded, factor, gauges_fast, w_fast)
+        w = failure_kernels.sole_wrenches(*recorded)
+        s = plain.set
+        want = failure_kernels.settle(
+            np.ascontiguousarray(scaled_wrench(w, factor)), rows, s._inner_t, s._cuts_t,
+            CERTIFIED, _LOWER_MARGIN, plain._ref_wrench, plain._ref_gauge, plain._peak_lo,
+            plain._peak_wrench, plain._lo_wrench, plain._lo_gauge, plain.slide, plain.speed,
+            gauges_plain)
+        assert ok == want and np.array_equal(w_fast, w)
+        assert np.array_equal(gauges_fast, gauges_plain)
+        assert all(np.array_equal(a, b) for a, b in zip(fast.save(), plain.save(), strict=True))
+        assert np.array_equal(fast._lo_wrench, plain._lo_wrench)
+        assert np.array_equal(fast._lo_gauge, plain._lo_gauge)
+        outcomes.add(ok)
+    assert outcomes == {True, False}

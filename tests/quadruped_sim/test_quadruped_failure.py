@@ -204,7 +204,7 @@ def test_advancing_the_clocks_over_a_recorded_period_equals_checking_every_step(
         return r, g.events, g.peak_loads(), g.gauges.tolist(), d.qpos.tolist(), d.qvel.tolist()
 
     counts = {"uncertified": 0, "rerun": 0}
-    settle, end_cycle = FailureClock.settle_into, GripperBank.end_cycle
+    settle, end_cycle = FailureClock.settle_recorded, GripperBank.end_cycle
 
     def counted_settle(self, *args):
         out = settle(self, *args)
@@ -216,7 +216,7 @@ def test_advancing_the_clocks_over_a_recorded_period_equals_checking_every_step(
         counts["rerun"] += not out
         return out
 
-    monkeypatch.setattr(FailureClock, "settle_into", counted_settle)
+    monkeypatch.setattr(FailureClock, "settle_recorded", counted_settle)
     monkeypatch.setattr(GripperBank, "end_cycle", counted_end)
     batched = run()
     assert counts["uncertified"] > 100 and counts["rerun"] == 0, counts

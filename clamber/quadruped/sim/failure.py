@@ -329,6 +329,19 @@ class FailureClock:
                               self._peak_wrench, self._lo_wrench, self._lo_gauge, self.slide,
                               self.speed, gauges)
 
+    def settle_recorded(self, rows: np.ndarray, recorded: tuple, factor: np.ndarray,
+                        gauges: np.ndarray, w: np.ndarray) -> bool:
+        """:meth:`settle_into` of the sole wrenches that
+        :func:`.failure_kernels.sole_wrenches` computes from ``recorded`` (its arguments),
+        written into ``w`` (steps, k, 6) either way, in one compiled call
+        (:func:`.failure_kernels.settle_recorded`): the same numbers and decisions."""
+        s = self.set
+        return kernels.settle_recorded(*recorded, factor, w, rows, s._inner_t, s._cuts_t,
+                                       CERTIFIED, _LOWER_MARGIN, self._ref_wrench,
+                                       self._ref_gauge, self._peak_lo, self._peak_wrench,
+                                       self._lo_wrench, self._lo_gauge, self.slide,
+                                       self.speed, gauges)
+
     def advance(self, rows: np.ndarray, w: np.ndarray, factor: np.ndarray,
                 dt: float) -> tuple[np.ndarray, np.ndarray]:
         """Advance the grippers ``rows`` by ``dt`` [s] under wrenches ``w`` (k, 6) [N, N m]

@@ -20,6 +20,38 @@ from clamber.compiled import kernel
 
 
 @kernel
+def _sole_wrench(ext: np.ndarray, com: np.ndarray, pos: np.ndarray, mat: np.ndarray,
+                 b: int, gb: int, s: int, root: int, compliant: bool,
+                 out: np.ndarray) -> None:
+    """One gripper's sole wrench [f, tau] (6,) into ``out`` from one step's arrays (see
+    :func:`sole_wrenches`)."""
+    t0, t1, t2 = ext[b, 0], ext[b, 1], ext[b, 2]
+    f0, f1, f2 = ext[b, 3], ext[b, 4], ext[b, 5]
+    if compliant:
+        t0, t1, t2 = t0 + ext[gb, 0], t1 + ext[gb, 1], t2 + ext[gb, 2]
+        f0, f1, f2 = f0 + ext[gb, 3], f1 + ext[gb, 4], f2 + ext[gb, 5]
+    r0, r1, r2 = com[root, 0] - pos[s, 0], com[root, 1] - pos[s, 1], com[root, 2] - pos[s, 2]
+    # Moment about the sole: tau + r x f.
+    t0 = t0 + (r1 * f2 - r2 * f1)
+    t1 = t1 + (r2 * f0 - r0 * f2)
+    t2 = t2 + (r0 * f1 - r1 * f0)
+    # In the site frame: x R (row vectors times the rotation matrix, row-major).
+    for c in range(3):
+        out[c] = f0 * mat[s, c] + f1 * mat[s, 3 + c] + f2 * mat[s, 6 + c]
+        out[3 + c] = t0 * mat[s, c] + t1 * mat[s, 3 + c] + t2 * mat[s, 6 + c]
+
+
+@kernel
+def _sole_wrenches_into(ext: np.ndarray, com: np.ndarray, pos: np.ndarray, mat: np.ndarray,
+                        bodies: np.ndarray, grippers: np.ndarray, sites: np.ndarray,
+                        roots: np.ndarray, compliant: bool, out: np.ndarray) -> None:
+    for j in range(ext.shape[0]):
+        for i in range(bodies.shape[0]):
+            _sole_wrench(ext[j], com[j], pos[j], mat[j], bodies[i], grippers[i], sites[i],
+                         roots[i], compliant, out[j, i])
+
+
+@kernel
 def sole_wrenches(ext: np.ndarray, com: np.ndarray, pos: np.ndarray, mat: np.ndarray,
                   bodies: np.ndarray, grippers: np.ndarray, sites: np.ndarray,
                   roots: np.ndarray, compliant: bool) -> np.ndarray:
@@ -31,34 +63,8 @@ def sole_wrenches(ext: np.ndarray, com: np.ndarray, pos: np.ndarray, mat: np.nda
     bodies (their pads' when ``compliant``; the gripper bodies are then added), wrench
     sites and root bodies.
     """
-    n, k = ext.shape[0], bodies.shape[0]
-    out = np.empty((n, k, 6))
-    tau = np.empty(3)
-    f = np.empty(3)
-    r = np.empty(3)
-    for j in range(n):
-        for i in range(k):
-            b, s = bodies[i], sites[i]
-            for c in range(3):
-                tau[c] = ext[j, b, c]
-                f[c] = ext[j, b, 3 + c]
-            if compliant:
-                gb = grippers[i]
-                for c in range(3):
-                    tau[c] += ext[j, gb, c]
-                    f[c] += ext[j, gb, 3 + c]
-            for c in range(3):
-                r[c] = com[j, roots[i], c] - pos[j, s, c]
-            # Moment about the sole: tau + r x f.
-            tau[0] += r[1] * f[2] - r[2] * f[1]
-            tau[1] += r[2] * f[0] - r[0] * f[2]
-            tau[2] += r[0] * f[1] - r[1] * f[0]
-            # In the site frame: x R (row vectors times the rotation matrix, row-major).
-            for c in range(3):
-                out[j, i, c] = (f[0] * mat[j, s, c] + f[1] * mat[j, s, 3 + c]
-                                + f[2] * mat[j, s, 6 + c])
-                out[j, i, 3 + c] = (tau[0] * mat[j, s, c] + tau[1] * mat[j, s, 3 + c]
-                                    + tau[2] * mat[j, s, 6 + c])
+    out = np.empty((ext.shape[0], bodies.shape[0], 6))
+    _sole_wrenches_into(ext, com, pos, mat, bodies, grippers, sites, roots, compliant, out)
     return out
 
 
@@ -166,3 +172,37 @@ def settle(ws: np.ndarray, rows: np.ndarray, inner_t: np.ndarray, cuts_t: np.nda
     for i in range(k):
         peak_lo[rows[i]] = peak[i]
     return True
+
+
+@kernel
+def _scaled_into(w: np.ndarray, factor: np.ndarray, ws: np.ndarray) -> None:
+    """:func:`~clamber.quadruped.sim.failure.scaled_wrench` of ``w`` (steps, k, 6) by
+    ``factor`` (k, 6) or (k, 7) into ``ws``: each wrench over its factors, ``f_z`` over the
+    seventh where it pushes (the same divisions)."""
+    seven = factor.shape[1] == 7
+    for j in range(w.shape[0]):
+        for i in range(w.shape[1]):
+            for c in range(6):
+                ws[j, i, c] = w[j, i, c] / factor[i, c]
+            if seven and w[j, i, 2] > 0.0:
+                ws[j, i, 2] = w[j, i, 2] / factor[i, 6]
+
+
+@kernel
+def settle_recorded(ext: np.ndarray, com: np.ndarray, pos: np.ndarray, mat: np.ndarray,
+                    bodies: np.ndarray, grippers: np.ndarray, sites: np.ndarray,
+                    roots: np.ndarray, compliant: bool, factor: np.ndarray, w: np.ndarray,
+                    rows: np.ndarray, inner_t: np.ndarray, cuts_t: np.ndarray,
+                    certified: float, lower_margin: float, ref_wrench: np.ndarray,
+                    ref_gauge: np.ndarray, peak_lo: np.ndarray, peak_wrench: np.ndarray,
+                    lo_wrench: np.ndarray, lo_gauge: np.ndarray, slide: np.ndarray,
+                    speed: np.ndarray, gauges: np.ndarray) -> bool:
+    """One control period's gripper check in one call: the sole wrenches of the recorded
+    steps (:func:`sole_wrenches`' arguments) into ``w`` (steps, k, 6), scaled by the holds'
+    ``factor`` and settled (:func:`settle`'s arguments and result): the same functions on
+    the same numbers as the three calls they replace."""
+    _sole_wrenches_into(ext, com, pos, mat, bodies, grippers, sites, roots, compliant, w)
+    ws = np.empty_like(w)
+    _scaled_into(w, factor, ws)
+    return settle(ws, rows, inner_t, cuts_t, certified, lower_margin, ref_wrench, ref_gauge,
+                  peak_lo, peak_wrench, lo_wrench, lo_gauge, slide, speed, gauges)

@@ -394,9 +394,9 @@ class GripperBank:
         """
         ext_all, com, pos, mat = self._cycle
         bodies, grippers, sites, roots, rows = self._index(self._cycle_legs)
-        w = kernels.sole_wrenches(ext_all, com, pos, mat, bodies, grippers, sites, roots,
-                                  self.compliant)
-        if self.clock.settle_into(rows, w, self._factors, self.gauges):
+        w = np.empty((ext_all.shape[0], len(rows), 6))
+        recorded = (ext_all, com, pos, mat, bodies, grippers, sites, roots, self.compliant)
+        if self.clock.settle_recorded(rows, recorded, self._factors, self.gauges, w):
             return True
         saved, gauges = self.clock.save(), self.gauges.copy()
         for w_step in w:
