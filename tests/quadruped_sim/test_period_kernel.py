@@ -86,7 +86,8 @@ def test_compiled_period_trots_as_the_python_loop():
 
 def test_the_kernel_runs_the_bindings_mujoco():
     """The linked library is the one the bindings run (its version), and one compiled
-    period equals five ``mujoco.mj_step`` calls with the forces and gripper data copied."""
+    period equals five ``mujoco.mj_step`` calls with the forces and gripper data copied
+    (after ``mj_getState`` where it saves the state)."""
     import mujoco
 
     xml = """<mujoco><worldbody><geom type='plane' size='1 1 0.1'/>
@@ -103,9 +104,15 @@ def test_the_kernel_runs_the_bindings_mujoco():
     cycle = tuple(np.zeros((5, *s(fast).shape)) for s in sources)
     expected = tuple(np.zeros_like(c) for c in cycle)
     forces, torque = np.zeros((5, m.nu)), np.zeros(m.nu)
-    for _ in range(40):
+    kind = mujoco.mjtState.mjSTATE_INTEGRATION
+    saved, plain_saved = (np.full(mujoco.mj_stateSize(m, kind), np.nan) for _ in range(2))
+    for k in range(40):
         period_kernel.advance(m._address, fast._address, 5, fast.actuator_force, forces,
-                              torque, True, tuple(s(fast) for s in sources), cycle)
+                              torque, True, tuple(s(fast) for s in sources), cycle,
+                              k % 2 == 1, saved, int(kind))
+        if k % 2 == 1:
+            mujoco.mj_getState(m, plain, plain_saved, kind)
+        assert np.array_equal(saved, plain_saved, equal_nan=True)
         plain_forces = np.zeros((5, m.nu))
         for j in range(5):
             mujoco.mj_step(m, plain)

@@ -38,6 +38,9 @@ _PATTERNS = ("libmujoco.so*", "libmujoco*.dylib", "mujoco.dll")
 _SIGNATURE = types.void(types.uintp, types.uintp)
 _mj_step = types.ExternalFunction("mj_step", _SIGNATURE)
 _mj_rne_post_constraint = types.ExternalFunction("mj_rnePostConstraint", _SIGNATURE)
+#: ``void mj_getState(const mjModel*, const mjData*, mjtNum* state, int sig)``.
+_mj_get_state = types.ExternalFunction(
+    "mj_getState", types.void(types.uintp, types.uintp, types.uintp, types.int32))
 
 
 def _link() -> bool:
@@ -63,16 +66,21 @@ AVAILABLE = _link()
 
 @kernel
 def advance(model: int, data: int, steps: int, force: np.ndarray, forces: np.ndarray,
-            torque: np.ndarray, record: bool, sources: tuple, cycle: tuple) -> None:
+            torque: np.ndarray, record: bool, sources: tuple, cycle: tuple, save: bool,
+            saved: np.ndarray, sig: int) -> None:
     """``steps`` physics steps of the model and data at addresses ``model`` and ``data``.
 
-    After each step ``j`` the servo forces ``force`` (a view of ``actuator_force``) go to
-    ``forces[j]`` and, if ``record``, ``mj_rnePostConstraint`` runs and the four arrays of
-    ``sources`` (views of ``cfrc_ext``, ``subtree_com``, ``site_xpos``, ``site_xmat``) go
-    to ``cycle[k][j]``. ``torque`` gets the mean of ``|forces|`` over the steps: their sum
+    If ``save``, ``mj_getState`` first copies the state components ``sig`` into ``saved``
+    (a float array of ``mj_stateSize``). After each step ``j`` the servo forces ``force``
+    (a view of ``actuator_force``) go to ``forces[j]`` and, if ``record``,
+    ``mj_rnePostConstraint`` runs and the four arrays of ``sources`` (views of
+    ``cfrc_ext``, ``subtree_com``, ``site_xpos``, ``site_xmat``) go to ``cycle[k][j]``.
+    ``torque`` gets the mean of ``|forces|`` over the steps: their sum
     in step order times ``1 / steps``, as the simulator's NumPy form computes it.
     """
     n = force.shape[0]
+    if save:
+        _mj_get_state(model, data, saved.ctypes.data, sig)
     for j in range(steps):
         _mj_step(model, data)
         for c in range(n):

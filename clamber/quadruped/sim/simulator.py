@@ -30,6 +30,7 @@ from clamber.sim_stability import StabilityWatch, UnstableSimulation
 
 #: The state a control period is rerun from: everything integration depends on.
 _STATE = mujoco.mjtState.mjSTATE_INTEGRATION
+_STATE_BITS = int(_STATE)
 #: World gravity vector [m/s^2].
 GRAVITY_VECTOR = np.array([0.0, 0.0, -9.81])
 
@@ -145,9 +146,7 @@ class QuadrupedSim:
         g = self.grippers
         broken: list[str] = []
         if g is not None and g.begin_cycle(self.substeps):
-            if g.breakable:
-                mujoco.mj_getState(m, d, self._saved, _STATE)
-            self._advance(record=True)
+            self._advance(record=True, save=g.breakable)
             if not g.end_cycle(self._h):
                 mujoco.mj_setState(m, d, self._saved, _STATE)
                 broken = self._advance(check=True)
@@ -159,18 +158,23 @@ class QuadrupedSim:
         return StepRecord(d.time, self._torque.copy(), self.servos.power(self._torque),
                           tuple(broken))
 
-    def _advance(self, record: bool = False, check: bool = False) -> list[str]:
-        """The period's physics steps, with the gripper data recorded or checked after each;
-        mean servo torques into ``_torque``. Returns the legs that broke off."""
+    def _advance(self, record: bool = False, check: bool = False,
+                 save: bool = False) -> list[str]:
+        """The period's physics steps, with the gripper data recorded or checked after each
+        (the state saved first into ``_saved`` if ``save``); mean servo torques into
+        ``_torque``. Returns the legs that broke off."""
         m, d, g = self.model, self.data, self.grippers
         forces, force = self._forces, self._force
         broken: list[str] = []
         if self.compiled and not (check and g.attached):
             # With no gripper attached the check has nothing to check.
             cycle = g.cycle_data if record else self._no_cycle
-            args = (self.substeps, force, forces, self._torque, record, self._sources, cycle)
+            args = (self.substeps, force, forces, self._torque, record, self._sources, cycle,
+                    save, self._saved, _STATE_BITS)
             period_kernel.advance(*self._addresses, *args)  # the physics steps
             return broken
+        if save:
+            mujoco.mj_getState(m, d, self._saved, _STATE)
         h = self._h
         step = mujoco.mj_step
         if record:
