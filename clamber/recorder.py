@@ -51,6 +51,17 @@ class Recorder:
         for name, value in zip(names, values, strict=True):
             r[self._index[name]] = value
 
+    def append(self, values: Sequence[float]) -> None:
+        """Write row ``rows`` (the next), one value per column in column order: what
+        :meth:`write_many` of every column writes there, in one assignment."""
+        row = self.rows
+        if len(values) != len(self.columns):
+            raise ConfigError(f"a row has {len(self.columns)} values, got {len(values)}")
+        if row >= self._data.shape[0]:
+            self._grow(row)
+        self._data[row] = values
+        self.rows = row + 1
+
     def write_block(self, row: int, first: str, values: np.ndarray) -> None:
         """Set consecutive cells of one row from column ``first`` on (``values`` flattened)."""
         v = np.ravel(values)

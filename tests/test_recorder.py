@@ -31,3 +31,20 @@ def test_bad_columns_and_overrunning_blocks_are_refused():
     rec = Recorder(("a", "b"))
     with pytest.raises(ConfigError, match="overrun"):
         rec.write_block(0, "b", np.ones(2))
+
+
+def test_appended_rows_equal_rows_written_by_name():
+    """Appending rows (past the preallocated size) leaves the recorder as writing each
+    row's columns by name does; a row of another length is refused."""
+    columns = ("a", "b", "c")
+    fast, plain = Recorder(columns, rows=2), Recorder(columns, rows=2)
+    rng = np.random.default_rng(0)
+    for row in range(7):
+        values = (float(rng.normal()), np.float64(rng.normal()), -0.0 if row % 2 else np.nan)
+        fast.append(values)
+        plain.write_many(plain.rows, ("c", "a", "b"), (values[2], values[0], values[1]))
+        assert fast.rows == plain.rows == row + 1
+    assert np.array_equal(fast.array(), plain.array(), equal_nan=True)
+    assert np.array_equal(np.signbit(fast.array()), np.signbit(plain.array()))
+    with pytest.raises(ConfigError, match="3 values"):
+        fast.append((1.0, 2.0))

@@ -37,6 +37,7 @@ from clamber.quadruped.sim.world import ModelMismatch, RockSpec, wall_layout
 from clamber.quadruped.trials.log import TrialLog, feet_in_body
 from clamber.quadruped.trials.metric_kernels import load_ratio, rotation_angle
 from clamber.quadruped.trials.result import (
+    METRIC_COLUMNS,
     TrialIdentity,
     TrialResult,
     metric_recorder,
@@ -46,8 +47,9 @@ from clamber.quadruped.trials.stance import NOMINAL_FEET, initial_joints
 from clamber.quadruped.variants import CONTROLLER_NAMES, limits_active, make_controller
 
 _BOX24 = np.tile(PAPER_BOX_HALF_WIDTHS, 4)
-#: The metric columns :meth:`ClimbTrial._sample` writes, in its order.
-_SAMPLED = ("error_m", "power_w", "est_position_m", "est_attitude_rad", "attitude_rad")
+if METRIC_COLUMNS != ("error_m", "power_w", "attitude_rad", "est_position_m",
+                      "est_attitude_rad"):  # pragma: no cover (the row _sample appends)
+    raise ImportError("ClimbTrial._sample appends its metrics in another column order")
 
 
 def _norm(x: np.ndarray) -> float:
@@ -250,9 +252,9 @@ class ClimbTrial:
         self.n_cycles += 1
         self.n_active += limits_active(self.ctrl)
         ekf = self.ekf
-        self.samples.write_many(self.samples.rows, _SAMPLED, (
-            err, rec.power, _norm(ekf.p - p_true), rotation_angle(ekf.R, R_true),
-            rotation_angle(self.R, R_true)))
+        # One row of METRIC_COLUMNS, in its order.
+        self.samples.append((err, rec.power, rotation_angle(self.R, R_true),
+                             _norm(ekf.p - p_true), rotation_angle(ekf.R, R_true)))
 
     def _record(self, t: float, p_true: np.ndarray, R_true: np.ndarray,
                 ref: MotionReference, rec: StepRecord) -> None:
