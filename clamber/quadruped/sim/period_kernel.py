@@ -1,5 +1,6 @@
 """A control period's physics steps in one compiled call: MuJoCo's own C ``mj_step`` called
-from a numba kernel, the servo forces and the grippers' raw data copied out after each step.
+from a numba kernel, the servo forces and the grippers' raw data copied out after each step
+(and the state saved first, ``mj_getState``, where a gripper can break).
 
 A control period is five physics steps. Stepped from Python, every step costs a binding call
 (MuJoCo's error interception, the GIL released and taken back), a copy of the servo forces
