@@ -82,7 +82,6 @@ class QuadrupedSim:
         #: The period's steps in one compiled call where MuJoCo's library links (the same
         #: numbers as the Python loop of :meth:`_advance`, which runs otherwise).
         self.compiled = period_kernel.AVAILABLE
-        self._addresses = (model._address, d._address)
         #: What the kernel records of each step for the grippers (their record_step's
         #: sources), and placeholders of its recording arrays where none are recorded.
         self._sources = (d.cfrc_ext, d.subtree_com, d.site_xpos, d.site_xmat)
@@ -171,7 +170,7 @@ class QuadrupedSim:
             cycle = g.cycle_data if record else self._no_cycle
             args = (self.substeps, force, forces, self._torque, record, self._sources, cycle,
                     save, self._saved, _STATE_BITS)
-            period_kernel.advance(*self._addresses, *args)  # the physics steps
+            period_kernel.advance(m._address, d._address, *args)  # the physics steps
             return broken
         if save:
             mujoco.mj_getState(m, d, self._saved, _STATE)
