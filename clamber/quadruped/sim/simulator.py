@@ -30,6 +30,7 @@ from clamber.sim_stability import StabilityWatch, UnstableSimulation
 
 #: The state a control period is rerun from: everything integration depends on.
 _STATE = mujoco.mjtState.mjSTATE_INTEGRATION
+#: The same as the integer the compiled period passes to MuJoCo's ``mj_getState``.
 _STATE_BITS = int(_STATE)
 #: World gravity vector [m/s^2].
 GRAVITY_VECTOR = np.array([0.0, 0.0, -9.81])
