@@ -97,6 +97,10 @@ class ImuParameters:
         check.numeric_fields(self, "imu")
 
 
+#: IMU samples drawn from the generator at once.
+_IMU_BLOCK = 64
+
+
 class SimulatedImu:
     """Adds seeded turn-on bias, bias random walk and white noise to true IMU readings."""
 
@@ -107,6 +111,10 @@ class SimulatedImu:
         self.b_g = self.rng.normal(0.0, self.spec.gyro_bias, 3)
         #: (dt, the scales (12,) of the random draws: bias walks, then white noise)
         self._walk: tuple[float, np.ndarray] | None = None
+        #: Draws of the next samples, a row each, taken in order (the generator fills a
+        #: block as it would fill its rows one call at a time: the same numbers).
+        self._block = np.empty((0, 12))
+        self._row = 0
 
     def draws(self, dt: float) -> tuple[np.ndarray, np.ndarray]:
         """One sample's 12 standard normal draws (accelerometer and gyro bias walks, then
@@ -117,7 +125,12 @@ class SimulatedImu:
             walk = self._walk = (dt, np.repeat([s.accel_walk * np.sqrt(dt),
                                                 s.gyro_walk * np.sqrt(dt), s.accel_noise,
                                                 s.gyro_noise], 3))
-        return self.rng.standard_normal(12), walk[1]
+        row = self._row
+        if row == len(self._block):
+            self._block = self.rng.standard_normal((_IMU_BLOCK, 12))
+            row = 0
+        self._row = row + 1
+        return self._block[row], walk[1]
 
     def measure(self, specific_force: np.ndarray, rate: np.ndarray,
                 dt: float) -> tuple[np.ndarray, np.ndarray]:
@@ -199,8 +212,10 @@ class LegOdometryEkf:
         self._chains = leg_chains(rm)
         self._no_feet = np.zeros((len(LEG_NAMES), 3))
         self._indices: dict[tuple[str, ...], np.ndarray] = {}
-        #: The anchored legs of the last update and their anchors stacked (n, 3).
-        self._stacked: tuple[tuple[str, ...], np.ndarray] | None = None
+        #: The anchored legs of the last update, their anchors stacked (n, 3) and rows.
+        self._stacked: tuple[tuple[str, ...], np.ndarray, np.ndarray] | None = None
+        #: Measurement noise variances: foot position, body velocity.
+        self._variances = (self.par.foot_noise**2, self.par.velocity_noise**2)
         #: The contacts of the last update if all of them were anchored before it.
         self._contacts: tuple[str, ...] | None = None
 
@@ -271,13 +286,13 @@ class LegOdometryEkf:
                 self._stacked = None
                 return
             legs_t = tuple(legs)
-            self._stacked = (legs_t, np.array([anchors[leg] for leg in legs_t]))
+            self._stacked = (legs_t, np.array([anchors[leg] for leg in legs_t]),
+                             self._legs_index(legs_t))
         use_v = dt > 0 and prev is not None
-        idx = self._legs_index(legs_t)
         P, R, ok = kernels.update(
             self.P, self.p, self.v, self.R, self.b_a, self.b_g, self.rate, feet,
-            prev if use_v else feet, idx, self._stacked[1], use_v, dt,
-            self.par.foot_noise**2, self.par.velocity_noise**2)
+            prev if use_v else feet, self._stacked[2], self._stacked[1], use_v, dt,
+            *self._variances)
         self._corrected(P, R, ok)
 
     def _corrected(self, P: np.ndarray, R: np.ndarray, ok: bool) -> None:
@@ -293,7 +308,8 @@ class LegOdometryEkf:
     def step(self, imu: SimulatedImu | None, specific_force: np.ndarray, rate: np.ndarray,
              dt: float, q_joints: np.ndarray, contacts: tuple[str, ...]) -> None:
         """One control cycle: ``predict(*imu.measure(specific_force, rate, dt), dt)`` (none
-        without ``imu``), then ``update(q_joints, contacts, dt)``.
+        without ``imu``), then ``update(q_joints, contacts, dt)``; the readings and joint
+        angles [rad] are float arrays.
 
         The same numbers as those calls; in one compiled call (:func:`.ekf_kernels.cycle`)
         when the contacts are those of the last update and were all anchored then (every
@@ -306,10 +322,10 @@ class LegOdometryEkf:
             self.update(q_joints, contacts, dt)
             return
         if imu is not None:
-            if dt <= 0:
-                raise ConfigError(f"dt must be > 0, got {dt}")
             q = self._noise_cache.get(dt)
             if q is None:
+                if dt <= 0:
+                    raise ConfigError(f"dt must be > 0, got {dt}")
                 q = self._noise_cache[dt] = self._process_noise(dt)
             draws, scales = imu.draws(dt)
             imu_b_a, imu_b_g = imu.b_a, imu.b_g
@@ -319,11 +335,9 @@ class LegOdometryEkf:
         use_v = dt > 0 and prev is not None
         P, R, self.rate, self._prev_feet, ok = kernels.cycle(
             self.P, self.p, self.v, self.R, self.b_a, self.b_g, self.rate, q, dt,
-            imu is not None, draws, scales, imu_b_a, imu_b_g,
-            np.asarray(specific_force, dtype=float), np.asarray(rate, dtype=float),
-            np.asarray(q_joints, dtype=float), *self._chains,
-            prev if use_v else self._no_feet, self._legs_index(stacked[0]), stacked[1], use_v,
-            self.par.foot_noise**2, self.par.velocity_noise**2)
+            imu is not None, draws, scales, imu_b_a, imu_b_g, specific_force, rate, q_joints,
+            *self._chains, prev if use_v else self._no_feet, stacked[2], stacked[1], use_v,
+            *self._variances)
         if not ok:
             self.P, self.R = P, R  # the prediction's
         self._corrected(P, R, ok)
