@@ -327,11 +327,16 @@ def update(P: np.ndarray, p: np.ndarray, v: np.ndarray, R: np.ndarray, b_a: np.n
 @kernel
 def _se3_product(Ra: np.ndarray, ta: np.ndarray, Rb: np.ndarray, tb: np.ndarray,
                  Ro: np.ndarray, to: np.ndarray) -> None:
-    """``(Ro, to) = (Ra, ta) * (Rb, tb)``, summed as Pinocchio's ``SE3 * SE3`` sums."""
-    for i in range(3):
+    """``(Ro, to) = (Ra, ta) * (Rb, tb)``, summed as Pinocchio's ``SE3 * SE3`` sums: rows 0
+    and 1 of each product in column order, row 2 its last two terms first (Eigen's
+    vectorized 3 x 3 products; the tests hold Pinocchio to this on random placements)."""
+    for i in range(2):
         for j in range(3):
             Ro[i, j] = Ra[i, 0] * Rb[0, j] + Ra[i, 1] * Rb[1, j] + Ra[i, 2] * Rb[2, j]
         to[i] = ta[i] + (Ra[i, 0] * tb[0] + Ra[i, 1] * tb[1] + Ra[i, 2] * tb[2])
+    for j in range(3):
+        Ro[2, j] = (Ra[2, 1] * Rb[1, j] + Ra[2, 2] * Rb[2, j]) + Ra[2, 0] * Rb[0, j]
+    to[2] = ta[2] + ((Ra[2, 1] * tb[1] + Ra[2, 2] * tb[2]) + Ra[2, 0] * tb[0])
 
 
 @kernel
