@@ -78,6 +78,17 @@ def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 @kernel
+def _transposed(a: np.ndarray) -> np.ndarray:
+    """``a.T`` as a new C-contiguous array."""
+    n, m = a.shape
+    out = np.empty((m, n))
+    for i in range(n):
+        for j in range(m):
+            out[j, i] = a[i, j]
+    return out
+
+
+@kernel
 def imu_sample(draws: np.ndarray, scales: np.ndarray, b_a: np.ndarray, b_g: np.ndarray,
                specific_force: np.ndarray, rate: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray]:
@@ -132,8 +143,13 @@ def predict(P: np.ndarray, p: np.ndarray, v: np.ndarray, R: np.ndarray, b_a: np.
     Updates ``p`` and ``v`` in place; returns the new covariance, attitude and the
     bias-corrected rate [rad/s].
     """
-    f = specific_force - b_a
-    w = rate - b_g
+    f = np.empty(3)
+    w = np.empty(3)
+    wdt = np.empty(3)
+    for i in range(3):
+        f[i] = specific_force[i] - b_a[i]
+        w[i] = rate[i] - b_g[i]
+        wdt[i] = w[i] * dt
     a = np.empty(3)
     for i in range(3):
         a[i] = R[i, 0] * f[0] + R[i, 1] * f[1] + R[i, 2] * f[2]
@@ -141,7 +157,7 @@ def predict(P: np.ndarray, p: np.ndarray, v: np.ndarray, R: np.ndarray, b_a: np.
     for i in range(3):
         p[i] += v[i] * dt + 0.5 * a[i] * dt * dt
         v[i] += a[i] * dt
-    Rw = exp3(w * dt)
+    Rw = exp3(wdt)
     # -R skew(f) dt and -R dt (velocity rows); the rest of F is in _transition_rows.
     S = np.zeros((3, 3))
     S[0, 1], S[0, 2], S[1, 2] = -f[2], f[1], -f[0]
@@ -156,7 +172,7 @@ def predict(P: np.ndarray, p: np.ndarray, v: np.ndarray, R: np.ndarray, b_a: np.
     # F P F^T: its rows F (F P); its entry (i, j) sums (F P)[i, k] F[j, k] over k, which is
     # row j of F applied to row i of F P: the transpose of F (F P)^T.
     FP = _transition_rows(P, A, B, Rw, dt)
-    P_new = _transition_rows(np.ascontiguousarray(FP.T), A, B, Rw, dt).T.copy()
+    P_new = _transposed(_transition_rows(_transposed(FP), A, B, Rw, dt))
     for i in range(15):
         P_new[i, i] += q[i]
     return P_new, R_new, w
@@ -176,15 +192,18 @@ def update(P: np.ndarray, p: np.ndarray, v: np.ndarray, R: np.ndarray, b_a: np.n
     whether the innovation covariance was positive definite (if not, nothing changed).
     """
     n = idx.shape[0]
+    N = P.shape[0]  # 15 (a bound the compiler does not unroll)
     m = 3 * n + 3 if use_v else 3 * n
     # H's nonzeros by row, in column order: cols[j, :count[j]], vals[j, :count[j]].
     cols = np.zeros((m, 5), dtype=np.int64)
     vals = np.zeros((m, 5))
     count = np.empty(m, dtype=np.int64)
     r = np.empty(m)
-    noise = np.full(m, foot_var)
+    noise = np.empty(m)
+    for i in range(m):
+        noise[i] = foot_var
+    d = np.empty(3)
     for i in range(n):
-        d = np.empty(3)
         for c in range(3):
             d[c] = ((anchors[i, 0] - p[0]) * R[0, c] + (anchors[i, 1] - p[1]) * R[1, c]
                     + (anchors[i, 2] - p[2]) * R[2, c])
@@ -205,9 +224,10 @@ def update(P: np.ndarray, p: np.ndarray, v: np.ndarray, R: np.ndarray, b_a: np.n
             for c in range(3):
                 zm[c] += feet[idx[i], c]
                 pm[c] += prev[idx[i], c]
-        zm /= n
-        pm /= n
         s = np.empty(3)
+        for c in range(3):
+            zm[c] /= n
+            pm[c] /= n
         for c in range(3):
             s[c] = (zm[c] - pm[c]) / dt
         s[0] += rate[1] * zm[2] - rate[2] * zm[1]
@@ -218,14 +238,14 @@ def update(P: np.ndarray, p: np.ndarray, v: np.ndarray, R: np.ndarray, b_a: np.n
             cols[row, 0], vals[row, 0], count[row] = 3 + c, 1.0, 1
             noise[row] = velocity_var / n
             r[row] = -(s[0] * R[c, 0] + s[1] * R[c, 1] + s[2] * R[c, 2]) - v[c]
-    # HPt = (P H^T)^T (m, 15): row j sums P[:, k] H[j, k] over row j's nonzeros.
-    Pt = np.ascontiguousarray(P.T)
-    HPt = np.zeros((m, 15))
+    # HPt = (P H^T)^T (m, N): row j sums P[:, k] H[j, k] over row j's nonzeros.
+    Pt = _transposed(P)
+    HPt = np.zeros((m, N))
     for j in range(m):
         for e in range(count[j]):
             h = vals[j, e]
             Pk = Pt[cols[j, e]]
-            for i in range(15):
+            for i in range(N):
                 HPt[j, i] += Pk[i] * h
     # Innovation covariance S = H P H^T + diag(noise), lower triangle.
     L = np.empty((m, m))
@@ -251,75 +271,76 @@ def update(P: np.ndarray, p: np.ndarray, v: np.ndarray, R: np.ndarray, b_a: np.n
                 s_ -= L[i, k] * L[j, k]
             L[i, j] = s_ / ljj
     # K^T = S^-1 (P H^T)^T, every column of K at once (Kt[i, c] = K[c, i]).
-    Kt = HPt.copy()
+    Kt = HPt  # solved in place
     for i in range(m):
         for k in range(i):
             lik = L[i, k]
-            for c in range(15):
+            for c in range(N):
                 Kt[i, c] -= lik * Kt[k, c]
         lii = L[i, i]
-        for c in range(15):
+        for c in range(N):
             Kt[i, c] /= lii
     for i in range(m - 1, -1, -1):
         for k in range(i + 1, m):
             lki = L[k, i]
-            for c in range(15):
+            for c in range(N):
                 Kt[i, c] -= lki * Kt[k, c]
         lii = L[i, i]
-        for c in range(15):
+        for c in range(N):
             Kt[i, c] /= lii
-    dx = np.zeros(15)
+    dx = np.zeros(N)
     for j in range(m):
         rj = r[j]
-        for i in range(15):
+        for i in range(N):
             dx[i] += Kt[j, i] * rj
     for c in range(3):
         p[c] += dx[c]
         v[c] += dx[3 + c]
         b_a[c] += dx[9 + c]
         b_g[c] += dx[12 + c]
-    R_new = _matmul(R, exp3(dx[6:9]))
+    R_new = _matmul(R, exp3(np.array([dx[6], dx[7], dx[8]])))
     # KH = K H - I: H has no nonzeros in columns 9-14, so there KH is -I.
-    KH = np.zeros((15, 15))
+    KH = np.zeros((N, N))
     for j in range(m):
         for e in range(count[j]):
             c = cols[j, e]
             h = vals[j, e]
-            for i in range(15):
+            for i in range(N):
                 KH[i, c] += Kt[j, i] * h
-    for i in range(15):
+    for i in range(N):
         KH[i, i] -= 1.0
     # KH P KH^T: (KH P)[i] sums KH[i, k] P[k] over k in 0-8 and k = i from 9 on; entry
     # (i, j) of the sandwich sums (KH P)[i, k] KH[j, k] over the same k for row j.
-    KHP = np.zeros((15, 15))
-    for i in range(15):
+    KHP = np.zeros((N, N))
+    for i in range(N):
         for k in range(9):
             h = KH[i, k]
-            for j in range(15):
+            for j in range(N):
                 KHP[i, j] += h * P[k, j]
         if i >= 9:
-            for j in range(15):
+            for j in range(N):
                 KHP[i, j] += KH[i, i] * P[i, j]
-    KHPt = np.ascontiguousarray(KHP.T)
-    Pn = np.zeros((15, 15))  # transposed sandwich: Pn[j, i]
-    for j in range(15):
+    KHPt = _transposed(KHP)
+    Pn = np.zeros((N, N))  # transposed sandwich: Pn[j, i]
+    for j in range(N):
         for k in range(9):
             h = KH[j, k]
-            for i in range(15):
+            for i in range(N):
                 Pn[j, i] += KHPt[k, i] * h
         if j >= 9:
-            for i in range(15):
+            for i in range(N):
                 Pn[j, i] += KHPt[j, i] * KH[j, j]
-    P_new = np.ascontiguousarray(Pn.T)
+    P_new = _transposed(Pn)
     # + K diag(noise) K^T, entry (i, j) summed over the rows in order.
-    acc = np.empty(15)
-    for i in range(15):
-        acc[:] = 0.0
+    acc = np.empty(N)
+    for i in range(N):
+        for j in range(N):
+            acc[j] = 0.0
         for k in range(m):
             kn = Kt[k, i] * noise[k]
-            for j in range(15):
+            for j in range(N):
                 acc[j] += kn * Kt[k, j]
-        for j in range(15):
+        for j in range(N):
             P_new[i, j] += acc[j]
     return P_new, R_new, True
 
@@ -340,16 +361,25 @@ def _se3_product(Ra: np.ndarray, ta: np.ndarray, Rb: np.ndarray, tb: np.ndarray,
 
 
 @kernel
-def foot_positions(q_joints: np.ndarray, chain: np.ndarray, axes: np.ndarray) -> np.ndarray:
+def _copy_pose(R: np.ndarray, t: np.ndarray, R_to: np.ndarray, t_to: np.ndarray) -> None:
+    for i in range(3):
+        for j in range(3):
+            R_to[i, j] = R[i, j]
+        t_to[i] = t[i]
+
+
+@kernel
+def foot_positions(q_joints: np.ndarray, rotations: np.ndarray, translations: np.ndarray,
+                   axes: np.ndarray) -> np.ndarray:
     """Foot positions (4, 3) [m] of the legs' revolute chains at the joint angles
     ``q_joints`` (leg-major) [rad].
 
-    ``chain`` (4, 7, 3, 4): per leg the placement ``[R | t]`` of the body joint in the
-    world, its joints' placements in their parents and the foot frame's in the last joint;
-    ``axes`` (4, 5): each joint's axis (0, 1, 2: x, y, z). A joint's transform is its
-    placement times the rotation about its axis, written column by column as Pinocchio's
-    ``TransformRevolute`` writes it (one column rotated, one kept, the third their cross
-    product).
+    ``rotations`` (4, 7, 3, 3) and ``translations`` (4, 7, 3): per leg the placement of the
+    body joint in the world, its joints' placements in their parents and the foot frame's
+    in the last joint; ``axes`` (4, 5): each joint's axis (0, 1, 2: x, y, z). A joint's
+    transform is its placement times the rotation about its axis, written column by column
+    as Pinocchio's ``TransformRevolute`` writes it (one column rotated, one kept, the third
+    their cross product).
     """
     n_legs, n_joints = axes.shape
     out = np.empty((n_legs, 3))
@@ -357,17 +387,13 @@ def foot_positions(q_joints: np.ndarray, chain: np.ndarray, axes: np.ndarray) ->
     t = np.empty(3)
     M = np.empty((3, 3))
     Rn = np.empty((3, 3))
-    tn = np.empty(3)
     for leg in range(n_legs):
-        for i in range(3):
-            for j in range(3):
-                R[i, j] = chain[leg, 0, i, j]
-            t[i] = chain[leg, 0, i, 3]
+        _copy_pose(rotations[leg, 0], translations[leg, 0], R, t)
         for k in range(n_joints):
             angle = q_joints[n_joints * leg + k]
             s = math.sin(angle)
             c = math.cos(angle)
-            X = chain[leg, 1 + k]
+            X = rotations[leg, 1 + k]
             axis = axes[leg, k]
             a, b = (axis + 1) % 3, (axis + 2) % 3  # the rotated columns: a to b
             for i in range(3):
@@ -377,12 +403,10 @@ def foot_positions(q_joints: np.ndarray, chain: np.ndarray, axes: np.ndarray) ->
             M[0, b] = M[1, axis] * M[2, a] - M[2, axis] * M[1, a]
             M[1, b] = M[2, axis] * M[0, a] - M[0, axis] * M[2, a]
             M[2, b] = M[0, axis] * M[1, a] - M[1, axis] * M[0, a]
-            _se3_product(R, t, M, X[:, 3], Rn, tn)
-            R[:, :] = Rn
-            t[:] = tn
-        F = chain[leg, 1 + n_joints]
-        _se3_product(R, t, F[:, :3], F[:, 3], Rn, tn)
-        out[leg] = tn
+            _se3_product(R, t, M, translations[leg, 1 + k], Rn, out[leg])
+            _copy_pose(Rn, out[leg], R, t)
+        _se3_product(R, t, rotations[leg, 1 + n_joints], translations[leg, 1 + n_joints], Rn,
+                     out[leg])
     return out
 
 
@@ -391,7 +415,8 @@ def cycle(P: np.ndarray, p: np.ndarray, v: np.ndarray, R: np.ndarray, b_a: np.nd
           b_g: np.ndarray, rate: np.ndarray, process_noise: np.ndarray, dt: float,
           predicting: bool, draws: np.ndarray, scales: np.ndarray, imu_b_a: np.ndarray,
           imu_b_g: np.ndarray, specific_force: np.ndarray, true_rate: np.ndarray,
-          q_joints: np.ndarray, chain: np.ndarray, axes: np.ndarray, prev: np.ndarray,
+          q_joints: np.ndarray, rotations: np.ndarray, translations: np.ndarray,
+          axes: np.ndarray, prev: np.ndarray,
           idx: np.ndarray, anchors: np.ndarray, use_v: bool, foot_var: float,
           velocity_var: float
           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]:
@@ -404,7 +429,7 @@ def cycle(P: np.ndarray, p: np.ndarray, v: np.ndarray, R: np.ndarray, b_a: np.nd
     if predicting:
         f, w = imu_sample(draws, scales, imu_b_a, imu_b_g, specific_force, true_rate)
         P, R, rate = predict(P, p, v, R, b_a, b_g, f, w, dt, process_noise)
-    feet = foot_positions(q_joints, chain, axes)
+    feet = foot_positions(q_joints, rotations, translations, axes)
     P_new, R_new, ok = update(P, p, v, R, b_a, b_g, rate, feet, prev if use_v else feet, idx,
                               anchors, use_v, dt, foot_var, velocity_var)
     if not ok:

@@ -158,17 +158,19 @@ _LEG_INDEX = {leg: i for i, leg in enumerate(LEG_NAMES)}
 _AXES = {"JointModelRX": 0, "JointModelRY": 1, "JointModelRZ": 2}
 
 
-def leg_chains(rm: RobotModel) -> tuple[np.ndarray, np.ndarray] | None:
+def leg_chains(rm: RobotModel) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The legs' chains for :func:`.ekf_kernels.foot_positions` with the body at the
-    origin: ``chain`` (4, 7, 3, 4) (the body joint's world placement, each joint's placement
-    in its parent, the foot frame's in the last joint) and ``axes`` (4, 5); None unless
+    origin: ``rotations`` (4, 7, 3, 3) and ``translations`` (4, 7, 3) of the placements (the
+    body joint's in the world, each joint's in its parent, the foot frame's in the last
+    joint) and ``axes`` (4, 5); None unless
     every leg is a chain of revolute joints about x, y or z on the free-flyer body, its
     foot frame on the last joint (then the Pinocchio path computes the feet)."""
     model = rm.model
     data = model.createData()
     pin.framesForwardKinematics(model, data, body_configuration(np.zeros(N_JOINTS)))
     n = N_JOINTS // len(LEG_NAMES)
-    chain = np.zeros((len(LEG_NAMES), n + 2, 3, 4))
+    rotations = np.zeros((len(LEG_NAMES), n + 2, 3, 3))
+    translations = np.zeros((len(LEG_NAMES), n + 2, 3))
     axes = np.zeros((len(LEG_NAMES), n), dtype=np.int64)
     for leg, foot in enumerate(rm.foot_ids):
         frame = model.frames[foot]
@@ -182,9 +184,9 @@ def leg_chains(rm: RobotModel) -> tuple[np.ndarray, np.ndarray] | None:
             return None
         for k, M in enumerate([data.oMi[j]] + [model.jointPlacements[i] for i in joints]
                               + [frame.placement]):
-            chain[leg, k, :, :3], chain[leg, k, :, 3] = M.rotation, M.translation
+            rotations[leg, k], translations[leg, k] = M.rotation, M.translation
         axes[leg] = [_AXES[model.joints[i].shortname()] for i in joints]
-    return chain, axes
+    return rotations, translations, axes
 
 
 class LegOdometryEkf:

@@ -324,10 +324,11 @@ def test_compiled_foot_positions_equal_pinocchio_on_any_placements():
 def test_leg_chains_describe_the_model_joint_by_joint():
     """Each leg's chain starts at the body joint and ends at its foot frame, with axes z, y,
     y, y, z (the MARCBot leg)."""
-    chain, axes = leg_chains(RobotModel())
-    assert chain.shape == (4, 7, 3, 4) and axes.tolist() == [[2, 1, 1, 1, 2]] * 4
-    assert np.array_equal(chain[:, 0, :, :3], np.tile(np.eye(3), (4, 1, 1)))
-    assert np.allclose(chain[:, 6, :, 3], [0.0, 0.0, -0.06])
+    rotations, translations, axes = leg_chains(RobotModel())
+    assert rotations.shape == (4, 7, 3, 3) and translations.shape == (4, 7, 3)
+    assert axes.tolist() == [[2, 1, 1, 1, 2]] * 4
+    assert np.array_equal(rotations[:, 0], np.tile(np.eye(3), (4, 1, 1)))
+    assert np.allclose(translations[:, 6], [0.0, 0.0, -0.06])
 
 
 # ---- IMU and the fused cycle ---------------------------------------------------------------
