@@ -97,6 +97,10 @@ class ImuParameters:
         check.numeric_fields(self, "imu")
 
 
+#: IMU samples drawn from the generator at once.
+_IMU_BLOCK = 64
+
+
 class SimulatedImu:
     """Adds seeded turn-on bias, bias random walk and white noise to true IMU readings."""
 
@@ -107,25 +111,35 @@ class SimulatedImu:
         self.b_g = self.rng.normal(0.0, self.spec.gyro_bias, 3)
         #: (dt, the scales (12,) of the random draws: bias walks, then white noise)
         self._walk: tuple[float, np.ndarray] | None = None
+        #: Draws of the next samples, a row each, taken in order (the generator fills a
+        #: block as it would fill its rows one call at a time: the same numbers).
+        self._block = np.empty((0, 12))
+        self._row = 0
 
-    def measure(self, specific_force: np.ndarray, rate: np.ndarray,
-                dt: float) -> tuple[np.ndarray, np.ndarray]:
-        """Noisy ``(specific force [m/s^2], angular rate [rad/s])`` in {B}."""
+    def draws(self, dt: float) -> tuple[np.ndarray, np.ndarray]:
+        """One sample's 12 standard normal draws (accelerometer and gyro bias walks, then
+        their white noise) and the scales (12,) they are multiplied by at the rate ``1/dt``."""
         walk = self._walk
         if walk is None or walk[0] != dt:
             s = self.spec
             walk = self._walk = (dt, np.repeat([s.accel_walk * np.sqrt(dt),
                                                 s.gyro_walk * np.sqrt(dt), s.accel_noise,
                                                 s.gyro_noise], 3))
-        e = self.rng.standard_normal(12)
-        e *= walk[1]  # each draw times its scale, in one call
-        self.b_a += e[0:3]
-        self.b_g += e[3:6]
-        f = specific_force + self.b_a
-        f += e[6:9]
-        w = rate + self.b_g
-        w += e[9:12]
-        return f, w
+        row = self._row
+        if row == len(self._block):
+            self._block = self.rng.standard_normal((_IMU_BLOCK, 12))
+            row = 0
+        self._row = row + 1
+        return self._block[row], walk[1]
+
+    def measure(self, specific_force: np.ndarray, rate: np.ndarray,
+                dt: float) -> tuple[np.ndarray, np.ndarray]:
+        """Noisy ``(specific force [m/s^2], angular rate [rad/s])`` in {B}: the biases walk
+        by the first six draws and the last six add white noise
+        (:func:`.ekf_kernels.imu_sample`)."""
+        return kernels.imu_sample(*self.draws(dt), self.b_a, self.b_g,
+                                  np.asarray(specific_force, dtype=float),
+                                  np.asarray(rate, dtype=float))
 
 
 @dataclass(frozen=True)
@@ -141,6 +155,38 @@ class EkfSettings:
 
 
 _LEG_INDEX = {leg: i for i, leg in enumerate(LEG_NAMES)}
+_AXES = {"JointModelRX": 0, "JointModelRY": 1, "JointModelRZ": 2}
+
+
+def leg_chains(rm: RobotModel) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The legs' chains for :func:`.ekf_kernels.foot_positions` with the body at the
+    origin: ``rotations`` (4, 7, 3, 3) and ``translations`` (4, 7, 3) of the placements (the
+    body joint's in the world, each joint's in its parent, the foot frame's in the last
+    joint) and ``axes`` (4, 5); None unless
+    every leg is a chain of revolute joints about x, y or z on the free-flyer body, its
+    foot frame on the last joint (then the Pinocchio path computes the feet)."""
+    model = rm.model
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, body_configuration(np.zeros(N_JOINTS)))
+    n = N_JOINTS // len(LEG_NAMES)
+    rotations = np.zeros((len(LEG_NAMES), n + 2, 3, 3))
+    translations = np.zeros((len(LEG_NAMES), n + 2, 3))
+    axes = np.zeros((len(LEG_NAMES), n), dtype=np.int64)
+    for leg, foot in enumerate(rm.foot_ids):
+        frame = model.frames[foot]
+        joints, j = [], frame.parentJoint
+        while j > 0 and model.joints[j].shortname() in _AXES:
+            joints.insert(0, j)
+            j = model.parents[j]
+        if len(joints) != n or j == 0 or model.joints[j].shortname() != "JointModelFreeFlyer" \
+                or [model.joints[i].idx_q - NQ_BASE for i in joints] != \
+                list(range(n * leg, n * leg + n)):
+            return None
+        for k, M in enumerate([data.oMi[j]] + [model.jointPlacements[i] for i in joints]
+                              + [frame.placement]):
+            rotations[leg, k], translations[leg, k] = M.rotation, M.translation
+        axes[leg] = [_AXES[model.joints[i].shortname()] for i in joints]
+    return rotations, translations, axes
 
 
 class LegOdometryEkf:
@@ -164,9 +210,14 @@ class LegOdometryEkf:
         self._prev_feet: np.ndarray | None = None
         self._noise_cache: dict[float, np.ndarray] = {}
         self._q = body_configuration(np.zeros(N_JOINTS))
+        #: The legs' kinematic chains for the compiled foot positions (None: Pinocchio's).
+        self._chains = leg_chains(rm)
+        self._no_feet = np.zeros((len(LEG_NAMES), 3))
         self._indices: dict[tuple[str, ...], np.ndarray] = {}
-        #: The anchored legs of the last update and their anchors stacked (n, 3).
-        self._stacked: tuple[tuple[str, ...], np.ndarray] | None = None
+        #: The anchored legs of the last update, their anchors stacked (n, 3) and rows.
+        self._stacked: tuple[tuple[str, ...], np.ndarray, np.ndarray] | None = None
+        #: Measurement noise variances: foot position, body velocity.
+        self._variances = (self.par.foot_noise**2, self.par.velocity_noise**2)
         #: The contacts of the last update if all of them were anchored before it.
         self._contacts: tuple[str, ...] | None = None
 
@@ -190,7 +241,14 @@ class LegOdometryEkf:
                           s.gyro_walk**2 * dt + 1e-14], 3)
 
     def _foot_positions(self, q_joints: np.ndarray) -> np.ndarray:
-        """Kinematic foot positions in {B} (4, 3) [m] from the controller's model."""
+        """Kinematic foot positions in {B} (4, 3) [m] from the controller's model (compiled:
+        :func:`.ekf_kernels.foot_positions`, Pinocchio's numbers)."""
+        if self._chains is not None:
+            return kernels.foot_positions(np.asarray(q_joints, dtype=float), *self._chains)
+        return self._pinocchio_foot_positions(q_joints)
+
+    def _pinocchio_foot_positions(self, q_joints: np.ndarray) -> np.ndarray:
+        """Kinematic foot positions in {B} (4, 3) [m] by Pinocchio's forward kinematics."""
         rm = self._q
         rm[NQ_BASE:] = q_joints
         data = self.rm.data
@@ -230,13 +288,17 @@ class LegOdometryEkf:
                 self._stacked = None
                 return
             legs_t = tuple(legs)
-            self._stacked = (legs_t, np.array([anchors[leg] for leg in legs_t]))
+            self._stacked = (legs_t, np.array([anchors[leg] for leg in legs_t]),
+                             self._legs_index(legs_t))
         use_v = dt > 0 and prev is not None
-        idx = self._legs_index(legs_t)
         P, R, ok = kernels.update(
             self.P, self.p, self.v, self.R, self.b_a, self.b_g, self.rate, feet,
-            prev if use_v else feet, idx, self._stacked[1], use_v, dt,
-            self.par.foot_noise**2, self.par.velocity_noise**2)
+            prev if use_v else feet, self._stacked[2], self._stacked[1], use_v, dt,
+            *self._variances)
+        self._corrected(P, R, ok)
+
+    def _corrected(self, P: np.ndarray, R: np.ndarray, ok: bool) -> None:
+        """Take an update's covariance and attitude (re-orthonormalized every 500 updates)."""
         if not ok:
             raise LinAlgError("the innovation covariance is not positive definite")
         self.P, self.R = P, R
@@ -244,6 +306,43 @@ class LegOdometryEkf:
         if self._updates % 500 == 0:
             U, _, Vt = np.linalg.svd(self.R)
             self.R = U @ Vt
+
+    def step(self, imu: SimulatedImu | None, specific_force: np.ndarray, rate: np.ndarray,
+             dt: float, q_joints: np.ndarray, contacts: tuple[str, ...]) -> None:
+        """One control cycle: ``predict(*imu.measure(specific_force, rate, dt), dt)`` (none
+        without ``imu``), then ``update(q_joints, contacts, dt)``; the readings and joint
+        angles [rad] are float arrays.
+
+        The same numbers as those calls; in one compiled call (:func:`.ekf_kernels.cycle`)
+        when the contacts are those of the last update and were all anchored then (every
+        cycle but the few after a grasp or release), else by those calls.
+        """
+        stacked = self._stacked
+        if contacts != self._contacts or stacked is None or self._chains is None:
+            if imu is not None:
+                self.predict(*imu.measure(specific_force, rate, dt), dt)
+            self.update(q_joints, contacts, dt)
+            return
+        if imu is not None:
+            q = self._noise_cache.get(dt)
+            if q is None:
+                if dt <= 0:
+                    raise ConfigError(f"dt must be > 0, got {dt}")
+                q = self._noise_cache[dt] = self._process_noise(dt)
+            draws, scales = imu.draws(dt)
+            imu_b_a, imu_b_g = imu.b_a, imu.b_g
+        else:
+            q = draws = scales = imu_b_a = imu_b_g = self._no_feet[0]
+        prev = self._prev_feet
+        use_v = dt > 0 and prev is not None
+        P, R, self.rate, self._prev_feet, ok = kernels.cycle(
+            self.P, self.p, self.v, self.R, self.b_a, self.b_g, self.rate, q, dt,
+            imu is not None, draws, scales, imu_b_a, imu_b_g, specific_force, rate, q_joints,
+            *self._chains, prev if use_v else self._no_feet, stacked[2], stacked[1], use_v,
+            *self._variances)
+        if not ok:
+            self.P, self.R = P, R  # the prediction's
+        self._corrected(P, R, ok)
 
     def state(self, q_joints: np.ndarray, dq_joints: np.ndarray) -> RobotState:
         """The estimate as a :class:`RobotState` (twist in {B} from ``v`` and the gyro)."""

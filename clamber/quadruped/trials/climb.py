@@ -216,9 +216,7 @@ class ClimbTrial:
         sim, dt = self.sim, self.dt
         qj, dqj = sim.joints()
         f, w = sim.imu_truth()
-        if self.k > 0:
-            self.ekf.predict(*self.imu.measure(f, w, dt), dt)
-        self.ekf.update(qj, sim.grippers.attached, dt)
+        self.ekf.step(self.imu if self.k > 0 else None, f, w, dt, qj, sim.grippers.attached)
         return self.ekf.state(qj, dqj) if self.settings.state == "estimate" \
             else sim.true_state()
 
