@@ -39,12 +39,13 @@ import pinocchio as pin
 
 from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS, WrenchLimits
 from clamber.exceptions import ConfigError
-from clamber.quadruped.kinematics import Clik
+from clamber.quadruped.kinematics import EVERY_LEG, Clik
 from clamber.quadruped.model import RobotModel, RobotState, configuration
 from clamber.quadruped.qwbc import WrenchQP, WrenchStatus
 from clamber.quadruped.reference import MotionReference
 from clamber.quadruped.robot import LEG_NAMES, N_JOINTS
 from clamber.quadruped.statics import N_WRENCH, Statics, StaticsEvaluator
+from clamber.quadruped.statics_kernels import clik_goal
 from clamber.quadruped.wbc_problem import MIN_LOAD, QWBCWeights
 from clamber.small_linalg import clip, solve_vector
 
@@ -112,6 +113,8 @@ class Controller(ABC):
         self.rm = rm or RobotModel()
         self.clik = Clik(self.rm, gain=clik_gain)
         self.current_margin = current_margin
+        self._targets = (np.zeros(len(LEG_NAMES), dtype=np.int64),
+                         np.zeros((len(LEG_NAMES), 3, 3)), np.zeros((len(LEG_NAMES), 3)))
 
     def _check(self, state: RobotState, ref: MotionReference) -> None:
         if not isinstance(state, RobotState) or not isinstance(ref, MotionReference):
@@ -125,27 +128,69 @@ class Controller(ABC):
         """CLIK goal positions; reuses the kinematics of ``statics`` (evaluated at the
         state's configuration) when given, so a cycle computes them once (``body``:
         ``state.body_pose`` if the caller already built it)."""
+        if statics is not None:
+            return self._goal_positions(state, ref, statics)
         if body is None:
             body = state.body_pose
         stance, swing, keep = ref.stance, ref.foot_targets, ref.stance_attitudes
-        if statics is None:
-            feet_b, J = self.clik.kinematics(state.joint_positions)
-            feet = [body * f for f in feet_b]
-        else:
-            # Every leg has a target: the errors of :meth:`Clik.step_from` in one loop.
-            feet, body_inv = statics.foot_poses, body.inverse()
-            target_inv, log6 = ref.body_pose.inverse(), pin.log6
-            e = np.empty((len(LEG_NAMES), 6))
-            for i, leg in enumerate(LEG_NAMES):
-                f = feet[i]
-                target = swing.get(leg, f) if leg not in stance else \
-                    pin.SE3(keep[leg], f.translation) if leg in keep else f
-                e[i] = log6((body_inv * f).actInv(target_inv * target)).vector
-            return self.clik.step_every_leg(state.joint_positions, statics.leg_jacobians, e)
+        feet_b, J = self.clik.kinematics(state.joint_positions)
+        feet = [body * f for f in feet_b]
         targets = {leg: swing.get(leg, feet[i]) if leg not in stance else
                    pin.SE3(keep[leg], feet[i].translation) if leg in keep else feet[i]
                    for i, leg in enumerate(LEG_NAMES)}
         return self.clik.step_from(state.joint_positions, feet_b, J, ref.body_pose, targets)
+
+    def _leg_targets(self, ref: MotionReference) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every leg's CLIK target as :func:`clik_goal` takes it: modes (4,) (0: stay where
+        it is, 1: a stance attitude, 2: a swing target), rotations (4, 3, 3) and
+        translations (4, 3) (arrays reused from cycle to cycle)."""
+        modes, rotations, translations = self._targets
+        stance, swing, keep = ref.stance, ref.foot_targets, ref.stance_attitudes
+        for i, leg in enumerate(LEG_NAMES):
+            if leg not in stance:
+                target = swing.get(leg)
+                if target is None:
+                    modes[i] = 0
+                else:
+                    modes[i] = 2
+                    rotations[i] = target.rotation
+                    translations[i] = target.translation
+            elif leg in keep:
+                modes[i] = 1
+                rotations[i] = keep[leg]
+            else:
+                modes[i] = 0
+        return modes, rotations, translations
+
+    def _goal_positions(self, state: RobotState, ref: MotionReference,
+                        statics: Statics) -> np.ndarray:
+        """:meth:`_positions` from ``statics`` in one compiled call: the pose errors of
+        :meth:`_positions_plain` and :meth:`Clik.step_every_leg` (the same numbers)."""
+        clik, rm, pose = self.clik, self.rm, ref.body_pose
+        modes, rotations, translations = self._leg_targets(ref)
+        return clik_goal(statics.foot_rotations, statics.foot_translations,
+                         state.body_rotation, state.body_position, pose.rotation,
+                         pose.translation, rotations, translations, modes,
+                         state.joint_positions, statics.leg_jacobians, EVERY_LEG, clik.gain,
+                         clik.w, clik.damping**2, rm.q_min, rm.q_max)
+
+    def _positions_plain(self, state: RobotState, ref: MotionReference, statics: Statics,
+                         body: pin.SE3 | None = None) -> np.ndarray:
+        """:meth:`_positions` from ``statics`` through Pinocchio's ``SE3`` objects (the
+        reference of the compiled :meth:`_goal_positions`)."""
+        if body is None:
+            body = state.body_pose
+        stance, swing, keep = ref.stance, ref.foot_targets, ref.stance_attitudes
+        # Every leg has a target: the errors of :meth:`Clik.step_from` in one loop.
+        feet, body_inv = statics.foot_poses, body.inverse()
+        target_inv, log6 = ref.body_pose.inverse(), pin.log6
+        e = np.empty((len(LEG_NAMES), 6))
+        for i, leg in enumerate(LEG_NAMES):
+            f = feet[i]
+            target = swing.get(leg, f) if leg not in stance else \
+                pin.SE3(keep[leg], f.translation) if leg in keep else f
+            e[i] = log6((body_inv * f).actInv(target_inv * target)).vector
+        return self.clik.step_every_leg(state.joint_positions, statics.leg_jacobians, e)
 
     def _command(self, position: np.ndarray, torque: np.ndarray, status: WrenchStatus | None,
                  F: np.ndarray) -> JointCommand:

@@ -21,7 +21,7 @@ from clamber.quadruped.robot import JOINTS_PER_LEG, LEG_NAMES, N_JOINTS, leg_ind
 _IDENTITY_BASE = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
 #: Rows of all four legs, in ``LEG_NAMES`` order (never written; left writable so that the
 #: compiled step sees the array type it was compiled for).
-_EVERY_LEG = np.arange(len(LEG_NAMES))
+EVERY_LEG = np.arange(len(LEG_NAMES))
 
 
 def body_configuration(q_joints: np.ndarray) -> np.ndarray:
@@ -161,7 +161,7 @@ class Clik:
         ``log6(M_foot^-1 M_target)`` (4, 6) in {B} (overwritten: scaled by the gain and the
         row weights)."""
         errors *= self.gain * self.w
-        dq = dls_steps(leg_jacobians, _EVERY_LEG, errors, self.w, self.damping**2)
+        dq = dls_steps(leg_jacobians, EVERY_LEG, errors, self.w, self.damping**2)
         out = np.array(q_joints, dtype=float)
         out += dq.reshape(-1)
         return self.rm.clip_joints(out)
