@@ -39,8 +39,10 @@ import pinocchio as pin
 
 from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS, WrenchLimits
 from clamber.exceptions import ConfigError
+from clamber.quadruped.controller_kernels import configuration as configuration_of
+from clamber.quadruped.controller_kernels import pd_acceleration, pose_error, servo_command
 from clamber.quadruped.kinematics import EVERY_LEG, Clik
-from clamber.quadruped.model import RobotModel, RobotState, configuration
+from clamber.quadruped.model import RobotModel, RobotState
 from clamber.quadruped.qwbc import WrenchQP, WrenchStatus
 from clamber.quadruped.reference import MotionReference
 from clamber.quadruped.robot import LEG_NAMES, N_JOINTS
@@ -64,6 +66,16 @@ class JointCommand:
     status: WrenchStatus | None = None
     wrenches: np.ndarray = field(default_factory=lambda: np.zeros(24))
 
+    @classmethod
+    def trusted(cls, position: np.ndarray, torque: np.ndarray, current_limit: np.ndarray,
+                status: WrenchStatus | None, wrenches: np.ndarray) -> JointCommand:
+        """A command from arrays a controller made, without the frozen dataclass's
+        per-field set-up (a control cycle's worth of Python calls)."""
+        c = object.__new__(cls)
+        c.__dict__.update(position=position, torque=torque, current_limit=current_limit,
+                          status=status, wrenches=wrenches)
+        return c
+
 
 @dataclass(frozen=True)
 class BodyPD:
@@ -86,8 +98,17 @@ class BodyPD:
     def acceleration(self, state: RobotState, ref: MotionReference,
                      body: pin.SE3 | None = None) -> np.ndarray:
         """The clipped body acceleration; ``body`` is ``state.body_pose`` if the caller
-        already built it."""
-        err = (state.body_pose if body is None else body).actInv(ref.body_pose)
+        already built it (the state's arrays are read either way)."""
+        Ad = np.empty((6, 6))
+        e = pose_error(state.body_rotation, state.body_position, ref.body_pose.rotation,
+                       ref.body_pose.translation, Ad)
+        return pd_acceleration(Ad @ ref.body_acceleration, self.kp, e, self.kd,
+                               Ad @ ref.body_twist, state.body_twist, self._lo, self._hi)
+
+    def acceleration_plain(self, state: RobotState, ref: MotionReference) -> np.ndarray:
+        """:meth:`acceleration` through Pinocchio's ``SE3`` objects and NumPy (the
+        reference of the compiled one)."""
+        err = state.body_pose.actInv(ref.body_pose)
         Ad = err.toActionMatrix()
         twist_ref = Ad @ ref.body_twist
         a_ref = Ad @ ref.body_acceleration
@@ -99,8 +120,15 @@ class BodyPD:
                      body: pin.SE3 | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Pose error ``log6(T^-1 T_ref)`` and twist error in {B} (``body`` as in
         :meth:`acceleration`)."""
-        err = (state.body_pose if body is None else body).actInv(ref.body_pose)
-        return pin.log6(err).vector, err.toActionMatrix() @ ref.body_twist - state.body_twist
+        Ad = np.empty((6, 6))
+        e = pose_error(state.body_rotation, state.body_position, ref.body_pose.rotation,
+                       ref.body_pose.translation, Ad)
+        return e, Ad @ ref.body_twist - state.body_twist
+
+    def pose_error(self, state: RobotState, ref: MotionReference) -> np.ndarray:
+        """The pose error ``log6(T^-1 T_ref)`` of :meth:`wrench_error` alone."""
+        return pose_error(state.body_rotation, state.body_position, ref.body_pose.rotation,
+                          ref.body_pose.translation, np.empty((6, 6)))
 
 
 class Controller(ABC):
@@ -113,8 +141,15 @@ class Controller(ABC):
         self.rm = rm or RobotModel()
         self.clik = Clik(self.rm, gain=clik_gain)
         self.current_margin = current_margin
+        self._q = np.zeros(self.rm.model.nq)
         self._targets = (np.zeros(len(LEG_NAMES), dtype=np.int64),
                          np.zeros((len(LEG_NAMES), 3, 3)), np.zeros((len(LEG_NAMES), 3)))
+
+    def _configuration(self, state: RobotState) -> np.ndarray:
+        """Pinocchio's configuration (27,) of the state (``configuration(state.body_pose,
+        state.joint_positions)``, the same numbers), in a buffer reused every cycle."""
+        return configuration_of(state.body_rotation, state.body_position,
+                                state.joint_positions, self._q)
 
     def _check(self, state: RobotState, ref: MotionReference) -> None:
         if not isinstance(state, RobotState) or not isinstance(ref, MotionReference):
@@ -146,6 +181,9 @@ class Controller(ABC):
         translations (4, 3) (arrays reused from cycle to cycle)."""
         modes, rotations, translations = self._targets
         stance, swing, keep = ref.stance, ref.foot_targets, ref.stance_attitudes
+        if not swing and not keep:  # every leg stays where it is
+            modes.fill(0)
+            return modes, rotations, translations
         for i, leg in enumerate(LEG_NAMES):
             if leg not in stance:
                 target = swing.get(leg)
@@ -191,6 +229,17 @@ class Controller(ABC):
                 pin.SE3(keep[leg], f.translation) if leg in keep else f
             e[i] = log6((body_inv * f).actInv(target_inv * target)).vector
         return self.clik.step_every_leg(state.joint_positions, statics.leg_jacobians, e)
+
+    def _command_from(self, position: np.ndarray, statics: Statics,
+                      status: WrenchStatus | None, F: np.ndarray) -> JointCommand:
+        """:meth:`_command` of the torques ``statics.torques(F)`` in one compiled call (the
+        same numbers)."""
+        rm = self.rm
+        tau, current = servo_command(statics.tau_bias, statics.leg_jacobians,
+                                     np.ascontiguousarray(F, dtype=float).reshape(N_WRENCH),
+                                     rm.tau_max, rm.current_per_torque, self.current_margin,
+                                     rm.current_max)
+        return JointCommand.trusted(position, tau, current, status, F)
 
     def _command(self, position: np.ndarray, torque: np.ndarray, status: WrenchStatus | None,
                  F: np.ndarray) -> JointCommand:
@@ -255,15 +304,13 @@ class QWBCController(Controller):
 
     def step(self, state: RobotState, ref: MotionReference) -> JointCommand:
         self._check(state, ref)
-        body = state.body_pose
-        a = self.pd.acceleration(state, ref, body)
-        statics = self.statics.evaluate(configuration(body, state.joint_positions), a)
+        a = self.pd.acceleration(state, ref)
+        statics = self.statics.evaluate(self._configuration(state), a)
         load = ref.load_array if self.ramp else (ref.load_array > 0).astype(float)
         sol = self.qp.solve(statics, load)
         self.last_solution = sol
-        tau = statics.torques(sol.F)
-        return self._command(self._positions(state, ref, statics, body), tau, sol.status,
-                             sol.F)
+        return self._command_from(self._positions(state, ref, statics), statics, sol.status,
+                                  sol.F)
 
 
 class CLIKController(Controller):
@@ -296,10 +343,9 @@ class CLIKController(Controller):
     def step(self, state: RobotState, ref: MotionReference) -> JointCommand:
         self._check(state, ref)
         rm = self.rm
-        body = state.body_pose
-        statics = self.statics.evaluate(configuration(body, state.joint_positions))
+        statics = self.statics.evaluate(self._configuration(state))
         if self.ki > 0:
-            e, _ = self.pd.wrench_error(state, ref, body)
+            e = self.pd.pose_error(state, ref)
             self.integral = clip(self.integral + self.ki * self.dt * e, -self._limit,
                                  self._limit)
             ref = ref.with_body_pose(ref.body_pose * pin.exp6(pin.Motion(self.integral)))
@@ -308,8 +354,8 @@ class CLIKController(Controller):
         if self.feedforward:
             F = weighted_distribution(statics.A, statics.B, self.axis_weights, ref.load_array)
             tau = clip(statics.torques(F), -rm.tau_max, rm.tau_max)
-        return JointCommand(self._positions(state, ref, statics, body), tau,
-                            rm.current_max.copy(), None, F)
+        return JointCommand.trusted(self._positions(state, ref, statics), tau,
+                                    rm.current_max.copy(), None, F)
 
 
 class VMCController(Controller):
@@ -334,11 +380,9 @@ class VMCController(Controller):
 
     def step(self, state: RobotState, ref: MotionReference) -> JointCommand:
         self._check(state, ref)
-        body = state.body_pose
-        statics = self.statics.evaluate(configuration(body, state.joint_positions))
-        e, de = self.pd.wrench_error(state, ref, body)
+        statics = self.statics.evaluate(self._configuration(state))
+        e, de = self.pd.wrench_error(state, ref)
         wrench = statics.B + self.k * e + self.d * de
         load = ref.load_array if self.unload else (ref.load_array > 0).astype(float)
         F = weighted_distribution(statics.A, wrench, self.axis_weights, load)
-        return self._command(self._positions(state, ref, statics, body), statics.torques(F),
-                             None, F)
+        return self._command_from(self._positions(state, ref, statics), statics, None, F)

@@ -61,6 +61,17 @@ class WrenchSolution:
     iterations: int
     solve_time_us: float
 
+    @classmethod
+    def trusted(cls, status: WrenchStatus, F: np.ndarray, duals: np.ndarray,
+                problem: WrenchProblem, iterations: int,
+                solve_time_us: float) -> WrenchSolution:
+        """A solution from the solver's own arrays, without the frozen dataclass's
+        per-field set-up."""
+        s = object.__new__(cls)
+        s.__dict__.update(status=status, F=F, duals=duals, problem=problem,
+                          iterations=iterations, solve_time_us=solve_time_us)
+        return s
+
     @property
     def found(self) -> bool:
         return self.status is not WrenchStatus.FAILED
@@ -104,7 +115,8 @@ class WrenchQP:
         self.builder = WrenchProblemBuilder(limits, tau_max, weights, torque_margin, torque_rows)
         self.F_prev = np.zeros(N_WRENCH)
         self._models: dict[bool, daqp.Model] = {}
-        self._swing: dict[bool, np.ndarray] = {}
+        #: The swing legs (a list of 4 bools) each model was last set up or updated with.
+        self._swing: dict[bool, list[bool]] = {}
         self._last_load: np.ndarray | None = None
 
     def reset(self) -> None:
@@ -129,15 +141,16 @@ class WrenchQP:
         up = np.concatenate([p.ub, p.up]) if p.upper is None else p.upper
         lo = np.concatenate([p.lb, p.lo]) if p.lower is None else p.lower
         model = self._models.get(p.hard)
+        swing = p.swing.tolist()
         t0 = time.perf_counter()
         if model is None:
             model = daqp.Model()
             model.setup(p.H, p.f, p.C, up, lo, self._sense(p))
             self._models[p.hard] = model
-            self._swing[p.hard] = p.swing.copy()
-        elif self._swing[p.hard].tolist() != p.swing.tolist():
+            self._swing[p.hard] = swing
+        elif self._swing[p.hard] != swing:
             model.update(H=p.H, f=p.f, A=p.C, bupper=up, blower=lo, sense=self._sense(p))
-            self._swing[p.hard] = p.swing.copy()
+            self._swing[p.hard] = swing
         elif p.hard and not load_changed:
             model.update(f=p.f, A=p.C, bupper=up, blower=lo)
         else:
@@ -164,10 +177,10 @@ class WrenchQP:
             its, dt = its + its2, dt + dt2
             if flag not in _OK or not _finite(x):
                 status, x, lam = WrenchStatus.FAILED, np.zeros(N_WRENCH), np.zeros_like(lam)
-        if p.swing.any():
+        if True in self._swing[p.hard]:  # p's swing legs, as _solve saw them
             x[p.swing.repeat(6)] = 0.0  # exact zeros, not DAQP's 1e-30 round-off
         self.F_prev[:] = x
         self._last_load = load
         # DAQP returns new arrays from every solve (and the failure path makes its own), so
         # the solution owns x and lam without copies.
-        return WrenchSolution(status, x, lam, p, its, dt)
+        return WrenchSolution.trusted(status, x, lam, p, its, dt)

@@ -172,3 +172,47 @@ def log6(R: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
     out[1] = alpha * p[1] - 0.5 * c1 + bd * w1
     out[2] = alpha * p[2] - 0.5 * c2 + bd * w2
 
+
+
+@kernel
+def action_matrix(R: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
+    """``SE3(R, p).toActionMatrix()`` into ``out`` (6, 6): ``[[R, [p]x R], [0, R]]``, the
+    upper right block a cross product per column."""
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = R[i, j]
+            out[3 + i, 3 + j] = R[i, j]
+            out[3 + i, j] = 0.0
+    for j in range(3):
+        out[0, 3 + j] = p[1] * R[2, j] - p[2] * R[1, j]
+        out[1, 3 + j] = p[2] * R[0, j] - p[0] * R[2, j]
+        out[2, 3 + j] = p[0] * R[1, j] - p[1] * R[0, j]
+
+
+@kernel
+def xyz_quaternion(R: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
+    """``pin.SE3ToXYZQUAT(SE3(R, p))`` into ``out[:7]``: the position and the unit
+    quaternion ``(x, y, z, w)`` of ``R`` (Eigen's conversion from a rotation matrix)."""
+    out[0], out[1], out[2] = p[0], p[1], p[2]
+    t = _scalar3(R[0, 0], R[1, 1], R[2, 2])
+    if t > 0.0:
+        t = math.sqrt(t + 1.0)
+        out[6] = 0.5 * t
+        t = 0.5 / t
+        out[3] = (R[2, 1] - R[1, 2]) * t
+        out[4] = (R[0, 2] - R[2, 0]) * t
+        out[5] = (R[1, 0] - R[0, 1]) * t
+        return
+    i = 0
+    if R[1, 1] > R[0, 0]:
+        i = 1
+    if R[2, 2] > R[i, i]:
+        i = 2
+    j = (i + 1) % 3
+    k = (j + 1) % 3
+    t = math.sqrt(R[i, i] - R[j, j] - R[k, k] + 1.0)
+    out[3 + i] = 0.5 * t
+    t = 0.5 / t
+    out[6] = (R[k, j] - R[j, k]) * t
+    out[3 + j] = (R[j, i] + R[i, j]) * t
+    out[3 + k] = (R[k, i] + R[i, k]) * t

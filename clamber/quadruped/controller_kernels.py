@@ -1,0 +1,94 @@
+"""The controllers' per-cycle arithmetic around the body PD law and the servo commands, compiled.
+
+Each function does in one call (numba, cached on disk) what the controllers did in five to
+ten Pinocchio and NumPy calls on 6- and 20-vectors, with the same floating-point operations
+in the same order, so the numbers are the same bit for bit (checked in the tests). The
+matrix-vector products with the action matrix stay NumPy's (their BLAS kernel's summation
+order is not ours to copy).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from clamber.compiled import kernel
+from clamber.quadruped.se3_kernels import act_inv, action_matrix, log6, xyz_quaternion
+
+_LEGS, _JOINTS = 4, 5
+_FLOAT_MAX = float(np.finfo(float).max)
+
+
+@kernel
+def pose_error(body_rotation: np.ndarray, body_translation: np.ndarray,
+               ref_rotation: np.ndarray, ref_translation: np.ndarray,
+               action: np.ndarray) -> np.ndarray:
+    """``log6(T^-1 T_ref).vector`` (6,) of the body pose ``T`` and its target ``T_ref``, and
+    ``(T^-1 T_ref).toActionMatrix()`` into ``action`` (6, 6)."""
+    R, p = np.empty((3, 3)), np.empty(3)
+    act_inv(body_rotation, body_translation, ref_rotation, ref_translation, R, p)
+    action_matrix(R, p, action)
+    e = np.empty(6)
+    log6(R, p, e)
+    return e
+
+
+@kernel
+def pd_acceleration(a_ref: np.ndarray, kp: np.ndarray, pose: np.ndarray, kd: np.ndarray,
+                    twist_ref: np.ndarray, twist: np.ndarray, lo: np.ndarray,
+                    hi: np.ndarray) -> np.ndarray:
+    """``a_ref + kp * pose + kd * (twist_ref - twist)`` clipped to ``[lo, hi]`` (6,)."""
+    a = np.empty(6)
+    for k in range(6):
+        x = a_ref[k] + kp[k] * pose[k] + kd[k] * (twist_ref[k] - twist[k])
+        if x < lo[k]:  # np.maximum, then np.minimum (a NaN stays NaN)
+            x = lo[k]
+        if x > hi[k]:
+            x = hi[k]
+        a[k] = x
+    return a
+
+
+@kernel
+def configuration(rotation: np.ndarray, translation: np.ndarray, joints: np.ndarray,
+                  out: np.ndarray) -> np.ndarray:
+    """Pinocchio's configuration (27,) of a body pose and joint angles into ``out``:
+    :func:`clamber.quadruped.model.configuration` of ``SE3(rotation, translation)``."""
+    xyz_quaternion(rotation, translation, out)
+    for k in range(joints.shape[0]):
+        out[7 + k] = joints[k]
+    return out
+
+
+@kernel
+def servo_command(tau_bias: np.ndarray, leg_jacobians: np.ndarray, F: np.ndarray,
+                  tau_max: np.ndarray, current_per_torque: np.ndarray, margin: float,
+                  current_max: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Feed-forward torques ``tau_bias - J_i^T F_i`` (20,) with NaN made 0 and infinities
+    the largest float (``np.nan_to_num``), clipped to ``+-tau_max``, and the current limits
+    ``|tau| * current_per_torque + margin * current_max``, at most ``current_max``."""
+    tau = np.empty(_LEGS * _JOINTS)
+    current = np.empty(_LEGS * _JOINTS)
+    for i in range(_LEGS):
+        for c in range(_JOINTS):
+            acc = 0.0
+            for r in range(6):
+                acc += leg_jacobians[i, r, c] * F[6 * i + r]
+            k = _JOINTS * i + c
+            t = tau_bias[k] - acc
+            if math.isnan(t):
+                t = 0.0
+            elif math.isinf(t):
+                t = _FLOAT_MAX if t > 0 else -_FLOAT_MAX
+            lo = -tau_max[k]
+            if t < lo:
+                t = lo
+            if t > tau_max[k]:
+                t = tau_max[k]
+            tau[k] = t
+            x = abs(t) * current_per_torque[k] + margin * current_max[k]
+            if x > current_max[k]:
+                x = current_max[k]
+            current[k] = x
+    return tau, current

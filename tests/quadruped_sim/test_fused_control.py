@@ -1,0 +1,190 @@
+"""The controllers' compiled per-cycle paths compute the numbers of the plain Pinocchio and
+NumPy code they replace, bit for bit: the SE(3) products and ``log6``, the statics read out
+of Pinocchio's data, and the CLIK's goal positions."""
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from clamber.quadruped import se3_kernels
+from clamber.quadruped.controllers import QWBCController
+from clamber.quadruped.model import RobotModel, RobotState, configuration
+from clamber.quadruped.reference import MotionReference
+from clamber.quadruped.robot import LEG_NAMES
+from clamber.quadruped.statics import StaticsEvaluator, placement_table
+
+
+def _poses(rng, n):
+    """Random transforms at every scale of rotation angle (near zero, where ``log6`` takes
+    its series, and near pi, where ``log3`` takes its singular branch), some rotations
+    slightly off orthonormal (as an estimator's are between re-orthonormalizations)."""
+    for k in range(n):
+        scale = [1e-12, 1e-9, 1e-6, 1e-4, 1e-2, 0.05, 1.0, 3.0][k % 8]
+        R = pin.exp3(rng.standard_normal(3) * scale)
+        if k % 11 == 0:
+            v = rng.standard_normal(3)
+            R = pin.exp3(v * (np.pi - 10.0 ** rng.uniform(-12, -2)) / np.linalg.norm(v))
+        if k % 7 == 0:
+            R = R + rng.standard_normal((3, 3)) * 1e-12
+        yield pin.SE3(R, rng.standard_normal(3) * [1e-4, 0.1, 2.0][k % 3])
+
+
+def test_se3_kernels_equal_pinocchio():
+    """Composition, ``actInv``, inverse and ``log6`` equal Pinocchio's bit for bit."""
+    rng = np.random.default_rng(0)
+    R, p, out = np.empty((3, 3)), np.empty(3), np.empty(6)
+    for M in _poses(rng, 4000):
+        N = pin.SE3.Random()
+        se3_kernels.compose(M.rotation, M.translation, N.rotation, N.translation, R, p)
+        assert np.array_equal(R, (M * N).rotation) and np.array_equal(p, (M * N).translation)
+        se3_kernels.act_inv(M.rotation, M.translation, N.rotation, N.translation, R, p)
+        P = M.actInv(N)
+        assert np.array_equal(R, P.rotation) and np.array_equal(p, P.translation)
+        se3_kernels.inverse(M.rotation, M.translation, R, p)
+        assert np.array_equal(R, M.inverse().rotation)
+        assert np.array_equal(p, M.inverse().translation)
+        se3_kernels.log6(M.rotation, M.translation, out)
+        assert np.array_equal(out, pin.log6(M).vector)
+
+
+def _configurations(rm, rng, n):
+    for R in (pin.exp3(rng.standard_normal(3)) for _ in range(n)):
+        qj = rng.uniform(rm.q_min, rm.q_max)
+        yield R, rng.standard_normal(3), qj, configuration(pin.SE3(R, np.zeros(3)), qj)
+
+
+def test_placement_table_follows_pinocchio_frames():
+    """The placement table is a view on ``data.oMf``: after an update it reads every
+    frame's rotation and translation."""
+    rm = RobotModel()
+    table = placement_table(rm.data)
+    assert table is not None
+    rng = np.random.default_rng(1)
+    for _, _, _, q in _configurations(rm, rng, 5):
+        pin.framesForwardKinematics(rm.model, rm.data, q)
+        for k, M in enumerate(rm.data.oMf):
+            assert np.array_equal(table[k, :9].reshape(3, 3).T, M.rotation)
+            assert np.array_equal(table[k, 9:], M.translation)
+
+
+@pytest.mark.parametrize("accelerate", [False, True])
+def test_compiled_statics_equal_the_bindings(accelerate):
+    """On random configurations the compiled read-out's ``A``, ``B``, leg Jacobians, gravity
+    torques and gripper placements equal those of ``getFrameJacobian`` and ``oMf`` through
+    the bindings, bit for bit, with and without a body acceleration."""
+    rm = RobotModel()
+    evaluator = StaticsEvaluator(rm)
+    rng = np.random.default_rng(2)
+    for R, p, qj, _ in _configurations(rm, rng, 200):
+        q = configuration(pin.SE3(R, p), qj)
+        a = rng.standard_normal(6) if accelerate else None
+        st = evaluator.evaluate(q, a)
+        got = [x.copy() for x in (st.A, st.B, st.leg_jacobians, st.tau_bias,
+                                  st.foot_rotations, st.foot_translations)]
+        st = evaluator.evaluate_plain(q, a)
+        want = (st.A, st.B, st.leg_jacobians, st.tau_bias, st.foot_rotations,
+                st.foot_translations)
+        assert all(np.array_equal(x, y) for x, y in zip(got, want, strict=True))
+        oMf = rm.data.oMf
+        for i, M in enumerate(st.foot_poses):
+            assert np.array_equal(M.homogeneous, oMf[rm.foot_ids[i]].homogeneous)
+
+
+def test_statics_without_the_table_fall_back_to_the_bindings():
+    """An evaluator whose model data was replaced (the table would read the old one) takes
+    the bindings' path, with the same numbers."""
+    rm = RobotModel()
+    evaluator = StaticsEvaluator(rm)
+    q = rm.default_state().q()
+    want = evaluator.evaluate(q).A.copy()
+    rm.data = rm.model.createData()
+    assert np.array_equal(evaluator.evaluate(q).A, want)
+
+
+def test_compiled_goal_positions_equal_the_se3_objects():
+    """On random states and references (swing targets, stance attitudes, unloading legs)
+    the compiled CLIK goal positions equal the errors built from Pinocchio's ``SE3``
+    objects followed by :meth:`Clik.step_every_leg`, bit for bit."""
+    rm = RobotModel()
+    ctrl = QWBCController(rm)
+    ctrl.clik.w[3:] = 0.4
+    rng = np.random.default_rng(3)
+    for n, (R, p, qj, _) in enumerate(_configurations(rm, rng, 600)):
+        st = ctrl.statics.evaluate(configuration(pin.SE3(R, p), qj))
+        state = RobotState.trusted(p, R, qj, np.zeros(6), np.zeros(20))
+        load = {leg: float(rng.choice([0.0, 0.5, 1.0])) for leg in LEG_NAMES}
+        swing = {leg: pin.SE3.Random() for leg in LEG_NAMES if rng.random() < 0.5}
+        keep = {leg: pin.exp3(rng.standard_normal(3) * 0.1) for leg in LEG_NAMES
+                if rng.random() < 0.5}
+        body = pin.SE3(pin.exp3(rng.standard_normal(3) * 10.0 ** -(n % 9)) @ R,
+                       p + rng.standard_normal(3) * 0.01)
+        ref = MotionReference.trusted(body, np.zeros(6), np.zeros(6), load, swing, keep)
+        assert np.array_equal(ctrl._positions(state, ref, st),
+                              ctrl._positions_plain(state, ref, st))
+
+
+def _states_and_references(rm, rng, n):
+    """Random measured states and references near them (pose errors from 1 rad down to
+    1e-9 rad, twists and accelerations at several scales, zero ones included)."""
+    for k, (R, p, qj, _) in enumerate(_configurations(rm, rng, n)):
+        scale = [0.0, 1e-6, 1e-2, 1.0][k % 4]
+        state = RobotState.trusted(p, R, qj, rng.standard_normal(6) * scale,
+                                   rng.standard_normal(20))
+        body = pin.SE3(pin.exp3(rng.standard_normal(3) * 10.0 ** -(k % 10)) @ R,
+                       p + rng.standard_normal(3) * 0.01)
+        yield state, MotionReference.trusted(body, rng.standard_normal(6) * scale,
+                                             rng.standard_normal(6) * scale,
+                                             dict.fromkeys(LEG_NAMES, 1.0), {})
+
+
+def test_compiled_body_pd_equals_the_se3_objects():
+    """The compiled PD law's acceleration and the pose and twist errors equal those built
+    from Pinocchio's ``SE3`` objects and NumPy, bit for bit, clipping included."""
+    from clamber.quadruped.controllers import BodyPD
+
+    rm = RobotModel()
+    pd = BodyPD(kp=np.full(6, 400.0), kd=np.full(6, 60.0))
+    rng = np.random.default_rng(4)
+    for state, ref in _states_and_references(rm, rng, 1000):
+        assert np.array_equal(pd.acceleration(state, ref), pd.acceleration_plain(state, ref))
+        err = state.body_pose.actInv(ref.body_pose)
+        e, de = pd.wrench_error(state, ref)
+        assert np.array_equal(e, pin.log6(err).vector)
+        assert np.array_equal(de, err.toActionMatrix() @ ref.body_twist - state.body_twist)
+        assert np.array_equal(pd.pose_error(state, ref), e)
+
+
+def test_compiled_configuration_equals_se3_to_xyzquat():
+    """A controller's configuration buffer holds ``configuration(state.body_pose, joints)``
+    bit for bit, on every branch of the quaternion conversion."""
+    from clamber.quadruped.model import configuration
+
+    rm = RobotModel()
+    ctrl = QWBCController(rm)
+    rng = np.random.default_rng(5)
+    for k, (R, p, qj, _) in enumerate(_configurations(rm, rng, 3000)):
+        if k % 5 == 0:  # near the half turns, where the trace is not positive
+            R = pin.exp3(np.eye(3)[k % 3] * (np.pi - 1e-3 * rng.random())) @ pin.exp3(
+                rng.standard_normal(3) * 1e-3)
+        state = RobotState.trusted(p, R, qj, np.zeros(6), np.zeros(20))
+        assert np.array_equal(ctrl._configuration(state),
+                              configuration(pin.SE3(R, p), qj))
+
+
+def test_compiled_servo_command_equals_the_numpy_one():
+    """Torques from the statics and wrenches, clipped, with the current limits, equal
+    ``_command(statics.torques(F))`` bit for bit, non-finite torques included."""
+    rm = RobotModel()
+    ctrl = QWBCController(rm)
+    rng = np.random.default_rng(6)
+    for k, (R, p, qj, _) in enumerate(_configurations(rm, rng, 500)):
+        st = ctrl.statics.evaluate(configuration(pin.SE3(R, p), qj))
+        F = rng.standard_normal(24) * [1.0, 30.0, 300.0][k % 3]
+        if k % 7 == 0:
+            F[rng.integers(24)] = [np.nan, np.inf, -np.inf][k % 3]
+        goal = rng.standard_normal(20)
+        fast = ctrl._command_from(goal, st, None, F)
+        plain = ctrl._command(goal, st.torques(F), None, F)
+        assert np.array_equal(fast.torque, plain.torque)
+        assert np.array_equal(fast.current_limit, plain.current_limit)
+        assert fast.position is goal and fast.wrenches is F and fast.status is None
