@@ -92,3 +92,23 @@ def servo_command(tau_bias: np.ndarray, leg_jacobians: np.ndarray, F: np.ndarray
                 x = current_max[k]
             current[k] = x
     return tau, current
+
+
+@kernel
+def distribution_weights(A: np.ndarray, load: np.ndarray, axis_weights: np.ndarray,
+                         min_load: float) -> tuple[np.ndarray, np.ndarray]:
+    """The inverse weights (24,) of the weighted distribution, ``max(l_i, min_load)^2 /
+    w_c`` for a holding gripper (``l_i > 0``) and 0 for a swinging one, and ``A`` (6, 24)
+    with its columns scaled by them."""
+    inv_w = np.zeros(6 * _LEGS)
+    for i in range(_LEGS):
+        if load[i] > 0:
+            x = load[i] if load[i] >= min_load else min_load
+            x2 = x * x
+            for c in range(6):
+                inv_w[6 * i + c] = x2 / axis_weights[c]
+    AW = np.empty((A.shape[0], 6 * _LEGS))
+    for r in range(A.shape[0]):
+        for k in range(6 * _LEGS):
+            AW[r, k] = A[r, k] * inv_w[k]
+    return inv_w, AW

@@ -40,7 +40,12 @@ import pinocchio as pin
 from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS, WrenchLimits
 from clamber.exceptions import ConfigError
 from clamber.quadruped.controller_kernels import configuration as configuration_of
-from clamber.quadruped.controller_kernels import pd_acceleration, pose_error, servo_command
+from clamber.quadruped.controller_kernels import (
+    distribution_weights,
+    pd_acceleration,
+    pose_error,
+    servo_command,
+)
 from clamber.quadruped.kinematics import EVERY_LEG, Clik
 from clamber.quadruped.model import RobotModel, RobotState
 from clamber.quadruped.qwbc import WrenchQP, WrenchStatus
@@ -270,6 +275,19 @@ def weighted_distribution(A: np.ndarray, B: np.ndarray, axis_weights: np.ndarray
     weights ``w`` [1/N^2, 1/(N m)^2], ``load`` (4,) the load factors ``l_i`` in [0, 1]
     (0: swinging, no wrench). Closed form ``F = W^-1 A^T (A W^-1 A^T)^-1 B``.
     """
+    if not (type(A) is np.ndarray and A.dtype == np.float64 and A.flags.c_contiguous
+            and A.shape == (6, N_WRENCH)):
+        return weighted_distribution_plain(A, B, axis_weights, load)
+    # The weights and the scaled A in one compiled call (the same numbers as the NumPy
+    # below); the products and the solve stay NumPy's and LAPACK's.
+    inv_w, AW = distribution_weights(A, np.asarray(load, dtype=float),
+                                     np.asarray(axis_weights, dtype=float), MIN_LOAD)
+    return inv_w * (A.T @ solve_vector(AW @ A.T, B))
+
+
+def weighted_distribution_plain(A: np.ndarray, B: np.ndarray, axis_weights: np.ndarray,
+                                load: np.ndarray) -> np.ndarray:
+    """:func:`weighted_distribution` in NumPy (the reference of its compiled weights)."""
     on = load > 0
     if on.all():  # every gripper holds: the same numbers without the masks
         inv_w = (np.maximum(load, MIN_LOAD)[:, None] ** 2 / axis_weights[None, :]).reshape(-1)

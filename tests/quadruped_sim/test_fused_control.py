@@ -184,7 +184,27 @@ def test_compiled_servo_command_equals_the_numpy_one():
             F[rng.integers(24)] = [np.nan, np.inf, -np.inf][k % 3]
         goal = rng.standard_normal(20)
         fast = ctrl._command_from(goal, st, None, F)
-        plain = ctrl._command(goal, st.torques(F), None, F)
+        with np.errstate(invalid="ignore"):  # inf - inf in the finiteness test
+            plain = ctrl._command(goal, st.torques(F), None, F)
         assert np.array_equal(fast.torque, plain.torque)
         assert np.array_equal(fast.current_limit, plain.current_limit)
         assert fast.position is goal and fast.wrenches is F and fast.status is None
+
+
+def test_compiled_distribution_weights_equal_the_numpy_ones():
+    """The weighted distribution with its weights compiled equals the NumPy one bit for
+    bit: random loads (swinging grippers and loads below the floor included), axis
+    weights and body wrenches."""
+    from clamber.quadruped.controllers import weighted_distribution, weighted_distribution_plain
+
+    rm = RobotModel()
+    evaluator = StaticsEvaluator(rm)
+    rng = np.random.default_rng(7)
+    for k, (R, p, qj, _) in enumerate(_configurations(rm, rng, 300)):
+        st = evaluator.evaluate(configuration(pin.SE3(R, p), qj))
+        load = rng.choice([0.0, 0.01, 0.3, 1.0], 4) if k % 2 else rng.uniform(0.01, 1, 4)
+        load[rng.integers(4)] = 1.0  # at least one gripper holds
+        w = 1.0 / rng.uniform(0.5, 50.0, 6) ** 2 if k % 3 else np.ones(6)
+        B = rng.standard_normal(6) * 20.0
+        assert np.array_equal(weighted_distribution(st.A, B, w, load),
+                              weighted_distribution_plain(st.A, B, w, load))
