@@ -14,7 +14,14 @@ import math
 import numpy as np
 
 from clamber.compiled import kernel
-from clamber.quadruped.se3_kernels import act_inv, action_matrix, log6, xyz_quaternion
+from clamber.quadruped.se3_kernels import (
+    act_inv,
+    action_matrix,
+    compose,
+    exp6,
+    log6,
+    xyz_quaternion,
+)
 
 _LEGS, _JOINTS = 4, 5
 _FLOAT_MAX = float(np.finfo(float).max)
@@ -112,3 +119,25 @@ def distribution_weights(A: np.ndarray, load: np.ndarray, axis_weights: np.ndarr
         for k in range(6 * _LEGS):
             AW[r, k] = A[r, k] * inv_w[k]
     return inv_w, AW
+
+
+@kernel
+def integral_target(integral: np.ndarray, error: np.ndarray, gain_dt: float,
+                    limit: np.ndarray, ref_rotation: np.ndarray, ref_translation: np.ndarray,
+                    rotation: np.ndarray, translation: np.ndarray) -> np.ndarray:
+    """The CLIK's integral of the body pose error, ``clip(integral + gain_dt * error,
+    -limit, limit)`` (6,) (returned, a new array), and the corrected body target
+    ``T_ref * exp6(integral)`` into ``rotation``, ``translation``."""
+    out = np.empty(6)
+    for k in range(6):
+        x = integral[k] + gain_dt * error[k]
+        lo = -limit[k]
+        if x < lo:  # np.clip: the lower bound, then the upper one (a NaN stays NaN)
+            x = lo
+        if x > limit[k]:
+            x = limit[k]
+        out[k] = x
+    R, p = np.empty((3, 3)), np.empty(3)
+    exp6(out, R, p)
+    compose(ref_rotation, ref_translation, R, p, rotation, translation)
+    return out

@@ -42,6 +42,7 @@ from clamber.exceptions import ConfigError
 from clamber.quadruped.controller_kernels import configuration as configuration_of
 from clamber.quadruped.controller_kernels import (
     distribution_weights,
+    integral_target,
     pd_acceleration,
     pose_error,
     servo_command,
@@ -205,15 +206,20 @@ class Controller(ABC):
                 modes[i] = 0
         return modes, rotations, translations
 
-    def _goal_positions(self, state: RobotState, ref: MotionReference,
-                        statics: Statics) -> np.ndarray:
+    def _goal_positions(self, state: RobotState, ref: MotionReference, statics: Statics,
+                        body_target: tuple[np.ndarray, np.ndarray] | None = None
+                        ) -> np.ndarray:
         """:meth:`_positions` from ``statics`` in one compiled call: the pose errors of
-        :meth:`_positions_plain` and :meth:`Clik.step_every_leg` (the same numbers)."""
-        clik, rm, pose = self.clik, self.rm, ref.body_pose
+        :meth:`_positions_plain` and :meth:`Clik.step_every_leg` (the same numbers).
+        ``body_target`` (rotation, translation) replaces ``ref.body_pose`` if given."""
+        clik, rm = self.clik, self.rm
+        if body_target is None:
+            pose = ref.body_pose
+            body_target = pose.rotation, pose.translation
         modes, rotations, translations = self._leg_targets(ref)
         return clik_goal(statics.foot_rotations, statics.foot_translations,
-                         state.body_rotation, state.body_position, pose.rotation,
-                         pose.translation, rotations, translations, modes,
+                         state.body_rotation, state.body_position, *body_target,
+                         rotations, translations, modes,
                          state.joint_positions, statics.leg_jacobians, EVERY_LEG, clik.gain,
                          clik.w, clik.damping**2, rm.q_min, rm.q_max)
 
@@ -357,22 +363,32 @@ class CLIKController(Controller):
         self.statics = StaticsEvaluator(self.rm)
         self.axis_weights = 1.0 / PAPER_BOX_HALF_WIDTHS**2
         self.pd = BodyPD()
+        #: The corrected body target (rotation, translation) and the action matrix of the
+        #: pose error, written every cycle.
+        self._target = (np.zeros((3, 3)), np.zeros(3))
+        self._action = np.zeros((6, 6))
 
     def step(self, state: RobotState, ref: MotionReference) -> JointCommand:
         self._check(state, ref)
         rm = self.rm
         statics = self.statics.evaluate(self._configuration(state))
+        target = None
         if self.ki > 0:
-            e = self.pd.pose_error(state, ref)
-            self.integral = clip(self.integral + self.ki * self.dt * e, -self._limit,
-                                 self._limit)
-            ref = ref.with_body_pose(ref.body_pose * pin.exp6(pin.Motion(self.integral)))
+            # The integral and the corrected target T_ref exp6(integral) in one compiled
+            # call: Pinocchio's numbers, without its objects.
+            pose = ref.body_pose
+            rotation, translation = pose.rotation, pose.translation
+            e = pose_error(state.body_rotation, state.body_position, rotation, translation,
+                           self._action)
+            target = self._target
+            self.integral = integral_target(self.integral, e, self.ki * self.dt,
+                                            self._limit, rotation, translation, *target)
         F = np.zeros(N_WRENCH)
         tau = np.zeros(N_JOINTS)
         if self.feedforward:
             F = weighted_distribution(statics.A, statics.B, self.axis_weights, ref.load_array)
             tau = clip(statics.torques(F), -rm.tau_max, rm.tau_max)
-        return JointCommand.trusted(self._positions(state, ref, statics), tau,
+        return JointCommand.trusted(self._goal_positions(state, ref, statics, target), tau,
                                     rm.current_max.copy(), None, F)
 
 

@@ -216,3 +216,41 @@ def xyz_quaternion(R: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
     out[6] = (R[k, j] - R[j, k]) * t
     out[3 + j] = (R[j, i] + R[i, j]) * t
     out[3 + k] = (R[k, i] + R[i, k]) * t
+
+
+@kernel
+def exp6(nu: np.ndarray, R: np.ndarray, p: np.ndarray) -> None:
+    """``pin.exp6(pin.Motion(nu))`` (``nu = [v, w]``, (6,)) into ``R``, ``p``."""
+    v0, v1, v2, w0, w1, w2 = nu[0], nu[1], nu[2], nu[3], nu[4], nu[5]
+    t2 = _packet3(w0 * w0, w1 * w1, w2 * w2) + _EPS * _EPS
+    t = math.sqrt(t2)
+    st, ct = math.sin(t), math.cos(t)
+    inv_t2 = 1.0 / t2
+    if t < _PREC3:
+        alpha_wxv = 1.0 / 2.0 - t2 / 24
+        alpha_v = 1.0 - t2 / 6
+        alpha_w = 1.0 / 6.0 - t2 / 120
+        diagonal = 1.0 - t2 / 2
+    else:
+        alpha_wxv = (1.0 - ct) * inv_t2
+        alpha_v = st / t
+        alpha_w = (1.0 - alpha_v) * inv_t2
+        diagonal = ct
+    dot = alpha_w * _packet3(w0 * v0, w1 * v1, w2 * v2)
+    c0, c1, c2 = w1 * v2 - w2 * v1, w2 * v0 - w0 * v2, w0 * v1 - w1 * v0
+    p[0] = alpha_v * v0 + dot * w0 + alpha_wxv * c0
+    p[1] = alpha_v * v1 + dot * w1 + alpha_wxv * c1
+    p[2] = alpha_v * v2 + dot * w2 + alpha_wxv * c2
+    a0, a1, a2 = alpha_wxv * w0, alpha_wxv * w1, alpha_wxv * w2
+    R[0, 0], R[0, 1], R[0, 2] = a0 * w0, a0 * w1, a0 * w2
+    R[1, 0], R[1, 1], R[1, 2] = a1 * w0, a1 * w1, a1 * w2
+    R[2, 0], R[2, 1], R[2, 2] = a2 * w0, a2 * w1, a2 * w2
+    R[0, 1] -= alpha_v * w2
+    R[1, 0] += alpha_v * w2
+    R[0, 2] += alpha_v * w1
+    R[2, 0] -= alpha_v * w1
+    R[1, 2] -= alpha_v * w0
+    R[2, 1] += alpha_v * w0
+    R[0, 0] += diagonal
+    R[1, 1] += diagonal
+    R[2, 2] += diagonal

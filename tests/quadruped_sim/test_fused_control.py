@@ -30,7 +30,8 @@ def _poses(rng, n):
 
 
 def test_se3_kernels_equal_pinocchio():
-    """Composition, ``actInv``, inverse and ``log6`` equal Pinocchio's bit for bit."""
+    """Composition, ``actInv``, inverse, ``log6`` and ``exp6`` equal Pinocchio's bit for
+    bit."""
     rng = np.random.default_rng(0)
     R, p, out = np.empty((3, 3)), np.empty(3), np.empty(6)
     for M in _poses(rng, 4000):
@@ -45,6 +46,9 @@ def test_se3_kernels_equal_pinocchio():
         assert np.array_equal(p, M.inverse().translation)
         se3_kernels.log6(M.rotation, M.translation, out)
         assert np.array_equal(out, pin.log6(M).vector)
+        se3_kernels.exp6(out, R, p)
+        E = pin.exp6(pin.Motion(out))
+        assert np.array_equal(R, E.rotation) and np.array_equal(p, E.translation)
 
 
 def _configurations(rm, rng, n):
@@ -208,3 +212,73 @@ def test_compiled_distribution_weights_equal_the_numpy_ones():
         B = rng.standard_normal(6) * 20.0
         assert np.array_equal(weighted_distribution(st.A, B, w, load),
                               weighted_distribution_plain(st.A, B, w, load))
+
+
+def _plain_step(ctrl, state, ref):
+    """One control cycle written with Pinocchio's objects and NumPy throughout: goal
+    positions, torques, current limits and wrenches."""
+    from clamber.quadruped.controllers import (
+        CLIKController,
+        QWBCController,
+        weighted_distribution_plain,
+    )
+
+    body, rm = state.body_pose, ctrl.rm
+    q = configuration(body, state.joint_positions)
+    if isinstance(ctrl, QWBCController):
+        statics = ctrl.statics.evaluate_plain(q, ctrl.pd.acceleration_plain(state, ref))
+        sol = ctrl.qp.solve(statics, ref.load_array)
+        cmd = ctrl._command(ctrl._positions_plain(state, ref, statics), statics.torques(sol.F),
+                            sol.status, sol.F)
+        return cmd.position, cmd.torque, cmd.current_limit, cmd.wrenches
+    statics = ctrl.statics.evaluate_plain(q)
+    err = body.actInv(ref.body_pose)
+    if isinstance(ctrl, CLIKController):
+        ctrl.integral = np.clip(ctrl.integral + ctrl.ki * ctrl.dt * pin.log6(err).vector,
+                                -ctrl._limit, ctrl._limit)
+        ref = ref.with_body_pose(ref.body_pose * pin.exp6(pin.Motion(ctrl.integral)))
+        F = weighted_distribution_plain(statics.A, statics.B, ctrl.axis_weights,
+                                        ref.load_array)
+        tau = np.clip(statics.torques(F), -rm.tau_max, rm.tau_max)
+        return ctrl._positions_plain(state, ref, statics), tau, rm.current_max, F
+    e, de = pin.log6(err).vector, err.toActionMatrix() @ ref.body_twist - state.body_twist
+    F = weighted_distribution_plain(statics.A, statics.B + ctrl.k * e + ctrl.d * de,
+                                    ctrl.axis_weights, ref.load_array)
+    cmd = ctrl._command(ctrl._positions_plain(state, ref, statics), statics.torques(F), None, F)
+    return cmd.position, cmd.torque, cmd.current_limit, cmd.wrenches
+
+
+@pytest.mark.parametrize("name", ["qwbc", "clik", "vmc"])
+def test_controllers_step_as_their_plain_cycles(name):
+    """Over 150 cycles of a random walk (pose errors large enough to clip the CLIK's
+    integral, grippers unloading and swinging), each controller's commands equal those
+    of the same cycle written with Pinocchio's objects and NumPy, bit for bit."""
+    from clamber.quadruped.variants import make_controller
+
+    rm = RobotModel()
+    fast, plain = make_controller(name, rm), make_controller(name, rm)
+    rng = np.random.default_rng(8)
+    state0 = rm.default_state()
+    R, p, qj = state0.body_rotation, state0.body_position, state0.joint_positions
+    for k in range(150):
+        R = pin.exp3(rng.standard_normal(3) * 0.01) @ R
+        p = p + rng.standard_normal(3) * 0.002
+        qj = np.clip(qj + rng.standard_normal(20) * 0.01, rm.q_min, rm.q_max)
+        state = RobotState.trusted(p, R, qj, rng.standard_normal(6) * 0.05, np.zeros(20))
+        load = dict.fromkeys(LEG_NAMES, 1.0)
+        load[LEG_NAMES[k // 30 % 4]] = [1.0, 0.6, 0.2, 0.0, 1.0][k % 30 // 6]
+        if load[LEG_NAMES[k // 30 % 4]] == 0.0:
+            del load[LEG_NAMES[k // 30 % 4]]
+        swing = {leg: pin.SE3(R, p + rng.standard_normal(3) * 0.1) for leg in LEG_NAMES
+                 if leg not in load}
+        ref = MotionReference.trusted(
+            pin.SE3(pin.exp3(rng.standard_normal(3) * 0.05) @ R,
+                    p + rng.standard_normal(3) * 0.03 + [0.05, 0.0, 0.0]),
+            rng.standard_normal(6) * 0.02, rng.standard_normal(6) * 0.1, load, swing)
+        cmd = fast.step(state, ref)
+        want = _plain_step(plain, state, ref)
+        got = cmd.position, cmd.torque, cmd.current_limit, cmd.wrenches
+        assert all(np.array_equal(x, y) for x, y in zip(got, want, strict=True)), k
+    if name == "clik":
+        assert np.array_equal(fast.integral, plain.integral)
+        assert np.abs(fast.integral).max() == pytest.approx(0.02)  # the clip was reached
