@@ -30,23 +30,21 @@ _FLOAT_MAX = float(np.finfo(float).max)
 @kernel
 def pose_error(body_rotation: np.ndarray, body_translation: np.ndarray,
                ref_rotation: np.ndarray, ref_translation: np.ndarray,
-               action: np.ndarray) -> np.ndarray:
-    """``log6(T^-1 T_ref).vector`` (6,) of the body pose ``T`` and its target ``T_ref``, and
-    ``(T^-1 T_ref).toActionMatrix()`` into ``action`` (6, 6)."""
+               action: np.ndarray, e: np.ndarray) -> None:
+    """``log6(T^-1 T_ref).vector`` into ``e`` (6,) of the body pose ``T`` and its target
+    ``T_ref``, and ``(T^-1 T_ref).toActionMatrix()`` into ``action`` (6, 6)."""
     R, p = np.empty((3, 3)), np.empty(3)
     act_inv(body_rotation, body_translation, ref_rotation, ref_translation, R, p)
     action_matrix(R, p, action)
-    e = np.empty(6)
     log6(R, p, e)
-    return e
 
 
 @kernel
 def pd_acceleration(a_ref: np.ndarray, kp: np.ndarray, pose: np.ndarray, kd: np.ndarray,
                     twist_ref: np.ndarray, twist: np.ndarray, lo: np.ndarray,
-                    hi: np.ndarray) -> np.ndarray:
-    """``a_ref + kp * pose + kd * (twist_ref - twist)`` clipped to ``[lo, hi]`` (6,)."""
-    a = np.empty(6)
+                    hi: np.ndarray, a: np.ndarray) -> None:
+    """``a_ref + kp * pose + kd * (twist_ref - twist)`` clipped to ``[lo, hi]`` into ``a``
+    (6,)."""
     for k in range(6):
         x = a_ref[k] + kp[k] * pose[k] + kd[k] * (twist_ref[k] - twist[k])
         if x < lo[k]:  # np.maximum, then np.minimum (a NaN stays NaN)
@@ -54,29 +52,26 @@ def pd_acceleration(a_ref: np.ndarray, kp: np.ndarray, pose: np.ndarray, kd: np.
         if x > hi[k]:
             x = hi[k]
         a[k] = x
-    return a
 
 
 @kernel
 def configuration(rotation: np.ndarray, translation: np.ndarray, joints: np.ndarray,
-                  out: np.ndarray) -> np.ndarray:
+                  out: np.ndarray) -> None:
     """Pinocchio's configuration (27,) of a body pose and joint angles into ``out``:
     :func:`clamber.quadruped.model.configuration` of ``SE3(rotation, translation)``."""
     xyz_quaternion(rotation, translation, out)
     for k in range(joints.shape[0]):
         out[7 + k] = joints[k]
-    return out
 
 
 @kernel
 def servo_command(tau_bias: np.ndarray, leg_jacobians: np.ndarray, F: np.ndarray,
                   tau_max: np.ndarray, current_per_torque: np.ndarray, margin: float,
-                  current_max: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Feed-forward torques ``tau_bias - J_i^T F_i`` (20,) with NaN made 0 and infinities
-    the largest float (``np.nan_to_num``), clipped to ``+-tau_max``, and the current limits
-    ``|tau| * current_per_torque + margin * current_max``, at most ``current_max``."""
-    tau = np.empty(_LEGS * _JOINTS)
-    current = np.empty(_LEGS * _JOINTS)
+                  current_max: np.ndarray, tau: np.ndarray, current: np.ndarray) -> None:
+    """Feed-forward torques ``tau_bias - J_i^T F_i`` into ``tau`` (20,) with NaN made 0 and
+    infinities the largest float (``np.nan_to_num``), clipped to ``+-tau_max``, and the
+    current limits ``|tau| * current_per_torque + margin * current_max``, at most
+    ``current_max``, into ``current`` (20,)."""
     for i in range(_LEGS):
         for c in range(_JOINTS):
             acc = 0.0
@@ -98,37 +93,35 @@ def servo_command(tau_bias: np.ndarray, leg_jacobians: np.ndarray, F: np.ndarray
             if x > current_max[k]:
                 x = current_max[k]
             current[k] = x
-    return tau, current
 
 
 @kernel
 def distribution_weights(A: np.ndarray, load: np.ndarray, axis_weights: np.ndarray,
-                         min_load: float) -> tuple[np.ndarray, np.ndarray]:
-    """The inverse weights (24,) of the weighted distribution, ``max(l_i, min_load)^2 /
-    w_c`` for a holding gripper (``l_i > 0``) and 0 for a swinging one, and ``A`` (6, 24)
-    with its columns scaled by them."""
-    inv_w = np.zeros(6 * _LEGS)
+                         min_load: float, inv_w: np.ndarray, AW: np.ndarray) -> None:
+    """The inverse weights of the weighted distribution into ``inv_w`` (24,),
+    ``max(l_i, min_load)^2 / w_c`` for a holding gripper (``l_i > 0``) and 0 for a
+    swinging one, and ``A`` (6, 24) with its columns scaled by them into ``AW``."""
     for i in range(_LEGS):
         if load[i] > 0:
             x = load[i] if load[i] >= min_load else min_load
             x2 = x * x
             for c in range(6):
                 inv_w[6 * i + c] = x2 / axis_weights[c]
-    AW = np.empty((A.shape[0], 6 * _LEGS))
+        else:
+            for c in range(6):
+                inv_w[6 * i + c] = 0.0
     for r in range(A.shape[0]):
         for k in range(6 * _LEGS):
             AW[r, k] = A[r, k] * inv_w[k]
-    return inv_w, AW
 
 
 @kernel
 def integral_target(integral: np.ndarray, error: np.ndarray, gain_dt: float,
                     limit: np.ndarray, ref_rotation: np.ndarray, ref_translation: np.ndarray,
-                    rotation: np.ndarray, translation: np.ndarray) -> np.ndarray:
+                    rotation: np.ndarray, translation: np.ndarray, out: np.ndarray) -> None:
     """The CLIK's integral of the body pose error, ``clip(integral + gain_dt * error,
-    -limit, limit)`` (6,) (returned, a new array), and the corrected body target
+    -limit, limit)``, into ``out`` (6,), and the corrected body target
     ``T_ref * exp6(integral)`` into ``rotation``, ``translation``."""
-    out = np.empty(6)
     for k in range(6):
         x = integral[k] + gain_dt * error[k]
         lo = -limit[k]
@@ -140,4 +133,3 @@ def integral_target(integral: np.ndarray, error: np.ndarray, gain_dt: float,
     R, p = np.empty((3, 3)), np.empty(3)
     exp6(out, R, p)
     compose(ref_rotation, ref_translation, R, p, rotation, translation)
-    return out

@@ -100,16 +100,21 @@ class BodyPD:
         hi = np.array([self.max_linear] * 3 + [self.max_angular] * 3)
         object.__setattr__(self, "_hi", hi)
         object.__setattr__(self, "_lo", -hi)
+        #: Scratch arrays of :meth:`acceleration`: the action matrix and the pose error.
+        object.__setattr__(self, "_action", np.zeros((6, 6)))
+        object.__setattr__(self, "_error", np.zeros(6))
 
     def acceleration(self, state: RobotState, ref: MotionReference,
                      body: pin.SE3 | None = None) -> np.ndarray:
         """The clipped body acceleration; ``body`` is ``state.body_pose`` if the caller
         already built it (the state's arrays are read either way)."""
-        Ad = np.empty((6, 6))
-        e = pose_error(state.body_rotation, state.body_position, ref.body_pose.rotation,
-                       ref.body_pose.translation, Ad)
-        return pd_acceleration(Ad @ ref.body_acceleration, self.kp, e, self.kd,
-                               Ad @ ref.body_twist, state.body_twist, self._lo, self._hi)
+        Ad, e, pose = self._action, self._error, ref.body_pose
+        pose_error(state.body_rotation, state.body_position, pose.rotation, pose.translation,
+                   Ad, e)
+        a = np.empty(6)
+        pd_acceleration(Ad @ ref.body_acceleration, self.kp, e, self.kd, Ad @ ref.body_twist,
+                        state.body_twist, self._lo, self._hi, a)
+        return a
 
     def acceleration_plain(self, state: RobotState, ref: MotionReference) -> np.ndarray:
         """:meth:`acceleration` through Pinocchio's ``SE3`` objects and NumPy (the
@@ -126,15 +131,17 @@ class BodyPD:
                      body: pin.SE3 | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Pose error ``log6(T^-1 T_ref)`` and twist error in {B} (``body`` as in
         :meth:`acceleration`)."""
-        Ad = np.empty((6, 6))
-        e = pose_error(state.body_rotation, state.body_position, ref.body_pose.rotation,
-                       ref.body_pose.translation, Ad)
+        Ad, e, pose = self._action, np.empty(6), ref.body_pose
+        pose_error(state.body_rotation, state.body_position, pose.rotation, pose.translation,
+                   Ad, e)
         return e, Ad @ ref.body_twist - state.body_twist
 
     def pose_error(self, state: RobotState, ref: MotionReference) -> np.ndarray:
         """The pose error ``log6(T^-1 T_ref)`` of :meth:`wrench_error` alone."""
-        return pose_error(state.body_rotation, state.body_position, ref.body_pose.rotation,
-                          ref.body_pose.translation, np.empty((6, 6)))
+        e, pose = np.empty(6), ref.body_pose
+        pose_error(state.body_rotation, state.body_position, pose.rotation, pose.translation,
+                   self._action, e)
+        return e
 
 
 class Controller(ABC):
@@ -154,8 +161,9 @@ class Controller(ABC):
     def _configuration(self, state: RobotState) -> np.ndarray:
         """Pinocchio's configuration (27,) of the state (``configuration(state.body_pose,
         state.joint_positions)``, the same numbers), in a buffer reused every cycle."""
-        return configuration_of(state.body_rotation, state.body_position,
-                                state.joint_positions, self._q)
+        configuration_of(state.body_rotation, state.body_position, state.joint_positions,
+                         self._q)
+        return self._q
 
     def _check(self, state: RobotState, ref: MotionReference) -> None:
         if not isinstance(state, RobotState) or not isinstance(ref, MotionReference):
@@ -217,11 +225,12 @@ class Controller(ABC):
             pose = ref.body_pose
             body_target = pose.rotation, pose.translation
         modes, rotations, translations = self._leg_targets(ref)
-        return clik_goal(statics.foot_rotations, statics.foot_translations,
-                         state.body_rotation, state.body_position, *body_target,
-                         rotations, translations, modes,
-                         state.joint_positions, statics.leg_jacobians, EVERY_LEG, clik.gain,
-                         clik.w, clik.damping**2, rm.q_min, rm.q_max)
+        goal = np.empty(N_JOINTS)
+        clik_goal(statics.foot_rotations, statics.foot_translations, state.body_rotation,
+                  state.body_position, *body_target, rotations, translations, modes,
+                  state.joint_positions, statics.leg_jacobians, EVERY_LEG, clik.gain, clik.w,
+                  clik.damping**2, rm.q_min, rm.q_max, goal)
+        return goal
 
     def _positions_plain(self, state: RobotState, ref: MotionReference, statics: Statics,
                          body: pin.SE3 | None = None) -> np.ndarray:
@@ -246,10 +255,10 @@ class Controller(ABC):
         """:meth:`_command` of the torques ``statics.torques(F)`` in one compiled call (the
         same numbers)."""
         rm = self.rm
-        tau, current = servo_command(statics.tau_bias, statics.leg_jacobians,
-                                     np.ascontiguousarray(F, dtype=float).reshape(N_WRENCH),
-                                     rm.tau_max, rm.current_per_torque, self.current_margin,
-                                     rm.current_max)
+        tau, current = np.empty(N_JOINTS), np.empty(N_JOINTS)
+        servo_command(statics.tau_bias, statics.leg_jacobians,
+                      np.ascontiguousarray(F, dtype=float).reshape(N_WRENCH), rm.tau_max,
+                      rm.current_per_torque, self.current_margin, rm.current_max, tau, current)
         return JointCommand.trusted(position, tau, current, status, F)
 
     def _command(self, position: np.ndarray, torque: np.ndarray, status: WrenchStatus | None,
@@ -286,8 +295,9 @@ def weighted_distribution(A: np.ndarray, B: np.ndarray, axis_weights: np.ndarray
         return weighted_distribution_plain(A, B, axis_weights, load)
     # The weights and the scaled A in one compiled call (the same numbers as the NumPy
     # below); the products and the solve stay NumPy's and LAPACK's.
-    inv_w, AW = distribution_weights(A, np.asarray(load, dtype=float),
-                                     np.asarray(axis_weights, dtype=float), MIN_LOAD)
+    inv_w, AW = np.empty(N_WRENCH), np.empty((6, N_WRENCH))
+    distribution_weights(A, np.asarray(load, dtype=float),
+                         np.asarray(axis_weights, dtype=float), MIN_LOAD, inv_w, AW)
     return inv_w * (A.T @ solve_vector(AW @ A.T, B))
 
 
@@ -366,7 +376,7 @@ class CLIKController(Controller):
         #: The corrected body target (rotation, translation) and the action matrix of the
         #: pose error, written every cycle.
         self._target = (np.zeros((3, 3)), np.zeros(3))
-        self._action = np.zeros((6, 6))
+        self._action, self._error = np.zeros((6, 6)), np.zeros(6)
 
     def step(self, state: RobotState, ref: MotionReference) -> JointCommand:
         self._check(state, ref)
@@ -378,11 +388,12 @@ class CLIKController(Controller):
             # call: Pinocchio's numbers, without its objects.
             pose = ref.body_pose
             rotation, translation = pose.rotation, pose.translation
-            e = pose_error(state.body_rotation, state.body_position, rotation, translation,
-                           self._action)
-            target = self._target
-            self.integral = integral_target(self.integral, e, self.ki * self.dt,
-                                            self._limit, rotation, translation, *target)
+            e, integral, target = self._error, np.empty(6), self._target
+            pose_error(state.body_rotation, state.body_position, rotation, translation,
+                       self._action, e)
+            integral_target(self.integral, e, self.ki * self.dt, self._limit, rotation,
+                            translation, *target, integral)
+            self.integral = integral
         F = np.zeros(N_WRENCH)
         tau = np.zeros(N_JOINTS)
         if self.feedforward:

@@ -86,23 +86,10 @@ def inverse(R1: np.ndarray, p1: np.ndarray, R: np.ndarray, p: np.ndarray) -> Non
 
 
 @kernel
-def log3(R: np.ndarray, w: np.ndarray) -> float:
-    """``pin.log3(R)`` into ``w`` (3,); returns the angle ``theta``."""
+def _log3_singular(Rn: np.ndarray, tr: float, w: np.ndarray) -> float:
+    """``log3``'s branch near a half turn (``cos(theta)`` within ``prec`` of -1): the axis
+    from the largest diagonal entry, as ``internal::compute_theta_axis``."""
     eps = _EPS
-    prec = _PREC2
-    # renormalize_rotation_matrix
-    n0 = math.sqrt(_packet3(R[0, 0] * R[0, 0], R[1, 0] * R[1, 0], R[2, 0] * R[2, 0]))
-    n1 = math.sqrt(_packet3(R[0, 1] * R[0, 1], R[1, 1] * R[1, 1], R[2, 1] * R[2, 1]))
-    a0, a1, a2 = R[0, 0] / n0, R[1, 0] / n0, R[2, 0] / n0
-    b0, b1, b2 = R[0, 1] / n1, R[1, 1] / n1, R[2, 1] / n1
-    c0, c1, c2 = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
-    a0, a1, a2 = b1 * c2 - b2 * c1, b2 * c0 - b0 * c2, b0 * c1 - b1 * c0
-    Rn = np.empty((3, 3))
-    Rn[0, 0], Rn[1, 0], Rn[2, 0] = a0, a1, a2
-    Rn[0, 1], Rn[1, 1], Rn[2, 1] = b0, b1, b2
-    Rn[0, 2], Rn[1, 2], Rn[2, 2] = c0, c1, c2
-    tr = _scalar3(Rn[0, 0], Rn[1, 1], Rn[2, 2])
-    cos_value = (tr - 1.0) / 2.0
     val = np.empty(3)
     for k in range(3):
         val[k] = 2.0 * Rn[k, k] - tr + 1.0
@@ -125,27 +112,51 @@ def log3(R: np.ndarray, w: np.ndarray) -> float:
         pick = 0 if val[0] >= val[2] else 2
     else:
         pick = 1 if val[1] >= val[2] else 2
+    theta = thetas[pick]
+    for k in range(3):
+        w[k] = theta * axes[pick, k]
+    return theta
+
+
+@kernel
+def log3(R: np.ndarray, w: np.ndarray) -> float:
+    """``pin.log3(R)`` into ``w`` (3,); returns the angle ``theta``. Pinocchio evaluates
+    both branches and selects one; the branch not selected is left out here (it has no
+    effect on the result)."""
+    eps = _EPS
+    prec = _PREC2
+    # renormalize_rotation_matrix: columns a, b normalized, c = a x b, a = b x c
+    n0 = math.sqrt(_packet3(R[0, 0] * R[0, 0], R[1, 0] * R[1, 0], R[2, 0] * R[2, 0]))
+    n1 = math.sqrt(_packet3(R[0, 1] * R[0, 1], R[1, 1] * R[1, 1], R[2, 1] * R[2, 1]))
+    a0, a1, a2 = R[0, 0] / n0, R[1, 0] / n0, R[2, 0] / n0
+    b0, b1, b2 = R[0, 1] / n1, R[1, 1] / n1, R[2, 1] / n1
+    c0, c1, c2 = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+    a0, a1, a2 = b1 * c2 - b2 * c1, b2 * c0 - b0 * c2, b0 * c1 - b1 * c0
+    tr = _scalar3(a0, b1, c2)
+    cos_value = (tr - 1.0) / 2.0
+    if not cos_value >= -1.0 + prec:
+        Rn = np.empty((3, 3))
+        Rn[0, 0], Rn[1, 0], Rn[2, 0] = a0, a1, a2
+        Rn[0, 1], Rn[1, 1], Rn[2, 1] = b0, b1, b2
+        Rn[0, 2], Rn[1, 2], Rn[2, 2] = c0, c1, c2
+        return _log3_singular(Rn, tr, w)
     acos_expansion = math.sqrt(2.0 * (1.0 - cos_value) + eps * eps)
     if tr <= 3.0 - prec:
         theta_nominal = math.acos(cos_value) if tr >= -1.0 + prec \
             else math.pi - acos_expansion
     else:
         theta_nominal = acos_expansion
-    s0 = 0.5 * (Rn[2, 1] - Rn[1, 2])
-    s1 = 0.5 * (Rn[0, 2] - Rn[2, 0])
-    s2 = 0.5 * (Rn[1, 0] - Rn[0, 1])
+    # unSkew of the renormalized matrix
+    s0 = 0.5 * (b2 - c1)
+    s1 = 0.5 * (c0 - a2)
+    s2 = 0.5 * (a1 - b0)
     n2 = _packet3(s0 * s0, s1 * s1, s2 * s2)
     if theta_nominal >= prec:
         t = theta_nominal / math.sin(theta_nominal)
     else:
         t = 1.0 + n2 / 6.0 + n2 * n2 * 3.0 / 40.0
-    if cos_value >= -1.0 + prec:
-        w[0], w[1], w[2] = t * s0, t * s1, t * s2
-        return theta_nominal
-    theta = thetas[pick]
-    for k in range(3):
-        w[k] = theta * axes[pick, k]
-    return theta
+    w[0], w[1], w[2] = t * s0, t * s1, t * s2
+    return theta_nominal
 
 
 @kernel

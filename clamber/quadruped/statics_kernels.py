@@ -71,14 +71,14 @@ def clik_goal(foot_rotations: np.ndarray, foot_translations: np.ndarray,
               target_rotations: np.ndarray, target_translations: np.ndarray,
               modes: np.ndarray, q_joints: np.ndarray, leg_jacobians: np.ndarray,
               legs: np.ndarray, gain: float, w: np.ndarray, damping2: float,
-              q_min: np.ndarray, q_max: np.ndarray) -> np.ndarray:
-    """The CLIK's goal positions (20,) when every leg has a target: per leg the pose error
-    ``log6((T_B^-1 T_foot).actInv(T_ref^-1 T_target))`` in {B}, scaled by ``gain * w``, one
-    damped least-squares step (``legs``: every leg, in order) added to ``q_joints`` and
-    clipped to ``[q_min, q_max]``. ``T_B`` is the measured body pose, ``T_ref`` the body
-    target; the target of leg ``i`` is by ``modes[i]`` its foot (0), its foot's translation
-    with ``target_rotations[i]`` (1, a stance attitude) or ``target_rotations[i]``,
-    ``target_translations[i]`` (2, a swing target)."""
+              q_min: np.ndarray, q_max: np.ndarray, out: np.ndarray) -> None:
+    """The CLIK's goal positions into ``out`` (20,) when every leg has a target: per leg the
+    pose error ``log6((T_B^-1 T_foot).actInv(T_ref^-1 T_target))`` in {B}, scaled by
+    ``gain * w``, one damped least-squares step (``legs``: every leg, in order) added to
+    ``q_joints`` and clipped to ``[q_min, q_max]``. ``T_B`` is the measured body pose,
+    ``T_ref`` the body target; the target of leg ``i`` is by ``modes[i]`` its foot (0), its
+    foot's translation with ``target_rotations[i]`` (1, a stance attitude) or
+    ``target_rotations[i]``, ``target_translations[i]`` (2, a swing target)."""
     Rb, pb = np.empty((3, 3)), np.empty(3)
     Rr, pr = np.empty((3, 3)), np.empty(3)
     inverse(body_rotation, body_translation, Rb, pb)
@@ -102,7 +102,6 @@ def clik_goal(foot_rotations: np.ndarray, foot_translations: np.ndarray,
         for r in range(6):
             e[i, r] *= gain * w[r]
     dq = dls_steps(leg_jacobians, legs, e, w, damping2)
-    out = np.empty(q_joints.shape[0])
     for i in range(_LEGS):
         for c in range(_JOINTS):
             k = _JOINTS * i + c
@@ -112,4 +111,3 @@ def clik_goal(foot_rotations: np.ndarray, foot_translations: np.ndarray,
             if x > q_max[k]:
                 x = q_max[k]
             out[k] = x
-    return out
