@@ -1,0 +1,100 @@
+"""The controllers' cost per control cycle alone: the (state, reference) pairs of a climb,
+replayed through a fresh controller.
+
+Usage: ``python benchmarks/bench_controllers.py [--cycles N] [--repeat R] [--baseline DIR]``.
+A breakable climb at 90 deg (seed 0, Q-WBC, CLIK and VMC in turn) runs ``N`` control cycles
+(default 2000) while its controller's inputs are recorded; then a fresh controller of the
+same name steps through them ``R`` times (default 5), and the CPU microseconds per step of
+the fastest and the median pass are reported. Replaying leaves out everything but the
+controller, so its cost is measured without the physics' and estimator's noise (its share
+of the loop is ``--breakdown`` of ``bench_quadruped_sim.py``). ``--baseline DIR`` measures
+another checkout the same way in a fresh process, alternating controller by controller,
+and checks that both computed the same commands bit for bit (a hash of every command).
+The last printed line is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+
+def replay(name: str, cycles: int, repeat: int) -> dict:
+    """CPU microseconds per step of controller ``name`` over the recorded inputs of
+    ``cycles`` control cycles of its climb, and a hash of its commands."""
+    from clamber.experiments.quadruped_comparison import cell_settings
+    from clamber.quadruped.trials.climb import ClimbTrial
+    from clamber.quadruped.variants import make_controller
+
+    trial = ClimbTrial(cell_settings("wall90", name, (), 1), 0)
+    inputs = []
+    step = trial.ctrl.step
+
+    def recorded(state, ref):
+        inputs.append((copy.deepcopy(state), ref))
+        return step(state, ref)
+
+    trial.ctrl.step = recorded
+    for _ in range(cycles):
+        if not trial.step():
+            break
+    passes, h = [], hashlib.sha256()
+    for k in range(repeat + 1):  # the first pass warms caches and is not counted
+        ctrl = make_controller(name, trial.rm, (), 1.0 / trial.settings.control_rate)
+        c0 = time.process_time()
+        commands = [ctrl.step(state, ref) for state, ref in inputs]
+        if k > 0:
+            passes.append(1e6 * (time.process_time() - c0) / len(inputs))
+    for cmd in commands:
+        for a in (cmd.position, cmd.torque, cmd.current_limit, cmd.wrenches):
+            h.update(np.ascontiguousarray(a).tobytes())
+    return {"controller": name, "cycles": len(inputs), "us_per_step_min": min(passes),
+            "us_per_step_median": float(np.median(passes)), "commands": h.hexdigest()[:16]}
+
+
+def _run(source: str, name: str, cycles: int, repeat: int) -> dict:
+    """:func:`replay` in a fresh process importing clamber from ``source`` (a checkout)."""
+    env = {**os.environ, "PYTHONPATH": os.path.abspath(source)}
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--one", name,
+                          str(cycles), str(repeat)], env=env, capture_output=True, text=True,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    if len(sys.argv) == 5 and sys.argv[1] == "--one":
+        print(json.dumps(replay(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))))
+        return
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cycles", type=int, default=2000, help="control cycles recorded")
+    parser.add_argument("--repeat", type=int, default=5, help="timed passes over them")
+    parser.add_argument("--baseline", metavar="DIR", help="another checkout, side by side")
+    args = parser.parse_args()
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sources = {"this": here} | ({"baseline": args.baseline} if args.baseline else {})
+    out: dict = {}
+    for name in ("qwbc", "clik", "vmc"):
+        row = {name_: _run(src, name, args.cycles, args.repeat)
+               for name_, src in sources.items()}
+        if args.baseline:
+            row["speedup"] = (row["baseline"]["us_per_step_min"]
+                              / row["this"]["us_per_step_min"])
+            row["identical"] = row["this"]["commands"] == row["baseline"]["commands"]
+        print(json.dumps({name: row}))
+        out[name] = row
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
