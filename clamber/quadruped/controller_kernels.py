@@ -133,3 +133,31 @@ def integral_target(integral: np.ndarray, error: np.ndarray, gain_dt: float,
     R, p = np.empty((3, 3)), np.empty(3)
     exp6(out, R, p)
     compose(ref_rotation, ref_translation, R, p, rotation, translation)
+
+
+@kernel
+def clipped_torques(tau_bias: np.ndarray, leg_jacobians: np.ndarray, F: np.ndarray,
+                    tau_max: np.ndarray, tau: np.ndarray) -> None:
+    """``clip(tau_bias - J_i^T F_i, -tau_max, tau_max)`` into ``tau`` (20,) (a NaN stays
+    NaN, as ``np.clip`` keeps it)."""
+    for i in range(_LEGS):
+        for c in range(_JOINTS):
+            acc = 0.0
+            for r in range(6):
+                acc += leg_jacobians[i, r, c] * F[6 * i + r]
+            k = _JOINTS * i + c
+            t = tau_bias[k] - acc
+            lo = -tau_max[k]
+            if t < lo:
+                t = lo
+            if t > tau_max[k]:
+                t = tau_max[k]
+            tau[k] = t
+
+
+@kernel
+def virtual_wrench(B: np.ndarray, k: np.ndarray, e: np.ndarray, d: np.ndarray,
+                   twist_ref: np.ndarray, twist: np.ndarray, wrench: np.ndarray) -> None:
+    """The VMC's body wrench ``B + k * e + d * (twist_ref - twist)`` into ``wrench`` (6,)."""
+    for j in range(6):
+        wrench[j] = B[j] + k[j] * e[j] + d[j] * (twist_ref[j] - twist[j])

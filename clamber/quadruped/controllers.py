@@ -39,14 +39,16 @@ import pinocchio as pin
 
 from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS, WrenchLimits
 from clamber.exceptions import ConfigError
-from clamber.quadruped.controller_kernels import configuration as configuration_of
 from clamber.quadruped.controller_kernels import (
+    clipped_torques,
     distribution_weights,
     integral_target,
     pd_acceleration,
     pose_error,
     servo_command,
+    virtual_wrench,
 )
+from clamber.quadruped.controller_kernels import configuration as configuration_of
 from clamber.quadruped.kinematics import EVERY_LEG, Clik
 from clamber.quadruped.model import RobotModel, RobotState
 from clamber.quadruped.qwbc import WrenchQP, WrenchStatus
@@ -55,7 +57,7 @@ from clamber.quadruped.robot import LEG_NAMES, N_JOINTS
 from clamber.quadruped.statics import N_WRENCH, Statics, StaticsEvaluator
 from clamber.quadruped.statics_kernels import clik_goal
 from clamber.quadruped.wbc_problem import MIN_LOAD, QWBCWeights
-from clamber.small_linalg import clip, solve_vector
+from clamber.small_linalg import solve_vector
 
 _sum = np.add.reduce
 
@@ -394,11 +396,12 @@ class CLIKController(Controller):
             integral_target(self.integral, e, self.ki * self.dt, self._limit, rotation,
                             translation, *target, integral)
             self.integral = integral
-        F = np.zeros(N_WRENCH)
-        tau = np.zeros(N_JOINTS)
         if self.feedforward:
             F = weighted_distribution(statics.A, statics.B, self.axis_weights, ref.load_array)
-            tau = clip(statics.torques(F), -rm.tau_max, rm.tau_max)
+            tau = np.empty(N_JOINTS)  # clip(statics.torques(F), -tau_max, tau_max)
+            clipped_torques(statics.tau_bias, statics.leg_jacobians, F, rm.tau_max, tau)
+        else:
+            F, tau = np.zeros(N_WRENCH), np.zeros(N_JOINTS)
         return JointCommand.trusted(self._goal_positions(state, ref, statics, target), tau,
                                     rm.current_max.copy(), None, F)
 
@@ -422,12 +425,17 @@ class VMCController(Controller):
         self.unload = unload
         self.statics = StaticsEvaluator(self.rm)
         self.pd = BodyPD()
+        self._action, self._error = np.zeros((6, 6)), np.zeros(6)
 
     def step(self, state: RobotState, ref: MotionReference) -> JointCommand:
         self._check(state, ref)
         statics = self.statics.evaluate(self._configuration(state))
-        e, de = self.pd.wrench_error(state, ref)
-        wrench = statics.B + self.k * e + self.d * de
+        # statics.B + k * e + d * de of the pose and twist errors (BodyPD.wrench_error)
+        Ad, e, wrench, pose = self._action, self._error, np.empty(6), ref.body_pose
+        pose_error(state.body_rotation, state.body_position, pose.rotation, pose.translation,
+                   Ad, e)
+        virtual_wrench(statics.B, self.k, e, self.d, Ad @ ref.body_twist, state.body_twist,
+                       wrench)
         load = ref.load_array if self.unload else (ref.load_array > 0).astype(float)
         F = weighted_distribution(statics.A, wrench, self.axis_weights, load)
         return self._command_from(self._positions(state, ref, statics), statics, None, F)

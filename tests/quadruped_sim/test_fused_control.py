@@ -282,3 +282,23 @@ def test_controllers_step_as_their_plain_cycles(name):
     if name == "clik":
         assert np.array_equal(fast.integral, plain.integral)
         assert np.abs(fast.integral).max() == pytest.approx(0.02)  # the clip was reached
+
+
+def test_compiled_clipped_torques_equal_numpy_clip():
+    """CLIK's feed-forward torques, compiled, equal ``np.clip(statics.torques(F))`` bit for
+    bit, a NaN or an infinite wrench included."""
+    from clamber.quadruped.controller_kernels import clipped_torques
+
+    rm = RobotModel()
+    evaluator = StaticsEvaluator(rm)
+    rng = np.random.default_rng(9)
+    for k, (R, p, qj, _) in enumerate(_configurations(rm, rng, 300)):
+        st = evaluator.evaluate(configuration(pin.SE3(R, p), qj))
+        F = rng.standard_normal(24) * [1.0, 30.0, 300.0][k % 3]
+        if k % 7 == 0:
+            F[rng.integers(24)] = [np.nan, np.inf, -np.inf][k % 3]
+        tau = np.empty(20)
+        clipped_torques(st.tau_bias, st.leg_jacobians, F, rm.tau_max, tau)
+        with np.errstate(invalid="ignore"):
+            want = np.clip(st.torques(F), -rm.tau_max, rm.tau_max)
+        assert np.array_equal(tau, want, equal_nan=True)
