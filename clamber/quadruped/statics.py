@@ -123,13 +123,27 @@ class StaticsEvaluator:
         self._to_a, self._to_legs = _jacobian_indices(rm.model.nv)
         #: Flat indices into the (nv, nv) mass matrix of the symmetric ``M_BB`` (6, 6).
         self._base_block = _UPPER_ROW * rm.model.nv + _UPPER_COL
-        data = rm.data
-        #: Pinocchio's arrays read in place: world joint Jacobians (6, nv), gravity torques
-        #: (nv,), frame placements (nframes, 12), valid while ``rm.data`` is this object.
+        self._foot_rows = np.array(rm.foot_ids, dtype=np.int64)
+        self._views()
+
+    def _views(self) -> None:
+        """Pinocchio's arrays read in place: world joint Jacobians (6, nv), gravity torques
+        (nv,), frame placements (nframes, 12), valid while ``rm.data`` is this object."""
+        data = self.rm.data
         self._data = data
         self._J, self._g = data.J, data.g
         self._frames = placement_table(data)
-        self._foot_rows = np.array(rm.foot_ids, dtype=np.int64)
+
+    def __getstate__(self) -> dict:
+        """A copy or pickle reads the views again from its own model data."""
+        state = self.__dict__.copy()
+        for name in ("_data", "_J", "_g", "_frames"):
+            del state[name]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._views()
 
     def evaluate(self, q: np.ndarray, body_acceleration: np.ndarray | None = None) -> Statics:
         """The model at configuration ``q`` (27,) and body acceleration (6,) in {B} [m/s^2]."""

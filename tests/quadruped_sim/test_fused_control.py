@@ -302,3 +302,20 @@ def test_compiled_clipped_torques_equal_numpy_clip():
         with np.errstate(invalid="ignore"):
             want = np.clip(st.torques(F), -rm.tau_max, rm.tau_max)
         assert np.array_equal(tau, want, equal_nan=True)
+
+
+def test_a_copied_evaluator_reads_its_own_model_data():
+    """A deep copy or an unpickled evaluator reads Pinocchio's arrays of its own copy of the
+    model data, not copies frozen at the time of copying."""
+    import copy
+    import pickle
+
+    rm = RobotModel()
+    evaluator = StaticsEvaluator(rm)
+    rng = np.random.default_rng(10)
+    (R, p, qj, _), (R2, p2, qj2, _) = _configurations(rm, rng, 2)
+    evaluator.evaluate(configuration(pin.SE3(R, p), qj))
+    for other in (copy.deepcopy(evaluator), pickle.loads(pickle.dumps(evaluator))):
+        q2 = configuration(pin.SE3(R2, p2), qj2)
+        got = other.evaluate(q2).A.copy()
+        assert np.array_equal(got, other.evaluate_plain(q2).A)
