@@ -118,8 +118,11 @@ def _range_text(low: float | None, high: float | None, low_open: bool,
 def read_text(path: Any, what: str = "file",
               error: type[Exception] = FileFormatError) -> str:
     """The UTF-8 text of ``path``; a missing file, a folder, an unreadable or non-UTF-8 file
-    is an ``error`` (:class:`~clamber.exceptions.FileFormatError` by default) naming it."""
+    is an ``error`` (:class:`~clamber.exceptions.FileFormatError` by default) naming it, as
+    is a name no file can have (a NUL character)."""
     p = Path(path)
+    if "\x00" in str(p):
+        raise error(f"{str(p)!r}: not a valid {what} name (it holds a NUL character)")
     try:
         return p.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -53,3 +53,18 @@ def test_arrays_are_checked_for_shape_and_finiteness():
         v.finite_array("s", "q", [1.0, math.nan])
     with pytest.raises(ConfigError, match="one of 'a', 'b'"):
         v.choice("s", "mode", "c", ("a", "b"))
+
+
+def test_a_file_name_holding_a_nul_character_is_refused_as_bad_input(tmp_path):
+    """No file can be named with a NUL: the reader says so in the caller's error, where the
+    operating system's call would raise a bare ValueError."""
+    with pytest.raises(ConfigError, match="NUL character"):
+        v.read_text(tmp_path / "region\x00.json", "safe-region file", ConfigError)
+
+
+def test_read_text_reads_a_utf8_file_and_refuses_a_missing_one(tmp_path):
+    """The plain cases around it: the text of a file, an error naming a missing one."""
+    (tmp_path / "a.txt").write_text("héllo", encoding="utf-8")
+    assert v.read_text(tmp_path / "a.txt") == "héllo"
+    with pytest.raises(ConfigError, match="does not exist"):
+        v.read_text(tmp_path / "b.txt", "settings file", ConfigError)
