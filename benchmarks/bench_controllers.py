@@ -1,7 +1,8 @@
 """The controllers' cost per control cycle alone: the (state, reference) pairs of a climb,
 replayed through a fresh controller.
 
-Usage: ``python benchmarks/bench_controllers.py [--cycles N] [--repeat R] [--baseline DIR]``.
+Usage: ``python benchmarks/bench_controllers.py [--quick] [--cycles N] [--repeat R]
+[--baseline DIR]`` (``--quick``: 500 cycles, 3 passes).
 A breakable climb at 90 deg (seed 0, Q-WBC, CLIK and VMC in turn) runs ``N`` control cycles
 (default 2000) while its controller's inputs are recorded; then a fresh controller of the
 same name steps through them ``R`` times (default 5), and the CPU microseconds per step of
@@ -76,11 +77,21 @@ def main() -> None:
     if len(sys.argv) == 5 and sys.argv[1] == "--one":
         print(json.dumps(replay(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))))
         return
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cycles", type=int, default=2000, help="control cycles recorded")
-    parser.add_argument("--repeat", type=int, default=5, help="timed passes over them")
+    parser = argparse.ArgumentParser(
+        description="The controllers' cost per control cycle alone, replayed from a climb.",
+        epilog="examples:\n  python benchmarks/bench_controllers.py --quick\n"
+               "  python benchmarks/bench_controllers.py --baseline ../clamber-before",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="500 cycles, 3 passes")
+    parser.add_argument("--cycles", type=int, default=None,
+                        help="control cycles recorded (2000)")
+    parser.add_argument("--repeat", type=int, default=None, help="timed passes over them (5)")
     parser.add_argument("--baseline", metavar="DIR", help="another checkout, side by side")
     args = parser.parse_args()
+    args.cycles = args.cycles or (500 if args.quick else 2000)
+    args.repeat = args.repeat or (3 if args.quick else 5)
+    if args.cycles < 1 or args.repeat < 1:
+        parser.error("--cycles and --repeat must be >= 1")
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     sources = {"this": here} | ({"baseline": args.baseline} if args.baseline else {})
     out: dict = {}
