@@ -65,6 +65,26 @@ def configuration(rotation: np.ndarray, translation: np.ndarray, joints: np.ndar
 
 
 @kernel
+def _feedforward(tau_bias: np.ndarray, leg_jacobians: np.ndarray, F: np.ndarray, i: int,
+                 c: int) -> float:
+    """Joint ``c`` of leg ``i`` of ``tau_bias - J_i^T F_i``, the sum in row order."""
+    acc = 0.0
+    for r in range(6):
+        acc += leg_jacobians[i, r, c] * F[6 * i + r]
+    return tau_bias[_JOINTS * i + c] - acc
+
+
+@kernel
+def _clipped(t: float, limit: float) -> float:
+    """``np.clip(t, -limit, limit)``: the lower bound, then the upper (a NaN stays NaN)."""
+    if t < -limit:
+        t = -limit
+    if t > limit:
+        t = limit
+    return t
+
+
+@kernel
 def servo_command(tau_bias: np.ndarray, leg_jacobians: np.ndarray, F: np.ndarray,
                   tau_max: np.ndarray, current_per_torque: np.ndarray, margin: float,
                   current_max: np.ndarray, tau: np.ndarray, current: np.ndarray) -> None:
@@ -74,20 +94,13 @@ def servo_command(tau_bias: np.ndarray, leg_jacobians: np.ndarray, F: np.ndarray
     ``current_max``, into ``current`` (20,)."""
     for i in range(_LEGS):
         for c in range(_JOINTS):
-            acc = 0.0
-            for r in range(6):
-                acc += leg_jacobians[i, r, c] * F[6 * i + r]
             k = _JOINTS * i + c
-            t = tau_bias[k] - acc
+            t = _feedforward(tau_bias, leg_jacobians, F, i, c)
             if math.isnan(t):
                 t = 0.0
             elif math.isinf(t):
                 t = _FLOAT_MAX if t > 0 else -_FLOAT_MAX
-            lo = -tau_max[k]
-            if t < lo:
-                t = lo
-            if t > tau_max[k]:
-                t = tau_max[k]
+            t = _clipped(t, tau_max[k])
             tau[k] = t
             x = abs(t) * current_per_torque[k] + margin * current_max[k]
             if x > current_max[k]:
@@ -142,17 +155,8 @@ def clipped_torques(tau_bias: np.ndarray, leg_jacobians: np.ndarray, F: np.ndarr
     NaN, as ``np.clip`` keeps it)."""
     for i in range(_LEGS):
         for c in range(_JOINTS):
-            acc = 0.0
-            for r in range(6):
-                acc += leg_jacobians[i, r, c] * F[6 * i + r]
             k = _JOINTS * i + c
-            t = tau_bias[k] - acc
-            lo = -tau_max[k]
-            if t < lo:
-                t = lo
-            if t > tau_max[k]:
-                t = tau_max[k]
-            tau[k] = t
+            tau[k] = _clipped(_feedforward(tau_bias, leg_jacobians, F, i, c), tau_max[k])
 
 
 @kernel
