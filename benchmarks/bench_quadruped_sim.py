@@ -19,7 +19,9 @@ one after the other so that both see the same load; planning is timed apart.
 ``--climbs`` times only the loop (simulated seconds per CPU second) of unbreakable climbs
 at 90 deg, per controller on the plane wall (one gait cycle) and Q-WBC on rock with the
 winch (0.5 m), each climb in a fresh process; ``--baseline DIR`` runs every climb also
-with the clamber of another checkout, alternating, and reports the speed-up (``--quick``:
+with the clamber of another checkout, alternating (each checkout first runs a short
+warm-up climb per kind and controller, untimed, so no timed loop compiles kernels), and
+reports the speed-up (``--quick``:
 seed 0 only, else seeds 0 and 1; ``--repeat N`` runs each climb N times, medians;
 ``--kinds plane`` or ``rock`` picks the walls; ``--cycles N`` climbs N gait cycles on the
 plane wall, e.g. the comparison's five; every climb's fingerprint tells whether the two
@@ -198,21 +200,28 @@ def compare_figures(mine: dict, other: dict) -> dict:
             "differing_in_print": printed}
 
 
-def one_climb(kind: str, controller: str, seed: int, cycles: int = 1) -> dict:
+#: Simulated seconds of the warm-up climb run per checkout, kind and controller before any
+#: timed climb: past the first leg's whole swing and grasp, so that the loop's kernels are compiled.
+WARM_UP_S = 30.0
+
+
+def one_climb(kind: str, controller: str, seed: int, cycles: int = 1,
+              time_limit: float | None = None) -> dict:
     """CPU seconds of the loop of one unbreakable climb at 90 deg and its simulated seconds:
     ``plane`` (``cycles`` gait cycles) or ``rock`` (0.5 m planned on the generated wall,
     winch grasps; planning inside the loop reported apart). Building the trial is left
-    out. ``fingerprint`` tells bit-identical climbs (:func:`fingerprint`)."""
+    out. ``fingerprint`` tells bit-identical climbs (:func:`fingerprint`). ``time_limit``
+    [s] ends the climb early (a warm-up)."""
     plane = ClimbSettings(controller=controller, incline_deg=90.0, breakable=False,
                           gait=ClimbGaitSettings(cycles=cycles))
     if kind == "plane":
-        trial = ClimbTrial(plane, seed)
+        trial = ClimbTrial(plane, seed, time_limit=time_limit)
         c0 = time.process_time()
         r = trial.run()[0]
         return {"sim_s": r.sim_time_s, "cpu_s": time.process_time() - c0, "planning_cpu_s": 0.0,
                 "fingerprint": fingerprint(trial, r), "figures": figures(trial, r)}
     rock = RockClimbSettings(climb=plane, distance=0.5, grasp="winch")
-    trial = RockClimbTrial(rock, seed, plan=plan_rock_climb(rock, seed))
+    trial = RockClimbTrial(rock, seed, time_limit=time_limit, plan=plan_rock_climb(rock, seed))
     before_loop = trial.planning_cpu  # the first swing is planned while the trial is built
     c0 = time.process_time()
     r = trial.run()[0]
@@ -221,12 +230,14 @@ def one_climb(kind: str, controller: str, seed: int, cycles: int = 1) -> dict:
             "fingerprint": fingerprint(trial, r), "figures": figures(trial, r)}
 
 
-def _run_one(source: str, kind: str, controller: str, seed: int, cycles: int = 1) -> dict:
+def _run_one(source: str, kind: str, controller: str, seed: int, cycles: int = 1,
+             time_limit: float | None = None) -> dict:
     """:func:`one_climb` in a fresh process importing clamber from ``source`` (a checkout)."""
     env = {**os.environ, "PYTHONPATH": os.path.abspath(source)}
+    limit = [] if time_limit is None else [str(time_limit)]
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--one", kind, controller,
-                          str(seed), str(cycles)], env=env, capture_output=True, text=True,
-                         check=True)
+                          str(seed), str(cycles), *limit], env=env, capture_output=True,
+                         text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -241,6 +252,11 @@ def side_by_side(baseline: str | None, quick: bool, repeat: int = 1,
     seeds = [0] if quick else [0, 1]
     items = [("plane", c, s) for c in ("qwbc", "clik", "vmc") for s in seeds
              if "plane" in kinds] + [("rock", "qwbc", s) for s in seeds if "rock" in kinds]
+    # Each checkout's kernels compiled and cached before anything is timed: a short climb of
+    # every kind and controller (otherwise the first timed climb compiles inside its loop).
+    for source in sources.values():
+        for kind, controller in dict.fromkeys((k, c) for k, c, _ in items):
+            _run_one(source, kind, controller, seeds[0], 1, time_limit=WARM_UP_S)
     items = [item for item in items for _ in range(repeat)]
     rows = []
     for kind, controller, seed in items:
@@ -412,9 +428,10 @@ def islands_side_by_side(repeat: int = 7, states: int = 10, steps: int = 200) ->
 
 
 def main() -> None:
-    if len(sys.argv) == 6 and sys.argv[1] == "--one":
+    if len(sys.argv) in (6, 7) and sys.argv[1] == "--one":
+        limit = float(sys.argv[6]) if len(sys.argv) == 7 else None
         print(json.dumps(one_climb(sys.argv[2], sys.argv[3], int(sys.argv[4]),
-                                   int(sys.argv[5]))))
+                                   int(sys.argv[5]), limit)))
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one seed, 2-trial comparison")
