@@ -224,14 +224,19 @@ class LegOdometryEkf:
     def predict(self, specific_force: np.ndarray, rate: np.ndarray, dt: float) -> None:
         """Propagate over ``dt`` [s] with the IMU readings in {B} (:func:`strapdown_step`
         and the process noise, compiled into one call: :func:`.ekf_kernels.predict`)."""
-        if dt <= 0:
-            raise ConfigError(f"dt must be > 0, got {dt}")
-        q = self._noise_cache.get(dt)
-        if q is None:
-            q = self._noise_cache[dt] = self._process_noise(dt)
+        q = self._noise(dt)
         self.P, self.R, self.rate = kernels.predict(
             self.P, self.p, self.v, self.R, self.b_a, self.b_g,
             np.asarray(specific_force, dtype=float), np.asarray(rate, dtype=float), dt, q)
+
+    def _noise(self, dt: float) -> np.ndarray:
+        """The process noise over ``dt`` [s] > 0, computed once per step length."""
+        q = self._noise_cache.get(dt)
+        if q is None:
+            if dt <= 0:
+                raise ConfigError(f"dt must be > 0, got {dt}")
+            q = self._noise_cache[dt] = self._process_noise(dt)
+        return q
 
     def _process_noise(self, dt: float) -> np.ndarray:
         """Diagonal of the process noise over ``dt`` [s] (position, velocity, attitude, biases)."""
@@ -324,11 +329,7 @@ class LegOdometryEkf:
             self.update(q_joints, contacts, dt)
             return
         if imu is not None:
-            q = self._noise_cache.get(dt)
-            if q is None:
-                if dt <= 0:
-                    raise ConfigError(f"dt must be > 0, got {dt}")
-                q = self._noise_cache[dt] = self._process_noise(dt)
+            q = self._noise(dt)
             draws, scales = imu.draws(dt)
             imu_b_a, imu_b_g = imu.b_a, imu.b_g
         else:
