@@ -18,7 +18,12 @@ from clamber.cli.options import (
     seed_int,
     strict_json,
 )
-from clamber.cli.quadruped_evaluate import register_evaluate, sole_compliance
+from clamber.cli.quadruped_evaluate import (
+    add_physics_dt,
+    physics_dt_of,
+    register_evaluate,
+    sole_compliance,
+)
 from clamber.exceptions import ConfigError
 from clamber.quadruped.scenarios import SCENARIOS
 from clamber.quadruped.variants import CONTROLLER_NAMES
@@ -87,6 +92,7 @@ def _climb_settings(args: argparse.Namespace, incline: float):
 
     settings = ClimbSettings(controller=args.controller, incline_deg=incline,
                              control_rate=args.rate, state=args.state,
+                             physics_dt=physics_dt_of(args, args.rate),
                              gait=ClimbGaitSettings(cycles=args.cycles),
                              breakable=not args.unbreakable,
                              sole=sole_compliance(args.sole_stiffness))
@@ -258,6 +264,7 @@ def _compare(args: argparse.Namespace) -> dict:
 
     if args.scenarios and args.inclines:
         raise ConfigError("give --inclines or --scenarios, not both")
+    physics_dt = physics_dt_of(args)
     out = run_folder(args)
     t0 = time.perf_counter()
     sole = sole_compliance(args.sole_stiffness)
@@ -266,9 +273,10 @@ def _compare(args: argparse.Namespace) -> dict:
 
     def conditions_of(breakable: bool) -> list:
         if scenarios:
-            return scenario_conditions(scenarios, breakable, args.state, sole, args.cycles)
+            return scenario_conditions(scenarios, breakable, args.state, sole, args.cycles,
+                                       physics_dt)
         return comparison_conditions(args.inclines or [70.0, 90.0], breakable, args.state,
-                                     sole, args.cycles)
+                                     sole, args.cycles, physics_dt)
 
     conditions = conditions_of(True)
     if args.unbreakable_too:
@@ -281,10 +289,12 @@ def _compare(args: argparse.Namespace) -> dict:
             f"{args.trials} seeded trials per controller and "
             f"{'scenario' if scenarios else 'wall'}, {args.cycles} gait cycle(s) each "
             f"({args.cycles * stride:.2f} m), sole stiffness {args.sole_stiffness:g} N m/rad "
-            "(0: rigid); paper values in parentheses.", "",
+            f"(0: rigid), physics step {1000 * physics_dt:g} ms; paper values in parentheses.",
+            "",
             comparison_table(breakable, "grippers break at their true capacity")]
     summary = {"command": "compare", "trials": args.trials, "cycles": args.cycles,
                "scenarios": scenarios or None, "sole_stiffness": args.sole_stiffness,
+               "physics_dt": physics_dt,
                "breakable": [r.to_dict() for r in breakable]}
     if args.unbreakable_too:
         free = [r for r in results if not r.settings.breakable]
@@ -420,6 +430,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     climb.add_argument("--cycles", type=cycle_count, default=1, help="gait cycles (1)")
     climb.add_argument("--rate", type=control_rate, default=50.0,
                        help="control rate [Hz], up to 1000 (50)")
+    add_physics_dt(climb)
     climb.add_argument("--state", choices=("estimate", "true"), default="estimate",
                        help="controllers see the EKF estimate (default) or the true state")
     climb.add_argument("--unbreakable", action="store_true",
@@ -468,6 +479,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     comp.add_argument("--state", choices=("estimate", "true"), default="estimate")
     comp.add_argument("--sole-stiffness", type=sole_stiffness, default=25.0,
                       help="sole stiffness about x and y [N m/rad] (25; 0: rigid weld)")
+    add_physics_dt(comp)
     comp.add_argument("--unbreakable-too", action="store_true",
                       help="also run every cell with unbreakable grippers")
     common(comp, "out/quadruped/compare", trials=20, figures=False)

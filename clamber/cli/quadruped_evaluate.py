@@ -13,6 +13,7 @@ from clamber.cli.options import (
     add_execution_options,
     add_output_options,
     non_negative_float,
+    number_type,
     positive_float,
     positive_int,
     seed_int,
@@ -20,6 +21,28 @@ from clamber.cli.options import (
 )
 from clamber.exceptions import ConfigError
 from clamber.quadruped.scenarios import SCENARIOS
+
+#: A physics step [s] on the command line: up to the 20 ms control period at 50 Hz.
+physics_step_seconds = number_type(float, 0, 0.02, low_open=True, unit=" s")
+
+
+def add_physics_dt(parser: argparse.ArgumentParser) -> None:
+    """``--physics-dt``: None (the climbs' default, 10 ms at 50 Hz) or a step that divides
+    the control period."""
+    parser.add_argument("--physics-dt", type=physics_step_seconds, default=None,
+                        help="physics step [s]; it must divide the control period into "
+                        "whole steps (default: the largest such step up to 0.01, i.e. 0.01 "
+                        "at 50 Hz; 0.004 and 0.001 for convergence checks)")
+
+
+def physics_dt_of(args: argparse.Namespace, control_rate: float = 50.0) -> float:
+    """The physics step the command runs: ``--physics-dt`` checked against the control
+    period, or the default step."""
+    from clamber.quadruped.sim.rates import check_physics_step, physics_step
+
+    if args.physics_dt is None:
+        return physics_step(control_rate)
+    return check_physics_step(control_rate, args.physics_dt)
 
 
 def sole_compliance(stiffness: float, armature: float | None = None):
@@ -46,6 +69,7 @@ def _evaluate(args: argparse.Namespace) -> dict:
     from clamber.report.quadruped import plot_loads
     from clamber.report.quadruped_comparison import cell_table, failure_table
 
+    physics_dt = physics_dt_of(args)
     out = run_folder(args)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
@@ -60,13 +84,13 @@ def _evaluate(args: argparse.Namespace) -> dict:
     with TrialProgress(total, "quadruped-evaluate", progress_enabled(args)) as bar, \
             evaluator_for(args, total) as evaluator:
         res = run_comparison(args.trials, scenarios, rows, args.seed, evaluator, args.cycles,
-                             tuning, gains, sole, args.physics_dt, out, bool(args.resume),
+                             tuning, gains, sole, physics_dt, out, bool(args.resume),
                              bar, args.time_limit)
     text = ["# Controller comparison in simulation", "",
             f"{args.trials} trials per cell on seeds {args.seed}-{args.seed + args.trials - 1} "
             f"(no tuning step used them), {args.cycles} gait cycle(s) of 0.22 m each, sole "
             f"stiffness {args.sole_stiffness:g} N m/rad, physics step "
-            f"{1000 * args.physics_dt:g} ms; gains: "
+            f"{1000 * physics_dt:g} ms; gains: "
             + ("class defaults" if not res["gains"] else
                "; ".join(f"{c} " + ", ".join(f"{k} x{v:.2f}" for k, v in g.items())
                          for c, g in res["gains"].items())), "",
@@ -134,8 +158,7 @@ def register_evaluate(qsub: argparse._SubParsersAction, examples: str) -> None:
                       help="sole stiffness about x and y [N m/rad] (25; 0: rigid weld)")
     ev.add_argument("--sole-armature", type=non_negative_float, default=None,
                       help="sole hinge armature [kg m^2] (default 1e-3)")
-    ev.add_argument("--physics-dt", type=positive_float, default=0.004,
-                      help="physics step [s] (0.004)")
+    add_physics_dt(ev)
     ev.add_argument("--time-limit", type=positive_float, default=None,
                     help="stop every trial after this much simulated time [s] (a quick look: "
                     "such trials fail with 'time limit')")

@@ -196,22 +196,25 @@ def _climb_drift(trials: Sequence[StudyTrial], dist: list[float]) -> dict[str, A
 def comparison_conditions(inclines: Sequence[float] = (70.0, 90.0), breakable: bool = True,
                           state: str = "estimate",
                           sole: SoleCompliance | None = DEFAULT_SOLE,
-                          cycles: int = 1) -> list[ClimbSettings]:
-    """Every controller on every wall, all else equal; ``cycles`` gait cycles per trial."""
+                          cycles: int = 1, physics_dt: float | None = None
+                          ) -> list[ClimbSettings]:
+    """Every controller on every wall, all else equal; ``cycles`` gait cycles per trial
+    (``physics_dt`` None: the climbs' default step)."""
     gait = ClimbGaitSettings(cycles=cycles)
     return [ClimbSettings(controller=name, incline_deg=incline, breakable=breakable,
-                          state=state, sole=sole, gait=gait)
+                          state=state, sole=sole, gait=gait, physics_dt=physics_dt)
             for incline in inclines for name in COMPARED]
 
 
 def scenario_conditions(scenarios: Sequence[str], breakable: bool = True,
                         state: str = "estimate", sole: SoleCompliance | None = DEFAULT_SOLE,
-                        cycles: int = 1) -> list[ClimbSettings]:
+                        cycles: int = 1, physics_dt: float | None = None
+                        ) -> list[ClimbSettings]:
     """Every controller in every named comparison scenario
     (:mod:`clamber.quadruped.scenarios`: wall, holds, disturbance), all else equal."""
     gait = ClimbGaitSettings(cycles=cycles)
     return [scenario_settings(sc, controller=name, breakable=breakable, state=state,
-                              sole=sole, gait=gait)
+                              sole=sole, gait=gait, physics_dt=physics_dt)
             for sc in scenarios for name in COMPARED]
 
 

@@ -8,8 +8,8 @@ packets) and sync writes of goal position and goal current (39 + 29 bytes): abou
 fits every baud rate from 115.2 kbit/s up, and at 1 Mbit/s leaves the bus 85 % idle. The
 climbing gait needs no more: its fastest motion, the 20 mm/s descent onto a hold, moves the
 foot 0.4 mm per cycle, which bounds how late the joint-4 contact threshold is seen.
-The servo loop itself runs inside MuJoCo at the physics rate (see :mod:`.servos`); physics
-every 4 ms gives the same climbs as every 2 ms (tracking error and power within 1 %).
+The servo loop itself runs inside MuJoCo at the physics rate (see :mod:`.servos`); a climb's
+physics step is chosen in :mod:`.rates` (10 ms at 50 Hz, checked against 4 ms and 1 ms).
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ from clamber.quadruped.model import RobotModel, RobotState
 from clamber.quadruped.robot import LEG_NAMES, Marcbot
 from clamber.quadruped.scenarios import Disturbance, DisturbanceDriver
 from clamber.quadruped.sim.grippers import SoleCompliance
+from clamber.quadruped.sim.rates import check_physics_step, physics_step
 from clamber.quadruped.sim.scene import climb_scene
 from clamber.quadruped.sim.servos import ServoBank
 from clamber.quadruped.sim.simulator import QuadrupedSim, SimulationError, StepRecord
@@ -63,7 +64,8 @@ PLACEMENT_TIME = 1.0
 @dataclass(frozen=True)
 class ClimbSettings:
     """What a climbing trial runs: controller name, wall incline [deg], control rate [Hz] and
-    physics step [s] (see :mod:`clamber.quadruped.sim.simulator` for the choice),
+    physics step [s] (None: the largest step up to 10 ms dividing the control period, see
+    :mod:`clamber.quadruped.sim.rates`; :mod:`clamber.quadruped.sim.simulator` for the rate),
     whether controllers see the EKF's estimate (``"estimate"``) or the true state, the gait,
     the mismatch and the fall threshold [m]. ``breakable=False`` records gripper overloads
     without breaking (to measure tracking and power of a controller that would fail).
@@ -76,7 +78,7 @@ class ClimbSettings:
     controller: str = "qwbc"
     incline_deg: float = 90.0
     control_rate: float = 50.0
-    physics_dt: float = 0.004
+    physics_dt: float | None = None
     state: str = "estimate"
     gait: ClimbGaitSettings = field(default_factory=ClimbGaitSettings)
     mismatch: ModelMismatch = field(default_factory=ModelMismatch)
@@ -91,6 +93,11 @@ class ClimbSettings:
     time_limit: float | None = None
 
     def __post_init__(self) -> None:
+        # None: the largest step up to 10 ms that divides the control period
+        # (:mod:`clamber.quadruped.sim.rates`); a given step must divide it.
+        dt = physics_step(self.control_rate) if self.physics_dt is None else \
+            check_physics_step(self.control_rate, self.physics_dt)
+        object.__setattr__(self, "physics_dt", dt)
         if self.time_limit is not None and not self.time_limit > 0:
             raise ConfigError(f"time_limit must be > 0 s, got {self.time_limit}")
         if self.controller not in CONTROLLER_NAMES:

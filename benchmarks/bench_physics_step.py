@@ -1,0 +1,101 @@
+"""Physics step of the climbs: does the default step (10 ms) give the climbs of finer ones, and
+what does it save?
+
+Usage: ``python benchmarks/bench_physics_step.py [--quick] [--workers N]``. Runs one-cycle
+breakable climbs of every controller on every comparison scenario (seeds 0-2; ``--quick``:
+seed 0 on wall90, push90 and payload90) at 4 ms and at 10 ms, and at 1 ms on seed 0 of
+wall90, push90 and overhang115 (not with ``--quick``), and reports: how many trials end
+the same way (success, or the same failure reason) at both steps; the relative differences
+of the figures the comparison prints (maximum tracking error, mean power, peak gripper load,
+estimation error), median and largest, of 10 ms and of 4 ms against 1 ms and of 10 ms
+against 4 ms; and the loop's CPU time at 10 ms over that at 4 ms per trial (median; the two
+steps of a trial run next to each other on the same workers, so both see the same load).
+The last printed line is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+SCENARIOS = ("wall70", "wall90", "overhang115", "diagonal90", "push90", "payload90")
+CONTROLLERS = ("qwbc", "clik", "vmc")
+FIGURES = ("max_tracking_error_mm", "mean_power_w", "peak_gripper_load", "estimation_rms_mm")
+
+
+def climb(task: tuple[str, str, int, float]) -> dict:
+    """One one-cycle climb of ``(scenario, controller, seed, physics_dt)``: its outcome,
+    figures and the loop's CPU seconds."""
+    from clamber.quadruped.comparison import scenario_settings
+    from clamber.quadruped.trials.climb import ClimbTrial
+
+    sc, controller, seed, dt = task
+    trial = ClimbTrial(scenario_settings(sc, controller=controller, physics_dt=dt), seed)
+    c0 = time.process_time()
+    r, _ = trial.run()
+    d = r.to_dict()
+    return {"scenario": sc, "controller": controller, "seed": seed, "dt": dt,
+            "success": r.success, "reason": d["reason"], "sim_s": d["sim_time_s"],
+            "cpu_s": time.process_time() - c0, **{k: d[k] for k in FIGURES}}
+
+
+def _rel(a: float, b: float) -> float:
+    return abs(a - b) / max(abs(b), 1e-12)
+
+
+def compare_steps(rows: list[dict], dt: float, ref: float) -> dict:
+    """Outcomes and figure differences of the trials run at ``dt`` and at ``ref``."""
+    by = {}
+    for r in rows:
+        by.setdefault((r["scenario"], r["controller"], r["seed"]), {})[r["dt"]] = r
+    pairs = [(v[dt], v[ref]) for v in by.values() if dt in v and ref in v]
+    out: dict = {"pairs": len(pairs),
+                 "same_outcome": sum((a["success"], a["reason"]) == (b["success"], b["reason"])
+                                     for a, b in pairs)}
+    for key in FIGURES:
+        d = [_rel(a[key], b[key]) for a, b in pairs]
+        out[key] = {"median_rel": statistics.median(d), "max_rel": max(d)}
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="seed 0 on wall90, push90 and payload90, 4 and 10 ms only")
+    parser.add_argument("--workers", type=int, default=2, help="worker processes (2)")
+    args = parser.parse_args()
+    scenarios = ("wall90", "push90", "payload90") if args.quick else SCENARIOS
+    seeds = (0,) if args.quick else (0, 1, 2)
+    tasks = [(sc, c, s, dt) for s in seeds for sc in scenarios for c in CONTROLLERS
+             for dt in (0.004, 0.01)]
+    if not args.quick:
+        tasks += [(sc, c, 0, 0.001) for sc in ("wall90", "push90", "overhang115")
+                  for c in CONTROLLERS]
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(args.workers) as pool:
+        rows = list(pool.map(climb, tasks))
+    for r in rows:
+        print(json.dumps(r))
+    by = {}
+    for r in rows:
+        by.setdefault((r["scenario"], r["controller"], r["seed"]), {})[r["dt"]] = r
+    ratios = [v[0.004]["cpu_s"] / v[0.01]["cpu_s"] for v in by.values()
+              if v[0.004]["success"] and v[0.01]["success"]]
+    summary = {"trials": len(rows), "wall_s": time.perf_counter() - t0,
+               "10ms_vs_4ms": compare_steps(rows, 0.01, 0.004),
+               "cpu_4ms_over_10ms_median": statistics.median(ratios) if ratios else None}
+    if not args.quick:
+        summary["10ms_vs_1ms"] = compare_steps(rows, 0.01, 0.001)
+        summary["4ms_vs_1ms"] = compare_steps(rows, 0.004, 0.001)
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+"""The climbs' physics step: it divides the control period, and the default one converges."""
+
+import subprocess
+import sys
+
+import pytest
+
+from clamber.exceptions import ConfigError
+from clamber.quadruped.comparison import scenario_settings
+from clamber.quadruped.sim.rates import MAX_CLIMB_PHYSICS_DT, check_physics_step, physics_step
+from clamber.quadruped.trials.climb import ClimbSettings, ClimbTrial
+
+
+@pytest.mark.parametrize("rate, dt", [(50.0, 0.01), (100.0, 0.01), (25.0, 0.01),
+                                      (1000.0, 0.001), (30.0, 1 / 120), (40.0, 0.00833333)])
+def test_default_step_is_the_largest_up_to_10_ms_dividing_the_period(rate, dt):
+    step = physics_step(rate)
+    assert step == pytest.approx(dt, rel=1e-5)
+    assert step <= MAX_CLIMB_PHYSICS_DT * (1 + 1e-12)
+    n = (1.0 / rate) / step
+    assert abs(n - round(n)) < 1e-9
+
+
+def test_a_step_that_does_not_divide_the_period_is_refused_with_the_steps_that_do():
+    with pytest.raises(ConfigError, match=r"does not divide .* steps that do \[ms\]: 20, 10"):
+        check_physics_step(50.0, 0.015)
+    with pytest.raises(ConfigError, match="at most the control period"):
+        check_physics_step(100.0, 0.02)
+    with pytest.raises(ConfigError, match="does not divide"):
+        ClimbSettings(physics_dt=0.003)
+    assert check_physics_step(50.0, 0.004) == 0.004
+
+
+def test_settings_resolve_the_step_and_the_simulator_keeps_the_control_period():
+    """A control rate above 100 Hz gets a finer step, so the controller really runs at its
+    rate (a step longer than the period would stretch every control cycle to one step)."""
+    assert ClimbSettings().physics_dt == 0.01
+    assert ClimbSettings(control_rate=200.0).physics_dt == pytest.approx(0.005)
+    trial = ClimbTrial(ClimbSettings(control_rate=200.0), 0, time_limit=0.05)
+    assert trial.sim.dt == pytest.approx(0.005)
+    assert trial.sim.model.opt.timestep == pytest.approx(0.005)
+
+
+def test_the_command_line_refuses_a_step_that_does_not_divide_the_period(tmp_path):
+    p = subprocess.run([sys.executable, "-m", "clamber", "quadruped", "compare",
+                        "--physics-dt", "0.015", "--trials", "1", "--out", str(tmp_path)],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2
+    assert "does not divide the control period" in p.stderr
+
+
+def _first_swing(physics_dt: float) -> dict:
+    """The first 25 s of the pushed Q-WBC climb: the push lands 1 s after the first
+    release, then the first leg swings and grasps again."""
+    settings = scenario_settings("push90", controller="qwbc", physics_dt=physics_dt)
+    r, _ = ClimbTrial(settings, 0, time_limit=25.0).run()
+    return r.to_dict()
+
+
+def test_the_default_step_gives_the_climb_of_a_finer_step():
+    """10 ms against 4 ms through a push, a release and a grasp: the same outcome, tracking
+    error and peak gripper load within 5 %, power within 0.5 % (the study in
+    docs/quadruped_sim.md, "Physics step", does this on every scenario and controller
+    against 1 ms too)."""
+    coarse, fine = _first_swing(0.01), _first_swing(0.004)
+    assert coarse["reason"] == fine["reason"] == "time limit"
+    for key, tol in (("max_tracking_error_mm", 0.05), ("peak_gripper_load", 0.05),
+                     ("mean_power_w", 0.005)):
+        assert coarse[key] == pytest.approx(fine[key], rel=tol), key
+    # the tolerance can fail: at 20 ms (one step per control cycle) the error is 14 % off
+    assert _first_swing(0.02)["max_tracking_error_mm"] > 1.1 * fine["max_tracking_error_mm"]
