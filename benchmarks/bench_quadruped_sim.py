@@ -3,7 +3,7 @@ the wall time of the comparison (tuning plus every scenario).
 
 Usage: ``python benchmarks/bench_quadruped_sim.py [--quick]``. Targets (issues 6 and 13):
 climbing at least 20x faster than real time on one core at the chosen control rate (50 Hz,
-physics every 4 ms) with the wrench-set gripper failure model checked every physics step,
+physics every 10 ms) with the wrench-set gripper failure model checked every physics step,
 and the comparison (``clamber quadruped compare --trials 20``: tuning, then 3 controllers x
 6 scenarios x 20 trials) in under 20 minutes on 2 cores. The real-time factor is measured
 on complete gait cycles (grippers made unbreakable so that every trial runs the whole 94 s),
@@ -25,7 +25,8 @@ reports the speed-up (``--quick``:
 seed 0 only, else seeds 0 and 1; ``--repeat N`` runs each climb N times, medians;
 ``--kinds plane`` or ``rock`` picks the walls; ``--cycles N`` climbs N gait cycles on the
 plane wall, e.g. the comparison's five; every climb's fingerprint tells whether the two
-checkouts computed the same climb bit for bit). ``--breakdown`` samples where one breakable
+checkouts computed the same climb bit for bit; ``--physics-dt`` sets both checkouts' step,
+by default this checkout's). ``--breakdown`` samples where one breakable
 Q-WBC climb on the vertical wall spends its CPU time (``--cycles N`` gait cycles), by
 sampling the stack on a CPU-time timer signal (asked for every 0.5 ms, delivered at the
 kernel's tick, so about every 4 ms; unlike cProfile, which inflates every Python call,
@@ -206,14 +207,14 @@ WARM_UP_S = 30.0
 
 
 def one_climb(kind: str, controller: str, seed: int, cycles: int = 1,
-              time_limit: float | None = None) -> dict:
+              time_limit: float | None = None, physics_dt: float | None = None) -> dict:
     """CPU seconds of the loop of one unbreakable climb at 90 deg and its simulated seconds:
     ``plane`` (``cycles`` gait cycles) or ``rock`` (0.5 m planned on the generated wall,
     winch grasps; planning inside the loop reported apart). Building the trial is left
     out. ``fingerprint`` tells bit-identical climbs (:func:`fingerprint`). ``time_limit``
-    [s] ends the climb early (a warm-up)."""
+    [s] ends the climb early (a warm-up); ``physics_dt`` [s] None: the checkout's default."""
     plane = ClimbSettings(controller=controller, incline_deg=90.0, breakable=False,
-                          gait=ClimbGaitSettings(cycles=cycles))
+                          gait=ClimbGaitSettings(cycles=cycles), physics_dt=physics_dt)
     if kind == "plane":
         trial = ClimbTrial(plane, seed, time_limit=time_limit)
         c0 = time.process_time()
@@ -231,9 +232,13 @@ def one_climb(kind: str, controller: str, seed: int, cycles: int = 1,
 
 
 def _run_one(source: str, kind: str, controller: str, seed: int, cycles: int = 1,
-             time_limit: float | None = None) -> dict:
-    """:func:`one_climb` in a fresh process importing clamber from ``source`` (a checkout)."""
+             time_limit: float | None = None, physics_dt: float | None = None) -> dict:
+    """:func:`one_climb` in a fresh process importing clamber from ``source`` (a checkout),
+    at ``physics_dt`` (passed on as ``BENCH_PHYSICS_DT``) so that two checkouts whose
+    default steps differ still climb alike."""
     env = {**os.environ, "PYTHONPATH": os.path.abspath(source)}
+    if physics_dt is not None:
+        env["BENCH_PHYSICS_DT"] = repr(physics_dt)
     limit = [] if time_limit is None else [str(time_limit)]
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--one", kind, controller,
                           str(seed), str(cycles), *limit], env=env, capture_output=True,
@@ -242,11 +247,14 @@ def _run_one(source: str, kind: str, controller: str, seed: int, cycles: int = 1
 
 
 def side_by_side(baseline: str | None, quick: bool, repeat: int = 1,
-                 kinds: tuple[str, ...] = ("plane", "rock"), cycles: int = 1) -> dict:
+                 kinds: tuple[str, ...] = ("plane", "rock"), cycles: int = 1,
+                 physics_dt: float | None = None) -> dict:
     """Simulated seconds per CPU second of the loop, per controller on the plane wall and
     for Q-WBC on rock with the winch: this checkout and, if given, ``baseline`` (another
     checkout), each climb run in a fresh process, the two alternating climb by climb so
-    that both see the same load; every climb ``repeat`` times (medians reported)."""
+    that both see the same load; every climb ``repeat`` times (medians reported). Both
+    checkouts step the physics every ``physics_dt`` (None: this checkout's default)."""
+    physics_dt = ClimbSettings().physics_dt if physics_dt is None else physics_dt
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     sources = {"this": here} | ({"baseline": baseline} if baseline else {})
     seeds = [0] if quick else [0, 1]
@@ -256,13 +264,14 @@ def side_by_side(baseline: str | None, quick: bool, repeat: int = 1,
     # every kind and controller (otherwise the first timed climb compiles inside its loop).
     for source in sources.values():
         for kind, controller in dict.fromkeys((k, c) for k, c, _ in items):
-            _run_one(source, kind, controller, seeds[0], 1, time_limit=WARM_UP_S)
+            _run_one(source, kind, controller, seeds[0], 1, WARM_UP_S, physics_dt)
     items = [item for item in items for _ in range(repeat)]
     rows = []
     for kind, controller, seed in items:
-        row = {"kind": kind, "controller": controller, "seed": seed, "cycles": cycles}
+        row = {"kind": kind, "controller": controller, "seed": seed, "cycles": cycles,
+               "physics_dt": physics_dt}
         for name, source in sources.items():
-            r = _run_one(source, kind, controller, seed, cycles)
+            r = _run_one(source, kind, controller, seed, cycles, physics_dt=physics_dt)
             row[f"{name}_sim_s"] = r["sim_s"]
             row[f"{name}_cpu_factor"] = r["sim_s"] / r["cpu_s"]
             row[f"{name}_cpu_s"] = r["cpu_s"]
@@ -430,8 +439,9 @@ def islands_side_by_side(repeat: int = 7, states: int = 10, steps: int = 200) ->
 def main() -> None:
     if len(sys.argv) in (6, 7) and sys.argv[1] == "--one":
         limit = float(sys.argv[6]) if len(sys.argv) == 7 else None
+        dt = os.environ.get("BENCH_PHYSICS_DT")
         print(json.dumps(one_climb(sys.argv[2], sys.argv[3], int(sys.argv[4]),
-                                   int(sys.argv[5]), limit)))
+                                   int(sys.argv[5]), limit, None if dt is None else float(dt))))
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one seed, 2-trial comparison")
@@ -450,6 +460,9 @@ def main() -> None:
                         choices=["plane", "rock"], help="with --climbs: which walls")
     parser.add_argument("--cycles", type=int, default=1,
                         help="with --climbs or --breakdown: gait cycles (1)")
+    parser.add_argument("--physics-dt", type=float, default=None,
+                        help="with --climbs: physics step [s] of both checkouts (default: "
+                        "this checkout's, 0.01)")
     parser.add_argument("--breakdown", action="store_true",
                         help="only where one Q-WBC climb's CPU time goes, by sampling")
     parser.add_argument("--islands", action="store_true",
@@ -464,7 +477,8 @@ def main() -> None:
         return
     if args.climbs or args.baseline:
         print(json.dumps(side_by_side(args.baseline, args.quick, max(1, args.repeat),
-                                      tuple(args.kinds), max(1, args.cycles))))
+                                      tuple(args.kinds), max(1, args.cycles),
+                                      args.physics_dt)))
         return
     seeds = [0] if args.quick else [0, 1, 2]
     if args.rock:
