@@ -32,7 +32,6 @@ import numpy as np
 
 from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS, WrenchLimits
 from clamber.exceptions import ConfigError
-from clamber.quadruped.robot import JOINTS_PER_LEG, LEG_NAMES, N_JOINTS, N_LEGS
 from clamber.quadruped.qp_cycle_kernels import (
     BAD_LOAD,
     BOX_ROWS,
@@ -43,6 +42,7 @@ from clamber.quadruped.qp_cycle_kernels import (
     fill_hard_box,
     parameter_views,
 )
+from clamber.quadruped.robot import JOINTS_PER_LEG, LEG_NAMES, N_JOINTS, N_LEGS
 from clamber.quadruped.statics import N_WRENCH, Statics
 from clamber.quadruped.wbc_kernels import fill_box_problem
 
