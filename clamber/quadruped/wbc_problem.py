@@ -50,7 +50,7 @@ from clamber.quadruped.wbc_kernels import fill_box_problem
 #: (:attr:`WrenchProblemBuilder.packed`): they are views into its packed arrays, or the
 #: build a caller replaced.
 _PACKED_NAMES = frozenset({"tau_max", "leg_weights", "_w3", "_box_lower", "_box_upper",
-                           "limits", "boxes", "build", "_arrays"})
+                           "limits", "boxes", "build", "_arrays", "params"})
 
 
 #: Swing masks (4,) by their bits (bit ``i``: gripper ``i`` swings), copied per problem.
