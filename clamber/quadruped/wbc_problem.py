@@ -219,6 +219,19 @@ class WrenchProblemBuilder:
             object.__setattr__(self, "packed", False)
         object.__setattr__(self, name, value)
 
+    def __setstate__(self, state: dict) -> None:
+        """A copy or pickle takes the views into its own buffers and packed parameters
+        again (copied one by one, views would no longer share their numbers)."""
+        self.__dict__.update(state)
+        self.__dict__["_arrays"] = {hard: self._problem_views(a["buf"], hard)
+                                    for hard, a in self._arrays.items()}
+        if self.packed:  # every packed name is still the view it was made
+            views = parameter_views(self.params)
+            self.__dict__.update(_w3=views["w3"], tau_max=views["tau_max"],
+                                 _box_lower=views["box_lower"],
+                                 _box_upper=views["box_upper"],
+                                 leg_weights=views["leg_weights"])
+
     def set_limits(self, leg: int, limits: WrenchLimits,
                    weights: np.ndarray | None = None) -> None:
         """Give gripper ``leg`` (index in ``LEG_NAMES``) new limits, e.g. its hold's
@@ -239,14 +252,19 @@ class WrenchProblemBuilder:
         # Every array is a view into one buffer (the compiled fill writes them all through
         # it). The variable bounds and the row bounds of each side share one array, as the
         # solver takes them: the bounds are written in place, so no cycle stacks them anew.
-        buf = np.zeros(N_WRENCH * (N_WRENCH + 1 + m + 2) + 2 * m)
-        a = buffer_views(buf, m)
-        C, lower, upper = a["C"], a["lower"], a["upper"]
-        r = 6 if hard else 0
+        a = self._problem_views(np.zeros(N_WRENCH * (N_WRENCH + 1 + m + 2) + 2 * m), hard)
+        C, r = a["C"], 6 if hard else 0
         for i, x in enumerate(self.limits):
             if self.boxes[i] is None:
                 C[r:r + x.H.shape[0], 6 * i:6 * i + 6] = x.H
                 r += x.H.shape[0]
+        return a
+
+    def _problem_views(self, buf: np.ndarray, hard: bool) -> dict:
+        """The problem's arrays (and the fields of a problem on them) as views into
+        ``buf``."""
+        a = buffer_views(buf, self.n_rows[hard])
+        C, lower, upper = a["C"], a["lower"], a["upper"]
         a.update(lb=lower[:N_WRENCH], ub=upper[:N_WRENCH], lo=lower[N_WRENCH:],
                  up=upper[N_WRENCH:], buf=buf)
         # The fields of a problem on these arrays, in the dataclass's order (swing and

@@ -2,6 +2,8 @@
 same problem arrays, load checks, solutions, smoothing anchor and active-limit answers bit
 for bit, over swinging grippers, unloading ramps, relaxed and failed solves and bad loads."""
 
+import copy
+import pickle
 from types import SimpleNamespace
 
 import daqp
@@ -252,3 +254,28 @@ def test_set_limits_reaches_the_packed_cycle(setup):
         a, b = fast.solve(statics, load), plain.solve_plain(statics, load)
         assert fast.builder.packed
         assert _same(a.F, b.F) and _same(a.duals, b.duals) and a.status is b.status
+
+
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+def test_a_copied_solver_keeps_its_views_and_solves_as_the_plain_one(setup, how):
+    """A solver copied or pickled keeps its problem arrays and packed parameters as views
+    of its own buffers: new limits given to the copy reach its packed cycle, which solves
+    as a plain copy does, and leave the original as it was."""
+    rm, ev = setup
+    rng = np.random.default_rng(17)
+    original = WrenchQP([WrenchLimits.paper_box()] * 4, rm.tau_max)
+    copies = [copy.deepcopy(original) if how == "deepcopy"
+              else pickle.loads(pickle.dumps(original)) for _ in range(2)]
+    fast, plain = copies
+    assert fast.builder.packed
+    p = fast.builder._arrays[True]
+    assert np.shares_memory(p["H"], p["buf"]) and np.shares_memory(p["upper"], p["buf"])
+    assert np.shares_memory(fast.builder.leg_weights, fast.builder.params)
+    for qp in (fast, plain):
+        qp.set_limits(1, WrenchLimits.box(PAPER_BOX_HALF_WIDTHS * 0.4), np.full(6, 2.0))
+    assert np.all(original.builder.leg_weights == 1.0)
+    for _ in range(30):
+        statics, load = _statics(rm, ev, rng), _load(rng)
+        a, b = fast.solve(statics, load), plain.solve_plain(statics, load)
+        assert _same(a.F, b.F) and _same(a.duals, b.duals) and a.status is b.status
+        assert _same(a.problem.ub, b.problem.ub)
