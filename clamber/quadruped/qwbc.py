@@ -63,7 +63,8 @@ class WrenchSolution:
     A solution of the packed cycle also carries ``limit_check``: ``(builds, build, rtol,
     active)``, whether a stance gripper's wrench lay on a bound of its box when solved
     (:func:`~clamber.quadruped.variants.limits_active`), valid while the builder's count
-    ``builds[0]`` is still ``build`` (no later build has overwritten the problem's arrays).
+    ``builds[0]`` is still ``build`` (no later build has overwritten the problem's arrays;
+    like them, ``F`` is the solver's and is read, never written, by its users).
     """
 
     status: WrenchStatus
