@@ -18,7 +18,9 @@ import daqp
 import numpy as np
 
 from clamber.attachment.wrench_limits import WrenchLimits
-from clamber.quadruped.robot import LEG_NAMES
+from clamber.exceptions import ConfigError
+from clamber.quadruped.qp_cycle_kernels import LIMIT_RTOL, LOAD_CHANGED, finish_hard_box
+from clamber.quadruped.robot import LEG_NAMES, N_LEGS
 from clamber.quadruped.statics import N_WRENCH, Statics
 from clamber.quadruped.wbc_problem import (
     QWBCWeights,
@@ -32,6 +34,10 @@ _INEQ, _EQ = 0, 5
 #: DAQP exit flags meaning a solution was found (optimal, soft optimal, cycling-but-optimal).
 _OK = (1, 2)
 _sum = np.add.reduce
+_F64, _LOAD_SHAPE = np.dtype(np.float64), (N_LEGS,)
+_SWING_BITS = (1 << N_LEGS) - 1
+#: The last load factors before the first solve: unequal to any (NaN).
+_NO_LOAD = np.full(N_LEGS, np.nan)
 
 
 def _finite(x: np.ndarray) -> bool:
@@ -52,7 +58,14 @@ class WrenchStatus(enum.Enum):
 
 @dataclass(frozen=True)
 class WrenchSolution:
-    """Gripper wrenches ``F`` (24,) [N, N m], DAQP's multipliers and timings."""
+    """Gripper wrenches ``F`` (24,) [N, N m], DAQP's multipliers and timings.
+
+    A solution of the packed cycle also carries ``limit_check``: ``(builds, build, rtol,
+    active)``, whether a stance gripper's wrench lay on a bound of its box when solved
+    (:func:`~clamber.quadruped.variants.limits_active`), valid while the builder's count
+    ``builds[0]`` is still ``build`` (no later build has overwritten the problem's arrays;
+    like them, ``F`` is the solver's and is read, never written, by its users).
+    """
 
     status: WrenchStatus
     F: np.ndarray
@@ -63,13 +76,14 @@ class WrenchSolution:
 
     @classmethod
     def trusted(cls, status: WrenchStatus, F: np.ndarray, duals: np.ndarray,
-                problem: WrenchProblem, iterations: int,
-                solve_time_us: float) -> WrenchSolution:
+                problem: WrenchProblem, iterations: int, solve_time_us: float,
+                limit_check: tuple | None = None) -> WrenchSolution:
         """A solution from the solver's own arrays, without the frozen dataclass's
         per-field set-up."""
         s = object.__new__(cls)
         s.__dict__.update(status=status, F=F, duals=duals, problem=problem,
-                          iterations=iterations, solve_time_us=solve_time_us)
+                          iterations=iterations, solve_time_us=solve_time_us,
+                          limit_check=limit_check)
         return s
 
     @property
@@ -115,8 +129,9 @@ class WrenchQP:
         self.builder = WrenchProblemBuilder(limits, tau_max, weights, torque_margin, torque_rows)
         self.F_prev = np.zeros(N_WRENCH)
         self._models: dict[bool, daqp.Model] = {}
-        #: The swing legs (a list of 4 bools) each model was last set up or updated with.
-        self._swing: dict[bool, list[bool]] = {}
+        #: The swing legs (as bits, :func:`_swing_bits`) each model was last set up or
+        #: updated with.
+        self._swing: dict[bool, int] = {}
         self._last_load: np.ndarray | None = None
 
     def reset(self) -> None:
@@ -141,7 +156,7 @@ class WrenchQP:
         up = np.concatenate([p.ub, p.up]) if p.upper is None else p.upper
         lo = np.concatenate([p.lb, p.lo]) if p.lower is None else p.lower
         model = self._models.get(p.hard)
-        swing = p.swing.tolist()
+        swing = _swing_bits(p.swing)
         t0 = time.perf_counter()
         if model is None:
             model = daqp.Model()
@@ -165,22 +180,80 @@ class WrenchQP:
         ``load`` is (4,) or ``{leg: factor}`` with 1 = stance, 0 = swing (wrench fixed to
         zero) and values in between = the pre-swing unloading ramp.
         """
+        if self.builder.packed:
+            if not (type(load) is np.ndarray and load.dtype == _F64
+                    and load.shape == _LOAD_SHAPE):
+                load = check_load(load)
+            return self._solve_packed(statics, load)
+        return self.solve_plain(statics, load)
+
+    def solve_plain(self, statics: Statics, load) -> WrenchSolution:
+        """:meth:`solve` step by step in NumPy (the reference of the packed cycle)."""
         load = check_load(load)
         changed = self._last_load is None or load.tolist() != self._last_load.tolist()
-        status = WrenchStatus.OPTIMAL
         p = self.builder.build(statics, load, self.F_prev, hard=True)
         flag, x, lam, its, dt = self._solve(p, changed)
         if flag not in _OK or not _finite(x):
-            status = WrenchStatus.RELAXED
-            p = self.builder.build(statics, load, self.F_prev, hard=False)
-            flag, x, lam, its2, dt2 = self._solve(p, True)
-            its, dt = its + its2, dt + dt2
-            if flag not in _OK or not _finite(x):
-                status, x, lam = WrenchStatus.FAILED, np.zeros(N_WRENCH), np.zeros_like(lam)
-        if True in self._swing[p.hard]:  # p's swing legs, as _solve saw them
+            return self._relaxed(statics, load, its, dt)
+        return self._accept(WrenchStatus.OPTIMAL, p, x, lam, its, dt, load)
+
+    def _solve_packed(self, statics: Statics, load: np.ndarray) -> WrenchSolution:
+        """:meth:`solve_plain` with the hard box problem filled, its load factors checked
+        and compared, and an optimal solution taken in two compiled calls: the same numbers
+        (its solution also knows whether a gripper limit is active)."""
+        b = self.builder
+        last = self._last_load
+        code, p = b.build_packed(statics, load, _NO_LOAD if last is None else last,
+                                 self.F_prev)
+        if p is None:
+            check_load(load)  # raises on the factor the kernel refused
+            raise ConfigError(f"load factors must be 4 numbers in [0, 1], got {load}")
+        swing, changed = code & _SWING_BITS, code >= LOAD_CHANGED
+        model = self._models.get(True)
+        if model is not None and self._swing[True] == swing:
+            # _solve's update and solve for an unchanged swing pattern, inline.
+            t0 = time.perf_counter()
+            if changed:
+                model.update(H=p.H, f=p.f, A=p.C, bupper=p.upper, blower=p.lower)
+            else:
+                model.update(f=p.f, A=p.C, bupper=p.upper, blower=p.lower)
+            x, _, flag, info = model.solve()
+            dt = (time.perf_counter() - t0) * 1e6
+            x, lam, its = np.asarray(x), np.asarray(info["lam"]), int(info["iterations"])
+        else:
+            flag, x, lam, its, dt = self._solve(p, changed)
+        if flag in _OK:
+            active = finish_hard_box(x, self.F_prev, b._arrays[True]["buf"], swing)
+            if active >= 0:
+                self._last_load = load
+                builds = b.builds
+                return WrenchSolution.trusted(WrenchStatus.OPTIMAL, x, lam, p, its, dt,
+                                              (builds, builds[0], LIMIT_RTOL, active == 1))
+        return self._relaxed(statics, load, its, dt)
+
+    def _relaxed(self, statics: Statics, load: np.ndarray, its: int,
+                 dt: float) -> WrenchSolution:
+        """The relaxed problem's solution after the hard one failed (``its`` iterations in
+        ``dt`` microseconds), or the zero wrench if that fails too."""
+        status = WrenchStatus.RELAXED
+        p = self.builder.build(statics, load, self.F_prev, hard=False)
+        flag, x, lam, its2, dt2 = self._solve(p, True)
+        its, dt = its + its2, dt + dt2
+        if flag not in _OK or not _finite(x):
+            status, x, lam = WrenchStatus.FAILED, np.zeros(N_WRENCH), np.zeros_like(lam)
+        return self._accept(status, p, x, lam, its, dt, load)
+
+    def _accept(self, status: WrenchStatus, p: WrenchProblem, x: np.ndarray,
+                lam: np.ndarray, its: int, dt: float, load: np.ndarray) -> WrenchSolution:
+        if self._swing[p.hard]:  # p's swing legs, as _solve saw them
             x[p.swing.repeat(6)] = 0.0  # exact zeros, not DAQP's 1e-30 round-off
         self.F_prev[:] = x
         self._last_load = load
         # DAQP returns new arrays from every solve (and the failure path makes its own), so
         # the solution owns x and lam without copies.
         return WrenchSolution.trusted(status, x, lam, p, its, dt)
+
+
+def _swing_bits(swing: np.ndarray) -> int:
+    """The swing grippers (4,) as bits (bit ``i``: gripper ``i`` swings)."""
+    return sum(1 << i for i, s in enumerate(swing.tolist()) if s)

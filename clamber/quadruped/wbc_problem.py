@@ -32,14 +32,31 @@ import numpy as np
 
 from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS, WrenchLimits
 from clamber.exceptions import ConfigError
+from clamber.quadruped.qp_cycle_kernels import (
+    BAD_LOAD,
+    BOX_ROWS,
+    INF,
+    MIN_LOAD,
+    PARAMETER_SIZE,
+    buffer_views,
+    fill_hard_box,
+    parameter_views,
+)
 from clamber.quadruped.robot import JOINTS_PER_LEG, LEG_NAMES, N_JOINTS, N_LEGS
 from clamber.quadruped.statics import N_WRENCH, Statics
 from clamber.quadruped.wbc_kernels import fill_box_problem
 
-#: Smallest load factor used to scale a weight or a limit during a ramp (avoids 1/0).
-MIN_LOAD = 0.05
-#: DAQP's infinity.
-INF = 1e30
+#: Attributes whose rebinding takes the builder off the packed one-call cycle
+#: (:attr:`WrenchProblemBuilder.packed`): they are views into its packed arrays, or the
+#: build a caller replaced.
+_PACKED_NAMES = frozenset({"tau_max", "leg_weights", "_w3", "_box_lower", "_box_upper",
+                           "limits", "boxes", "build", "_arrays", "params"})
+
+
+#: Swing masks (4,) by their bits (bit ``i``: gripper ``i`` swings), copied per problem.
+_SWING = tuple(np.array([bool(code >> i & 1) for i in range(N_LEGS)])
+               for code in range(1 << N_LEGS))
+_new = object.__new__
 
 
 def _positive(name: str, x, n: int = 6) -> np.ndarray:
@@ -90,7 +107,8 @@ def check_load(load) -> np.ndarray:
     """Load factors (4,) in [0, 1] from an array or a ``{leg: factor}`` mapping."""
     if type(load) is np.ndarray and load.dtype == np.float64 and load.shape == (N_LEGS,):
         # The controllers' case, tested entry by entry (a NaN fails both comparisons).
-        if all(0.0 <= x <= 1.0 for x in load.tolist()):
+        a, b, c, d = load.tolist()
+        if 0.0 <= a <= 1.0 and 0.0 <= b <= 1.0 and 0.0 <= c <= 1.0 and 0.0 <= d <= 1.0:
             return load
         raise ConfigError(f"load factors must be 4 numbers in [0, 1], got {load}")
     if isinstance(load, dict):
@@ -166,18 +184,53 @@ class WrenchProblemBuilder:
         self._arrays = {hard: self._allocate(hard) for hard in (True, False)}
         leg, joint, axis = np.meshgrid(np.arange(N_LEGS), np.arange(JOINTS_PER_LEG),
                                        np.arange(6), indexing="ij")
-        self._w3 = np.tile(self.weights.w3, N_LEGS)
+        # The per-cycle parameters live in one packed array (views below), so that the hard
+        # box problem is filled in one compiled call of few arguments.
+        self.params = np.zeros(PARAMETER_SIZE)
+        views = parameter_views(self.params)
+        self._w3 = views["w3"]
+        self._w3[:] = np.tile(self.weights.w3, N_LEGS)
+        tau = views["tau_max"]
+        tau[:] = self.tau_max
+        self.tau_max = tau
         #: Lower and upper box bounds (24,) when every gripper's limits are a box, else None.
         self._box_lower = self._box_upper = None
         if all(b is not None for b in self.boxes):
-            self._box_lower = np.concatenate([b[0] for b in self.boxes])
-            self._box_upper = np.concatenate([b[1] for b in self.boxes])
+            self._box_lower, self._box_upper = views["box_lower"], views["box_upper"]
+            self._box_lower[:] = np.concatenate([b[0] for b in self.boxes])
+            self._box_upper[:] = np.concatenate([b[1] for b in self.boxes])
         #: Per-gripper multipliers (4, 6) of the ``w2`` weights (:meth:`set_limits`).
-        self.leg_weights = np.ones((N_LEGS, 6))
+        self.leg_weights = views["leg_weights"]
+        self.leg_weights[:] = 1.0
         self._jt_rows = (JOINTS_PER_LEG * leg + joint).reshape(-1)
         self._jt_cols = (6 * leg + axis).reshape(-1)
         #: Flat indices into C of the joint-torque rows' entries, per first row.
         self._jt_flat: dict[int, np.ndarray] = {}
+        #: Builds so far, counted in place (a one-entry list): a problem's arrays hold its
+        #: numbers only while no later build has overwritten them.
+        self.builds = [0]
+        #: Whether the hard problem can be filled by :func:`fill_hard_box` (every gripper a
+        #: box, the packed views in place); rebinding one of them turns this off for good.
+        self.packed = (self._box_lower is not None
+                       and self.n_rows[True] == BOX_ROWS)
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in _PACKED_NAMES and "packed" in self.__dict__:
+            object.__setattr__(self, "packed", False)
+        object.__setattr__(self, name, value)
+
+    def __setstate__(self, state: dict) -> None:
+        """A copy or pickle takes the views into its own buffers and packed parameters
+        again (copied one by one, views would no longer share their numbers)."""
+        self.__dict__.update(state)
+        self.__dict__["_arrays"] = {hard: self._problem_views(a["buf"], hard)
+                                    for hard, a in self._arrays.items()}
+        if self.packed:  # every packed name is still the view it was made
+            views = parameter_views(self.params)
+            self.__dict__.update(_w3=views["w3"], tau_max=views["tau_max"],
+                                 _box_lower=views["box_lower"],
+                                 _box_upper=views["box_upper"],
+                                 leg_weights=views["leg_weights"])
 
     def set_limits(self, leg: int, limits: WrenchLimits,
                    weights: np.ndarray | None = None) -> None:
@@ -196,25 +249,37 @@ class WrenchProblemBuilder:
 
     def _allocate(self, hard: bool) -> dict[str, np.ndarray]:
         m = self.n_rows[hard]
-        C = np.zeros((m, N_WRENCH))
-        r = 6 if hard else 0
+        # Every array is a view into one buffer (the compiled fill writes them all through
+        # it). The variable bounds and the row bounds of each side share one array, as the
+        # solver takes them: the bounds are written in place, so no cycle stacks them anew.
+        a = self._problem_views(np.zeros(N_WRENCH * (N_WRENCH + 1 + m + 2) + 2 * m), hard)
+        C, r = a["C"], 6 if hard else 0
         for i, x in enumerate(self.limits):
             if self.boxes[i] is None:
                 C[r:r + x.H.shape[0], 6 * i:6 * i + 6] = x.H
                 r += x.H.shape[0]
-        # The variable bounds and the row bounds of each side share one array, as the solver
-        # takes them: the bounds are written in place, so no cycle stacks them anew.
-        lower, upper = np.zeros(N_WRENCH + m), np.zeros(N_WRENCH + m)
-        return {"H": np.zeros((N_WRENCH, N_WRENCH)), "f": np.zeros(N_WRENCH),
-                "lb": lower[:N_WRENCH], "ub": upper[:N_WRENCH], "C": C,
-                "lo": lower[N_WRENCH:], "up": upper[N_WRENCH:], "lower": lower,
-                "upper": upper}
+        return a
+
+    def _problem_views(self, buf: np.ndarray, hard: bool) -> dict:
+        """The problem's arrays (and the fields of a problem on them) as views into
+        ``buf``."""
+        a = buffer_views(buf, self.n_rows[hard])
+        C, lower, upper = a["C"], a["lower"], a["upper"]
+        a.update(lb=lower[:N_WRENCH], ub=upper[:N_WRENCH], lo=lower[N_WRENCH:],
+                 up=upper[N_WRENCH:], buf=buf)
+        # The fields of a problem on these arrays, in the dataclass's order (swing and
+        # statics are the cycle's).
+        a["problem"] = {"H": a["H"], "f": a["f"], "lb": a["lb"], "ub": a["ub"], "C": C,
+                        "lo": a["lo"], "up": a["up"], "hard": hard, "n_eq": 6 if hard else 0,
+                        "swing": None, "statics": None, "lower": lower, "upper": upper}
+        return a
 
     def build(self, statics: Statics, load: np.ndarray, F_prev: np.ndarray,
               hard: bool = True) -> WrenchProblem:
         """Fill the problem for this cycle; ``load`` (4,) in [0, 1], 0 = swing."""
         w, a = self.weights, self._arrays[hard]
         swing = load <= 0.0
+        self.builds[0] += 1
         if hard and self._box_lower is not None:  # the common case, in one compiled call
             fill_box_problem(a["H"], a["f"], a["lb"], a["ub"], a["C"], a["lo"], a["up"],
                              statics.A, statics.B, statics.leg_jacobians, statics.tau_bias,
@@ -224,6 +289,23 @@ class WrenchProblemBuilder:
             return WrenchProblem(a["H"], a["f"], a["lb"], a["ub"], a["C"], a["lo"], a["up"],
                                  True, 6, swing, statics, a["lower"], a["upper"])
         return self._build_numpy(statics, load, F_prev, hard, swing)
+
+    def build_packed(self, statics: Statics, load: np.ndarray, last_load: np.ndarray,
+                     F_prev: np.ndarray) -> tuple[int, WrenchProblem | None]:
+        """:meth:`build` of the hard problem when :attr:`packed`, with the load check, in one
+        compiled call: ``(code, problem)`` with :func:`fill_hard_box`'s code (the swing
+        grippers' bits, whether ``load`` differs from ``last_load``), ``(BAD_LOAD, None)``
+        if a load factor is NaN or outside [0, 1]."""
+        a = self._arrays[True]
+        code = fill_hard_box(a["buf"], statics.A, statics.B, statics.leg_jacobians,
+                             statics.tau_bias, load, last_load, F_prev, self.params,
+                             self.weights.w2, self.torque_rows)
+        if code == BAD_LOAD:
+            return code, None
+        self.builds[0] += 1
+        p = _new(WrenchProblem)
+        p.__dict__.update(a["problem"], swing=_SWING[code & 15].copy(), statics=statics)
+        return code, p
 
     def _build_numpy(self, statics: Statics, load: np.ndarray, F_prev: np.ndarray,
                      hard: bool, swing: np.ndarray) -> WrenchProblem:
