@@ -260,7 +260,7 @@ def _compare(args: argparse.Namespace) -> dict:
     from clamber.cli.options import run_folder
     from clamber.experiments.quadruped import comparison_conditions, scenario_conditions
     from clamber.quadruped.gaits import ClimbGaitSettings
-    from clamber.report.quadruped_comparison import comparison_table
+    from clamber.report.quadruped_comparison import comparison_table, rerun_note
 
     if args.scenarios and args.inclines:
         raise ConfigError("give --inclines or --scenarios, not both")
@@ -292,6 +292,9 @@ def _compare(args: argparse.Namespace) -> dict:
             f"(0: rigid), physics step {1000 * physics_dt:g} ms; paper values in parentheses.",
             "",
             comparison_table(breakable, "grippers break at their true capacity")]
+    measured = [t for t in trials if t.metrics]
+    note = rerun_note(sum(bool(t.metrics.get("verdict_rerun")) for t in measured), len(trials))
+    text += ["", note] if note else []
     summary = {"command": "compare", "trials": args.trials, "cycles": args.cycles,
                "scenarios": scenarios or None, "sole_stiffness": args.sole_stiffness,
                "physics_dt": physics_dt,

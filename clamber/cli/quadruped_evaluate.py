@@ -67,7 +67,7 @@ def _evaluate(args: argparse.Namespace) -> dict:
     from clamber.quadruped.comparison import ABLATION_ROWS, MAIN
     from clamber.quadruped.tuning import TuningSettings
     from clamber.report.quadruped import plot_loads
-    from clamber.report.quadruped_comparison import cell_table, failure_table
+    from clamber.report.quadruped_comparison import cell_table, failure_table, rerun_note
 
     physics_dt = physics_dt_of(args)
     out = run_folder(args)
@@ -95,6 +95,8 @@ def _evaluate(args: argparse.Namespace) -> dict:
                "; ".join(f"{c} " + ", ".join(f"{k} x{v:.2f}" for k, v in g.items())
                          for c, g in res["gains"].items())), "",
             cell_table(res["cells"], rows, scenarios)]
+    note = rerun_note(sum(bool(r.verdict_rerun) for r in res["trials"]), len(res["trials"]))
+    text += ["", note] if note else []
     failures = failure_table(res["cells"], rows, scenarios)
     if failures:
         text += ["", "Where and why each failed trial failed (height: body travel up the wall):",

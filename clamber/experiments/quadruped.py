@@ -134,6 +134,7 @@ def summarize(trials: Sequence[StudyTrial]) -> dict[str, Any]:
         "sim_time_s": float(sum(t.metrics.get("sim_time_s") or 0.0 for t in trials)),
         "wall_time_s": float(sum(t.metrics.get("wall_time_s") or 0.0 for t in trials)),
         "failures": failure_counts(trials),
+        "verdict_reruns": sum(bool(t.metrics.get("verdict_rerun")) for t in trials),
     }
 
 

@@ -154,6 +154,7 @@ def summarize_cell(results: list[TrialResult]) -> dict:
         "failures": dict(where),
         "sim_time_s": float(sum(r.sim_time_s for r in results)),
         "wall_time_s": float(sum(r.wall_time_s for r in results)),
+        "verdict_reruns": sum(bool(r.verdict_rerun) for r in results),
     }
 
 

@@ -92,3 +92,15 @@ def failure_table(cells: dict[str, dict], rows: Sequence[str], scenarios: Sequen
                              f"{_num(f['height_m'], '.3f')} | {_num(f['time_s'], '.1f')} | "
                              f"{why} |")
     return "\n".join(lines) if len(lines) > 2 else ""
+
+
+def rerun_note(reruns: int, total: int) -> str:
+    """The sentence under a comparison table that says how many verdicts came from a
+    fine-step rerun (:mod:`clamber.quadruped.sim.rates`); empty when none did."""
+    if not reruns:
+        return ""
+    from clamber.quadruped.sim.rates import FINE_CLIMB_PHYSICS_DT, VERDICT_MARGIN
+
+    return (f"{reruns} of {total} trials came within {100 * VERDICT_MARGIN:g} % of a "
+            f"gripper's boundary (peak gauge) and were climbed again at "
+            f"{1000 * FINE_CLIMB_PHYSICS_DT:g} ms; their results are those climbs.")

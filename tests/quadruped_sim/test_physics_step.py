@@ -1,14 +1,23 @@
-"""The climbs' physics step: it divides the control period, and the default one converges."""
+"""The climbs' physics step: it divides the control period, the default one converges, and a
+verdict near a gripper's boundary is decided at the fine step."""
 
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 
 from clamber.exceptions import ConfigError
+from clamber.experiments.quadruped_comparison import summarize_cell
 from clamber.quadruped.comparison import scenario_settings
-from clamber.quadruped.sim.rates import MAX_CLIMB_PHYSICS_DT, check_physics_step, physics_step
-from clamber.quadruped.trials.climb import ClimbSettings, ClimbTrial
+from clamber.quadruped.sim.rates import (
+    FINE_CLIMB_PHYSICS_DT,
+    MAX_CLIMB_PHYSICS_DT,
+    check_physics_step,
+    marginal_verdict,
+    physics_step,
+)
+from clamber.quadruped.trials.climb import ClimbSettings, ClimbTrial, run_climb
 
 
 @pytest.mark.parametrize("rate, dt", [(50.0, 0.01), (100.0, 0.01), (25.0, 0.01),
@@ -69,3 +78,53 @@ def test_the_default_step_gives_the_climb_of_a_finer_step():
         assert coarse[key] == pytest.approx(fine[key], rel=tol), key
     # the tolerance can fail: at 20 ms (one step per control cycle) the error is 14 % off
     assert _first_swing(0.02)["max_tracking_error_mm"] > 1.1 * fine["max_tracking_error_mm"]
+
+
+#: CLIK's tuned gains (docs/quadruped_gains.json), with which its grippers run near their sets.
+CLIK_GAINS = (("clik_gain", 2.6011452334937357), ("integral_gain", 2.001708752332889),
+              ("rotation_weight", 0.335345079662575))
+
+
+@pytest.mark.parametrize("gauge, near", [(0.949, False), (0.95, True), (1.0, True),
+                                         (1.05, True), (1.051, False), (float("nan"), False)])
+def test_a_verdict_is_marginal_within_5_percent_of_the_boundary(gauge, near):
+    assert marginal_verdict(gauge) is near
+
+
+def test_a_climb_near_a_grippers_boundary_is_decided_at_the_fine_step():
+    """CLIK on seed 4 of the vertical wall: at 10 ms its left front gripper peaks at 0.99 of
+    its set during the first swing and holds; at 4 ms (and 1 ms) it goes 0.5 % past and
+    breaks off. The comparison reports the 4 ms climb."""
+    settings = scenario_settings("wall90", controller="clik", gains=CLIK_GAINS,
+                                 time_limit=20.0)
+    coarse, _ = ClimbTrial(settings, 4).run()
+    assert coarse.reason == "time limit" and 0.95 <= coarse.peak_gripper_load < 1.0
+    fine, _ = ClimbTrial(replace(settings, physics_dt=FINE_CLIMB_PHYSICS_DT), 4).run()
+    assert not fine.success and "LF broke off" in fine.reason
+    reported, _ = run_climb(settings, 4)
+    assert reported.verdict_rerun and reported.physics_dt_s == FINE_CLIMB_PHYSICS_DT
+    assert reported.coarse_peak_gripper_load == coarse.peak_gripper_load
+    assert (reported.reason, reported.peak_gripper_load, reported.sim_time_s) == \
+        (fine.reason, fine.peak_gripper_load, fine.sim_time_s)
+    assert reported.wall_time_s > fine.wall_time_s  # both climbs' time is counted
+    # switched off, the coarse climb stands
+    off, _ = run_climb(replace(settings, verdict_rerun=False), 4)
+    assert not off.verdict_rerun and off.physics_dt_s == 0.01
+    assert off.peak_gripper_load == coarse.peak_gripper_load
+
+
+def test_a_climb_far_from_the_boundary_keeps_its_step():
+    r, _ = run_climb(ClimbSettings(time_limit=8.0), 0)
+    assert r.peak_gripper_load < 0.95
+    assert not r.verdict_rerun and r.physics_dt_s == 0.01
+    # a fine-step climb is never rerun, whatever its gauge
+    fine = run_climb(scenario_settings("wall90", controller="clik", gains=CLIK_GAINS,
+                                       physics_dt=0.004, time_limit=20.0), 4)[0]
+    assert marginal_verdict(fine.peak_gripper_load) and not fine.verdict_rerun
+    assert fine.physics_dt_s == 0.004
+
+
+def test_the_cell_summary_counts_the_reruns():
+    r, _ = run_climb(ClimbSettings(time_limit=2.0), 0)
+    cell = summarize_cell([r, replace(r, verdict_rerun=True)])
+    assert cell["verdict_reruns"] == 1

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 
@@ -30,7 +31,12 @@ from clamber.quadruped.model import RobotModel, RobotState
 from clamber.quadruped.robot import LEG_NAMES, Marcbot
 from clamber.quadruped.scenarios import Disturbance, DisturbanceDriver
 from clamber.quadruped.sim.grippers import SoleCompliance
-from clamber.quadruped.sim.rates import check_physics_step, physics_step
+from clamber.quadruped.sim.rates import (
+    FINE_CLIMB_PHYSICS_DT,
+    check_physics_step,
+    marginal_verdict,
+    physics_step,
+)
 from clamber.quadruped.sim.scene import climb_scene
 from clamber.quadruped.sim.servos import ServoBank
 from clamber.quadruped.sim.simulator import QuadrupedSim, SimulationError, StepRecord
@@ -73,7 +79,8 @@ class ClimbSettings:
     controller's gain multipliers (:mod:`clamber.quadruped.variants`), ``rocks`` the holds'
     shape, ``heading_deg`` the climb's direction on the wall, ``disturbance`` an optional
     push or payload, ``scenario`` a label. ``time_limit`` [s] stops the trial early (a quick
-    look; such a trial fails with the reason "time limit")."""
+    look; such a trial fails with the reason "time limit"). ``verdict_rerun``: a climb that
+    came near a gripper's boundary is climbed again at the fine step (:func:`run_climb`)."""
 
     controller: str = "qwbc"
     incline_deg: float = 90.0
@@ -91,6 +98,7 @@ class ClimbSettings:
     disturbance: Disturbance | None = None
     scenario: str = ""
     time_limit: float | None = None
+    verdict_rerun: bool = True
 
     def __post_init__(self) -> None:
         # None: the largest step up to 10 ms that divides the control period
@@ -332,6 +340,32 @@ def run_climb(settings: ClimbSettings, seed: int, log: bool = False,
     """One seeded climbing trial; returns its result and, if ``log``, its time series.
 
     ``time_limit`` [s] stops the trial early (reason "time limit", not a success; default:
-    the settings' own).
+    the settings' own). A breakable climb whose peak gripper gauge came within
+    :data:`~clamber.quadruped.sim.rates.VERDICT_MARGIN` of 1 at a step coarser than
+    :data:`~clamber.quadruped.sim.rates.FINE_CLIMB_PHYSICS_DT` is climbed again at that step
+    (unless ``settings.verdict_rerun`` is off), and the rerun is the result.
     """
-    return ClimbTrial(settings, seed, log, robot, time_limit).run()
+    def climb_at(dt: float) -> tuple[TrialResult, TrialLog | None]:
+        return ClimbTrial(replace(settings, physics_dt=dt), seed, log, robot,
+                          time_limit).run()
+
+    return settle_verdict(settings, climb_at)
+
+
+def settle_verdict(settings: ClimbSettings,
+                   climb_at: Callable[[float], tuple[TrialResult, TrialLog | None]]
+                   ) -> tuple[TrialResult, TrialLog | None]:
+    """Climb at the settings' step (``climb_at(dt)`` runs the climb at step ``dt``); if the
+    climb is breakable, its step coarser than the fine one and its peak gripper gauge near 1
+    (:func:`~clamber.quadruped.sim.rates.marginal_verdict`), climb again at the fine step and
+    report that climb, with the coarse climb's peak gauge and both climbs' wall time."""
+    result, trace = climb_at(settings.physics_dt)
+    result = replace(result, physics_dt_s=settings.physics_dt)
+    if not (settings.verdict_rerun and settings.breakable
+            and settings.physics_dt > FINE_CLIMB_PHYSICS_DT * (1 + 1e-9)
+            and marginal_verdict(result.peak_gripper_load)):
+        return result, trace
+    rerun, trace = climb_at(FINE_CLIMB_PHYSICS_DT)
+    return replace(rerun, physics_dt_s=FINE_CLIMB_PHYSICS_DT, verdict_rerun=True,
+                   coarse_peak_gripper_load=result.peak_gripper_load,
+                   wall_time_s=result.wall_time_s + rerun.wall_time_s), trace

@@ -49,7 +49,10 @@ class TrialResult:
     against the simulator's contacts, and the EKF's mean normalised innovation squared per
     degree of freedom (``estimation_nis``, about 1 for a consistent filter) and its mean
     normalised estimation error squared of position, velocity and attitude per degree of
-    freedom (``estimation_nees``, likewise about 1).
+    freedom (``estimation_nees``, likewise about 1). ``physics_dt_s`` is the physics step of
+    the reported climb and ``verdict_rerun`` whether it is the fine-step rerun of a climb
+    whose peak gripper gauge came near 1 (:mod:`clamber.quadruped.sim.rates`), then
+    ``coarse_peak_gripper_load`` that climb's peak gauge.
     """
 
     kind: str
@@ -87,6 +90,9 @@ class TrialResult:
     contact_recall: float = float("nan")
     estimation_nis: float = float("nan")
     estimation_nees: float = float("nan")
+    physics_dt_s: float = float("nan")
+    verdict_rerun: bool = False
+    coarse_peak_gripper_load: float = float("nan")
 
     def to_dict(self) -> dict:
         """JSON-ready: the failure by name, non-finite numbers as None."""

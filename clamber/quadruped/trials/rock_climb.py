@@ -70,7 +70,12 @@ from clamber.quadruped.sim.servos import ServoBank
 from clamber.quadruped.sim.simulator import QuadrupedSim
 from clamber.quadruped.sim.winch_plant import WinchPlant, WinchPlantParameters
 from clamber.quadruped.sim.world import Hold, RockSpec, WallLayout
-from clamber.quadruped.trials.climb import PLACEMENT_TIME, ClimbSettings, ClimbTrial
+from clamber.quadruped.trials.climb import (
+    PLACEMENT_TIME,
+    ClimbSettings,
+    ClimbTrial,
+    settle_verdict,
+)
 from clamber.quadruped.trials.log import TrialLog
 from clamber.quadruped.trials.result import TrialIdentity, TrialResult
 from clamber.quadruped.trials.shadow import AnchorShadow
@@ -694,5 +699,8 @@ def run_rock_climb(settings: RockClimbSettings, seed: int, log: bool = False,
         base = TrialResult.unmeasured(who, FailureReason.START_NOT_HELD, plan[2].detail)
         return RockTrialResult(**{**base.__dict__, "distance_m": 0.0},
                                plan_stop=plan[2].stop.name.lower()), None
-    trial = RockClimbTrial(settings, seed, log, robot, time_limit, plan)
-    return trial.run()
+    def climb_at(dt: float) -> tuple[RockTrialResult, TrialLog | None]:
+        at = replace(settings, climb=replace(settings.climb, physics_dt=dt))
+        return RockClimbTrial(at, seed, log, robot, time_limit, plan).run()
+
+    return settle_verdict(settings.climb, climb_at)
