@@ -423,13 +423,15 @@ def cycle(P: np.ndarray, p: np.ndarray, v: np.ndarray, R: np.ndarray, b_a: np.nd
     """One control cycle of the filter in one call: if ``predicting``, an IMU sample
     (:func:`imu_sample`) and :func:`predict` over ``dt``; then the foot positions
     (:func:`foot_positions`) and :func:`update` with the anchored legs ``idx`` (velocity
-    rows from ``prev`` if ``use_v``). Returns the covariance, attitude, rate, foot positions
-    and whether the update was made (if not, the covariance and attitude are the
-    prediction's)."""
+    rows from ``prev`` if ``use_v``), none if ``idx`` is empty. Returns the covariance,
+    attitude, rate, foot positions and whether the update was made or skipped (if not, the
+    covariance and attitude are the prediction's)."""
     if predicting:
         f, w = imu_sample(draws, scales, imu_b_a, imu_b_g, specific_force, true_rate)
         P, R, rate = predict(P, p, v, R, b_a, b_g, f, w, dt, process_noise)
     feet = foot_positions(q_joints, rotations, translations, axes)
+    if idx.shape[0] == 0:
+        return P, R, rate, feet, True
     P_new, R_new, ok = update(P, p, v, R, b_a, b_g, rate, feet, prev if use_v else feet, idx,
                               anchors, use_v, dt, foot_var, velocity_var)
     if not ok:
