@@ -35,7 +35,7 @@ from clamber.quadruped.sim.servos import ServoBank
 from clamber.quadruped.sim.simulator import QuadrupedSim, SimulationError, StepRecord
 from clamber.quadruped.sim.world import ModelMismatch, RockSpec, wall_layout
 from clamber.quadruped.trials.log import TrialLog, feet_in_body
-from clamber.quadruped.trials.metric_kernels import load_ratio, rotation_angle
+from clamber.quadruped.trials.metric_kernels import attitude_errors, load_ratio
 from clamber.quadruped.trials.result import (
     METRIC_COLUMNS,
     TrialIdentity,
@@ -250,9 +250,9 @@ class ClimbTrial:
         self.n_cycles += 1
         self.n_active += limits_active(self.ctrl)
         ekf = self.ekf
+        attitude, est_attitude = attitude_errors(self.R, ekf.R, R_true)
         # One row of METRIC_COLUMNS, in its order.
-        self.samples.append((err, rec.power, rotation_angle(self.R, R_true),
-                             _norm(ekf.p - p_true), rotation_angle(ekf.R, R_true)))
+        self.samples.append((err, rec.power, attitude, _norm(ekf.p - p_true), est_attitude))
 
     def _record(self, t: float, p_true: np.ndarray, R_true: np.ndarray,
                 ref: MotionReference, rec: StepRecord) -> None:

@@ -2,7 +2,8 @@
 
 Each control cycle samples two attitude errors (the angle of ``R_a^T R_b``, which
 ``|log3(R_a^T R_b)|`` gives through Pinocchio and a product in NumPy) and the planned
-gripper load ratio; these kernels (numba, cached on disk) compute them in one call each.
+gripper load ratio; these kernels (numba, cached on disk) compute them in one call each
+(both attitude errors in one: :func:`attitude_errors`).
 The angle is ``atan2(|vee(M - M^T)| / 2, (tr M - 1) / 2)``, accurate at every angle; it
 agrees with Pinocchio's to round-off.
 """
@@ -26,6 +27,14 @@ def rotation_angle(Ra: np.ndarray, Rb: np.ndarray) -> float:
     x, y, z = M[2, 1] - M[1, 2], M[0, 2] - M[2, 0], M[1, 0] - M[0, 1]
     return math.atan2(0.5 * math.sqrt(x * x + y * y + z * z),
                       0.5 * (M[0, 0] + M[1, 1] + M[2, 2] - 1.0))
+
+
+@kernel
+def attitude_errors(R_ref: np.ndarray, R_est: np.ndarray, R_true: np.ndarray
+                    ) -> tuple[float, float]:
+    """The angles [rad] of ``R_ref^T R_true`` and ``R_est^T R_true`` in one call: the
+    reference's and the estimate's attitude errors (each :func:`rotation_angle`'s number)."""
+    return rotation_angle(R_ref, R_true), rotation_angle(R_est, R_true)
 
 
 @kernel
