@@ -378,8 +378,8 @@ class LegOdometryEkf:
             return
         stacked, none = self._stacked, self._no_feet[0]
         P, R, _, _, ok = kernels.cycle(
-            self.P, self.p, self.v, np.ascontiguousarray(self.R), self.b_a, self.b_g, self.rate, q, dt, False, none,
-            none, none, none, none, none, q_joints, *chains,
+            self.P, self.p, self.v, np.ascontiguousarray(self.R), self.b_a, self.b_g, self.rate,
+            q, dt, False, none, none, none, none, none, none, q_joints, *chains,
             prev if use_v else self._no_feet, stacked[2], stacked[1], use_v, *self._variances)
         self._corrected(P, R, ok)
 

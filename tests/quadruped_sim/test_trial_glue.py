@@ -103,7 +103,8 @@ def test_a_cycle_with_no_anchored_leg_only_predicts():
     plain.predict(*imu_p.measure(f, w, 0.02), 0.02)
     assert ok
     assert all(_same(a, b) for a, b in zip((P, R, rate, ekf.p, ekf.v),
-                                           (plain.P, plain.R, plain.rate, plain.p, plain.v)))
+                                           (plain.P, plain.R, plain.rate, plain.p, plain.v),
+                                           strict=True))
     assert _same(feet, kernels.foot_positions(q, *ekf._chains))
 
 
@@ -172,7 +173,8 @@ def test_a_climb_to_a_broken_gripper_is_the_plain_climb():
     assert "broke off" in fast[0]["reason"]
     assert "'release'" in fast[1] and "'break'" in fast[1]
     assert fast[0] == plain[0] and fast[1] == plain[1]
-    assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(fast[2], plain[2]))
+    assert all(np.array_equal(a, b, equal_nan=True)
+               for a, b in zip(fast[2], plain[2], strict=True))
 
 
 def test_a_climb_through_grasps_is_the_plain_climb():
@@ -182,4 +184,5 @@ def test_a_climb_through_grasps_is_the_plain_climb():
     fast, plain = _outcome(ClimbTrial(settings, 0)), _outcome(PlainTrial(settings, 0))
     assert fast[1].count("'release'") == 2 and fast[1].count("'attach'") == 5
     assert fast[0] == plain[0] and fast[1] == plain[1]
-    assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(fast[2], plain[2]))
+    assert all(np.array_equal(a, b, equal_nan=True)
+               for a, b in zip(fast[2], plain[2], strict=True))
