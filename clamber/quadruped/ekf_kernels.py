@@ -33,6 +33,7 @@ import math
 import numpy as np
 
 from clamber.compiled import kernel
+from clamber.quadruped.blas_order import gemv_t3
 
 _G_Z = -9.81  # world gravity along z [m/s^2] (the estimator's GRAVITY_VECTOR)
 
@@ -437,3 +438,22 @@ def cycle(P: np.ndarray, p: np.ndarray, v: np.ndarray, R: np.ndarray, b_a: np.nd
     if not ok:
         return P, R, rate, feet, False
     return P_new, R_new, rate, feet, True
+
+
+@kernel
+def read_out(p: np.ndarray, R: np.ndarray, v: np.ndarray, rate: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The estimate's arrays for a state in one call: copies of ``p`` and ``R`` (C-ordered,
+    as NumPy's ``copy``) and the twist ``(R^T v, rate)``, ``R^T v`` summed as NumPy's BLAS
+    sums ``R.T @ v`` for a C-ordered ``R`` (:func:`~clamber.quadruped.blas_order.gemv_t3`;
+    use it only there and where :func:`~clamber.quadruped.blas_order.same_as_numpy`)."""
+    p_out = np.empty(3)
+    R_out = np.empty((3, 3))
+    twist = np.empty(6)
+    for i in range(3):
+        p_out[i] = p[i]
+        twist[3 + i] = rate[i]
+        for j in range(3):
+            R_out[i, j] = R[i, j]
+    gemv_t3(R, v, twist[:3])
+    return p_out, R_out, twist

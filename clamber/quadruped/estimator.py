@@ -31,6 +31,7 @@ from numpy.linalg import LinAlgError
 
 from clamber import _validate as check
 from clamber.exceptions import ConfigError
+from clamber.quadruped import blas_order
 from clamber.quadruped import ekf_kernels as kernels
 from clamber.quadruped.kinematics import body_configuration
 from clamber.quadruped.model import NQ_BASE, RobotModel, RobotState
@@ -222,6 +223,9 @@ class LegOdometryEkf:
         self._variances = (self.par.foot_noise**2, self.par.velocity_noise**2)
         #: The contacts of the last update if all of them were anchored before it.
         self._contacts: tuple[str, ...] | None = None
+        #: Whether the compiled read-out gives NumPy's numbers here (None: not asked yet;
+        #: asked on the first :meth:`state`, as the kernels load then).
+        self._blas: bool | None = None
 
     def predict(self, specific_force: np.ndarray, rate: np.ndarray, dt: float) -> None:
         """Propagate over ``dt`` [s] with the IMU readings in {B} (:func:`strapdown_step`
@@ -384,7 +388,16 @@ class LegOdometryEkf:
         self._corrected(P, R, ok)
 
     def state(self, q_joints: np.ndarray, dq_joints: np.ndarray) -> RobotState:
-        """The estimate as a :class:`RobotState` (twist in {B} from ``v`` and the gyro)."""
+        """The estimate as a :class:`RobotState` (twist in {B} from ``v`` and the gyro): NumPy's
+        copies and ``R.T @ v``, in one compiled call where it gives NumPy's numbers
+        (:func:`.ekf_kernels.read_out`; NumPy's BLAS sums ``R.T @ v`` in another order
+        unless ``R`` is C-ordered, as it is but before the first prediction)."""
         R = self.R
+        blas = self._blas
+        if blas is None:
+            blas = self._blas = blas_order.same_as_numpy()
+        if blas and R.flags.c_contiguous:
+            p, R, twist = kernels.read_out(self.p, R, self.v, self.rate)
+            return RobotState.trusted(p, R, q_joints, twist, dq_joints)
         return RobotState.trusted(self.p.copy(), R.copy(), q_joints,
-                          np.concatenate([R.T @ self.v, self.rate]), dq_joints)
+                                  np.concatenate([R.T @ self.v, self.rate]), dq_joints)

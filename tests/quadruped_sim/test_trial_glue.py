@@ -1,20 +1,29 @@
 """The climbing trial's glue computes the numbers of the plain code it replaces, bit for bit:
 the filter's cycles after a grasp or release through the one compiled cycle (the plain
-``predict`` and ``update`` kept here as the reference), both attitude errors of a metric
-sample in one call, and whole climbs, through releases, grasps and a gripper breaking off."""
+``predict`` and ``update`` kept here as the reference), NumPy's 3-vector BLAS products
+compiled in the BLAS's order, the estimate's read-out and a metric sample's errors in one
+call each, and whole climbs, through releases, grasps and a gripper breaking off."""
+
+from types import SimpleNamespace
 
 import mujoco
 import numpy as np
 import pinocchio as pin
 import pytest
 
+from clamber.quadruped import blas_order, estimator
 from clamber.quadruped import ekf_kernels as kernels
 from clamber.quadruped.estimator import LegOdometryEkf, SimulatedImu
 from clamber.quadruped.model import RobotModel
 from clamber.quadruped.robot import LEG_NAMES
 from clamber.quadruped.trials import climb
 from clamber.quadruped.trials.climb import ClimbSettings, ClimbTrial
-from clamber.quadruped.trials.metric_kernels import attitude_errors, rotation_angle
+from clamber.quadruped.trials.metric_kernels import (
+    attitude_errors,
+    distance,
+    rotation_angle,
+    sample_errors,
+)
 from clamber.quadruped.variants import limits_active
 
 
@@ -36,16 +45,12 @@ def _plain_cycle(ekf, imu, f, w, dt, q, contacts):
 
 @pytest.fixture
 def only_the_fused_cycle(monkeypatch):
-    """The filter's other kernels made to fail when called, for the fused filter's steps."""
-    def refuse(*args):
-        raise AssertionError("a kernel other than the fused cycle ran")
-
-    kept = {name: getattr(kernels, name) for name in
-            ("predict", "update", "foot_positions", "imu_sample")}
+    """The estimator's view of its kernels narrowed to the fused cycle and the read-out (any
+    other kernel it asks for is an error), for the fused filter's steps."""
+    narrowed = SimpleNamespace(cycle=kernels.cycle, read_out=kernels.read_out)
 
     def patched(on: bool):
-        for name, fn in kept.items():
-            monkeypatch.setattr(kernels, name, refuse if on else fn)
+        monkeypatch.setattr(estimator, "kernels", narrowed if on else kernels)
 
     return patched
 
@@ -108,6 +113,80 @@ def test_a_cycle_with_no_anchored_leg_only_predicts():
     assert _same(feet, kernels.foot_positions(q, *ekf._chains))
 
 
+# ---- NumPy's BLAS products in the BLAS's order --------------------------------------------
+
+blas_sums_so = pytest.mark.skipif(not blas_order.same_as_numpy(),
+                                  reason="this BLAS sums 3-vector products otherwise")
+
+
+def _vectors(rng, n):
+    """Matrices and vectors at every scale, now and then with zeros of either sign."""
+    for k in range(n):
+        A = rng.standard_normal((3, 3)) * 10.0 ** rng.uniform(-6, 6, (3, 3))
+        x = rng.standard_normal(3) * 10.0 ** rng.uniform(-6, 6, 3)
+        if k % 4 == 0:
+            x[k % 3] = (-0.0, 0.0)[k % 2]
+        yield A, x
+
+
+@blas_sums_so
+def test_compiled_products_sum_as_numpys_blas():
+    """Where the probe says so, ``dot3`` and ``gemv_t3`` give NumPy's ``x.dot(y)`` and
+    ``A.T @ x`` bit for bit on 20000 random inputs (a sum in another order, or with the
+    multiply-adds rounded apart, differs on many of them)."""
+    rng = np.random.default_rng(33)
+    out = np.empty(3)
+    for A, x in _vectors(rng, 20000):
+        blas_order.gemv_t3(A, x, out)
+        assert _same(out, A.T @ x)
+        assert _same(blas_order.dot3(x, A[1]), x.dot(A[1]))
+        assert _same(blas_order.dot3(x, x), x.dot(x))
+
+
+def test_plain_sums_are_not_the_blas_ones():
+    """The probe can tell: summed plainly (each product rounded, then added) the products
+    differ from NumPy's on some inputs, and so would the fused kernels if they summed so."""
+    rng = np.random.default_rng(34)
+    differ = sum((x[0] * x[0] + x[1] * x[1]) + x[2] * x[2] != x.dot(x)
+                 for _, x in _vectors(rng, 2000))
+    assert differ > 0 or not blas_order.same_as_numpy()
+
+
+@blas_sums_so
+def test_read_out_is_numpys_copies_and_twist():
+    """The compiled read-out of a C-ordered attitude gives ``p.copy()``, ``R.copy()`` (not
+    the filter's arrays) and ``concatenate([R.T @ v, rate])`` bit for bit."""
+    rng = np.random.default_rng(35)
+    for R, v in _vectors(rng, 3000):
+        p, rate = rng.standard_normal(3), rng.standard_normal(3)
+        got = kernels.read_out(p, R, v, rate)
+        want = (p.copy(), R.copy(), np.concatenate([R.T @ v, rate]))
+        assert all(_same(a, b) for a, b in zip(got, want, strict=True))
+        assert got[0] is not p and got[1] is not R
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_state_is_the_numpy_state(order):
+    """A filter's state equals its NumPy read-out, also from a column-major attitude (a
+    trial's first, whose ``R.T @ v`` NumPy's BLAS sums in another order: read by NumPy)."""
+    rm = RobotModel()
+    rng = np.random.default_rng(37)
+    q, dq = rm.robot.default_joint_angles(), np.linspace(-1, 1, 20)
+    for k in range(200):
+        R0 = np.asarray(pin.exp3(rng.standard_normal(3)), order=order)
+        ekf = LegOdometryEkf(rm, rng.standard_normal(3), R0)
+        ekf.R = np.asarray(ekf.R, order=order)
+        if k % 5:
+            ekf.v[:] = rng.standard_normal(3) * 10.0 ** rng.uniform(-6, 0)
+        ekf.rate[:] = rng.standard_normal(3) * 0.01
+        fast = ekf.state(q, dq)
+        ekf._blas = False
+        plain = ekf.state(q, dq)
+        for name in ("body_position", "body_rotation", "body_twist"):
+            assert _same(getattr(fast, name), getattr(plain, name)), name
+        assert fast.body_rotation.flags.c_contiguous
+
+
 # ---- the metric sample ---------------------------------------------------------------------
 
 
@@ -125,12 +204,31 @@ def test_attitude_errors_are_the_two_rotation_angles():
         assert _same(got[1], rotation_angle(Rs[1], Rs[2]))
 
 
+@blas_sums_so
+def test_sample_errors_are_the_norm_and_the_rotation_angles():
+    """``distance`` is ``_norm(a - b)`` and ``sample_errors`` the two rotation angles and
+    the distance, bit for bit."""
+    rng = np.random.default_rng(36)
+    for k, (_, x) in enumerate(_vectors(rng, 3000)):
+        y = x + rng.standard_normal(3) * 10.0 ** rng.uniform(-9, 0)
+        assert _same(distance(x, y), climb._norm(x - y))
+        Rs = [pin.exp3(rng.standard_normal(3) * [1e-9, 1e-3, 1.0, 3.0][(k + i) % 4])
+              for i in range(3)]
+        got = sample_errors(*Rs, x, y)
+        assert _same(np.array(got), [rotation_angle(Rs[0], Rs[2]), climb._norm(x - y),
+                                     rotation_angle(Rs[1], Rs[2])])
+
+
 # ---- whole climbs --------------------------------------------------------------------------
 
 
 class PlainTrial(ClimbTrial):
-    """The trial written plainly: the filter by ``predict`` and ``update`` every cycle, each
-    attitude error by its own ``rotation_angle``."""
+    """The trial written plainly: the filter by ``predict`` and ``update`` every cycle, its
+    state and the errors in NumPy, each attitude error by its own ``rotation_angle``."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._blas = self.ekf._blas = False
 
     def _estimate(self):
         sim, dt = self.sim, self.dt
@@ -151,6 +249,14 @@ class PlainTrial(ClimbTrial):
                              climb._norm(ekf.p - p_true), rotation_angle(ekf.R, R_true)))
 
 
+class NumpyTrial(ClimbTrial):
+    """The trial where the BLAS sums otherwise: the fused filter, NumPy's products."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._blas = self.ekf._blas = False
+
+
 def _outcome(trial):
     """Everything a climb computed: result (timings left out), physics state, filter, metric
     samples and gripper events."""
@@ -164,12 +270,13 @@ def _outcome(trial):
         state, ekf.p, ekf.v, ekf.R, ekf.b_a, ekf.b_g, ekf.P, trial.samples.array()]
 
 
-def test_a_climb_to_a_broken_gripper_is_the_plain_climb():
+@pytest.mark.parametrize("trial", [ClimbTrial, NumpyTrial])
+def test_a_climb_to_a_broken_gripper_is_the_plain_climb(trial):
     """Plain CLIK on the vertical wall (seed 1) settles, releases its first gripper and
-    breaks another off: the trial ends in exactly the result, physics state, filter state,
-    metric samples and gripper events of the plain trial."""
+    breaks another off: the trial (also with NumPy's products) ends in exactly the result,
+    physics state, filter state, metric samples and gripper events of the plain trial."""
     settings = ClimbSettings(controller="clik-plain", incline_deg=90.0, time_limit=12.0)
-    fast, plain = _outcome(ClimbTrial(settings, 1)), _outcome(PlainTrial(settings, 1))
+    fast, plain = _outcome(trial(settings, 1)), _outcome(PlainTrial(settings, 1))
     assert "broke off" in fast[0]["reason"]
     assert "'release'" in fast[1] and "'break'" in fast[1]
     assert fast[0] == plain[0] and fast[1] == plain[1]
