@@ -23,8 +23,11 @@ from clamber.quadruped.trials.metric_kernels import (
     distance,
     rotation_angle,
     sample_errors,
+    sample_row,
 )
+from clamber.quadruped.trials.result import metric_recorder
 from clamber.quadruped.variants import limits_active
+from clamber.recorder import Recorder
 
 
 def _same(a, b):
@@ -143,13 +146,20 @@ def test_compiled_products_sum_as_numpys_blas():
         assert _same(blas_order.dot3(x, x), x.dot(x))
 
 
-def test_plain_sums_are_not_the_blas_ones():
-    """The probe can tell: summed plainly (each product rounded, then added) the products
-    differ from NumPy's on some inputs, and so would the fused kernels if they summed so."""
-    rng = np.random.default_rng(34)
-    differ = sum((x[0] * x[0] + x[1] * x[1]) + x[2] * x[2] != x.dot(x)
-                 for _, x in _vectors(rng, 2000))
-    assert differ > 0 or not blas_order.same_as_numpy()
+@pytest.mark.parametrize("plain", ["gemv_t3", "dot3"])
+def test_the_probe_refuses_plain_sums(monkeypatch, plain):
+    """Where the BLAS summed plainly (each product rounded, then added in order) the probe
+    would say so: with either kernel replaced by such sums it answers False."""
+    def gemv(A, x, out):
+        for i in range(3):
+            out[i] = (A[0, i] * x[0] + A[1, i] * x[1]) + A[2, i] * x[2]
+
+    def dot(x, y):
+        return (x[0] * y[0] + x[1] * y[1]) + x[2] * y[2]
+
+    monkeypatch.setattr(blas_order, plain, gemv if plain == "gemv_t3" else dot)
+    monkeypatch.setattr(blas_order, "_checked", None)
+    assert not blas_order.same_as_numpy()
 
 
 @blas_sums_so
@@ -217,6 +227,36 @@ def test_sample_errors_are_the_norm_and_the_rotation_angles():
         got = sample_errors(*Rs, x, y)
         assert _same(np.array(got), [rotation_angle(Rs[0], Rs[2]), climb._norm(x - y),
                                      rotation_angle(Rs[1], Rs[2])])
+
+
+def test_next_row_is_the_row_append_writes():
+    """Rows filled through ``next_row`` (past the first allocation, so the recorder grows)
+    read back as the rows ``append`` writes, and count as written."""
+    rng = np.random.default_rng(38)
+    filled, appended = Recorder(("a", "b", "c"), rows=4), Recorder(("a", "b", "c"), rows=4)
+    for _ in range(11):
+        values = tuple(rng.standard_normal(3))
+        filled.next_row()[:] = values
+        appended.append(values)
+        assert filled.rows == appended.rows
+    assert _same(filled.array(), appended.array())
+
+
+@blas_sums_so
+def test_sample_row_writes_the_row_the_trial_appended():
+    """``sample_row`` fills a metric recorder's row with the tracking error, the power and
+    the errors the trial appended (``rotation_angle``, ``_norm``), bit for bit."""
+    rng = np.random.default_rng(39)
+    fast, plain = metric_recorder(), metric_recorder()
+    for k in range(500):
+        Rs = [pin.exp3(rng.standard_normal(3) * [1e-9, 1e-3, 1.0, 3.0][(k + i) % 4])
+              for i in range(3)]
+        p_est, p_true = rng.standard_normal(3), rng.standard_normal(3) * 1e-3
+        err, power = float(rng.uniform(0, 0.05)), float(rng.uniform(0, 200))
+        sample_row(fast.next_row(), err, power, *Rs, p_est, p_true)
+        plain.append((err, power, rotation_angle(Rs[0], Rs[2]), climb._norm(p_est - p_true),
+                      rotation_angle(Rs[1], Rs[2])))
+    assert _same(fast.array(), plain.array())
 
 
 # ---- whole climbs --------------------------------------------------------------------------

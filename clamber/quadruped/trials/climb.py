@@ -40,7 +40,7 @@ from clamber.quadruped.trials.metric_kernels import (
     attitude_errors,
     distance,
     load_ratio,
-    sample_errors,
+    sample_row,
 )
 from clamber.quadruped.trials.result import (
     METRIC_COLUMNS,
@@ -263,14 +263,13 @@ class ClimbTrial:
         self.n_cycles += 1
         self.n_active += limits_active(self.ctrl)
         ekf = self.ekf
-        if self._blas:
-            attitude, est_error, est_attitude = sample_errors(self.R, ekf.R, R_true, ekf.p,
-                                                              p_true)
-        else:
-            attitude, est_attitude = attitude_errors(self.R, ekf.R, R_true)
-            est_error = _norm(ekf.p - p_true)
         # One row of METRIC_COLUMNS, in its order.
-        self.samples.append((err, rec.power, attitude, est_error, est_attitude))
+        if self._blas:
+            sample_row(self.samples.next_row(), err, rec.power, self.R, ekf.R, R_true, ekf.p,
+                       p_true)
+            return
+        attitude, est_attitude = attitude_errors(self.R, ekf.R, R_true)
+        self.samples.append((err, rec.power, attitude, _norm(ekf.p - p_true), est_attitude))
 
     def _record(self, t: float, p_true: np.ndarray, R_true: np.ndarray,
                 ref: MotionReference, rec: StepRecord) -> None:

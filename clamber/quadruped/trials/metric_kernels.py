@@ -4,7 +4,7 @@ Each control cycle samples two attitude errors (the angle of ``R_a^T R_b``, whic
 ``|log3(R_a^T R_b)|`` gives through Pinocchio and a product in NumPy) and the planned
 gripper load ratio; these kernels (numba, cached on disk) compute them in one call each
 (both attitude errors in one: :func:`attitude_errors`; with the estimate's position error:
-:func:`sample_errors`).
+:func:`sample_errors`, written into the recorder's row: :func:`sample_row`).
 The angle is ``atan2(|vee(M - M^T)| / 2, (tr M - 1) / 2)``, accurate at every angle; it
 agrees with Pinocchio's to round-off.
 """
@@ -58,6 +58,21 @@ def sample_errors(R_ref: np.ndarray, R_est: np.ndarray, R_true: np.ndarray, p_es
     (:func:`rotation_angle` each)."""
     return (rotation_angle(R_ref, R_true), distance(p_est, p_true),
             rotation_angle(R_est, R_true))
+
+
+@kernel
+def sample_row(row: np.ndarray, err: float, power: float, R_ref: np.ndarray,
+               R_est: np.ndarray, R_true: np.ndarray, p_est: np.ndarray,
+               p_true: np.ndarray) -> None:
+    """Write one metric sample into ``row``: the tracking error and power as given, then
+    :func:`sample_errors` (the row of ``error_m, power_w, attitude_rad, est_position_m,
+    est_attitude_rad``)."""
+    attitude, est_error, est_attitude = sample_errors(R_ref, R_est, R_true, p_est, p_true)
+    row[0] = err
+    row[1] = power
+    row[2] = attitude
+    row[3] = est_error
+    row[4] = est_attitude
 
 
 @kernel
