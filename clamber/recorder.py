@@ -62,6 +62,15 @@ class Recorder:
         self._data[row] = values
         self.rows = row + 1
 
+    def next_row(self) -> np.ndarray:
+        """Row ``rows`` (the next), counted as written: a view to fill in place, every column
+        (what :meth:`append` writes, without building the values first)."""
+        row = self.rows
+        if row >= self._data.shape[0]:
+            self._grow(row)
+        self.rows = row + 1
+        return self._data[row]
+
     def write_block(self, row: int, first: str, values: np.ndarray) -> None:
         """Set consecutive cells of one row from column ``first`` on (``values`` flattened)."""
         v = np.ravel(values)

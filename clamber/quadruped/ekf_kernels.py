@@ -33,6 +33,7 @@ import math
 import numpy as np
 
 from clamber.compiled import kernel
+from clamber.quadruped.blas_order import gemv_t3
 
 _G_Z = -9.81  # world gravity along z [m/s^2] (the estimator's GRAVITY_VECTOR)
 
@@ -423,15 +424,36 @@ def cycle(P: np.ndarray, p: np.ndarray, v: np.ndarray, R: np.ndarray, b_a: np.nd
     """One control cycle of the filter in one call: if ``predicting``, an IMU sample
     (:func:`imu_sample`) and :func:`predict` over ``dt``; then the foot positions
     (:func:`foot_positions`) and :func:`update` with the anchored legs ``idx`` (velocity
-    rows from ``prev`` if ``use_v``). Returns the covariance, attitude, rate, foot positions
-    and whether the update was made (if not, the covariance and attitude are the
-    prediction's)."""
+    rows from ``prev`` if ``use_v``), none if ``idx`` is empty. Returns the covariance,
+    attitude, rate, foot positions and whether the update was made or skipped (if not, the
+    covariance and attitude are the prediction's)."""
     if predicting:
         f, w = imu_sample(draws, scales, imu_b_a, imu_b_g, specific_force, true_rate)
         P, R, rate = predict(P, p, v, R, b_a, b_g, f, w, dt, process_noise)
     feet = foot_positions(q_joints, rotations, translations, axes)
+    if idx.shape[0] == 0:
+        return P, R, rate, feet, True
     P_new, R_new, ok = update(P, p, v, R, b_a, b_g, rate, feet, prev if use_v else feet, idx,
                               anchors, use_v, dt, foot_var, velocity_var)
     if not ok:
         return P, R, rate, feet, False
     return P_new, R_new, rate, feet, True
+
+
+@kernel
+def read_out(p: np.ndarray, R: np.ndarray, v: np.ndarray, rate: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The estimate's arrays for a state in one call: copies of ``p`` and ``R`` (C-ordered,
+    as NumPy's ``copy``) and the twist ``(R^T v, rate)``, ``R^T v`` summed as NumPy's BLAS
+    sums ``R.T @ v`` for a C-ordered ``R`` (:func:`~clamber.quadruped.blas_order.gemv_t3`;
+    use it only there and where :func:`~clamber.quadruped.blas_order.same_as_numpy`)."""
+    p_out = np.empty(3)
+    R_out = np.empty((3, 3))
+    twist = np.empty(6)
+    for i in range(3):
+        p_out[i] = p[i]
+        twist[3 + i] = rate[i]
+        for j in range(3):
+            R_out[i, j] = R[i, j]
+    gemv_t3(R, v, twist[:3])
+    return p_out, R_out, twist

@@ -31,6 +31,7 @@ from numpy.linalg import LinAlgError
 
 from clamber import _validate as check
 from clamber.exceptions import ConfigError
+from clamber.quadruped import blas_order
 from clamber.quadruped import ekf_kernels as kernels
 from clamber.quadruped.kinematics import body_configuration
 from clamber.quadruped.model import NQ_BASE, RobotModel, RobotState
@@ -213,6 +214,8 @@ class LegOdometryEkf:
         #: The legs' kinematic chains for the compiled foot positions (None: Pinocchio's).
         self._chains = leg_chains(rm)
         self._no_feet = np.zeros((len(LEG_NAMES), 3))
+        #: No anchored leg: the rows and anchors of a cycle that only predicts.
+        self._no_legs = (np.zeros(0, dtype=np.int64), np.zeros((0, 3)))
         self._indices: dict[tuple[str, ...], np.ndarray] = {}
         #: The anchored legs of the last update, their anchors stacked (n, 3) and rows.
         self._stacked: tuple[tuple[str, ...], np.ndarray, np.ndarray] | None = None
@@ -220,6 +223,9 @@ class LegOdometryEkf:
         self._variances = (self.par.foot_noise**2, self.par.velocity_noise**2)
         #: The contacts of the last update if all of them were anchored before it.
         self._contacts: tuple[str, ...] | None = None
+        #: Whether the compiled read-out gives NumPy's numbers here (None: not asked yet;
+        #: asked on the first :meth:`state`, as the kernels load then).
+        self._blas: bool | None = None
 
     def predict(self, specific_force: np.ndarray, rate: np.ndarray, dt: float) -> None:
         """Propagate over ``dt`` [s] with the IMU readings in {B} (:func:`strapdown_step`
@@ -273,34 +279,39 @@ class LegOdometryEkf:
 
         ``dt`` [s] is the time since the previous update (0: no velocity rows).
         """
-        anchors = self.anchors
         feet = self._foot_positions(q_joints)
         prev, self._prev_feet = self._prev_feet, feet
-        if contacts == self._contacts and self._stacked is not None:
-            legs_t = self._stacked[0]  # every foot in contact anchored at an earlier update
-        else:
-            for leg in list(anchors):
-                if leg not in contacts:
-                    del anchors[leg]
-            legs = []
-            for leg in contacts:
-                if leg not in anchors:
-                    anchors[leg] = self.p + self.R @ feet[LEG_NAMES.index(leg)]
-                else:
-                    legs.append(leg)
-            self._contacts = tuple(contacts) if len(legs) == len(contacts) else None
-            if not legs:
-                self._stacked = None
-                return
-            legs_t = tuple(legs)
-            self._stacked = (legs_t, np.array([anchors[leg] for leg in legs_t]),
-                             self._legs_index(legs_t))
+        if not (contacts == self._contacts and self._stacked is not None) \
+                and not self._anchor(feet, contacts):
+            return
         use_v = dt > 0 and prev is not None
         P, R, ok = kernels.update(
             self.P, self.p, self.v, self.R, self.b_a, self.b_g, self.rate, feet,
             prev if use_v else feet, self._stacked[2], self._stacked[1], use_v, dt,
             *self._variances)
         self._corrected(P, R, ok)
+
+    def _anchor(self, feet: np.ndarray, contacts: tuple[str, ...]) -> bool:
+        """Anchor the new ``contacts`` at the estimate, drop the anchors of the others and
+        stack those anchored before (``_stacked``); False if none was (nothing to update)."""
+        anchors = self.anchors
+        for leg in list(anchors):
+            if leg not in contacts:
+                del anchors[leg]
+        legs = []
+        for leg in contacts:
+            if leg not in anchors:
+                anchors[leg] = self.p + self.R @ feet[LEG_NAMES.index(leg)]
+            else:
+                legs.append(leg)
+        self._contacts = tuple(contacts) if len(legs) == len(contacts) else None
+        if not legs:
+            self._stacked = None
+            return False
+        legs_t = tuple(legs)
+        self._stacked = (legs_t, np.array([anchors[leg] for leg in legs_t]),
+                         self._legs_index(legs_t))
+        return True
 
     def _corrected(self, P: np.ndarray, R: np.ndarray, ok: bool) -> None:
         """Take an update's covariance and attitude (re-orthonormalized every 500 updates)."""
@@ -318,12 +329,15 @@ class LegOdometryEkf:
         without ``imu``), then ``update(q_joints, contacts, dt)``; the readings and joint
         angles [rad] are float arrays.
 
-        The same numbers as those calls; in one compiled call (:func:`.ekf_kernels.cycle`)
-        when the contacts are those of the last update and were all anchored then (every
-        cycle but the few after a grasp or release), else by those calls.
+        The same numbers as those calls, through the compiled :func:`.ekf_kernels.cycle`:
+        one call when the contacts are those of the last update and were all anchored then
+        (every cycle but the few after a grasp or release); otherwise one call predicts and
+        computes the feet, the new contacts are anchored here, and a second call updates
+        (so a climb loads no other kernel of the filter). Without compiled chains, by
+        those calls.
         """
-        stacked = self._stacked
-        if contacts != self._contacts or stacked is None or self._chains is None:
+        stacked, chains = self._stacked, self._chains
+        if chains is None:
             if imu is not None:
                 self.predict(*imu.measure(specific_force, rate, dt), dt)
             self.update(q_joints, contacts, dt)
@@ -336,17 +350,54 @@ class LegOdometryEkf:
             q = draws = scales = imu_b_a = imu_b_g = self._no_feet[0]
         prev = self._prev_feet
         use_v = dt > 0 and prev is not None
+        if contacts != self._contacts or stacked is None:
+            self._anchored_step(imu is not None, q, dt, draws, scales, imu_b_a, imu_b_g,
+                                specific_force, rate, q_joints, contacts, use_v)
+            return
         P, R, self.rate, self._prev_feet, ok = kernels.cycle(
             self.P, self.p, self.v, self.R, self.b_a, self.b_g, self.rate, q, dt,
             imu is not None, draws, scales, imu_b_a, imu_b_g, specific_force, rate, q_joints,
-            *self._chains, prev if use_v else self._no_feet, stacked[2], stacked[1], use_v,
+            *chains, prev if use_v else self._no_feet, stacked[2], stacked[1], use_v,
             *self._variances)
         if not ok:
             self.P, self.R = P, R  # the prediction's
         self._corrected(P, R, ok)
 
+    def _anchored_step(self, predicting: bool, q: np.ndarray, dt: float, draws: np.ndarray,
+                       scales: np.ndarray, imu_b_a: np.ndarray, imu_b_g: np.ndarray,
+                       specific_force: np.ndarray, rate: np.ndarray, q_joints: np.ndarray,
+                       contacts: tuple[str, ...], use_v: bool) -> None:
+        """:meth:`step` when the contacts changed: the prediction and the feet (a cycle with
+        no anchored leg: no update), the anchors (:meth:`_anchor`), then the update (a cycle
+        without prediction; its feet are the same numbers)."""
+        no_legs, chains = self._no_legs, self._chains
+        P, R, w, feet, _ = kernels.cycle(
+            self.P, self.p, self.v, np.ascontiguousarray(self.R), self.b_a, self.b_g,
+            self.rate, q, dt, predicting, draws, scales, imu_b_a, imu_b_g, specific_force, rate,
+            q_joints, *chains, self._no_feet, no_legs[0], no_legs[1], False, *self._variances)
+        if predicting:
+            self.P, self.R, self.rate = P, R, w
+        prev, self._prev_feet = self._prev_feet, feet
+        if not self._anchor(feet, contacts):
+            return
+        stacked, none = self._stacked, self._no_feet[0]
+        P, R, _, _, ok = kernels.cycle(
+            self.P, self.p, self.v, np.ascontiguousarray(self.R), self.b_a, self.b_g, self.rate,
+            q, dt, False, none, none, none, none, none, none, q_joints, *chains,
+            prev if use_v else self._no_feet, stacked[2], stacked[1], use_v, *self._variances)
+        self._corrected(P, R, ok)
+
     def state(self, q_joints: np.ndarray, dq_joints: np.ndarray) -> RobotState:
-        """The estimate as a :class:`RobotState` (twist in {B} from ``v`` and the gyro)."""
+        """The estimate as a :class:`RobotState` (twist in {B} from ``v`` and the gyro): NumPy's
+        copies and ``R.T @ v``, in one compiled call where it gives NumPy's numbers
+        (:func:`.ekf_kernels.read_out`; NumPy's BLAS sums ``R.T @ v`` in another order
+        unless ``R`` is C-ordered, as it is but before the first prediction)."""
         R = self.R
+        blas = self._blas
+        if blas is None:
+            blas = self._blas = blas_order.same_as_numpy()
+        if blas and R.flags.c_contiguous:
+            p, R, twist = kernels.read_out(self.p, R, self.v, self.rate)
+            return RobotState.trusted(p, R, q_joints, twist, dq_joints)
         return RobotState.trusted(self.p.copy(), R.copy(), q_joints,
-                          np.concatenate([R.T @ self.v, self.rate]), dq_joints)
+                                  np.concatenate([R.T @ self.v, self.rate]), dq_joints)

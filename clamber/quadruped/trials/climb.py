@@ -23,6 +23,7 @@ import pinocchio as pin
 from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS
 from clamber.exceptions import ConfigError
 from clamber.failures import FailureReason
+from clamber.quadruped.blas_order import same_as_numpy
 from clamber.quadruped.controllers import Controller, JointCommand, MotionReference
 from clamber.quadruped.estimator import LegOdometryEkf, SimulatedImu
 from clamber.quadruped.gaits import ClimbEvent, ClimbGait, ClimbGaitSettings
@@ -42,7 +43,12 @@ from clamber.quadruped.sim.servos import ServoBank
 from clamber.quadruped.sim.simulator import QuadrupedSim, SimulationError, StepRecord
 from clamber.quadruped.sim.world import ModelMismatch, RockSpec, wall_layout
 from clamber.quadruped.trials.log import TrialLog, feet_in_body
-from clamber.quadruped.trials.metric_kernels import load_ratio, rotation_angle
+from clamber.quadruped.trials.metric_kernels import (
+    attitude_errors,
+    distance,
+    load_ratio,
+    sample_row,
+)
 from clamber.quadruped.trials.result import (
     METRIC_COLUMNS,
     TrialIdentity,
@@ -139,6 +145,9 @@ class ClimbTrial:
         self.reason = ""
         self.finished = False
         self.k = 0
+        #: Whether the compiled errors give NumPy's numbers here (None: asked on the first
+        #: cycle, as the loop's kernels load then).
+        self._blas: bool | None = None
         self.setup_time = time.perf_counter() - t0
         self._loop_start = time.perf_counter()
 
@@ -219,7 +228,11 @@ class ClimbTrial:
         self.push.update(None if self.first_release is None else t - self.first_release,
                          self.R)
         rec = sim.step(cmd)
-        err = _norm(p_true - ref.body_pose.translation)
+        blas = self._blas
+        if blas is None:
+            blas = self._blas = same_as_numpy()
+        err = distance(p_true, ref.body_pose.translation) if blas \
+            else _norm(p_true - ref.body_pose.translation)
         if t >= PLACEMENT_TIME:
             self._sample(cmd, rec, err, p_true, R_true)
         if self.log is not None:
@@ -266,8 +279,12 @@ class ClimbTrial:
         self.n_active += limits_active(self.ctrl)
         ekf = self.ekf
         # One row of METRIC_COLUMNS, in its order.
-        self.samples.append((err, rec.power, rotation_angle(self.R, R_true),
-                             _norm(ekf.p - p_true), rotation_angle(ekf.R, R_true)))
+        if self._blas:
+            sample_row(self.samples.next_row(), err, rec.power, self.R, ekf.R, R_true, ekf.p,
+                       p_true)
+            return
+        attitude, est_attitude = attitude_errors(self.R, ekf.R, R_true)
+        self.samples.append((err, rec.power, attitude, _norm(ekf.p - p_true), est_attitude))
 
     def _record(self, t: float, p_true: np.ndarray, R_true: np.ndarray,
                 ref: MotionReference, rec: StepRecord) -> None:
