@@ -165,10 +165,13 @@ def test_bad_morphology_files_are_refused(raw):
 
 
 def _not_toml(raw: bytes) -> bool:
+    """Whether ``raw`` is no TOML as a settings file is read: text mode, so a lone CR is a
+    line break ('\r#v' is a comment line)."""
+    import io
     import tomllib
 
     try:
-        tomllib.loads(raw.decode())
+        tomllib.loads(io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8").read())
     except (UnicodeDecodeError, tomllib.TOMLDecodeError):
         return True
     return False
