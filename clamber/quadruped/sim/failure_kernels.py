@@ -69,8 +69,9 @@ def sole_wrenches(ext: np.ndarray, com: np.ndarray, pos: np.ndarray, mat: np.nda
 
 
 @kernel
-def _gauge_bound(w: np.ndarray, planes_t: np.ndarray) -> float:
-    """``max(0, max_c w . planes_t[:, c])``: a polytope's gauge of ``w`` (6,)."""
+def _gauge_bound_plain(w: np.ndarray, planes_t: np.ndarray) -> float:
+    """``max(0, max_c w . planes_t[:, c])``: a polytope's gauge of ``w`` (6,), one plane
+    after the other (the reference of :func:`_gauge_bound`)."""
     best = 0.0
     for c in range(planes_t.shape[1]):
         v = (w[0] * planes_t[0, c] + w[1] * planes_t[1, c] + w[2] * planes_t[2, c]
@@ -80,6 +81,43 @@ def _gauge_bound(w: np.ndarray, planes_t: np.ndarray) -> float:
     return best
 
 
+#: Running maxima :func:`_gauge_bound` keeps side by side.
+_LANES = 4
+
+
+@kernel
+def _gauge_bound(w: np.ndarray, planes_t: np.ndarray, scratch: np.ndarray) -> float:
+    """:func:`_gauge_bound_plain`'s number, in two passes the compiler vectorises: every
+    plane's product into ``scratch`` (at least as long as the planes; each product formed
+    as there, the same six products summed left to right), then four running maxima
+    combined. A strict ``>`` from ``+0.0`` keeps the first of equal values and passes over
+    NaN in either order, so the maximum is the same number bit for bit."""
+    m = planes_t.shape[1]
+    w0, w1, w2, w3, w4, w5 = w[0], w[1], w[2], w[3], w[4], w[5]
+    p0, p1, p2 = planes_t[0], planes_t[1], planes_t[2]
+    p3, p4, p5 = planes_t[3], planes_t[4], planes_t[5]
+    for c in range(m):
+        scratch[c] = (w0 * p0[c] + w1 * p1[c] + w2 * p2[c]
+                      + w3 * p3[c] + w4 * p4[c] + w5 * p5[c])
+    b0 = b1 = b2 = b3 = 0.0
+    c = 0
+    while c + _LANES <= m:
+        v0, v1, v2, v3 = scratch[c], scratch[c + 1], scratch[c + 2], scratch[c + 3]
+        b0 = v0 if v0 > b0 else b0
+        b1 = v1 if v1 > b1 else b1
+        b2 = v2 if v2 > b2 else b2
+        b3 = v3 if v3 > b3 else b3
+        c += _LANES
+    while c < m:
+        v = scratch[c]
+        b0 = v if v > b0 else b0
+        c += 1
+    best = b0
+    best = b1 if b1 > best else best
+    best = b2 if b2 > best else best
+    return b3 if b3 > best else best
+
+
 @kernel
 def polytope_gauges(w: np.ndarray, planes_t: np.ndarray) -> np.ndarray:
     """Gauges (n,) of wrenches ``w`` (n, 6) for the polytope ``planes_t.T @ w <= 1``
@@ -87,8 +125,18 @@ def polytope_gauges(w: np.ndarray, planes_t: np.ndarray) -> np.ndarray:
     failure model goes through here, so the per-step and per-cycle checks use the same
     arithmetic."""
     out = np.empty(w.shape[0])
+    scratch = np.empty(planes_t.shape[1])
     for i in range(w.shape[0]):
-        out[i] = _gauge_bound(w[i], planes_t)
+        out[i] = _gauge_bound(w[i], planes_t, scratch)
+    return out
+
+
+@kernel
+def polytope_gauges_plain(w: np.ndarray, planes_t: np.ndarray) -> np.ndarray:
+    """:func:`polytope_gauges` one plane after the other (its reference)."""
+    out = np.empty(w.shape[0])
+    for i in range(w.shape[0]):
+        out[i] = _gauge_bound_plain(w[i], planes_t)
     return out
 
 
@@ -108,11 +156,12 @@ def settle(ws: np.ndarray, rows: np.ndarray, inner_t: np.ndarray, cuts_t: np.nda
     its set, in which case True is returned; else nothing changes and False is returned.
     """
     n, k = ws.shape[0], ws.shape[1]
+    scratch = np.empty(max(inner_t.shape[1], cuts_t.shape[1]))
     g = np.empty((n, k))
     any_above = False
     for j in range(n):
         for i in range(k):
-            g[j, i] = _gauge_bound(ws[j, i], inner_t)
+            g[j, i] = _gauge_bound(ws[j, i], inner_t, scratch)
             if g[j, i] > 1.0:
                 any_above = True
     last = np.empty(k)
@@ -126,7 +175,7 @@ def settle(ws: np.ndarray, rows: np.ndarray, inner_t: np.ndarray, cuts_t: np.nda
                     row = rows[i]
                     for c in range(6):
                         d[c] = ws[j, i, c] - ref_wrench[row, c]
-                    bound = ref_gauge[row] + _gauge_bound(d, inner_t)
+                    bound = ref_gauge[row] + _gauge_bound(d, inner_t, scratch)
                     if bound > certified:
                         return False
                     if j == n - 1:
@@ -147,7 +196,7 @@ def settle(ws: np.ndarray, rows: np.ndarray, inner_t: np.ndarray, cuts_t: np.nda
                 row = rows[i]
                 for c in range(6):
                     d[c] = ws[j, i, c] - lo_wrench[row, c]
-                if lo_gauge[row] + _gauge_bound(d, inner_t) > peak[i] - lower_margin:
+                if lo_gauge[row] + _gauge_bound(d, inner_t, scratch) > peak[i] - lower_margin:
                     possible[j, i] = True
                     anything = True
     if not anything:
@@ -161,7 +210,7 @@ def settle(ws: np.ndarray, rows: np.ndarray, inner_t: np.ndarray, cuts_t: np.nda
         if form and raise_:
             for i in range(k):
                 row = rows[i]
-                lo = _gauge_bound(ws[j, i], cuts_t)
+                lo = _gauge_bound(ws[j, i], cuts_t, scratch)
                 for c in range(6):
                     lo_wrench[row, c] = ws[j, i, c]
                 lo_gauge[row] = lo
