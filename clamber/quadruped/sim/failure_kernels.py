@@ -24,7 +24,8 @@ def _sole_wrench(ext: np.ndarray, com: np.ndarray, pos: np.ndarray, mat: np.ndar
                  b: int, gb: int, s: int, root: int, compliant: bool,
                  out: np.ndarray) -> None:
     """One gripper's sole wrench [f, tau] (6,) into ``out`` from one step's arrays (see
-    :func:`sole_wrenches`)."""
+    :func:`sole_wrenches`; the reference of :func:`_sole_wrenches_into`, which forms the
+    same numbers without the per-step views)."""
     t0, t1, t2 = ext[b, 0], ext[b, 1], ext[b, 2]
     f0, f1, f2 = ext[b, 3], ext[b, 4], ext[b, 5]
     if compliant:
@@ -42,13 +43,41 @@ def _sole_wrench(ext: np.ndarray, com: np.ndarray, pos: np.ndarray, mat: np.ndar
 
 
 @kernel
-def _sole_wrenches_into(ext: np.ndarray, com: np.ndarray, pos: np.ndarray, mat: np.ndarray,
-                        bodies: np.ndarray, grippers: np.ndarray, sites: np.ndarray,
-                        roots: np.ndarray, compliant: bool, out: np.ndarray) -> None:
+def _sole_wrenches_into_plain(ext: np.ndarray, com: np.ndarray, pos: np.ndarray,
+                              mat: np.ndarray, bodies: np.ndarray, grippers: np.ndarray,
+                              sites: np.ndarray, roots: np.ndarray, compliant: bool,
+                              out: np.ndarray) -> None:
     for j in range(ext.shape[0]):
         for i in range(bodies.shape[0]):
             _sole_wrench(ext[j], com[j], pos[j], mat[j], bodies[i], grippers[i], sites[i],
                          roots[i], compliant, out[j, i])
+
+
+@kernel
+def _sole_wrenches_into(ext: np.ndarray, com: np.ndarray, pos: np.ndarray, mat: np.ndarray,
+                        bodies: np.ndarray, grippers: np.ndarray, sites: np.ndarray,
+                        roots: np.ndarray, compliant: bool, out: np.ndarray) -> None:
+    """:func:`_sole_wrench` of every step and gripper into ``out`` (steps, k, 6), indexed
+    in place: a view per step and gripper costs more than the wrench (the same
+    expressions, so the same numbers)."""
+    for j in range(ext.shape[0]):
+        for i in range(bodies.shape[0]):
+            b, gb, s, root = bodies[i], grippers[i], sites[i], roots[i]
+            t0, t1, t2 = ext[j, b, 0], ext[j, b, 1], ext[j, b, 2]
+            f0, f1, f2 = ext[j, b, 3], ext[j, b, 4], ext[j, b, 5]
+            if compliant:
+                t0, t1, t2 = t0 + ext[j, gb, 0], t1 + ext[j, gb, 1], t2 + ext[j, gb, 2]
+                f0, f1, f2 = f0 + ext[j, gb, 3], f1 + ext[j, gb, 4], f2 + ext[j, gb, 5]
+            r0 = com[j, root, 0] - pos[j, s, 0]
+            r1 = com[j, root, 1] - pos[j, s, 1]
+            r2 = com[j, root, 2] - pos[j, s, 2]
+            t0 = t0 + (r1 * f2 - r2 * f1)
+            t1 = t1 + (r2 * f0 - r0 * f2)
+            t2 = t2 + (r0 * f1 - r1 * f0)
+            for c in range(3):
+                m0, m1, m2 = mat[j, s, c], mat[j, s, 3 + c], mat[j, s, 6 + c]
+                out[j, i, c] = f0 * m0 + f1 * m1 + f2 * m2
+                out[j, i, 3 + c] = t0 * m0 + t1 * m1 + t2 * m2
 
 
 @kernel
@@ -65,6 +94,17 @@ def sole_wrenches(ext: np.ndarray, com: np.ndarray, pos: np.ndarray, mat: np.nda
     """
     out = np.empty((ext.shape[0], bodies.shape[0], 6))
     _sole_wrenches_into(ext, com, pos, mat, bodies, grippers, sites, roots, compliant, out)
+    return out
+
+
+@kernel
+def sole_wrenches_plain(ext: np.ndarray, com: np.ndarray, pos: np.ndarray, mat: np.ndarray,
+                        bodies: np.ndarray, grippers: np.ndarray, sites: np.ndarray,
+                        roots: np.ndarray, compliant: bool) -> np.ndarray:
+    """:func:`sole_wrenches` through a view per step and gripper (its reference)."""
+    out = np.empty((ext.shape[0], bodies.shape[0], 6))
+    _sole_wrenches_into_plain(ext, com, pos, mat, bodies, grippers, sites, roots, compliant,
+                              out)
     return out
 
 
@@ -86,14 +126,16 @@ _LANES = 4
 
 
 @kernel
-def _gauge_bound(w: np.ndarray, planes_t: np.ndarray, scratch: np.ndarray) -> float:
-    """:func:`_gauge_bound_plain`'s number, in two passes the compiler vectorises: every
-    plane's product into ``scratch`` (at least as long as the planes; each product formed
-    as there, the same six products summed left to right), then four running maxima
-    combined. A strict ``>`` from ``+0.0`` keeps the first of equal values and passes over
-    NaN in either order, so the maximum is the same number bit for bit."""
+def _gauge_bound(w0: float, w1: float, w2: float, w3: float, w4: float, w5: float,
+                 planes_t: np.ndarray, scratch: np.ndarray) -> float:
+    """:func:`_gauge_bound_plain`'s number of the wrench ``(w0, ..., w5)``, in two passes
+    the compiler vectorises: every plane's product into ``scratch`` (at least as long as
+    the planes; each product formed as there, the same six products summed left to right),
+    then four running maxima combined. A strict ``>`` from ``+0.0`` keeps the first of
+    equal values and passes over NaN in either order, so the maximum is the same number
+    bit for bit. The wrench comes as six numbers: a view per call costs more than the
+    149 planes of the inner polytope."""
     m = planes_t.shape[1]
-    w0, w1, w2, w3, w4, w5 = w[0], w[1], w[2], w[3], w[4], w[5]
     p0, p1, p2 = planes_t[0], planes_t[1], planes_t[2]
     p3, p4, p5 = planes_t[3], planes_t[4], planes_t[5]
     for c in range(m):
@@ -127,7 +169,8 @@ def polytope_gauges(w: np.ndarray, planes_t: np.ndarray) -> np.ndarray:
     out = np.empty(w.shape[0])
     scratch = np.empty(planes_t.shape[1])
     for i in range(w.shape[0]):
-        out[i] = _gauge_bound(w[i], planes_t, scratch)
+        out[i] = _gauge_bound(w[i, 0], w[i, 1], w[i, 2], w[i, 3], w[i, 4], w[i, 5], planes_t,
+                              scratch)
     return out
 
 
@@ -161,7 +204,8 @@ def settle(ws: np.ndarray, rows: np.ndarray, inner_t: np.ndarray, cuts_t: np.nda
     any_above = False
     for j in range(n):
         for i in range(k):
-            g[j, i] = _gauge_bound(ws[j, i], inner_t, scratch)
+            g[j, i] = _gauge_bound(ws[j, i, 0], ws[j, i, 1], ws[j, i, 2], ws[j, i, 3],
+                                   ws[j, i, 4], ws[j, i, 5], inner_t, scratch)
             if g[j, i] > 1.0:
                 any_above = True
     last = np.empty(k)
@@ -175,7 +219,8 @@ def settle(ws: np.ndarray, rows: np.ndarray, inner_t: np.ndarray, cuts_t: np.nda
                     row = rows[i]
                     for c in range(6):
                         d[c] = ws[j, i, c] - ref_wrench[row, c]
-                    bound = ref_gauge[row] + _gauge_bound(d, inner_t, scratch)
+                    bound = ref_gauge[row] + _gauge_bound(d[0], d[1], d[2], d[3], d[4], d[5],
+                                                          inner_t, scratch)
                     if bound > certified:
                         return False
                     if j == n - 1:
@@ -196,7 +241,9 @@ def settle(ws: np.ndarray, rows: np.ndarray, inner_t: np.ndarray, cuts_t: np.nda
                 row = rows[i]
                 for c in range(6):
                     d[c] = ws[j, i, c] - lo_wrench[row, c]
-                if lo_gauge[row] + _gauge_bound(d, inner_t, scratch) > peak[i] - lower_margin:
+                bound = lo_gauge[row] + _gauge_bound(d[0], d[1], d[2], d[3], d[4], d[5],
+                                                     inner_t, scratch)
+                if bound > peak[i] - lower_margin:
                     possible[j, i] = True
                     anything = True
     if not anything:
@@ -210,7 +257,8 @@ def settle(ws: np.ndarray, rows: np.ndarray, inner_t: np.ndarray, cuts_t: np.nda
         if form and raise_:
             for i in range(k):
                 row = rows[i]
-                lo = _gauge_bound(ws[j, i], cuts_t, scratch)
+                lo = _gauge_bound(ws[j, i, 0], ws[j, i, 1], ws[j, i, 2], ws[j, i, 3],
+                                  ws[j, i, 4], ws[j, i, 5], cuts_t, scratch)
                 for c in range(6):
                     lo_wrench[row, c] = ws[j, i, c]
                 lo_gauge[row] = lo
