@@ -50,6 +50,15 @@ class StepRecord:
     power: float
     broken: tuple[str, ...]
 
+    @classmethod
+    def trusted(cls, t: float, torque: np.ndarray, power: float,
+                broken: tuple[str, ...]) -> StepRecord:
+        """The record of the simulator's own numbers, without the frozen dataclass's
+        per-field set-up (the same record)."""
+        r = object.__new__(cls)
+        r.__dict__.update(t=t, torque=torque, power=power, broken=broken)
+        return r
+
 
 class QuadrupedSim:
     """A compiled scene with its servos and (for climbing) grippers, stepped per control cycle."""
@@ -94,6 +103,7 @@ class QuadrupedSim:
         #: check where none is checked.
         self._ctrl, self._forcerange = d.ctrl, model.actuator_forcerange
         self._power = np.zeros(1)
+        self._fixed: tuple | None = None
         self._unchecked = (np.zeros((5, 0), dtype=np.int64), False, np.zeros((0, 6)),
                            np.zeros((self.substeps, 0, 6)), np.zeros((6, 0)), np.zeros((6, 0)),
                            0.0, 0.0, (np.zeros((0, 6)), np.zeros(0), np.zeros(0),
@@ -162,25 +172,30 @@ class QuadrupedSim:
             return self.step_plain(cmd)
         else:
             save, check, cycle = False, self._unchecked, self._no_cycle
-        index, compliant, factor, w, inner_t, cuts_t, certified, margin, clock, gauges = check
-        watch = self._instability
-        verdict = step_kernel.step(
-            m._address, d._address, self.substeps, p, t, c, sv.kp, sv.current_per_torque,
-            sv.tau_max, self._ctrl, self._forcerange, self._qvel, self._prev_velocity,
-            self._force, self._forces, self._torque, gripped, self._sources, cycle, save,
-            self._saved, _STATE_BITS, index, compliant, factor, w, inner_t, cuts_t,
-            certified, margin, clock, gauges, watch._warnings, _FATAL, watch._qpos, _SAFE,
-            sv.params.idle_current, sv.params.voltage, self._power)
+        fixed = self._fixed
+        if fixed is None or fixed[0] is not sv:
+            fixed = self._fixed = (sv, self._kernel_head(sv))
+        verdict = step_kernel.step(*fixed[1], p, t, c, gripped, cycle, save, *check)
         if verdict == step_kernel.DONE:
-            return StepRecord(d.time, self._torque.copy(), float(self._power[0]), ())
+            return StepRecord.trusted(d.time, self._torque.copy(), float(self._power[0]), ())
         if verdict >= 0:
             names = ("position", "torque", "current_limit")
             raise ConfigError(f"command {names[verdict]} must be {N_JOINTS} finite numbers")
         broken: list[str] = []
-        if verdict == step_kernel.UNSETTLED and not g.advance_recorded(self._h, w):
+        if verdict == step_kernel.UNSETTLED and not g.advance_recorded(self._h, check[3]):
             mujoco.mj_setState(m, d, self._saved, _STATE)
             broken = self._advance(check=True)
         return self._finish(broken)
+
+    def _kernel_head(self, sv: ServoBank) -> tuple:
+        """:func:`.step_kernel.step`'s first arguments: this simulator's and its servos'
+        arrays and numbers, fixed while they live (MjData's buffers never move)."""
+        m, d, watch = self.model, self.data, self._instability
+        return (m._address, d._address, self.substeps, sv.kp, sv.current_per_torque,
+                sv.tau_max, self._ctrl, self._forcerange, self._qvel, self._prev_velocity,
+                self._force, self._forces, self._torque, self._sources, self._saved,
+                _STATE_BITS, watch._warnings, _FATAL, watch._qpos, _SAFE,
+                sv.params.idle_current, sv.params.voltage, self._power)
 
     def step_plain(self, cmd: JointCommand) -> StepRecord:
         """Apply ``cmd`` and advance one control period.

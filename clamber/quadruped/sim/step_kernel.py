@@ -33,17 +33,19 @@ DONE, UNSETTLED, SUSPECT = -1, -2, -3
 
 
 @kernel
-def step(model: int, data: int, steps: int, position: np.ndarray, torque_ff: np.ndarray,
-         current: np.ndarray, kp: np.ndarray, current_per_torque: np.ndarray,
+def step(model: int, data: int, steps: int, kp: np.ndarray, current_per_torque: np.ndarray,
          tau_max: np.ndarray, ctrl: np.ndarray, forcerange: np.ndarray, qvel: np.ndarray,
          prev_velocity: np.ndarray, force: np.ndarray, forces: np.ndarray,
-         torque: np.ndarray, record: bool, sources: tuple, cycle: tuple, save: bool,
-         saved: np.ndarray, sig: int, index: np.ndarray, compliant: bool,
-         factor: np.ndarray, w: np.ndarray, inner_t: np.ndarray, cuts_t: np.ndarray,
-         certified: float, lower_margin: float, clock: tuple, gauges: np.ndarray,
+         torque: np.ndarray, sources: tuple, saved: np.ndarray, sig: int,
          warnings: np.ndarray, fatal: np.ndarray, qpos: np.ndarray, safe: float,
-         idle_current: float, voltage: float, power: np.ndarray) -> int:
-    """One control cycle; returns its verdict.
+         idle_current: float, voltage: float, power: np.ndarray,
+         position: np.ndarray, torque_ff: np.ndarray, current: np.ndarray, record: bool,
+         cycle: tuple, save: bool, index: np.ndarray, compliant: bool, factor: np.ndarray,
+         w: np.ndarray, inner_t: np.ndarray, cuts_t: np.ndarray, certified: float,
+         lower_margin: float, clock: tuple, gauges: np.ndarray) -> int:
+    """One control cycle; returns its verdict. The arguments up to ``power`` are the
+    simulator's own, fixed while it lives; the rest change with the command and with the
+    grippers that hold.
 
     The command (``position``, ``torque_ff``, ``current``) goes into ``ctrl`` and
     ``forcerange`` (:func:`.servo_kernels.write_command`; a vector not finite returns its
