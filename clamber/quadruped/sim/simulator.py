@@ -175,7 +175,8 @@ class QuadrupedSim:
         fixed = self._fixed
         if fixed is None or fixed[0] is not sv:
             fixed = self._fixed = (sv, self._kernel_head(sv))
-        verdict = step_kernel.step(*fixed[1], p, t, c, gripped, cycle, save, *check)
+        fix = fixed[1]
+        verdict = step_kernel.step(*fix, p, t, c, gripped, cycle, save, *check)  # the physics steps
         if verdict == step_kernel.DONE:
             return StepRecord.trusted(d.time, self._torque.copy(), float(self._power[0]), ())
         if verdict >= 0:
