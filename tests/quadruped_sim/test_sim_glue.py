@@ -9,10 +9,12 @@ import pytest
 
 from clamber.exceptions import ConfigError
 from clamber.quadruped.controllers import JointCommand
+from clamber.quadruped.gaits.climb import ClimbPhase
 from clamber.quadruped.robot import N_JOINTS
 from clamber.quadruped.sim import failure_kernels, period_kernel, step_kernel
 from clamber.quadruped.sim.failure import default_wrench_set
 from clamber.quadruped.sim.grippers import GripperBank
+from clamber.quadruped.sim.simulator import GRAVITY_VECTOR
 from clamber.quadruped.trials.climb import ClimbSettings, ClimbTrial
 
 compiled = pytest.mark.skipif(not period_kernel.AVAILABLE,
@@ -68,9 +70,11 @@ def _physics(sim) -> list[np.ndarray]:
             d.actuator_force, sim._torque, sim._forces, sim._prev_velocity]
 
 
-def _climb_both_ways(settings: ClimbSettings, seed: int, time_limit: float):
+def _climb_both_ways(settings: ClimbSettings, seed: int, time_limit: float,
+                     each=lambda trial: None):
     """The climb stepped with :meth:`step` and with :meth:`step_plain`, cycle by cycle:
-    the physics, records, gauges, clocks and events compared after every cycle."""
+    the physics, records, gauges, clocks and events compared after every cycle (and
+    ``each`` called on the fast trial)."""
     fast, plain = (ClimbTrial(settings, seed, time_limit=time_limit) for _ in range(2))
     assert fast.sim.compiled and plain.sim.compiled
     plain.sim.step = plain.sim.step_plain
@@ -87,6 +91,7 @@ def _climb_both_ways(settings: ClimbSettings, seed: int, time_limit: float):
     while running:
         running = fast.step()
         assert plain.step() == running
+        each(fast)
         assert all(np.array_equal(a, b) for a, b in
                    zip(_physics(fast.sim), _physics(plain.sim), strict=True))
         a, b = fast.sim.grippers, plain.sim.grippers
@@ -134,10 +139,31 @@ def test_compiled_cycle_advances_uncertified_periods_as_the_plain_step(monkeypat
 @compiled
 def test_compiled_cycle_climbs_as_the_plain_step_with_qwbc():
     """The Q-WBC climb of the benchmark, through its first swing (release, lift, transfer,
-    descent, grasp): the same climb both ways."""
-    fast, _ = _climb_both_ways(ClimbSettings(), 0, 20.0)
+    descent, grasp): the same climb both ways; the IMU, body pose and the swing's rotation,
+    read through views made once, are their plain forms' numbers."""
+    swings = []
+
+    def plain_readings(trial):
+        # The simulator's readings and the gait's swing rotation against their plain forms.
+        sim = trial.sim
+        d = sim.data
+        f, w = sim.imu_truth()
+        R = d.xmat[sim.body_id].reshape(3, 3)
+        acc = (d.qvel[:3] - sim._prev_velocity) / sim.dt
+        assert np.array_equal(f, R.T @ (acc - GRAVITY_VECTOR))
+        assert np.array_equal(w, d.qvel[3:6])
+        p, R_true = sim.body_pose()
+        assert np.array_equal(p, d.qpos[:3]) and np.array_equal(R_true, R)
+        sw = trial.gait.swing
+        if sw is not None:
+            swings.append(trial.gait.phase)
+            assert np.array_equal(sw.rotation, sw.start.rotation)
+
+    fast, _ = _climb_both_ways(ClimbSettings(), 0, 20.0, plain_readings)
     kinds = {e.kind for e in fast.sim.grippers.events}
     assert {"release", "attach"} <= kinds
+    assert {ClimbPhase.RELEASE, ClimbPhase.LIFT, ClimbPhase.TRANSFER, ClimbPhase.DESCEND,
+            ClimbPhase.GRASP} <= set(swings)
 
 
 @compiled

@@ -88,6 +88,8 @@ class QuadrupedSim:
         d = self.data
         self._qpos, self._qvel, self._force = d.qpos, d.qvel, d.actuator_force
         self._body_xmat = d.xmat[self.body_id].reshape(3, 3)
+        self._body_xmat_t = self._body_xmat.T
+        self._position, self._lin_vel, self._ang_vel = d.qpos[:3], d.qvel[:3], d.qvel[3:6]
         self._instability = StabilityWatch(d)
         #: The period's steps in one compiled call where MuJoCo's library links (the same
         #: numbers as the Python loop of :meth:`_advance`, which runs otherwise).
@@ -136,7 +138,7 @@ class QuadrupedSim:
 
     def body_pose(self) -> tuple[np.ndarray, np.ndarray]:
         """True body position [m] and rotation matrix, read without building a state."""
-        return self._qpos[:3].copy(), self._body_xmat.copy()
+        return self._position.copy(), self._body_xmat.copy()
 
     def joints(self) -> tuple[np.ndarray, np.ndarray]:
         """Joint positions [rad] and velocities [rad/s] (the servos' encoder readings)."""
@@ -145,9 +147,11 @@ class QuadrupedSim:
     def imu_truth(self) -> tuple[np.ndarray, np.ndarray]:
         """Specific force [m/s^2] and angular rate [rad/s] in {B}, averaged over the last cycle
         (the delta-velocity and rate outputs of an IMU)."""
-        qvel = self._qvel
-        acc = (qvel[:3] - self._prev_velocity) / self.dt
-        return self._body_xmat.T @ (acc - GRAVITY_VECTOR), qvel[3:6].copy()
+        # The same operations as ``R.T @ ((v - v_prev) / dt - g)``, in one work array.
+        acc = np.subtract(self._lin_vel, self._prev_velocity)
+        acc /= self.dt
+        acc -= GRAVITY_VECTOR
+        return self._body_xmat_t @ acc, self._ang_vel.copy()
 
     def step(self, cmd: JointCommand) -> StepRecord:
         """:meth:`step_plain` in one compiled call (:func:`.step_kernel.step`) where the
