@@ -48,6 +48,23 @@ def test_two_pass_gauge_equals_the_plane_by_plane_gauge(planes, count):
                           _bits(failure_kernels.polytope_gauges_plain(w, p)))
 
 
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 5, 6, 9])
+def test_a_steps_gauges_together_equal_the_plane_by_plane_gauges(k):
+    """The lower bounds of a step's wrenches formed four per pass over the supporting
+    half-spaces (padded with zeros past the last) are the plane-by-plane gauges bit for
+    bit, special values included."""
+    s = default_wrench_set()
+    rng = np.random.default_rng(k)
+    ws = rng.normal(size=(40, k, 6)) * np.array([30.0, 30.0, 60.0, 0.5, 0.5, 1.5]) / 40.0
+    ws[:10] *= 10.0 ** rng.integers(-300, 300, size=(10, k, 1))
+    ws[10, 0] = -0.0
+    ws[11, -1, 2] = np.nan
+    ws[12, 0] = np.inf
+    for p in (s._cuts_t, s._inner_t, np.ascontiguousarray(s._cuts_t[:, :7])):
+        want = failure_kernels.polytope_gauges_plain(ws.reshape(-1, 6), p).reshape(40, k)
+        assert np.array_equal(_bits(failure_kernels.step_gauges(ws, p)), _bits(want))
+
+
 @pytest.mark.parametrize("compliant", [True, False])
 def test_sole_wrenches_indexed_in_place_equal_those_through_views(compliant):
     """The sole wrenches formed by indexing the recorded arrays in place are those formed

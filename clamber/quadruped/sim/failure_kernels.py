@@ -141,23 +141,61 @@ def _gauge_bound(w0: float, w1: float, w2: float, w3: float, w4: float, w5: floa
     for c in range(m):
         scratch[c] = (w0 * p0[c] + w1 * p1[c] + w2 * p2[c]
                       + w3 * p3[c] + w4 * p4[c] + w5 * p5[c])
+    return _largest(scratch, m)
+
+
+@kernel
+def _largest(values: np.ndarray, m: int) -> float:
+    """``max(0, values[:m])`` in four running maxima, combined (see :func:`_gauge_bound`)."""
     b0 = b1 = b2 = b3 = 0.0
     c = 0
     while c + _LANES <= m:
-        v0, v1, v2, v3 = scratch[c], scratch[c + 1], scratch[c + 2], scratch[c + 3]
+        v0, v1, v2, v3 = values[c], values[c + 1], values[c + 2], values[c + 3]
         b0 = v0 if v0 > b0 else b0
         b1 = v1 if v1 > b1 else b1
         b2 = v2 if v2 > b2 else b2
         b3 = v3 if v3 > b3 else b3
         c += _LANES
     while c < m:
-        v = scratch[c]
+        v = values[c]
         b0 = v if v > b0 else b0
         c += 1
     best = b0
     best = b1 if b1 > best else best
     best = b2 if b2 > best else best
     return b3 if b3 > best else best
+
+
+@kernel
+def _step_gauges(ws: np.ndarray, j: int, planes_t: np.ndarray, scratch: np.ndarray,
+                 out: np.ndarray) -> None:
+    """:func:`_gauge_bound` of every wrench ``ws[j, i]`` (k of them) into ``out[i]``, four
+    wrenches per pass over the planes (``scratch`` (4, m)): the planes are read once for
+    four (the supporting half-spaces, 1136 of them, do not fit the nearest cache). Each
+    product is formed as there, so every gauge is the same number; a pass with fewer than
+    four wrenches fills the rest with zeros and ignores them."""
+    m, k = planes_t.shape[1], ws.shape[1]
+    p0, p1, p2 = planes_t[0], planes_t[1], planes_t[2]
+    p3, p4, p5 = planes_t[3], planes_t[4], planes_t[5]
+    s0, s1, s2, s3 = scratch[0], scratch[1], scratch[2], scratch[3]
+    a = np.zeros((4, 6))
+    for i0 in range(0, k, 4):
+        n = min(4, k - i0)
+        for r in range(4):
+            for c in range(6):
+                a[r, c] = ws[j, i0 + r, c] if r < n else 0.0
+        a0, a1, a2, a3, a4, a5 = a[0, 0], a[0, 1], a[0, 2], a[0, 3], a[0, 4], a[0, 5]
+        b0, b1, b2, b3, b4, b5 = a[1, 0], a[1, 1], a[1, 2], a[1, 3], a[1, 4], a[1, 5]
+        c0, c1, c2, c3, c4, c5 = a[2, 0], a[2, 1], a[2, 2], a[2, 3], a[2, 4], a[2, 5]
+        d0, d1, d2, d3, d4, d5 = a[3, 0], a[3, 1], a[3, 2], a[3, 3], a[3, 4], a[3, 5]
+        for c in range(m):
+            q0, q1, q2, q3, q4, q5 = p0[c], p1[c], p2[c], p3[c], p4[c], p5[c]
+            s0[c] = a0 * q0 + a1 * q1 + a2 * q2 + a3 * q3 + a4 * q4 + a5 * q5
+            s1[c] = b0 * q0 + b1 * q1 + b2 * q2 + b3 * q3 + b4 * q4 + b5 * q5
+            s2[c] = c0 * q0 + c1 * q1 + c2 * q2 + c3 * q3 + c4 * q4 + c5 * q5
+            s3[c] = d0 * q0 + d1 * q1 + d2 * q2 + d3 * q3 + d4 * q4 + d5 * q5
+        for r in range(n):
+            out[i0 + r] = _largest(scratch[r], m)
 
 
 @kernel
@@ -171,6 +209,18 @@ def polytope_gauges(w: np.ndarray, planes_t: np.ndarray) -> np.ndarray:
     for i in range(w.shape[0]):
         out[i] = _gauge_bound(w[i, 0], w[i, 1], w[i, 2], w[i, 3], w[i, 4], w[i, 5], planes_t,
                               scratch)
+    return out
+
+
+@kernel
+def step_gauges(ws: np.ndarray, planes_t: np.ndarray) -> np.ndarray:
+    """Gauges (steps, k) of the wrenches ``ws`` (steps, k, 6) for the polytope
+    ``planes_t.T @ w <= 1``, a step's wrenches together (as the settle forms lower bounds):
+    :func:`polytope_gauges`' numbers."""
+    out = np.empty((ws.shape[0], ws.shape[1]))
+    scratch = np.empty((4, planes_t.shape[1]))
+    for j in range(ws.shape[0]):
+        _step_gauges(ws, j, planes_t, scratch, out[j])
     return out
 
 
@@ -248,6 +298,8 @@ def settle(ws: np.ndarray, rows: np.ndarray, inner_t: np.ndarray, cuts_t: np.nda
                     anything = True
     if not anything:
         return True
+    scratch4 = np.empty((4, cuts_t.shape[1]))
+    los = np.empty(k)
     for j in range(n):
         form = False
         raise_ = False
@@ -255,10 +307,10 @@ def settle(ws: np.ndarray, rows: np.ndarray, inner_t: np.ndarray, cuts_t: np.nda
             form = form or possible[j, i]
             raise_ = raise_ or g[j, i] > peak[i]
         if form and raise_:
+            _step_gauges(ws, j, cuts_t, scratch4, los)
             for i in range(k):
                 row = rows[i]
-                lo = _gauge_bound(ws[j, i, 0], ws[j, i, 1], ws[j, i, 2], ws[j, i, 3],
-                                  ws[j, i, 4], ws[j, i, 5], cuts_t, scratch)
+                lo = los[i]
                 for c in range(6):
                     lo_wrench[row, c] = ws[j, i, c]
                 lo_gauge[row] = lo
