@@ -308,7 +308,9 @@ def side_by_side(baseline: str | None, quick: bool, repeat: int = 1,
 
 #: Parts of a control cycle, innermost first: (part, file, function) matched on the stack;
 #: the physics steps are the lines of ``_advance`` that call ``mj_step`` or the compiled
-#: period (whose copies of the steps' data, a few per cent of it, count with them).
+#: period (whose copies of the steps' data, a few per cent of it, count with them), and the
+#: line of ``step`` that calls the compiled cycle (whose servo command, gripper check of
+#: the recorded steps, stability pre-check and power count with them too).
 _PARTS = (
     ("gripper failure check", "sim/grippers.py", ("end_cycle", "record_step", "check")),
     ("wrench QP (build, DAQP)", "quadruped/qwbc.py", ("solve",)),
@@ -328,7 +330,8 @@ def _part(frame) -> str:
     f = frame
     while f is not None:
         code = f.f_code
-        if code.co_name == "_advance" and code.co_filename.endswith("sim/simulator.py"):
+        if code.co_name in ("_advance", "step") and code.co_filename.endswith(
+                "sim/simulator.py"):
             import linecache
 
             line = linecache.getline(code.co_filename, f.f_lineno)

@@ -176,6 +176,8 @@ class _SwingPlan:
     force_free: float = 0.0
     landing: np.ndarray | None = None
     lift: float = 0.05
+    #: ``start.rotation`` (Pinocchio makes a new array at every read), read once.
+    rotation: np.ndarray | None = None
 
 
 class ClimbGait:
@@ -362,9 +364,9 @@ class ClimbGait:
             self.swing = _SwingPlan(leg, start, start.translation + lift * n0,
                                     target + lift * n1, target, n1,
                                     landing=landing[k + 1] if k + 1 < len(landing) else None,
-                                    lift=lift)
+                                    lift=lift, rotation=start.rotation)
         sw = self.swing
-        rot = sw.start.rotation
+        rot = sw.rotation
         if sw.landing is not None and self.phase is not ClimbPhase.LIFT:
             # Turn the sole to its landing attitude during the transfer, keep it after.
             turn = pin.log3(rot.T @ sw.landing)

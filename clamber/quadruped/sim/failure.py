@@ -257,6 +257,14 @@ class FailureClock:
         for mine, copy in zip(self._state(), saved, strict=True):
             mine[...] = copy
 
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """The clocks' arrays in the order :func:`.failure_kernels.settle` takes them:
+        reference wrenches and gauges, peaks (lower bounds and wrenches), lower-bound
+        references (wrenches and gauges), slides and speeds (the arrays themselves,
+        updated in place)."""
+        return (self._ref_wrench, self._ref_gauge, self._peak_lo, self._peak_wrench,
+                self._lo_wrench, self._lo_gauge, self.slide, self.speed)
+
     def _state(self) -> tuple[np.ndarray, ...]:
         return (self.slide, self.speed, self._peak_lo, self._peak_wrench, self._ref_wrench,
                 self._ref_gauge)

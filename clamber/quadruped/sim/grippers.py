@@ -43,6 +43,7 @@ import numpy as np
 from clamber.exceptions import ConfigError
 from clamber.quadruped.description import foot_name
 from clamber.quadruped.robot import LEG_NAMES
+from clamber.quadruped.sim import failure
 from clamber.quadruped.sim import failure_kernels as kernels
 from clamber.quadruped.sim.failure import (
     FailureClock,
@@ -253,6 +254,8 @@ class GripperBank:
         #: Raw wrench data of the physics steps of one control cycle (see begin_cycle).
         self._cycle: tuple[np.ndarray, ...] | None = None
         self._cycle_legs: tuple[str, ...] = ()
+        #: :meth:`cycle_check`'s arguments per attached legs and steps.
+        self._checks: dict[tuple, tuple] = {}
         #: While False (the robot being placed on the wall), overloads are recorded, not fatal.
         self.breakable = True
 
@@ -398,6 +401,31 @@ class GripperBank:
         recorded = (ext_all, com, pos, mat, bodies, grippers, sites, roots, self.compliant)
         if self.clock.settle_recorded(rows, recorded, self._factors, self.gauges, w):
             return True
+        return self.advance_recorded(dt, w)
+
+    def cycle_check(self) -> tuple:
+        """What a compiled cycle needs to check the recorded steps as :meth:`end_cycle`
+        does (:func:`.step_kernel.step`'s gripper arguments): the attached grippers' index
+        rows (5, k) (bodies, grippers, sites, roots, clock rows), whether the soles are
+        compliant, the holds' factors, a wrench array (steps, k, 6) to fill, the wrench
+        set's inner and cut planes, the certificate and lower-bound margins, the clock's
+        arrays and the gauges. Only after :meth:`begin_cycle` returned True."""
+        legs = self._cycle_legs
+        key = (legs, self._cycle[0].shape[0])
+        found = self._checks.get(key)
+        if found is None:
+            found = self._checks[key] = (np.ascontiguousarray(np.stack(self._index(legs)),
+                                                              dtype=np.int64),
+                                         np.empty((key[1], len(legs), 6)))
+        s = self.clock.set
+        return (found[0], self.compliant, self._factors, found[1], s._inner_t, s._cuts_t,
+                failure.CERTIFIED, failure._LOWER_MARGIN, self.clock.arrays(), self.gauges)
+
+    def advance_recorded(self, dt: float, w: np.ndarray) -> bool:
+        """The rest of :meth:`end_cycle` once the recorded steps' sole wrenches ``w``
+        (steps, k, 6) were not all certified: the failure clocks advanced over them step by
+        step; False, with nothing changed, if a gripper broke off in one of them."""
+        rows = self._index(self._cycle_legs)[4]
         saved, gauges = self.clock.save(), self.gauges.copy()
         for w_step in w:
             g, failed = self.clock.advance(rows, w_step, self._factors, dt)

@@ -23,10 +23,10 @@ from clamber.exceptions import ConfigError
 from clamber.quadruped.controllers import JointCommand
 from clamber.quadruped.model import RobotState
 from clamber.quadruped.robot import N_JOINTS, Marcbot
-from clamber.quadruped.sim import period_kernel
+from clamber.quadruped.sim import period_kernel, step_kernel
 from clamber.quadruped.sim.grippers import GripperBank
 from clamber.quadruped.sim.servos import ServoBank
-from clamber.sim_stability import StabilityWatch, UnstableSimulation
+from clamber.sim_stability import _FATAL, _SAFE, StabilityWatch, UnstableSimulation
 
 #: The state a control period is rerun from: everything integration depends on.
 _STATE = mujoco.mjtState.mjSTATE_INTEGRATION
@@ -49,6 +49,15 @@ class StepRecord:
     torque: np.ndarray
     power: float
     broken: tuple[str, ...]
+
+    @classmethod
+    def trusted(cls, t: float, torque: np.ndarray, power: float,
+                broken: tuple[str, ...]) -> StepRecord:
+        """The record of the simulator's own numbers, without the frozen dataclass's
+        per-field set-up (the same record)."""
+        r = object.__new__(cls)
+        r.__dict__.update(t=t, torque=torque, power=power, broken=broken)
+        return r
 
 
 class QuadrupedSim:
@@ -79,6 +88,8 @@ class QuadrupedSim:
         d = self.data
         self._qpos, self._qvel, self._force = d.qpos, d.qvel, d.actuator_force
         self._body_xmat = d.xmat[self.body_id].reshape(3, 3)
+        self._body_xmat_t = self._body_xmat.T
+        self._position, self._lin_vel, self._ang_vel = d.qpos[:3], d.qvel[:3], d.qvel[3:6]
         self._instability = StabilityWatch(d)
         #: The period's steps in one compiled call where MuJoCo's library links (the same
         #: numbers as the Python loop of :meth:`_advance`, which runs otherwise).
@@ -89,6 +100,17 @@ class QuadrupedSim:
         self._no_cycle = (np.empty((0, 0, 0)),) * 4
         #: The physics step [s] (fixed with ``substeps``).
         self._h = model.opt.timestep
+        #: What :meth:`step` passes the compiled cycle: the servos' ctrl and force ranges
+        #: (views that never move), the power it writes, and placeholders of the grippers'
+        #: check where none is checked.
+        self._ctrl, self._forcerange = d.ctrl, model.actuator_forcerange
+        self._power = np.zeros(1)
+        self._fixed: tuple | None = None
+        self._unchecked = (np.zeros((5, 0), dtype=np.int64), False, np.zeros((0, 6)),
+                           np.zeros((self.substeps, 0, 6)), np.zeros((6, 0)), np.zeros((6, 0)),
+                           0.0, 0.0, (np.zeros((0, 6)), np.zeros(0), np.zeros(0),
+                                      np.zeros((0, 6)), np.zeros((0, 6)), np.zeros(0),
+                                      np.zeros(0), np.zeros(0)), np.zeros(0))
         mujoco.mj_forward(model, self.data)
 
     def set_state(self, position: np.ndarray, rotation: np.ndarray,
@@ -116,7 +138,7 @@ class QuadrupedSim:
 
     def body_pose(self) -> tuple[np.ndarray, np.ndarray]:
         """True body position [m] and rotation matrix, read without building a state."""
-        return self._qpos[:3].copy(), self._body_xmat.copy()
+        return self._position.copy(), self._body_xmat.copy()
 
     def joints(self) -> tuple[np.ndarray, np.ndarray]:
         """Joint positions [rad] and velocities [rad/s] (the servos' encoder readings)."""
@@ -125,11 +147,62 @@ class QuadrupedSim:
     def imu_truth(self) -> tuple[np.ndarray, np.ndarray]:
         """Specific force [m/s^2] and angular rate [rad/s] in {B}, averaged over the last cycle
         (the delta-velocity and rate outputs of an IMU)."""
-        qvel = self._qvel
-        acc = (qvel[:3] - self._prev_velocity) / self.dt
-        return self._body_xmat.T @ (acc - GRAVITY_VECTOR), qvel[3:6].copy()
+        # The same operations as ``R.T @ ((v - v_prev) / dt - g)``, in one work array.
+        acc = np.subtract(self._lin_vel, self._prev_velocity)
+        acc /= self.dt
+        acc -= GRAVITY_VECTOR
+        return self._body_xmat_t @ acc, self._ang_vel.copy()
 
     def step(self, cmd: JointCommand) -> StepRecord:
+        """:meth:`step_plain` in one compiled call (:func:`.step_kernel.step`) where the
+        period is compiled, the servos are a :class:`ServoBank` and the command three float
+        vectors of the 20 servos: the same numbers, records and errors. What the kernel
+        leaves to Python (a command not finite, a period not certified, a suspect state)
+        is finished as :meth:`step_plain` finishes it."""
+        p, t, c = cmd.position, cmd.torque, cmd.current_limit
+        sv = self.servos
+        if not (self.compiled and type(sv) is ServoBank
+                and type(p) is type(t) is type(c) is np.ndarray
+                and p.shape == t.shape == c.shape == (N_JOINTS,)
+                and p.dtype == t.dtype == c.dtype == np.float64):
+            return self.step_plain(cmd)
+        m, d, g = self.model, self.data, self.grippers
+        gripped = g is not None and g.begin_cycle(self.substeps)
+        if gripped:
+            save = g.breakable
+            check = g.cycle_check()
+            cycle = g.cycle_data
+        elif g is not None and g.attached:  # a gripper to check after every step
+            return self.step_plain(cmd)
+        else:
+            save, check, cycle = False, self._unchecked, self._no_cycle
+        fixed = self._fixed
+        if fixed is None or fixed[0] is not sv:
+            fixed = self._fixed = (sv, self._kernel_head(sv))
+        fix = fixed[1]
+        verdict = step_kernel.step(*fix, p, t, c, gripped, cycle, save, *check)  # the physics steps
+        if verdict == step_kernel.DONE:
+            return StepRecord.trusted(d.time, self._torque.copy(), float(self._power[0]), ())
+        if verdict >= 0:
+            names = ("position", "torque", "current_limit")
+            raise ConfigError(f"command {names[verdict]} must be {N_JOINTS} finite numbers")
+        broken: list[str] = []
+        if verdict == step_kernel.UNSETTLED and not g.advance_recorded(self._h, check[3]):
+            mujoco.mj_setState(m, d, self._saved, _STATE)
+            broken = self._advance(check=True)
+        return self._finish(broken)
+
+    def _kernel_head(self, sv: ServoBank) -> tuple:
+        """:func:`.step_kernel.step`'s first arguments: this simulator's and its servos'
+        arrays and numbers, fixed while they live (MjData's buffers never move)."""
+        m, d, watch = self.model, self.data, self._instability
+        return (m._address, d._address, self.substeps, sv.kp, sv.current_per_torque,
+                sv.tau_max, self._ctrl, self._forcerange, self._qvel, self._prev_velocity,
+                self._force, self._forces, self._torque, self._sources, self._saved,
+                _STATE_BITS, watch._warnings, _FATAL, watch._qpos, _SAFE,
+                sv.params.idle_current, sv.params.voltage, self._power)
+
+    def step_plain(self, cmd: JointCommand) -> StepRecord:
         """Apply ``cmd`` and advance one control period.
 
         The grippers' failure model is checked after every physics step. The steps' wrenches
@@ -152,11 +225,16 @@ class QuadrupedSim:
                 broken = self._advance(check=True)
         else:
             broken = self._advance(check=g is not None)
+        return self._finish(broken)
+
+    def _finish(self, broken: list[str]) -> StepRecord:
+        """The end of a period: the stability check, then its record."""
         problem = self._instability()
         if problem is not None:
-            raise SimulationError(f"simulation unstable at t = {d.time:.3f} s ({problem})")
-        return StepRecord(d.time, self._torque.copy(), self.servos.power(self._torque),
-                          tuple(broken))
+            t = self.data.time
+            raise SimulationError(f"simulation unstable at t = {t:.3f} s ({problem})")
+        return StepRecord(self.data.time, self._torque.copy(),
+                          self.servos.power(self._torque), tuple(broken))
 
     def _advance(self, record: bool = False, check: bool = False,
                  save: bool = False) -> list[str]:
