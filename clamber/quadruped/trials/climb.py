@@ -326,7 +326,7 @@ class ClimbTrial:
             self.failure, self.reason, self.samples, sim_time=k * dt,
             wall=time.perf_counter() - self._loop_start, setup_time=self.setup_time,
             distance=moved, mass=self.sim_robot.total_mass, dt=dt,
-            peak_load=max(sim.grippers.peak_loads().values()))
+            peak_load=max(sim.grippers.peak_loads().values()), physics_dt_s=s.physics_dt)
         failed = self.failure is not None
         placing = k * dt < PLACEMENT_TIME
         phase = "" if not failed else "placement" if placing else \
@@ -377,12 +377,11 @@ def settle_verdict(settings: ClimbSettings,
     (:func:`~clamber.quadruped.sim.rates.marginal_verdict`), climb again at the fine step and
     report that climb, with the coarse climb's peak gauge and both climbs' wall time."""
     result, trace = climb_at(settings.physics_dt)
-    result = replace(result, physics_dt_s=settings.physics_dt)
     if not (settings.verdict_rerun and settings.breakable
             and settings.physics_dt > FINE_CLIMB_PHYSICS_DT * (1 + 1e-9)
             and marginal_verdict(result.peak_gripper_load)):
         return result, trace
     rerun, trace = climb_at(FINE_CLIMB_PHYSICS_DT)
-    return replace(rerun, physics_dt_s=FINE_CLIMB_PHYSICS_DT, verdict_rerun=True,
+    return replace(rerun, verdict_rerun=True,
                    coarse_peak_gripper_load=result.peak_gripper_load,
                    wall_time_s=result.wall_time_s + rerun.wall_time_s), trace
