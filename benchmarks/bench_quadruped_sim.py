@@ -138,13 +138,18 @@ def rock_side_by_side(seeds: list[int], distance: float = 0.5) -> dict:
             "targets": {"realtime_factor_min": 20.0}}
 
 
+#: Result fields that record how a climb was run (its step, whether it is a fine-step rerun),
+#: not what it computed: left out of fingerprints, so releases with and without them compare.
+_BOOKKEEPING = ("physics_dt_s", "verdict_rerun", "coarse_peak_gripper_load")
+
+
 def fingerprint(trial: ClimbTrial, result) -> str:
     """A hash of everything a climb computed, to tell bit-identical climbs apart from
     different ones: the result (timings left out), the final MuJoCo state, the EKF's state
     and covariance, every metric sample, the gripper events, gauges and peak loads."""
     h = hashlib.sha256()
     fields = {k: v for k, v in result.to_dict().items() if "wall" not in k and
-              "setup" not in k and "cpu" not in k}
+              "setup" not in k and "cpu" not in k and k not in _BOOKKEEPING}
     h.update(json.dumps(fields, sort_keys=True, default=str).encode())
     m, d = trial.sim.model, trial.sim.data
     state = np.empty(mujoco.mj_stateSize(m, mujoco.mjtState.mjSTATE_FULLPHYSICS))
@@ -178,7 +183,7 @@ def compare_figures(mine: dict, other: dict) -> dict:
     events and every figure the comparison prints agree at the printed digits;
     ``max_relative_difference`` of the numeric figures; the fields that differ in print."""
     printed = {}
-    for k in mine.keys() | other.keys():
+    for k in (mine.keys() | other.keys()) - set(_BOOKKEEPING):
         a, b = mine.get(k), other.get(k)
         if k in _PRINTED and isinstance(a, float) and isinstance(b, float):
             a, b = format(a, _PRINTED[k]), format(b, _PRINTED[k])
