@@ -145,8 +145,10 @@ class QuadrupedSim:
         return self._qpos.take(self.qadr), self._qvel.take(self.vadr)
 
     def imu_truth(self) -> tuple[np.ndarray, np.ndarray]:
-        """Specific force [m/s^2] and angular rate [rad/s] in {B}, averaged over the last cycle
-        (the delta-velocity and rate outputs of an IMU)."""
+        """Specific force [m/s^2] in {B} averaged over the last cycle (an IMU's delta-velocity
+        output) and the angular rate [rad/s] in {B} at the cycle's last physics step (not
+        averaged: it carries vibrations the cycle does not resolve, by an amount that depends
+        on the physics step; docs/quadruped_sim.md, "Physics step")."""
         # The same operations as ``R.T @ ((v - v_prev) / dt - g)``, in one work array.
         acc = np.subtract(self._lin_vel, self._prev_velocity)
         acc /= self.dt
