@@ -107,7 +107,8 @@ def _evaluate(args: argparse.Namespace) -> dict:
                                                          out / "gripper_loads.png"))
     summary = {"command": "evaluate", "trials": args.trials, "cycles": args.cycles,
                "scenarios": scenarios, "controllers": list(rows),
-               "sole_stiffness": args.sole_stiffness, "gains": res["gains"],
+               "sole_stiffness": args.sole_stiffness, "physics_dt": physics_dt,
+               "gains": res["gains"],
                "tuning": res["tuning"], "results": res["cells"],
                "table": str(out / "comparison.md"), "figure": figure, "run_dir": str(out),
                "total_wall_time_s": time.perf_counter() - t0}
