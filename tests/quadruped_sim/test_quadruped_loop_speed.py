@@ -315,7 +315,7 @@ def test_simulator_reads_through_cached_views_equal_fresh_reads(wall_sim, hold_s
         sim.grippers.attach(leg, layout.holds[leg][0])
     saved = np.empty(mujoco.mj_stateSize(sim.model, mujoco.mjtState.mjSTATE_INTEGRATION))
     for k in range(30):
-        v0 = sim.data.qvel[:3].copy()
+        v0, q0 = sim.data.qvel[:3].copy(), sim.data.qpos[3:7].copy()
         sim.step(hold_still(sim))
         if k == 10:
             mujoco.mj_getState(sim.model, sim.data, saved, mujoco.mjtState.mjSTATE_INTEGRATION)
@@ -330,7 +330,9 @@ def test_simulator_reads_through_cached_views_equal_fresh_reads(wall_sim, hold_s
         assert np.array_equal(q, d.qpos[sim.qadr]) and np.array_equal(dq, d.qvel[sim.vadr])
         f, w = sim.imu_truth()
         assert np.array_equal(f, R.T @ ((d.qvel[:3] - v0) / sim.dt - GRAVITY_VECTOR))
-        assert np.array_equal(w, d.qvel[3:6])
+        rate = np.empty(3)
+        mujoco.mju_subQuat(rate, d.qpos[3:7], q0)
+        assert np.array_equal(w, rate / sim.dt)
         assert np.array_equal(sim.joint4_torques(), d.actuator_force[3::5])
         sim.grippers.begin_cycle(1)
         sim.grippers.record_step(0)

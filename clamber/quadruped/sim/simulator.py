@@ -83,6 +83,8 @@ class QuadrupedSim:
         self._abs = np.zeros((self.substeps, N_JOINTS))
         self._saved = np.empty(mujoco.mj_stateSize(model, _STATE))
         self._prev_velocity = np.zeros(3)
+        #: The body's orientation (quaternion) at the start of the period, for the gyro.
+        self._prev_quat = np.zeros(4)
         # Views into MjData's buffers, which never move: reading them costs no binding call
         # per cycle (the same memory, so the same numbers).
         d = self.data
@@ -90,6 +92,7 @@ class QuadrupedSim:
         self._body_xmat = d.xmat[self.body_id].reshape(3, 3)
         self._body_xmat_t = self._body_xmat.T
         self._position, self._lin_vel, self._ang_vel = d.qpos[:3], d.qvel[:3], d.qvel[3:6]
+        self._quat = d.qpos[3:7]
         self._instability = StabilityWatch(d)
         #: The period's steps in one compiled call where MuJoCo's library links (the same
         #: numbers as the Python loop of :meth:`_advance`, which runs otherwise).
@@ -127,6 +130,7 @@ class QuadrupedSim:
         d.ctrl[:] = joints
         mujoco.mj_forward(self.model, d)
         self._prev_velocity[:] = 0.0
+        self._prev_quat[:] = self._quat
 
     def true_state(self) -> RobotState:
         """Body pose, body twist in {B} and joints, read from the physics."""
@@ -145,15 +149,22 @@ class QuadrupedSim:
         return self._qpos.take(self.qadr), self._qvel.take(self.vadr)
 
     def imu_truth(self) -> tuple[np.ndarray, np.ndarray]:
-        """Specific force [m/s^2] in {B} averaged over the last cycle (an IMU's delta-velocity
-        output) and the angular rate [rad/s] in {B} at the cycle's last physics step (not
-        averaged: it carries vibrations the cycle does not resolve, by an amount that depends
-        on the physics step; docs/quadruped_sim.md, "Physics step")."""
+        """Specific force [m/s^2] and angular rate [rad/s] in {B}, both averaged over the last
+        cycle: the velocity change over the cycle's length, and the rotation from the cycle's
+        start to its end over its length (an IMU's delta-velocity and delta-angle outputs).
+
+        Averaging the rate, as the accelerometer is averaged, keeps vibrations the cycle does
+        not resolve out of it: the rate at the cycle's last physics step carried them by an
+        amount that depended on the physics step (docs/quadruped_sim.md, "Physics step")."""
         # The same operations as ``R.T @ ((v - v_prev) / dt - g)``, in one work array.
         acc = np.subtract(self._lin_vel, self._prev_velocity)
         acc /= self.dt
         acc -= GRAVITY_VECTOR
-        return self._body_xmat_t @ acc, self._ang_vel.copy()
+        rate = np.empty(3)
+        # The rotation vector r with q_prev * exp(r) = q_now, in the start's body frame.
+        mujoco.mju_subQuat(rate, self._quat, self._prev_quat)
+        rate /= self.dt
+        return self._body_xmat_t @ acc, rate
 
     def step(self, cmd: JointCommand) -> StepRecord:
         """:meth:`step_plain` in one compiled call (:func:`.step_kernel.step`) where the
@@ -182,6 +193,7 @@ class QuadrupedSim:
         if fixed is None or fixed[0] is not sv:
             fixed = self._fixed = (sv, self._kernel_head(sv))
         fix = fixed[1]
+        self._prev_quat[:] = self._quat
         verdict = step_kernel.step(*fix, p, t, c, gripped, cycle, save, *check)  # the physics steps
         if verdict == step_kernel.DONE:
             return StepRecord.trusted(d.time, self._torque.copy(), float(self._power[0]), ())
@@ -218,6 +230,7 @@ class QuadrupedSim:
         m, d = self.model, self.data
         self.servos.apply(m, d, cmd)
         self._prev_velocity[:] = self._qvel[:3]
+        self._prev_quat[:] = self._quat
         g = self.grippers
         broken: list[str] = []
         if g is not None and g.begin_cycle(self.substeps):
