@@ -10,6 +10,10 @@ of the figures the comparison prints (maximum tracking error, mean power, peak g
 estimation error), median and largest, of 10 ms and of 4 ms against 1 ms and of 10 ms
 against 4 ms; and the loop's CPU time at 10 ms over that at 4 ms per trial (median; the two
 steps of a trial run next to each other on the same workers, so both see the same load).
+``--near-boundary`` instead climbs CLIK with its tuned gains (``docs/quadruped_gains.json``),
+whose grippers run closest to their sets, for 20 s (through the first swing) on seeds 0-11 of
+wall70, wall90, overhang115 and push90 at 4 and 10 ms, and reports how the climbs whose peak
+gripper gauge comes within the verdict margin of 1 end at both steps.
 The last printed line is one JSON object.
 """
 
@@ -30,14 +34,16 @@ CONTROLLERS = ("qwbc", "clik", "vmc")
 FIGURES = ("max_tracking_error_mm", "mean_power_w", "peak_gripper_load", "estimation_rms_mm")
 
 
-def climb(task: tuple[str, str, int, float]) -> dict:
-    """One one-cycle climb of ``(scenario, controller, seed, physics_dt)``: its outcome,
-    figures and the loop's CPU seconds."""
+def climb(task: tuple) -> dict:
+    """One one-cycle climb of ``(scenario, controller, seed, physics_dt[, gains,
+    time_limit])``: its outcome, figures and the loop's CPU seconds."""
     from clamber.quadruped.comparison import scenario_settings
     from clamber.quadruped.trials.climb import ClimbTrial
 
-    sc, controller, seed, dt = task
-    trial = ClimbTrial(scenario_settings(sc, controller=controller, physics_dt=dt), seed)
+    sc, controller, seed, dt, *extra = task
+    options = dict(zip(("gains", "time_limit"), extra, strict=False))
+    trial = ClimbTrial(scenario_settings(sc, controller=controller, physics_dt=dt, **options),
+                       seed)
     c0 = time.process_time()
     r, _ = trial.run()
     d = r.to_dict()
@@ -65,12 +71,54 @@ def compare_steps(rows: list[dict], dt: float, ref: float) -> dict:
     return out
 
 
+def tuned_gains(controller: str) -> tuple[tuple[str, float], ...]:
+    """The comparison's tuned gains of ``controller``, by value."""
+    path = os.path.join(os.path.dirname(__file__), "..", "docs", "quadruped_gains.json")
+    with open(path, encoding="utf-8") as f:
+        return tuple(json.load(f)["gains"][controller].items())
+
+
+def near_boundary(workers: int) -> dict:
+    """CLIK's climbs near its grippers' boundary at 10 and at 4 ms."""
+    from clamber.quadruped.sim.rates import VERDICT_MARGIN, marginal_verdict
+
+    gains = tuned_gains("clik")
+    tasks = [(sc, "clik", s, dt, gains, 20.0) for sc in ("wall70", "wall90", "overhang115",
+                                                         "push90")
+             for s in range(12) for dt in (0.004, 0.01)]
+    with ProcessPoolExecutor(workers) as pool:
+        rows = list(pool.map(climb, tasks))
+    by: dict = {}
+    for r in rows:
+        by.setdefault((r["scenario"], r["seed"]), {})[r["dt"]] = r
+    near = [v for v in by.values() if marginal_verdict(v[0.01]["peak_gripper_load"])
+            or marginal_verdict(v[0.004]["peak_gripper_load"])]
+    for v in near:
+        a, b = v[0.01], v[0.004]
+        print(json.dumps({"scenario": a["scenario"], "seed": a["seed"],
+                          "peak_10ms": a["peak_gripper_load"], "peak_4ms": b["peak_gripper_load"],
+                          "reason_10ms": a["reason"], "reason_4ms": b["reason"]}))
+    same = lambda v: (v[0.01]["success"], v[0.01]["reason"]) == (v[0.004]["success"],  # noqa: E731
+                                                                  v[0.004]["reason"])
+    return {"pairs": len(by), "same_outcome": sum(same(v) for v in by.values()),
+            "margin": VERDICT_MARGIN, "near_boundary": len(near),
+            "near_same_outcome": sum(same(v) for v in near),
+            "near_peak_max_rel": max((_rel(v[0.01]["peak_gripper_load"],
+                                           v[0.004]["peak_gripper_load"]) for v in near),
+                                     default=None)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true",
                         help="seed 0 on wall90, push90 and payload90, 4 and 10 ms only")
+    parser.add_argument("--near-boundary", action="store_true",
+                        help="CLIK's tuned climbs near its grippers' boundary, 10 against 4 ms")
     parser.add_argument("--workers", type=int, default=2, help="worker processes (2)")
     args = parser.parse_args()
+    if args.near_boundary:
+        print(json.dumps(near_boundary(args.workers)))
+        return
     scenarios = ("wall90", "push90", "payload90") if args.quick else SCENARIOS
     seeds = (0,) if args.quick else (0, 1, 2)
     tasks = [(sc, c, s, dt) for s in seeds for sc in scenarios for c in CONTROLLERS
