@@ -13,7 +13,8 @@ steps of a trial run next to each other on the same workers, so both see the sam
 ``--near-boundary`` instead climbs CLIK with its tuned gains (``docs/quadruped_gains.json``),
 whose grippers run closest to their sets, for 20 s (through the first swing) on seeds 0-11 of
 wall70, wall90, overhang115 and push90 at 4 and 10 ms, and reports how the climbs whose peak
-gripper gauge comes within the verdict margin of 1 end at both steps.
+gripper gauge comes within the verdict margin of 1 end at both steps. ``--rock`` climbs
+0.5 m of generated rock at 90 deg through the winch (Q-WBC, seeds 0-3) at 4 and 10 ms.
 The last printed line is one JSON object.
 """
 
@@ -108,16 +109,47 @@ def near_boundary(workers: int) -> dict:
                                      default=None)}
 
 
+def rock_climb(task: tuple[int, float]) -> dict:
+    """One 0.5 m winch climb on generated rock of ``(seed, physics_dt)``."""
+    from clamber.quadruped.trials.climb import ClimbSettings
+    from clamber.quadruped.trials.rock_climb import (
+        RockClimbSettings,
+        RockClimbTrial,
+        plan_rock_climb,
+    )
+
+    seed, dt = task
+    settings = RockClimbSettings(climb=ClimbSettings(physics_dt=dt), distance=0.5,
+                                 grasp="winch")
+    trial = RockClimbTrial(settings, seed, plan=plan_rock_climb(settings, seed))
+    c0 = time.process_time()
+    r, _ = trial.run()
+    d = r.to_dict()
+    return {"scenario": "rock90", "controller": "qwbc", "seed": seed, "dt": dt,
+            "success": r.success, "reason": d["reason"], "sim_s": d["sim_time_s"],
+            "cpu_s": time.process_time() - c0, "distance_m": d["distance_m"],
+            **{k: d[k] for k in FIGURES}}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true",
                         help="seed 0 on wall90, push90 and payload90, 4 and 10 ms only")
     parser.add_argument("--near-boundary", action="store_true",
                         help="CLIK's tuned climbs near its grippers' boundary, 10 against 4 ms")
+    parser.add_argument("--rock", action="store_true",
+                        help="0.5 m winch climbs on generated rock, 10 against 4 ms")
     parser.add_argument("--workers", type=int, default=2, help="worker processes (2)")
     args = parser.parse_args()
     if args.near_boundary:
         print(json.dumps(near_boundary(args.workers)))
+        return
+    if args.rock:
+        with ProcessPoolExecutor(args.workers) as pool:
+            rows = list(pool.map(rock_climb, [(s, dt) for s in range(4) for dt in (0.004, 0.01)]))
+        for r in rows:
+            print(json.dumps(r))
+        print(json.dumps({"trials": len(rows), "10ms_vs_4ms": compare_steps(rows, 0.01, 0.004)}))
         return
     scenarios = ("wall90", "push90", "payload90") if args.quick else SCENARIOS
     seeds = (0,) if args.quick else (0, 1, 2)
