@@ -1,0 +1,84 @@
+"""Sole stiffness, soft to rigid, and the physics step each stiffness needs.
+
+Usage: ``python benchmarks/bench_sole_stiffness.py [--quick] [--stiffness K ...] [--steps MS
+...] [--workers N]``. Climbs one gait cycle on the vertical wall (seed 0) with each
+controller's tuned gains (``docs/quadruped_gains.json``) and the physical pad (hinge
+armature 0), for every sole stiffness K [N m/rad] (0: the rigid weld; default 10, 100, 400,
+1500, 0) at every physics step [ms] (default 1, 0.5, 0.25, 0.1; ``--armature`` and
+``--seeds`` pick another pad and other seeds), and reports each climb's
+outcome and peak gripper gauge. The light pad's compliance is stiff at a short time scale
+(its hinge relaxes in ``damping / K``, 0.2 ms at 1500 N m/rad), so a step that resolves the
+soft default does not resolve a stiff sole: the table shows from which step each
+stiffness's results stop moving. ``--quick``: 1500 N m/rad at 0.5 and 0.25 ms. The last
+printed line is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+CONTROLLERS = ("qwbc", "vmc", "clik")
+
+
+def tuned_gains(controller: str) -> tuple[tuple[str, float], ...]:
+    """The comparison's tuned gains of ``controller``, by value."""
+    path = os.path.join(os.path.dirname(__file__), "..", "docs", "quadruped_gains.json")
+    with open(path, encoding="utf-8") as f:
+        return tuple(json.load(f)["gains"][controller].items())
+
+
+def climb(task: tuple[float, float, str, float, int]) -> dict:
+    """One climb of ``(stiffness, physics_dt, controller, armature, seed)``."""
+    from dataclasses import replace
+
+    from clamber.quadruped.comparison import scenario_settings
+    from clamber.quadruped.sim.grippers import SoleCompliance
+    from clamber.quadruped.trials.climb import ClimbTrial
+
+    k, dt, controller, armature, seed = task
+    sole = None if k == 0 else replace(SoleCompliance(stiffness=k), armature=armature)
+    settings = scenario_settings("wall90", controller=controller,
+                                 gains=tuned_gains(controller), sole=sole, physics_dt=dt)
+    c0 = time.process_time()
+    r, _ = ClimbTrial(settings, seed).run()
+    return {"stiffness": k, "dt_ms": 1000 * dt, "controller": controller,
+            "armature": armature, "seed": seed,
+            "success": r.success, "reason": r.reason,
+            "peak_gripper_load": r.peak_gripper_load, "cpu_s": time.process_time() - c0}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="1500 N m/rad at 0.5 and 0.25 ms")
+    parser.add_argument("--stiffness", type=float, nargs="+", default=[10, 100, 400, 1500, 0])
+    parser.add_argument("--steps", type=float, nargs="+", default=[1.0, 0.5, 0.25, 0.1],
+                        help="physics steps [ms]")
+    parser.add_argument("--armature", type=float, default=0.0,
+                        help="sole hinge armature [kg m^2] (0: the physical pad; the "
+                             "comparison's model uses 1e-3)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="seeds (0)")
+    parser.add_argument("--workers", type=int, default=2, help="worker processes (2)")
+    args = parser.parse_args()
+    stiffness, steps = ([1500.0], [0.5, 0.25]) if args.quick else (args.stiffness, args.steps)
+    tasks = [(k, ms / 1000, c, args.armature, seed) for seed in args.seeds for k in stiffness
+             for ms in steps for c in CONTROLLERS]
+    with ProcessPoolExecutor(args.workers) as pool:
+        rows = list(pool.map(climb, tasks))
+    table: dict = {}
+    for r in rows:
+        print(json.dumps(r))
+        cell = table.setdefault(f"{r['stiffness']:g}", {}).setdefault(f"{r['dt_ms']:g}", {})
+        cell.setdefault(r["controller"], []).append([r["seed"], r["success"],
+                                                     round(r["peak_gripper_load"], 3)])
+    print(json.dumps({"stiffness_step_controller": table}))
+
+
+if __name__ == "__main__":
+    main()
