@@ -25,6 +25,10 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 CONTROLLERS = ("qwbc", "vmc", "clik")
+#: MuJoCo's integrators by name: the scenes' own, and the one that also treats stiffness
+#: implicitly (its constraint solve and velocity update in one metric).
+#: (``discrete`` needs MuJoCo 3.13 or later.)
+INTEGRATORS = ("implicitfast", "discrete")
 
 
 def tuned_gains(controller: str) -> tuple[tuple[str, float], ...]:
@@ -34,22 +38,26 @@ def tuned_gains(controller: str) -> tuple[tuple[str, float], ...]:
         return tuple(json.load(f)["gains"][controller].items())
 
 
-def climb(task: tuple[float, float, str, float, int]) -> dict:
-    """One climb of ``(stiffness, physics_dt, controller, armature, seed)``."""
+def climb(task: tuple[float, float, str, float, int, str]) -> dict:
+    """One climb of ``(stiffness, physics_dt, controller, armature, seed, integrator)``."""
     from dataclasses import replace
+
+    import mujoco
 
     from clamber.quadruped.comparison import scenario_settings
     from clamber.quadruped.sim.grippers import SoleCompliance
     from clamber.quadruped.trials.climb import ClimbTrial
 
-    k, dt, controller, armature, seed = task
+    k, dt, controller, armature, seed, integrator = task
     sole = None if k == 0 else replace(SoleCompliance(stiffness=k), armature=armature)
     settings = scenario_settings("wall90", controller=controller,
                                  gains=tuned_gains(controller), sole=sole, physics_dt=dt)
     c0 = time.process_time()
-    r, _ = ClimbTrial(settings, seed).run()
+    trial = ClimbTrial(settings, seed)
+    trial.sim.model.opt.integrator = getattr(mujoco.mjtIntegrator, f"mjINT_{integrator.upper()}")
+    r, _ = trial.run()
     return {"stiffness": k, "dt_ms": 1000 * dt, "controller": controller,
-            "armature": armature, "seed": seed,
+            "armature": armature, "seed": seed, "integrator": integrator,
             "success": r.success, "reason": r.reason,
             "peak_gripper_load": r.peak_gripper_load, "cpu_s": time.process_time() - c0}
 
@@ -64,11 +72,13 @@ def main() -> None:
                         help="sole hinge armature [kg m^2] (0: the physical pad; the "
                              "comparison's model uses 1e-3)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="seeds (0)")
+    parser.add_argument("--integrator", choices=INTEGRATORS, default="implicitfast",
+                        help="MuJoCo integrator (implicitfast, the scenes' own)")
     parser.add_argument("--workers", type=int, default=2, help="worker processes (2)")
     args = parser.parse_args()
     stiffness, steps = ([1500.0], [0.5, 0.25]) if args.quick else (args.stiffness, args.steps)
-    tasks = [(k, ms / 1000, c, args.armature, seed) for seed in args.seeds for k in stiffness
-             for ms in steps for c in CONTROLLERS]
+    tasks = [(k, ms / 1000, c, args.armature, seed, args.integrator) for seed in args.seeds
+             for k in stiffness for ms in steps for c in CONTROLLERS]
     with ProcessPoolExecutor(args.workers) as pool:
         rows = list(pool.map(climb, tasks))
     table: dict = {}
