@@ -24,18 +24,13 @@ from concurrent.futures import ProcessPoolExecutor
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+from bench_physics_step import tuned_gains  # noqa: E402  (the benchmarks' folder is on the path)
+
 CONTROLLERS = ("qwbc", "vmc", "clik")
 #: MuJoCo's integrators by name: the scenes' own, and the one that also treats stiffness
 #: implicitly (its constraint solve and velocity update in one metric).
 #: (``discrete`` needs MuJoCo 3.13 or later.)
 INTEGRATORS = ("implicitfast", "discrete")
-
-
-def tuned_gains(controller: str) -> tuple[tuple[str, float], ...]:
-    """The comparison's tuned gains of ``controller``, by value."""
-    path = os.path.join(os.path.dirname(__file__), "..", "docs", "quadruped_gains.json")
-    with open(path, encoding="utf-8") as f:
-        return tuple(json.load(f)["gains"][controller].items())
 
 
 def climb(task: tuple[float, float, str, float, int, str]) -> dict:
