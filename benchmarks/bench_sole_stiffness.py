@@ -9,8 +9,11 @@ armature 0), for every sole stiffness K [N m/rad] (0: the rigid weld; default 10
 outcome and peak gripper gauge. The light pad's compliance is stiff at a short time scale
 (its hinge relaxes in ``damping / K``, 0.2 ms at 1500 N m/rad), so a step that resolves the
 soft default does not resolve a stiff sole: the table shows from which step each
-stiffness's results stop moving. ``--quick``: 1500 N m/rad at 0.5 and 0.25 ms. The last
-printed line is one JSON object.
+stiffness's results stop moving. ``--quick``: 1500 N m/rad at 0.5 and 0.25 ms.
+``--placement`` instead reports the state at the end of Q-WBC's placement under each
+integrator: the sole's hinge angles, how far the grasp welds (MuJoCo's soft equality
+constraints) are violated, and the sole's moments. The last printed line is one JSON
+object.
 """
 
 from __future__ import annotations
@@ -57,6 +60,40 @@ def climb(task: tuple[float, float, str, float, int, str]) -> dict:
             "peak_gripper_load": r.peak_gripper_load, "cpu_s": time.process_time() - c0}
 
 
+def placement_state(task: tuple[float, float, float, str]) -> dict:
+    """Q-WBC's state at the end of the placement (seed 0, all four grippers welded) for
+    ``(stiffness, physics_dt, armature, integrator)``: the front-left sole's hinge angles,
+    the largest rotation and translation the grasp welds are violated by (MuJoCo's soft
+    equality constraints), and the moments about the front-left sole's x and y axes."""
+    from dataclasses import replace
+
+    import mujoco
+    import numpy as np
+
+    from clamber.quadruped.comparison import scenario_settings
+    from clamber.quadruped.sim.grippers import SoleCompliance
+    from clamber.quadruped.trials.climb import PLACEMENT_TIME, ClimbTrial
+
+    k, dt, armature, integrator = task
+    sole = replace(SoleCompliance(stiffness=k), armature=armature)
+    trial = ClimbTrial(scenario_settings("wall90", controller="qwbc", gains=tuned_gains("qwbc"),
+                                         sole=sole, physics_dt=dt), 0)
+    m, d = trial.sim.model, trial.sim.data
+    m.opt.integrator = getattr(mujoco.mjtIntegrator, f"mjINT_{integrator.upper()}")
+    while d.time < PLACEMENT_TIME - 0.5 * dt:
+        trial.step()
+    w = trial.sim.grippers.wrenches(("LF",))[0]
+    mujoco.mj_forward(m, d)
+    rows = d.efc_type[:d.nefc] == mujoco.mjtConstraint.mjCNSTR_EQUALITY
+    weld = d.efc_pos[:d.nefc][rows].reshape(-1, 6)
+    hinge = [m.jnt_qposadr[m.joint(f"LF_sole_{a}").id] for a in "xy"]
+    return {"stiffness": k, "dt_ms": 1000 * dt, "armature": armature, "integrator": integrator,
+            "LF_sole_angles_mrad": [1000 * float(d.qpos[i]) for i in hinge],
+            "weld_rotation_mrad_max": 1000 * float(np.abs(weld[:, 3:]).max()),
+            "weld_translation_mm_max": 1000 * float(np.abs(weld[:, :3]).max()),
+            "LF_sole_moment_x_y_nm": [float(w[3]), float(w[4])]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="1500 N m/rad at 0.5 and 0.25 ms")
@@ -69,8 +106,20 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="seeds (0)")
     parser.add_argument("--integrator", choices=INTEGRATORS, default="implicitfast",
                         help="MuJoCo integrator (implicitfast, the scenes' own)")
+    parser.add_argument("--placement", action="store_true",
+                        help="the state at the end of the placement (sole angles, weld "
+                             "violation, moments) per integrator, instead of climbs")
     parser.add_argument("--workers", type=int, default=2, help="worker processes (2)")
     args = parser.parse_args()
+    if args.placement:
+        tasks = [(k, ms / 1000, args.armature, i) for k in args.stiffness for ms in args.steps
+                 for i in INTEGRATORS]
+        with ProcessPoolExecutor(args.workers) as pool:
+            states = list(pool.map(placement_state, tasks))
+        for r in states:
+            print(json.dumps(r))
+        print(json.dumps({"placement": states}))
+        return
     stiffness, steps = ([1500.0], [0.5, 0.25]) if args.quick else (args.stiffness, args.steps)
     tasks = [(k, ms / 1000, c, args.armature, seed, args.integrator) for seed in args.seeds
              for k in stiffness for ms in steps for c in CONTROLLERS]
