@@ -36,8 +36,22 @@ CONTROLLERS = ("qwbc", "vmc", "clik")
 INTEGRATORS = ("implicitfast", "discrete")
 
 
-def climb(task: tuple[float, float, str, float, int, str]) -> dict:
-    """One climb of ``(stiffness, physics_dt, controller, armature, seed, integrator)``."""
+def stiffen_welds(model, timeconst: float | None) -> None:
+    """Give the grasp welds the time constant ``timeconst`` [s] and an impedance of
+    0.99-0.999 (MuJoCo's defaults: 0.02 s, 0.9-0.95); None leaves them as they are."""
+    import mujoco
+
+    if timeconst is None:
+        return
+    for e in range(model.neq):
+        if model.eq_type[e] == mujoco.mjtEq.mjEQ_WELD:
+            model.eq_solref[e] = (timeconst, 1.0)
+            model.eq_solimp[e] = (0.99, 0.999, 0.001, 0.5, 2.0)
+
+
+def climb(task: tuple[float, float, str, float, int, str, float | None]) -> dict:
+    """One climb of ``(stiffness, physics_dt, controller, armature, seed, integrator,
+    weld_timeconst)``."""
     from dataclasses import replace
 
     import mujoco
@@ -46,13 +60,14 @@ def climb(task: tuple[float, float, str, float, int, str]) -> dict:
     from clamber.quadruped.sim.grippers import SoleCompliance
     from clamber.quadruped.trials.climb import ClimbTrial
 
-    k, dt, controller, armature, seed, integrator = task
+    k, dt, controller, armature, seed, integrator, weld = task
     sole = None if k == 0 else replace(SoleCompliance(stiffness=k), armature=armature)
     settings = scenario_settings("wall90", controller=controller,
                                  gains=tuned_gains(controller), sole=sole, physics_dt=dt)
     c0 = time.process_time()
     trial = ClimbTrial(settings, seed)
     trial.sim.model.opt.integrator = getattr(mujoco.mjtIntegrator, f"mjINT_{integrator.upper()}")
+    stiffen_welds(trial.sim.model, weld)
     r, _ = trial.run()
     return {"stiffness": k, "dt_ms": 1000 * dt, "controller": controller,
             "armature": armature, "seed": seed, "integrator": integrator,
@@ -60,7 +75,7 @@ def climb(task: tuple[float, float, str, float, int, str]) -> dict:
             "peak_gripper_load": r.peak_gripper_load, "cpu_s": time.process_time() - c0}
 
 
-def placement_state(task: tuple[float, float, float, str]) -> dict:
+def placement_state(task: tuple[float, float, float, str, float | None]) -> dict:
     """Q-WBC's state at the end of the placement (seed 0, all four grippers welded) for
     ``(stiffness, physics_dt, armature, integrator)``: the front-left sole's hinge angles,
     the largest rotation and translation the grasp welds are violated by (MuJoCo's soft
@@ -74,12 +89,13 @@ def placement_state(task: tuple[float, float, float, str]) -> dict:
     from clamber.quadruped.sim.grippers import SoleCompliance
     from clamber.quadruped.trials.climb import PLACEMENT_TIME, ClimbTrial
 
-    k, dt, armature, integrator = task
+    k, dt, armature, integrator, weld = task
     sole = replace(SoleCompliance(stiffness=k), armature=armature)
     trial = ClimbTrial(scenario_settings("wall90", controller="qwbc", gains=tuned_gains("qwbc"),
                                          sole=sole, physics_dt=dt), 0)
     m, d = trial.sim.model, trial.sim.data
     m.opt.integrator = getattr(mujoco.mjtIntegrator, f"mjINT_{integrator.upper()}")
+    stiffen_welds(m, weld)
     while d.time < PLACEMENT_TIME - 0.5 * dt:
         trial.step()
     w = trial.sim.grippers.wrenches(("LF",))[0]
@@ -106,14 +122,17 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="seeds (0)")
     parser.add_argument("--integrator", choices=INTEGRATORS, default="implicitfast",
                         help="MuJoCo integrator (implicitfast, the scenes' own)")
+    parser.add_argument("--weld-timeconst", type=float, default=None,
+                        help="grasp welds with this time constant [s] and impedance "
+                             "0.99-0.999 (default: MuJoCo's soft 0.02 s, 0.9-0.95)")
     parser.add_argument("--placement", action="store_true",
                         help="the state at the end of the placement (sole angles, weld "
                              "violation, moments) per integrator, instead of climbs")
     parser.add_argument("--workers", type=int, default=2, help="worker processes (2)")
     args = parser.parse_args()
     if args.placement:
-        tasks = [(k, ms / 1000, args.armature, i) for k in args.stiffness for ms in args.steps
-                 for i in INTEGRATORS]
+        tasks = [(k, ms / 1000, args.armature, i, args.weld_timeconst) for k in args.stiffness
+                 for ms in args.steps for i in INTEGRATORS]
         with ProcessPoolExecutor(args.workers) as pool:
             states = list(pool.map(placement_state, tasks))
         for r in states:
@@ -121,7 +140,8 @@ def main() -> None:
         print(json.dumps({"placement": states}))
         return
     stiffness, steps = ([1500.0], [0.5, 0.25]) if args.quick else (args.stiffness, args.steps)
-    tasks = [(k, ms / 1000, c, args.armature, seed, args.integrator) for seed in args.seeds
+    tasks = [(k, ms / 1000, c, args.armature, seed, args.integrator, args.weld_timeconst)
+             for seed in args.seeds
              for k in stiffness for ms in steps for c in CONTROLLERS]
     with ProcessPoolExecutor(args.workers) as pool:
         rows = list(pool.map(climb, tasks))
