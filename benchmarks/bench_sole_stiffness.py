@@ -49,9 +49,11 @@ def stiffen_welds(model, timeconst: float | None) -> None:
             model.eq_solimp[e] = (0.99, 0.999, 0.001, 0.5, 2.0)
 
 
-def climb(task: tuple[float, float, str, float, int, str, float | None]) -> dict:
-    """One climb of ``(stiffness, physics_dt, controller, armature, seed, integrator,
-    weld_timeconst)``."""
+def trial_of(k: float, dt: float, controller: str, armature: float, seed: int,
+             integrator: str, weld: float | None):
+    """The vertical-wall climb with tuned gains, the sole of stiffness ``k`` (0: the rigid
+    weld) and ``armature``, MuJoCo's ``integrator`` and grasp welds of time constant ``weld``
+    (None: MuJoCo's soft default)."""
     from dataclasses import replace
 
     import mujoco
@@ -60,15 +62,21 @@ def climb(task: tuple[float, float, str, float, int, str, float | None]) -> dict
     from clamber.quadruped.sim.grippers import SoleCompliance
     from clamber.quadruped.trials.climb import ClimbTrial
 
-    k, dt, controller, armature, seed, integrator, weld = task
     sole = None if k == 0 else replace(SoleCompliance(stiffness=k), armature=armature)
     settings = scenario_settings("wall90", controller=controller,
                                  gains=tuned_gains(controller), sole=sole, physics_dt=dt)
-    c0 = time.process_time()
     trial = ClimbTrial(settings, seed)
     trial.sim.model.opt.integrator = getattr(mujoco.mjtIntegrator, f"mjINT_{integrator.upper()}")
     stiffen_welds(trial.sim.model, weld)
-    r, _ = trial.run()
+    return trial
+
+
+def climb(task: tuple[float, float, str, float, int, str, float | None]) -> dict:
+    """One climb of ``(stiffness, physics_dt, controller, armature, seed, integrator,
+    weld_timeconst)``."""
+    k, dt, controller, armature, seed, integrator, _ = task
+    c0 = time.process_time()
+    r, _ = trial_of(*task).run()
     return {"stiffness": k, "dt_ms": 1000 * dt, "controller": controller,
             "armature": armature, "seed": seed, "integrator": integrator,
             "success": r.success, "reason": r.reason,
@@ -77,36 +85,29 @@ def climb(task: tuple[float, float, str, float, int, str, float | None]) -> dict
 
 def placement_state(task: tuple[float, float, float, str, float | None]) -> dict:
     """Q-WBC's state at the end of the placement (seed 0, all four grippers welded) for
-    ``(stiffness, physics_dt, armature, integrator)``: the front-left sole's hinge angles,
-    the largest rotation and translation the grasp welds are violated by (MuJoCo's soft
-    equality constraints), and the moments about the front-left sole's x and y axes."""
-    from dataclasses import replace
-
+    ``(stiffness, physics_dt, armature, integrator, weld_timeconst)``: the front-left sole's
+    hinge angles, the largest rotation and translation the grasp welds are violated by
+    (MuJoCo's soft equality constraints), and the moments about the front-left sole's x and
+    y axes."""
     import mujoco
     import numpy as np
 
-    from clamber.quadruped.comparison import scenario_settings
-    from clamber.quadruped.sim.grippers import SoleCompliance
-    from clamber.quadruped.trials.climb import PLACEMENT_TIME, ClimbTrial
+    from clamber.quadruped.trials.climb import PLACEMENT_TIME
 
     k, dt, armature, integrator, weld = task
-    sole = replace(SoleCompliance(stiffness=k), armature=armature)
-    trial = ClimbTrial(scenario_settings("wall90", controller="qwbc", gains=tuned_gains("qwbc"),
-                                         sole=sole, physics_dt=dt), 0)
+    trial = trial_of(k, dt, "qwbc", armature, 0, integrator, weld)
     m, d = trial.sim.model, trial.sim.data
-    m.opt.integrator = getattr(mujoco.mjtIntegrator, f"mjINT_{integrator.upper()}")
-    stiffen_welds(m, weld)
     while d.time < PLACEMENT_TIME - 0.5 * dt:
         trial.step()
     w = trial.sim.grippers.wrenches(("LF",))[0]
     mujoco.mj_forward(m, d)
     rows = d.efc_type[:d.nefc] == mujoco.mjtConstraint.mjCNSTR_EQUALITY
-    weld = d.efc_pos[:d.nefc][rows].reshape(-1, 6)
+    violation = d.efc_pos[:d.nefc][rows].reshape(-1, 6)
     hinge = [m.jnt_qposadr[m.joint(f"LF_sole_{a}").id] for a in "xy"]
     return {"stiffness": k, "dt_ms": 1000 * dt, "armature": armature, "integrator": integrator,
             "LF_sole_angles_mrad": [1000 * float(d.qpos[i]) for i in hinge],
-            "weld_rotation_mrad_max": 1000 * float(np.abs(weld[:, 3:]).max()),
-            "weld_translation_mm_max": 1000 * float(np.abs(weld[:, :3]).max()),
+            "weld_rotation_mrad_max": 1000 * float(np.abs(violation[:, 3:]).max()),
+            "weld_translation_mm_max": 1000 * float(np.abs(violation[:, :3]).max()),
             "LF_sole_moment_x_y_nm": [float(w[3]), float(w[4])]}
 
 

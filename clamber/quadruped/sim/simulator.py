@@ -91,8 +91,7 @@ class QuadrupedSim:
         self._qpos, self._qvel, self._force = d.qpos, d.qvel, d.actuator_force
         self._body_xmat = d.xmat[self.body_id].reshape(3, 3)
         self._body_xmat_t = self._body_xmat.T
-        self._position, self._lin_vel, self._ang_vel = d.qpos[:3], d.qvel[:3], d.qvel[3:6]
-        self._quat = d.qpos[3:7]
+        self._position, self._lin_vel, self._quat = d.qpos[:3], d.qvel[:3], d.qpos[3:7]
         self._instability = StabilityWatch(d)
         #: The period's steps in one compiled call where MuJoCo's library links (the same
         #: numbers as the Python loop of :meth:`_advance`, which runs otherwise).
