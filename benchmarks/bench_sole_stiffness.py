@@ -1,7 +1,8 @@
 """Sole stiffness, soft to rigid, and the physics step each stiffness needs.
 
 Usage: ``python benchmarks/bench_sole_stiffness.py [--quick] [--stiffness K ...] [--steps MS
-...] [--workers N]``. Climbs one gait cycle on the vertical wall (seed 0) with each
+...] [--workers N]``. Climbs one gait cycle on the vertical wall (seed 0; ``--scenario``
+picks another of the comparison's scenarios) with each
 controller's tuned gains (``docs/quadruped_gains.json``) and the physical pad (hinge
 armature 0), for every sole stiffness K [N m/rad] (0: the rigid weld; default 10, 100, 400,
 1500, 0) at every physics step [ms] (default 1, 0.5, 0.25, 0.1; ``--armature`` and
@@ -12,8 +13,10 @@ soft default does not resolve a stiff sole: the table shows from which step each
 stiffness's results stop moving. ``--quick``: 1500 N m/rad at 0.5 and 0.25 ms.
 ``--placement`` instead reports the state at the end of Q-WBC's placement under each
 integrator: the sole's hinge angles, how far the grasp welds (MuJoCo's soft equality
-constraints) are violated, and the sole's moments. The last printed line is one JSON
-object.
+constraints) are violated, and the sole's moments. The grasp welds are the scenes' own (time
+constant two physics steps, impedance 0.99-0.999) unless ``--weld-timeconst`` or
+``--soft-welds`` (MuJoCo's default softness, the earlier releases' model) says otherwise.
+The last printed line is one JSON object.
 """
 
 from __future__ import annotations
@@ -36,24 +39,34 @@ CONTROLLERS = ("qwbc", "vmc", "clik")
 INTEGRATORS = ("implicitfast", "discrete")
 
 
-def stiffen_welds(model, timeconst: float | None) -> None:
-    """Give the grasp welds the time constant ``timeconst`` [s] and an impedance of
-    0.99-0.999 (MuJoCo's defaults: 0.02 s, 0.9-0.95); None leaves them as they are."""
+#: MuJoCo's default softness of an equality constraint (time constant 0.02 s, impedance
+#: 0.9-0.95): the grasp welds of earlier releases.
+SOFT_WELDS = "soft"
+
+
+def set_welds(model, weld: float | str | None) -> None:
+    """Give the grasp welds the time constant ``weld`` [s] and an impedance of 0.99-0.999,
+    or MuJoCo's default softness (``"soft"``); None keeps the scene's welds (two physics
+    steps, 0.99-0.999)."""
     import mujoco
 
-    if timeconst is None:
+    from clamber.quadruped.sim.grippers import WELD_SOLIMP
+
+    if weld is None:
         return
+    solref, solimp = (((0.02, 1.0), (0.9, 0.95, 0.001, 0.5, 2.0)) if weld == SOFT_WELDS
+                      else ((float(weld), 1.0), WELD_SOLIMP))
     for e in range(model.neq):
         if model.eq_type[e] == mujoco.mjtEq.mjEQ_WELD:
-            model.eq_solref[e] = (timeconst, 1.0)
-            model.eq_solimp[e] = (0.99, 0.999, 0.001, 0.5, 2.0)
+            model.eq_solref[e] = solref
+            model.eq_solimp[e] = solimp
 
 
 def trial_of(k: float, dt: float, controller: str, armature: float, seed: int,
-             integrator: str, weld: float | None):
-    """The vertical-wall climb with tuned gains, the sole of stiffness ``k`` (0: the rigid
-    weld) and ``armature``, MuJoCo's ``integrator`` and grasp welds of time constant ``weld``
-    (None: MuJoCo's soft default)."""
+             integrator: str, weld: float | str | None, scenario: str = "wall90"):
+    """The climb of ``scenario`` with tuned gains, the sole of stiffness ``k`` (0: the rigid
+    weld) and ``armature``, MuJoCo's ``integrator`` and grasp welds ``weld`` (see
+    :func:`set_welds`)."""
     from dataclasses import replace
 
     import mujoco
@@ -63,29 +76,29 @@ def trial_of(k: float, dt: float, controller: str, armature: float, seed: int,
     from clamber.quadruped.trials.climb import ClimbTrial
 
     sole = None if k == 0 else replace(SoleCompliance(stiffness=k), armature=armature)
-    settings = scenario_settings("wall90", controller=controller,
+    settings = scenario_settings(scenario, controller=controller,
                                  gains=tuned_gains(controller), sole=sole, physics_dt=dt)
     trial = ClimbTrial(settings, seed)
     trial.sim.model.opt.integrator = getattr(mujoco.mjtIntegrator, f"mjINT_{integrator.upper()}")
-    stiffen_welds(trial.sim.model, weld)
+    set_welds(trial.sim.model, weld)
     return trial
 
 
-def climb(task: tuple[float, float, str, float, int, str, float | None]) -> dict:
-    """One climb of ``(stiffness, physics_dt, controller, armature, seed, integrator,
-    weld_timeconst)``."""
-    k, dt, controller, armature, seed, integrator, _ = task
+def climb(task: tuple[float, float, str, float, int, str, float | str | None, str]) -> dict:
+    """One climb of ``(stiffness, physics_dt, controller, armature, seed, integrator, weld,
+    scenario)``."""
+    k, dt, controller, armature, seed, integrator, _, scenario = task
     c0 = time.process_time()
     r, _ = trial_of(*task).run()
-    return {"stiffness": k, "dt_ms": 1000 * dt, "controller": controller,
+    return {"scenario": scenario, "stiffness": k, "dt_ms": 1000 * dt, "controller": controller,
             "armature": armature, "seed": seed, "integrator": integrator,
             "success": r.success, "reason": r.reason,
             "peak_gripper_load": r.peak_gripper_load, "cpu_s": time.process_time() - c0}
 
 
-def placement_state(task: tuple[float, float, float, str, float | None]) -> dict:
+def placement_state(task: tuple[float, float, float, str, float | str | None]) -> dict:
     """Q-WBC's state at the end of the placement (seed 0, all four grippers welded) for
-    ``(stiffness, physics_dt, armature, integrator, weld_timeconst)``: the front-left sole's
+    ``(stiffness, physics_dt, armature, integrator, weld)``: the front-left sole's
     hinge angles, the largest rotation and translation the grasp welds are violated by
     (MuJoCo's soft equality constraints), and the moments about the front-left sole's x and
     y axes."""
@@ -123,16 +136,23 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="seeds (0)")
     parser.add_argument("--integrator", choices=INTEGRATORS, default="implicitfast",
                         help="MuJoCo integrator (implicitfast, the scenes' own)")
-    parser.add_argument("--weld-timeconst", type=float, default=None,
-                        help="grasp welds with this time constant [s] and impedance "
-                             "0.99-0.999 (default: MuJoCo's soft 0.02 s, 0.9-0.95)")
+    welds = parser.add_mutually_exclusive_group()
+    welds.add_argument("--weld-timeconst", type=float, default=None,
+                       help="grasp welds with this time constant [s] and impedance "
+                            "0.99-0.999 (default: the scenes' welds, two physics steps)")
+    welds.add_argument("--soft-welds", action="store_true",
+                       help="grasp welds of MuJoCo's default softness (0.02 s, 0.9-0.95), "
+                            "the earlier releases' model")
+    parser.add_argument("--scenario", default="wall90",
+                        help="the comparison's scenario to climb (wall90)")
     parser.add_argument("--placement", action="store_true",
                         help="the state at the end of the placement (sole angles, weld "
                              "violation, moments) per integrator, instead of climbs")
     parser.add_argument("--workers", type=int, default=2, help="worker processes (2)")
     args = parser.parse_args()
+    weld = SOFT_WELDS if args.soft_welds else args.weld_timeconst
     if args.placement:
-        tasks = [(k, ms / 1000, args.armature, i, args.weld_timeconst) for k in args.stiffness
+        tasks = [(k, ms / 1000, args.armature, i, weld) for k in args.stiffness
                  for ms in args.steps for i in INTEGRATORS]
         with ProcessPoolExecutor(args.workers) as pool:
             states = list(pool.map(placement_state, tasks))
@@ -141,7 +161,7 @@ def main() -> None:
         print(json.dumps({"placement": states}))
         return
     stiffness, steps = ([1500.0], [0.5, 0.25]) if args.quick else (args.stiffness, args.steps)
-    tasks = [(k, ms / 1000, c, args.armature, seed, args.integrator, args.weld_timeconst)
+    tasks = [(k, ms / 1000, c, args.armature, seed, args.integrator, weld, args.scenario)
              for seed in args.seeds
              for k in stiffness for ms in steps for c in CONTROLLERS]
     with ProcessPoolExecutor(args.workers) as pool:

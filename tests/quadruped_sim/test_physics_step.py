@@ -69,18 +69,22 @@ def _first_swing(physics_dt: float) -> dict:
 def test_the_default_step_gives_the_climb_of_a_finer_step():
     """10 ms against 4 ms through a push, a release and a grasp: the same outcome, tracking
     error and peak gripper load within 5 %, power within 0.5 %, the state estimate's error
-    within 2 % (with the gyro's rate taken at the period's last physics step instead of
-    averaged, it was 3 % and 6 % apart) (the study in
+    within 3 % (the grasp welds, two steps stiff, are stiffer at 4 ms: 4 and 2 ms agree to
+    0.3 %, 10 and 4 ms differ by 2.5-2.8 %; with the gyro's rate taken at the period's last
+    physics step instead of averaged, the attitude estimate was 6 % apart) (the study in
     docs/quadruped_sim.md, "Physics step", does this on every scenario and controller
     against 1 ms too)."""
     coarse, fine = _first_swing(0.01), _first_swing(0.004)
     assert coarse["reason"] == fine["reason"] == "time limit"
     for key, tol in (("max_tracking_error_mm", 0.05), ("peak_gripper_load", 0.05),
-                     ("mean_power_w", 0.005), ("estimation_rms_mm", 0.02),
-                     ("estimation_attitude_rms_deg", 0.02)):
+                     ("mean_power_w", 0.005), ("estimation_rms_mm", 0.03),
+                     ("estimation_attitude_rms_deg", 0.03)):
         assert coarse[key] == pytest.approx(fine[key], rel=tol), key
-    # the tolerance can fail: at 20 ms (one step per control cycle) the error is 14 % off
-    assert _first_swing(0.02)["max_tracking_error_mm"] > 1.1 * fine["max_tracking_error_mm"]
+    # the check can fail: at 20 ms (one step per control cycle) a gripper breaks off and
+    # the estimate's error is a third larger
+    too_coarse = _first_swing(0.02)
+    assert "broke off" in too_coarse["reason"]
+    assert too_coarse["estimation_rms_mm"] > 1.1 * fine["estimation_rms_mm"]
 
 
 #: CLIK's tuned gains (docs/quadruped_gains.json), with which its grippers run near their sets.
@@ -95,14 +99,12 @@ def test_a_verdict_is_marginal_within_5_percent_of_the_boundary(gauge, near):
 
 
 def test_a_climb_near_a_grippers_boundary_is_decided_at_the_fine_step():
-    """CLIK on seed 4 of the vertical wall: its left front gripper peaks at 0.99 of its set
-    during the first swing, within the margin, so the comparison reports the climb at 4 ms.
-    (With the gyro read at the period's last physics step this climb held at 10 ms and
-    broke off at 4 ms; with the averaged gyro both steps peak at 0.990 and hold.)"""
+    """CLIK on seed 4 of the vertical wall: its left front gripper peaks at 1.008 of its set
+    at the first release, within the margin, so the comparison reports the climb at 4 ms."""
     settings = scenario_settings("wall90", controller="clik", gains=CLIK_GAINS,
                                  time_limit=20.0)
     coarse, _ = ClimbTrial(settings, 4).run()
-    assert coarse.reason == "time limit" and 0.95 <= coarse.peak_gripper_load < 1.0
+    assert marginal_verdict(coarse.peak_gripper_load)
     fine, _ = ClimbTrial(replace(settings, physics_dt=FINE_CLIMB_PHYSICS_DT), 4).run()
     assert fine.peak_gripper_load != coarse.peak_gripper_load
     reported, _ = run_climb(settings, 4)

@@ -32,7 +32,7 @@ def test_qwbc_keeps_grippers_within_capacity():
 def test_plain_clik_overloads_a_gripper_at_release():
     """The same wall and robot with CLIK without integral action or feed-forward: releasing
     the first gripper drives another out of its wrench set, and the trial says where."""
-    result, _ = run_climb(ClimbSettings(controller="clik-plain", incline_deg=90.0), 1,
+    result, _ = run_climb(ClimbSettings(controller="clik-plain", incline_deg=90.0), 0,
                           time_limit=12.0)
     assert result.failure_phase.startswith("release")
     assert not result.success and "broke off" in result.reason

@@ -184,3 +184,45 @@ def test_compliant_soles_relieve_moments_no_leg_can_apply(hold_still):
             worst = max(worst, float(np.abs(sim.grippers.wrenches(LEG_NAMES)[:, 3]).max()))
         peak[sole is None] = worst
     assert peak[False] < 0.5 * peak[True], peak
+
+
+def _weld_give(sim, layout, hold_still) -> tuple[float, float]:
+    """Largest rotation [rad] and translation [m] by which the four grasp welds are violated
+    after 1.5 s at rest on the start holds."""
+    for leg in LEG_NAMES:
+        sim.grippers.attach(leg, layout.holds[leg][0])
+    sim.grippers.breakable = False
+    for _ in range(75):
+        sim.step(hold_still(sim))
+    m, d = sim.model, sim.data
+    mujoco.mj_forward(m, d)
+    rows = d.efc_type[:d.nefc] == mujoco.mjtConstraint.mjCNSTR_EQUALITY
+    violation = np.abs(d.efc_pos[:d.nefc][rows].reshape(-1, 6))
+    return float(violation[:, 3:].max()), float(violation[:, :3].max())
+
+
+def test_grasp_welds_are_as_stiff_as_the_step_allows(wall_sim, hold_still):
+    """A weld stands for a grasp that does not give way (the sole's hinges carry the
+    gripper's compliance): time constant two physics steps, impedance 0.99-0.999. At rest
+    it gives way a fraction of a milliradian at the 4 ms step; with MuJoCo's default softness
+    (0.02 s, 0.9-0.95) the same scene's welds give way 16 times as much."""
+    from clamber.quadruped.sim.grippers import WELD_SOLIMP, weld_timeconst
+
+    sim, layout, body = wall_sim
+    m = sim.model
+    for leg in LEG_NAMES:
+        e = sim.grippers.eq[leg]
+        assert np.allclose(m.eq_solref[e], [weld_timeconst(m.opt.timestep), 1.0])
+        assert np.allclose(m.eq_solimp[e], WELD_SOLIMP)
+    assert weld_timeconst(0.01) == pytest.approx(0.02)
+    q0 = sim.joints()[0].copy()
+    stiff = _weld_give(sim, layout, hold_still)
+    # the same placement again with MuJoCo's default softness
+    for leg in LEG_NAMES:
+        sim.grippers.release(leg)
+        m.eq_solref[sim.grippers.eq[leg]] = (0.02, 1.0)
+        m.eq_solimp[sim.grippers.eq[leg]] = (0.9, 0.95, 0.001, 0.5, 2.0)
+    sim.set_state(body.translation, body.rotation, q0)
+    soft = _weld_give(sim, layout, hold_still)
+    assert stiff[0] < 1e-3 and stiff[1] < 5e-5, stiff  # 0.46 mrad, 0.009 mm
+    assert soft[0] > 5 * stiff[0] and soft[1] > 5 * stiff[1], (soft, stiff)  # 7.4, 0.36

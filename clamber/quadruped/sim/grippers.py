@@ -30,6 +30,11 @@ and the footpad contact act on the pad. Stiffness from the parts: two opposed ph
 +-35 mm, each about 10 N/mm along the normal (springs and tendons in series), give
 2 x 1e4 N/m x 0.035^2 = 25 N m/rad; a 1.7 N m moment (the x/y capacity) then tilts the pad
 4 deg. A scene built with ``sole=None`` (``--sole-stiffness 0``) keeps the rigid weld.
+
+The weld itself stands for a grasp that does not give way: it is MuJoCo's soft equality
+constraint made as stiff as the physics step allows (time constant two steps, impedance
+0.99-0.999). With MuJoCo's default softness (0.02 s, 0.9-0.95) a weld gave way about as much
+as the sole, by an amount that depended on the pad's inertia and the integrator.
 """
 
 from __future__ import annotations
@@ -182,15 +187,35 @@ def weld_name(leg: str) -> str:
     return f"{leg}_weld"
 
 
+#: Impedance of the grasp welds (MuJoCo's ``solimp``): 0.99 at rest rising to 0.999 within
+#: 1 mm of violation (MuJoCo's default, 0.9-0.95, lets a weld give way about as much as the
+#: 25 N m/rad sole tilts).
+WELD_SOLIMP = (0.99, 0.999, 0.001, 0.5, 2.0)
+
+
+def weld_timeconst(physics_dt: float) -> float:
+    """Time constant [s] of the grasp welds at the physics step ``physics_dt`` [s]: two steps,
+    the stiffest MuJoCo integrates stably (and the least it accepts), so the weld tends to a
+    rigid grasp as the step shrinks and the sole hinges carry the gripper's compliance."""
+    return 2.0 * physics_dt
+
+
 def add_welds(spec: mujoco.MjSpec, compliant: bool = False) -> None:
     """Add one inactive weld per gripper (to the world) to a model spec: on the gripper body,
-    or on its sole pad when the scene has compliant soles (:func:`add_compliant_soles`)."""
+    or on its sole pad when the scene has compliant soles (:func:`add_compliant_soles`).
+
+    A weld stands for a grasp that does not give way (the sole's hinges model the compliance
+    the gripper has), so it is as stiff as the spec's physics step allows
+    (:func:`weld_timeconst`, :data:`WELD_SOLIMP`); set the spec's timestep first.
+    """
     for leg in LEG_NAMES:
         eq = spec.add_equality()
         eq.name = weld_name(leg)
         eq.type = mujoco.mjtEq.mjEQ_WELD
         eq.objtype = mujoco.mjtObj.mjOBJ_BODY
         eq.name1 = pad_name(leg) if compliant else f"{leg}_gripper"
+        eq.solref = [weld_timeconst(spec.option.timestep), 1.0]
+        eq.solimp = list(WELD_SOLIMP)
         eq.active = False
 
 
