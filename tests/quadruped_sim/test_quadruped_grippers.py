@@ -9,6 +9,16 @@ from clamber.quadruped.robot import LEG_NAMES, Marcbot
 from clamber.quadruped.sim.grippers import GripperState, spasas_axis_extents
 
 
+def _rest_on_start_holds(sim, layout, hold_still, steps: int) -> None:
+    """Weld all four grippers to their start holds (unbreakable) and hold still ``steps``
+    control cycles."""
+    for leg in LEG_NAMES:
+        sim.grippers.attach(leg, layout.holds[leg][0])
+    sim.grippers.breakable = False
+    for _ in range(steps):
+        sim.step(hold_still(sim))
+
+
 def test_attach_only_on_a_hold(wall_sim):
     """A grasp closes on the hold under the sole and misses a hold elsewhere."""
     sim, layout, _ = wall_sim
@@ -26,11 +36,7 @@ def test_weld_holds_the_robot_and_balances_gravity(wall_sim, hold_still):
     """With four grippers welded and the servos holding still, the body stays within 1 cm
     and the grippers' wrenches (in world axes) carry the robot's weight."""
     sim, layout, body = wall_sim
-    for leg in LEG_NAMES:
-        sim.grippers.attach(leg, layout.holds[leg][0])
-    sim.grippers.breakable = False
-    for _ in range(100):
-        sim.step(hold_still(sim))
+    _rest_on_start_holds(sim, layout, hold_still, 100)
     assert np.linalg.norm(sim.data.qpos[:3] - body.translation) < 0.01
     W = sim.grippers.wrenches(LEG_NAMES)
     total = sum(sim.data.site_xmat[sim.grippers.wrench_site[leg]].reshape(3, 3) @ W[i, :3]
@@ -79,11 +85,7 @@ def test_conservative_box_lies_in_the_true_capacity():
 def test_wrench_matches_constraint_forces(wall_sim, hold_still):
     """The cfrc_ext wrench equals the one from efc_J^T efc_force on the free-joint columns."""
     sim, layout, _ = wall_sim
-    for leg in LEG_NAMES:
-        sim.grippers.attach(leg, layout.holds[leg][0])
-    sim.grippers.breakable = False
-    for _ in range(20):
-        sim.step(hold_still(sim))
+    _rest_on_start_holds(sim, layout, hold_still, 20)
     m, d = sim.model, sim.data
     leg = "LR"
     n = d.nefc
@@ -133,11 +135,7 @@ def test_sole_springs_carry_the_moment_about_x_and_y(wall_sim, hold_still):
 
     sim, layout, _ = wall_sim
     k = SoleCompliance().stiffness
-    for leg in LEG_NAMES:
-        sim.grippers.attach(leg, layout.holds[leg][0])
-    sim.grippers.breakable = False
-    for _ in range(75):
-        sim.step(hold_still(sim))
+    _rest_on_start_holds(sim, layout, hold_still, 75)
     m, d = sim.model, sim.data
     for leg in LEG_NAMES:
         theta = [d.qpos[m.jnt_qposadr[m.joint(f"{leg}_sole_{t}").id]] for t in "xy"]
@@ -189,11 +187,7 @@ def test_compliant_soles_relieve_moments_no_leg_can_apply(hold_still):
 def _weld_give(sim, layout, hold_still) -> tuple[float, float]:
     """Largest rotation [rad] and translation [m] by which the four grasp welds are violated
     after 1.5 s at rest on the start holds."""
-    for leg in LEG_NAMES:
-        sim.grippers.attach(leg, layout.holds[leg][0])
-    sim.grippers.breakable = False
-    for _ in range(75):
-        sim.step(hold_still(sim))
+    _rest_on_start_holds(sim, layout, hold_still, 75)
     m, d = sim.model, sim.data
     mujoco.mj_forward(m, d)
     rows = d.efc_type[:d.nefc] == mujoco.mjtConstraint.mjCNSTR_EQUALITY
