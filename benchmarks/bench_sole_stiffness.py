@@ -32,6 +32,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from bench_physics_step import tuned_gains  # noqa: E402  (the benchmarks' folder is on the path)
 
+from clamber.quadruped.scenarios import SCENARIOS  # noqa: E402
+
 CONTROLLERS = ("qwbc", "vmc", "clik")
 #: MuJoCo's integrators by name: the scenes' own, and the one that also treats stiffness
 #: implicitly (its constraint solve and velocity update in one metric).
@@ -143,7 +145,7 @@ def main() -> None:
     welds.add_argument("--soft-welds", action="store_true",
                        help="grasp welds of MuJoCo's default softness (0.02 s, 0.9-0.95), "
                             "the earlier releases' model")
-    parser.add_argument("--scenario", default="wall90",
+    parser.add_argument("--scenario", default="wall90", choices=sorted(SCENARIOS),
                         help="the comparison's scenario to climb (wall90)")
     parser.add_argument("--placement", action="store_true",
                         help="the state at the end of the placement (sole angles, weld "
