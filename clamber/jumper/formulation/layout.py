@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import casadi as ca
 import numpy as np
 
 
@@ -57,10 +56,3 @@ class Layout:
             if name in self.blocks:  # a single value fills the whole block
                 out[self.blocks[name].slice] = np.asarray(v, dtype=float).ravel()
         return out
-
-
-def node_symbols(layout: Layout, w: ca.SX, name: str) -> list[ca.SX]:
-    """Rows of a (n, d) block of the symbolic vector as a list of (d,) column vectors."""
-    b = layout.blocks[name]
-    n, d = b.shape
-    return [w[b.start + k * d: b.start + (k + 1) * d] for k in range(n)]
