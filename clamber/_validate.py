@@ -2,6 +2,9 @@
 
 Every check names the owner and field, says what was given and what is allowed, and
 raises :class:`~clamber.exceptions.ConfigError`. Booleans and strings are never numbers.
+
+:data:`RANGES` states, once, the physical range of every quantity a user sets: the same
+quantity has the same range in every command, settings file and hardware description.
 """
 
 from __future__ import annotations
@@ -9,12 +12,102 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from clamber.exceptions import ConfigError, FileFormatError
+
+
+@dataclass(frozen=True)
+class Range:
+    """The allowed values of one physical quantity: ``[low, high]`` (open ends excluded),
+    in ``unit``; ``why`` says what sets the bounds."""
+
+    low: float | None
+    high: float | None
+    unit: str = ""
+    why: str = ""
+    low_open: bool = False
+    high_open: bool = False
+
+
+#: The range of every quantity a user sets, in one place. Bounds are physical where the
+#: robot sets them and otherwise wide enough for any robot of this class (a sub-kilogram
+#: jumper of 40-120 mm links; a 3-5 kg quadruped), so a value outside is a typo or a unit
+#: mistake, and every computation stays bounded.
+RANGES: dict[str, Range] = {
+    # jumper joints and motors
+    "joint_torque": Range(0.0, 5.0, "N m", "a geared DC joint module of a sub-kilogram "
+                          "climber (the paper's peaked at 0.25 N m)", low_open=True),
+    "joint_speed": Range(0.0, 200.0, "rad/s", "geared joint output speed", low_open=True),
+    "no_load_speed": Range(0.0, 200.0, "rad/s", "geared joint output speed (0: no motor line)"),
+    "joint_angle": Range(0.0, math.pi, "rad", "a relative joint angle beyond pi folds a "
+                         "link through its neighbour", low_open=True),
+    "supply_voltage": Range(0.0, 48.0, "V", "small brushed DC motors on 1-12 cell packs",
+                            low_open=True),
+    "motor_constant": Range(0.0, 10.0, "N m/A", "k_t or k_e referred to the joint",
+                            low_open=True),
+    "resistance": Range(0.0, 1000.0, "ohm", "a small DC motor winding", low_open=True),
+    "viscous_friction": Range(0.0, 1.0, "N m s/rad", "gearbox friction at the joint"),
+    # jumper geometry and contact
+    "foot_radius": Range(0.0, 0.05, "m", "a gripper disc (the robot's is 1 cm)",
+                         low_open=True),
+    "motor_radius": Range(0.0, 0.05, "m", "a joint motor's clearance from the wall"),
+    "clearance_margin": Range(0.0, 0.05, "m", "a margin below the motor's size"),
+    "gripper_load": Range(0.0, 1000.0, "N", "a spined gripper's load cap (the paper's "
+                          "15 N); 1000 N is a hundred times the robot's weight", low_open=True),
+    "force_margin": Range(0.0, 100.0, "N", "a margin below the gripper's load cap"),
+    "sector_angle": Range(1.0, 90.0, "deg", "a safe sector narrower than 1 deg holds no "
+                          "force the optimizer can find", high_open=True),
+    # jumper optimization
+    "phase_duration": Range(0.001, 2.0, "s", "one phase of a jump: 1 ms to 2 s"),
+    "torque_rate_weight": Range(0.0, 10.0, "m/s", "beyond 10 the smoothing term outweighs "
+                                "the speed objective (~0.5 m/s) twentyfold"),
+    "approach_speed": Range(0.0, 5.0, "m/s", "a gripper's speed into the wall"),
+    "height_gain": Range(0.0, 1.0, "m", "height gained by one jump"),
+    "release_force": Range(0.0, 1000.0, "N", "as gripper_load"),
+    "ipopt_iterations": Range(1, 100_000, "", "IPOPT's budget; 1e5 iterations of the fine "
+                              "grid take hours"),
+    "ipopt_tolerance": Range(1e-12, 1.0, "", "below 1e-12 IPOPT cannot converge in double "
+                             "precision"),
+    "bound_push": Range(0.0, 0.5, "", "IPOPT's relative bound push", low_open=True),
+    "fraction": Range(0.0, 1.0, "", "a share of a limit", high_open=True),
+    # motor fits from telemetry
+    "motor_gain": Range(0.0, 100.0, "N m/V", "k_t / R of a joint module: the paper's "
+                        "0.05", low_open=True),
+    "motor_damping": Range(0.0, 100.0, "N m s/rad", "k_t k_e / R + b of a joint module"),
+    # quadruped
+    "sole_stiffness": Range(0.0, 1e4, "N m/rad", "a gripper sole's hinge (the robot's "
+                            "25); stiffer needs a smaller physics step than the 1 ms floor"),
+    "sole_armature": Range(0.0, 1.0, "kg m^2", "rotor inertia added to a sole hinge"),
+    "physics_dt": Range(1e-4, 0.02, "s", "MuJoCo's step: the 0.1 ms floor bounds a "
+                        "climb's steps; above 20 ms the grasp welds are unstable"),
+    "control_rate": Range(1.0, 1000.0, "Hz", "the controller's loop rate (the robot's 100 "
+                          "Hz); below 1 Hz a cycle has no control step"),
+    "gain": Range(0.0, 1e4, "", "a controller gain (N/m, N s/m, 1/s or unitless)"),
+}
+
+
+def in_range(owner: str, name: str, value: Any, quantity: str) -> float:
+    """``value`` as a float, checked against ``RANGES[quantity]``; the message gives the
+    range with its unit."""
+    r = RANGES[quantity]
+    try:
+        return number(owner, name, value, low=r.low, high=r.high, low_open=r.low_open,
+                      high_open=r.high_open)
+    except ConfigError as e:
+        unit = f" {r.unit}" if r.unit and "must be finite" in str(e) else ""
+        raise ConfigError(f"{e}{unit}") from None
+
+
+def range_text(quantity: str) -> str:
+    """The range of ``quantity`` as words, e.g. ``(0, 5] N m``."""
+    r = RANGES[quantity]
+    return _range_text(r.low, r.high, r.low_open, r.high_open).strip().removeprefix(
+        "in ") + (f" {r.unit}" if r.unit else "")
 
 
 def _label(owner: str, name: str) -> str:
@@ -124,7 +217,7 @@ def read_text(path: Any, what: str = "file",
     if "\x00" in str(p):
         raise error(f"{str(p)!r}: not a valid {what} name (it holds a NUL character)")
     try:
-        return p.read_text(encoding="utf-8")
+        return p.read_text(encoding="utf-8-sig")  # a byte-order mark is valid UTF-8
     except FileNotFoundError:
         raise error(f"{p}: {what} does not exist") from None
     except IsADirectoryError:

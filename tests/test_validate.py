@@ -68,3 +68,53 @@ def test_read_text_reads_a_utf8_file_and_refuses_a_missing_one(tmp_path):
     assert v.read_text(tmp_path / "a.txt") == "héllo"
     with pytest.raises(ConfigError, match="does not exist"):
         v.read_text(tmp_path / "b.txt", "settings file", ConfigError)
+
+
+@pytest.mark.parametrize("field, value, unit", [
+    ("torque_limit", 1e300, "N m"), ("joint_angle_limit", 100.0, "rad"),
+    ("foot_radius", 10.0, " m"), ("torque_rate_weight", 1e300, "m/s"),
+    ("joint_speed_limit", 1e6, "rad/s"), ("max_iterations", 10**29, "100000"),
+])
+def test_absurd_settings_are_refused_with_their_range(field, value, unit):
+    """A setting outside its physical range in RANGES is a ConfigError naming the field,
+    the value and the range with its unit (the values the issue found accepted)."""
+    from clamber.jumper.settings import OptimizationSettings
+
+    with pytest.raises(ConfigError, match=rf"settings\.{field} = .*{unit}"):
+        OptimizationSettings(**{field: value})
+
+
+def test_every_settings_quantity_has_a_range_and_defaults_lie_inside():
+    """Each numeric setting maps to a RANGES entry and the default settings satisfy it,
+    so the table cannot drift from the settings it checks."""
+    from clamber.jumper.settings import QUANTITIES, OptimizationSettings
+
+    s = OptimizationSettings()
+    for name, quantity in QUANTITIES.items():
+        r = v.RANGES[quantity]
+        value = getattr(s, name)
+        if value is not None:
+            assert (r.low is None or value >= r.low) and (r.high is None or value <= r.high)
+
+
+def test_safe_regions_too_thin_or_too_strong_are_refused():
+    """A safe region whose load cap exceeds the gripper load range, or that has no force
+    force_margin inside every row (a thin wedge), is refused; the paper's region passes."""
+    from clamber.attachment.safe_region import SafeRegion
+    from clamber.jumper.settings import OptimizationSettings
+
+    OptimizationSettings(safe_region_front=SafeRegion.spined())
+    with pytest.raises(ConfigError, match="load range"):
+        OptimizationSettings(safe_region_front=SafeRegion.sector(30, 9.8e299))
+    thin = SafeRegion(A=[[-1.0, -1e-4], [1.0, -1e-4], [0.0, 1.0]], b=[0.0, 0.0, 15.0])
+    with pytest.raises(ConfigError, match="too thin"):
+        OptimizationSettings(safe_region_rear=thin)
+
+
+def test_a_settings_file_with_a_byte_order_mark_is_read(tmp_path):
+    """A UTF-8 byte-order mark (as some editors write) is valid UTF-8: the file is read."""
+    from clamber.jumper.settings_file import load_settings
+
+    p = tmp_path / "s.toml"
+    p.write_bytes(b"\xef\xbb\xbftorque_limit = 0.3\n")
+    assert load_settings(p).torque_limit == 0.3

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, fields, replace
+from functools import cache
 
 from clamber import _validate as check
 from clamber.attachment.safe_region import SafeRegion
@@ -19,6 +20,19 @@ BACKENDS = ("compiled", "reference")
 #: IPOPT's ``mumps_scaling`` values (MUMPS ICNTL(8)) accepted here: none, diagonal, column,
 #: row and column, iterative, iterative with column, automatic.
 MUMPS_SCALINGS = (0, 1, 3, 4, 7, 8, 77)
+#: The physical quantity (a key of :data:`clamber._validate.RANGES`) of each numeric
+#: setting: its range is stated there, once for every command and file.
+QUANTITIES = {
+    "torque_limit": "joint_torque", "joint_speed_limit": "joint_speed",
+    "no_load_speed": "no_load_speed", "joint_angle_limit": "joint_angle",
+    "foot_radius": "foot_radius", "motor_radius": "motor_radius",
+    "torque_rate_weight": "torque_rate_weight", "catch_approach_speed": "approach_speed",
+    "start_joint_speed_max": "joint_speed", "release_force_max": "release_force",
+    "min_height_gain": "height_gain", "speed_margin": "fraction",
+    "clearance_margin": "clearance_margin", "force_margin": "force_margin",
+    "max_iterations": "ipopt_iterations", "tolerance": "ipopt_tolerance",
+    "warm_bound_push": "bound_push",
+}
 
 
 @dataclass(frozen=True)
@@ -131,6 +145,9 @@ class OptimizationSettings:
             if v is not None and (isinstance(v, bool) or not isinstance(v, float | int)
                                   or not math.isfinite(v) or v < 0):
                 raise ConfigError(f"settings.{name} = {v!r}: must be a number >= 0 or unset")
+        for name, quantity in QUANTITIES.items():
+            if getattr(self, name) is not None and name != "max_iterations":
+                check.in_range("settings", name, getattr(self, name), quantity)
         if self.speed_margin >= 1:
             raise ConfigError(f"settings.speed_margin = {self.speed_margin}: must be < 1")
         if self.collocation not in COLLOCATIONS:
@@ -151,9 +168,15 @@ class OptimizationSettings:
                 raise ConfigError(
                     f"phase {i}: duration bounds [{a}, {b}] s must satisfy 0 < min < max < inf"
                 )
+            check.in_range("settings", f"phase_duration_min[{i - 1}]", a, "phase_duration")
+            check.in_range("settings", f"phase_duration_max[{i - 1}]", b, "phase_duration")
         object.__setattr__(self, "phase_duration_min", lo)
         object.__setattr__(self, "phase_duration_max", hi)
-        check.integer("settings", "max_iterations", self.max_iterations, low=1)
+        r = check.RANGES["ipopt_iterations"]
+        check.integer("settings", "max_iterations", self.max_iterations, low=int(r.low),
+                      high=int(r.high))
+        for name in ("safe_region_front", "safe_region_rear"):
+            check_safe_region(f"settings.{name}", getattr(self, name), self.force_margin)
         for name in ("mumps_scaling", "refine_mumps_scaling"):
             check.integer("settings", name, getattr(self, name))
             check.choice("settings", name, getattr(self, name), MUMPS_SCALINGS)
@@ -192,3 +215,44 @@ class OptimizationSettings:
             if key in d:
                 d[key] = tuple(d[key])
         return cls(**d)
+
+
+@cache
+def _inscribed_radius(A_bytes: bytes, b_bytes: bytes, rows: int) -> float:
+    """Radius [N] of the largest disc inside ``A f <= b`` (its Chebyshev ball), inf when
+    unbounded; an LP, cached per region."""
+    import numpy as np
+    from scipy.optimize import linprog
+
+    A = np.frombuffer(A_bytes).reshape(rows, 2)
+    b = np.frombuffer(b_bytes)
+    norms = np.linalg.norm(A, axis=1)
+    res = linprog([0.0, 0.0, -1.0], A_ub=np.column_stack([A, norms]), b_ub=b,
+                  bounds=[(None, None), (None, None), (0, None)], method="highs")
+    if res.status == 3:  # unbounded: the region holds arbitrarily large discs
+        return math.inf
+    return float(res.x[2]) if res.status == 0 else 0.0
+
+
+def check_safe_region(what: str, region: SafeRegion, force_margin: float) -> None:
+    """A safe region the optimizer can use: its load cap (largest ``b_i / |a_i|``) within
+    ``RANGES['gripper_load']`` and room inside for a force ``force_margin`` [N] from every
+    row (the margin the nodes keep); a thinner region leaves the NLP without a feasible
+    force and IPOPT searching until its budget runs out."""
+    import numpy as np
+
+    A, b = np.asarray(region.A, dtype=float), np.asarray(region.b, dtype=float)
+    norms = np.linalg.norm(A, axis=1)
+    if np.any(norms == 0):
+        raise ConfigError(f"{what}: a row of A is zero")
+    cap = check.RANGES["gripper_load"].high
+    loads = b / norms
+    if np.any(loads > cap):
+        raise ConfigError(f"{what}: a load bound of {loads.max():.4g} N is outside the "
+                          f"gripper load range {check.range_text('gripper_load')}")
+    radius = _inscribed_radius(np.ascontiguousarray(A).tobytes(),
+                               np.ascontiguousarray(b).tobytes(), A.shape[0])
+    if radius <= force_margin:
+        raise ConfigError(f"{what}: too thin: no force lies {force_margin:g} N "
+                          f"(force_margin) inside every row (widest margin "
+                          f"{radius:.3g} N); widen the sector or raise its load cap")

@@ -118,7 +118,10 @@ def region(name: str, value: Any, folder: Path | None = None) -> SafeRegion:
         raise ConfigError(f"{OWNER}.{name} = {value!r}: give angle_deg and max_load_n, "
                           "or A and b")
     try:
-        return SafeRegion.sector(value.get("angle_deg", DEFAULT_SECTOR_ANGLE_DEG),
-                                 value.get("max_load_n", DEFAULT_MAX_LOAD_N))
+        return SafeRegion.sector(
+            v.in_range("sector", "angle_deg",
+                       value.get("angle_deg", DEFAULT_SECTOR_ANGLE_DEG), "sector_angle"),
+            v.in_range("sector", "max_load_n",
+                       value.get("max_load_n", DEFAULT_MAX_LOAD_N), "gripper_load"))
     except ConfigError as e:
         raise ConfigError(f"{OWNER}.{name}: {e}") from None
