@@ -18,3 +18,8 @@ class FileFormatError(ClamberError, ValueError):
 
 class ExportError(ClamberError):
     """A reference for hardware violates a limit and was not written."""
+
+
+class InfeasibleStart(ClamberError):
+    """A seeded trial's start stance cannot be placed (a hold out of the leg's reach): the
+    trial is recorded as ``infeasible_start``, not raised to the study."""

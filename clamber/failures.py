@@ -16,7 +16,7 @@ class FailureReason(enum.Enum):
     GRIPPER_BROKE = "a gripper broke off"
     GRASP_MISSED = "a grasp missed its hold"
     NO_HOLD = "no reachable hold that carries the load"
-    START_NOT_HELD = "the start stance was not reachable"
+    INFEASIBLE_START = "the start stance could not be placed within reach"
     GRIPPER_STUCK = "a gripper did not open"
     BODY_STRAYED = "body strayed from its reference"
     TIPPED_OVER = "robot tipped over"
@@ -24,3 +24,4 @@ class FailureReason(enum.Enum):
     TIME_LIMIT = "gait did not finish in time"
     UNSTABLE = "the physics simulation went unstable"
     WORKER_LOST = "the worker process died on every attempt"
+    INTERNAL_ERROR = "an internal error ended the trial (a defect; its detail names it)"

@@ -26,6 +26,7 @@ from clamber.experiments.study import (
     group_trials,
     run_study,
 )
+from clamber.failures import FailureReason
 from clamber.parallel.base import Evaluator
 from clamber.quadruped.comparison import scenario_settings
 from clamber.quadruped.gaits import ClimbGaitSettings, TrotGaitSettings
@@ -44,7 +45,11 @@ def quadruped_trial(task: TrialTask) -> TrialOutcome:
     settings: Settings = task.condition
     run = run_climb if isinstance(settings, ClimbSettings) else \
         run_rock_climb if isinstance(settings, RockClimbSettings) else run_trot
-    result = run(settings, task.seed)[0]
+    try:
+        result = run(settings, task.seed)[0]
+    except Exception as e:  # a defect: recorded with its reason, the study goes on
+        return TrialOutcome(False, FailureReason.INTERNAL_ERROR,
+                            f"{type(e).__name__}: {e}", {})
     return TrialOutcome(result.success, result.failure, result.reason, result.to_dict())
 
 
@@ -101,7 +106,9 @@ def _mean(values: list[Any]) -> float | None:
 
 
 def summarize(trials: Sequence[StudyTrial]) -> dict[str, Any]:
-    """Success rate with its Wilson interval and metrics: tracking error and powers are means
+    """Success rate with its Wilson interval over the trials that started (a seed whose
+    start stance could not be placed is counted in ``infeasible_starts``, not as a
+    controller's failure) and metrics: tracking error and powers are means
     over successful trials (over all trials, up to their failure, when none succeeded), peak
     power the largest; the cost of transport only over successful trials; None for what
     was not measured."""
@@ -109,7 +116,8 @@ def summarize(trials: Sequence[StudyTrial]) -> dict[str, Any]:
         raise ConfigError("no trials to summarize")
     ok = [t for t in trials if t.success]
     pool = ok or list(trials)
-    iv = wilson_interval(len(ok), len(trials))
+    started = [t for t in trials if t.outcome.failure is not FailureReason.INFEASIBLE_START]
+    iv = wilson_interval(len(ok), len(started)) if started else None
 
     def over(name: str, group: Sequence[StudyTrial] = pool) -> list[Any]:
         return [t.metrics.get(name) for t in group]
@@ -117,8 +125,9 @@ def summarize(trials: Sequence[StudyTrial]) -> dict[str, Any]:
     peaks = [x for x in over("peak_power_w") if x is not None]
     loads = [x for x in over("peak_gripper_load", trials) if x is not None]
     return {**_rock_keys(trials),
-        "trials": len(trials), "successes": len(ok), "success_rate": iv.rate,
-        "success_interval": [iv.low, iv.high],
+        "trials": len(trials), "infeasible_starts": len(trials) - len(started),
+        "successes": len(ok), "success_rate": iv.rate if iv else None,
+        "success_interval": [iv.low, iv.high] if iv else None,
         "max_tracking_error_mm": _mean(over("max_tracking_error_mm")),
         "mean_power_w": _mean(over("mean_power_w")),
         "peak_power_w": max(peaks) if peaks else None,

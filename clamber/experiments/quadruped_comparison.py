@@ -66,7 +66,8 @@ def trial_result(trial: StudyTrial) -> TrialResult:
     if trial.metrics:
         return TrialResult.from_dict(trial.metrics)
     return TrialResult.unmeasured(TrialIdentity("climb", "", "", trial.seed),
-                                  FailureReason.WORKER_LOST, trial.outcome.detail)
+                                  trial.outcome.failure or FailureReason.WORKER_LOST,
+                                  trial.outcome.detail)
 
 
 def _sub_run(run_dir: Path | None, name: str, resume: bool) -> tuple[Path | None, bool]:
@@ -131,14 +132,17 @@ def summarize_cell(results: list[TrialResult]) -> dict:
     if not results:
         raise ConfigError("no trials to summarize")
     n, ok = len(results), [r for r in results if r.success]
-    ci = wilson_interval(len(ok), n)
+    started = sum(r.failure is not FailureReason.INFEASIBLE_START for r in results)
+    ci = wilson_interval(len(ok), started) if started else None
     loads = [r.peak_gripper_load for r in results]
     active = [r.limit_active_fraction for r in results if math.isfinite(r.limit_active_fraction)]
     # The reason without its time ("simulation unstable at t = ..."): where, not when.
     where = Counter(f"{r.reason.split(' at ')[0]} ({r.failure_phase})" for r in results
                     if not r.success)
     return {
-        "trials": n, "successes": len(ok), "success_ci95": [float(ci.low), float(ci.high)],
+        "trials": n, "infeasible_starts": n - started, "successes": len(ok),
+        "success_rate": ci.rate if ci else None,
+        "success_interval": [float(ci.low), float(ci.high)] if ci else None,
         "max_tracking_error_mm": float(np.mean([r.max_tracking_error_mm for r in ok]))
         if ok else None,
         "worst_tracking_error_mm": float(max(r.max_tracking_error_mm for r in ok))

@@ -31,7 +31,7 @@ from clamber.quadruped.planning.rollout import PlanClimbSettings, StopReason, pl
 
 #: How each way a planned climb stops is recorded.
 STOP_FAILURES = {
-    StopReason.START: FailureReason.START_NOT_HELD,
+    StopReason.START: FailureReason.INFEASIBLE_START,
     StopReason.NO_HOLD: FailureReason.NO_HOLD,
     StopReason.NOT_ENGAGED: FailureReason.GRASP_MISSED,
     StopReason.FELL: FailureReason.FELL,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Sequence
 from typing import Any
 
@@ -62,7 +64,7 @@ def cell_table(cells: dict[str, dict], rows: Sequence[str], scenarios: Sequence[
             s = cells.get(f"{c}@{sc}")
             if s is None:
                 continue
-            lo, hi = s["success_ci95"]
+            lo, hi = s["success_interval"] or (math.nan, math.nan)
             paper = ""
             if sc == "wall70" and c in PAPER_70:
                 paper = f" [paper {PAPER_70[c][0]}/5]"

@@ -116,7 +116,7 @@ def test_cell_statistics():
     rs = [_trial(True, 4.0), _trial(True, 6.0), _trial(False, 30.0, 1.1, "gripper RF broke off")]
     s = summarize_cell(rs)
     ci = binomtest(2, 3).proportion_ci(method="wilson")
-    assert s["success_ci95"] == pytest.approx([ci.low, ci.high])
+    assert s["success_interval"] == pytest.approx([ci.low, ci.high])
     assert s["max_tracking_error_mm"] == pytest.approx(5.0)
     assert s["worst_tracking_error_mm"] == pytest.approx(6.0)
     assert s["peak_gripper_load_max"] == pytest.approx(1.1)

@@ -21,7 +21,7 @@ import numpy as np
 import pinocchio as pin
 
 from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS
-from clamber.exceptions import ConfigError
+from clamber.exceptions import ConfigError, InfeasibleStart
 from clamber.failures import FailureReason
 from clamber.quadruped.blas_order import same_as_numpy
 from clamber.quadruped.controllers import Controller, JointCommand, MotionReference
@@ -357,8 +357,9 @@ def run_climb(settings: ClimbSettings, seed: int, log: bool = False,
     """One seeded climbing trial; returns its result and, if ``log``, its time series.
 
     ``time_limit`` [s] stops the trial early (reason "time limit", not a success; default:
-    the settings' own). A breakable climb whose peak gripper gauge came within
-    :data:`~clamber.quadruped.sim.rates.VERDICT_MARGIN` of 1 at a step coarser than
+    the settings' own). A seed whose start stance cannot be placed is recorded as
+    ``infeasible_start``, nothing simulated. A breakable climb whose peak gripper gauge came
+    within :data:`~clamber.quadruped.sim.rates.VERDICT_MARGIN` of 1 at a step coarser than
     :data:`~clamber.quadruped.sim.rates.FINE_CLIMB_PHYSICS_DT` is climbed again at that step
     (unless ``settings.verdict_rerun`` is off), and the rerun is the result.
     """
@@ -366,7 +367,12 @@ def run_climb(settings: ClimbSettings, seed: int, log: bool = False,
         return ClimbTrial(replace(settings, physics_dt=dt), seed, log, robot,
                           time_limit).run()
 
-    return settle_verdict(settings, climb_at)
+    try:
+        return settle_verdict(settings, climb_at)
+    except InfeasibleStart as e:
+        who = TrialIdentity("climb", settings.controller,
+                            settings.scenario or f"{settings.incline_deg:g}deg", seed)
+        return TrialResult.unmeasured(who, FailureReason.INFEASIBLE_START, str(e)), None
 
 
 def settle_verdict(settings: ClimbSettings,

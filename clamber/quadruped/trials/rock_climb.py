@@ -49,7 +49,7 @@ import pinocchio as pin
 
 from clamber import _validate as check
 from clamber.attachment.winch import WinchController, WinchSettings
-from clamber.exceptions import ConfigError
+from clamber.exceptions import ConfigError, InfeasibleStart
 from clamber.failures import FailureReason
 from clamber.quadruped.contact import FootForceEstimator
 from clamber.quadruped.controllers import MotionReference
@@ -480,7 +480,7 @@ class RockClimbTrial(ClimbTrial):
         rm = RobotModel(self.sim_robot)
         try:
             return initial_joints(rm, self.body0, tops, normals)
-        except ConfigError:
+        except InfeasibleStart:
             return reach(rm, self.body0, tops, normals, rm.robot.default_joint_angles()).q
 
     # ---- one control cycle -----------------------------------------------------------------
@@ -690,17 +690,27 @@ def run_rock_climb(settings: RockClimbSettings, seed: int, log: bool = False,
                    robot: Marcbot | None = None, time_limit: float | None = None
                    ) -> tuple[RockTrialResult, TrialLog | None]:
     """One seeded rock climb; its result and, if ``log``, its time series. A wall without a
-    start stance within reach is a failed trial (``start_not_held``) with nothing
-    simulated."""
-    plan = plan_rock_climb(settings, seed)
-    if not plan[2].start:
-        who = TrialIdentity("climb", settings.climb.controller,
-                            f"rock {settings.climb.incline_deg:g}deg", seed)
-        base = TrialResult.unmeasured(who, FailureReason.START_NOT_HELD, plan[2].detail)
-        return RockTrialResult(**{**base.__dict__, "distance_m": 0.0},
-                               plan_stop=plan[2].stop.name.lower()), None
+    start stance within reach is a failed trial (``infeasible_start``) with nothing
+    simulated. Each climb (the verdict's rerun included) plans on a planner of its own:
+    the planner is stateful, and a rerun replans the same holds from the same seed."""
+    plans = [plan_rock_climb(settings, seed)]
+    if not plans[0][2].start:
+        return _not_started(settings, seed, plans[0][2].detail), None
+
     def climb_at(dt: float) -> tuple[RockTrialResult, TrialLog | None]:
         at = replace(settings, climb=replace(settings.climb, physics_dt=dt))
+        plan = plans.pop() if plans else plan_rock_climb(settings, seed)
         return RockClimbTrial(at, seed, log, robot, time_limit, plan).run()
 
-    return settle_verdict(settings.climb, climb_at)
+    try:
+        return settle_verdict(settings.climb, climb_at)
+    except InfeasibleStart as e:
+        return _not_started(settings, seed, str(e)), None
+
+
+def _not_started(settings: RockClimbSettings, seed: int, detail: str) -> RockTrialResult:
+    """The record of a rock climb whose start stance could not be placed."""
+    who = TrialIdentity("climb", settings.climb.controller,
+                        f"rock {settings.climb.incline_deg:g}deg", seed)
+    base = TrialResult.unmeasured(who, FailureReason.INFEASIBLE_START, detail)
+    return RockTrialResult(**{**base.__dict__, "distance_m": 0.0}, plan_stop="start")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from clamber.exceptions import ConfigError
+from clamber.exceptions import InfeasibleStart
 from clamber.quadruped.kinematics import leg_ik
 from clamber.quadruped.model import RobotModel
 from clamber.quadruped.robot import LEG_NAMES
@@ -31,7 +31,7 @@ def initial_joints(rm_true: RobotModel, body: pin.SE3, tops: dict[str, np.ndarra
         res = leg_ik(rm_true, leg, pin.SE3(Rf, tgt), q, rotation_weight=0.05, max_iter=200)
         res = leg_ik(rm_true, leg, pin.SE3(Rf, tgt), res.q, max_iter=200)
         if res.position_error > 3e-3:
-            raise ConfigError(f"start stance out of reach for {leg} "
+            raise InfeasibleStart(f"start stance out of reach for {leg} "
                               f"({res.position_error * 1000:.1f} mm)")
         q = res.q
     return q

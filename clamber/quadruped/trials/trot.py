@@ -30,7 +30,7 @@ import mujoco
 import numpy as np
 import pinocchio as pin
 
-from clamber.exceptions import ConfigError
+from clamber.exceptions import ConfigError, InfeasibleStart
 from clamber.failures import FailureReason
 from clamber.quadruped.contact import (
     ContactDetector,
@@ -333,7 +333,12 @@ def run_trot(settings: TrotSettings, seed: int, log: bool = False,
              initial_tilt: np.ndarray | None = None,
              snapshot_period: float = 1.0) -> tuple[TrialResult, TrialLog | None]:
     """One trotting trial (see :class:`TrotTrial`); its result and, if ``log``, its series."""
-    return TrotTrial(settings, seed, log, robot, initial_tilt, snapshot_period).run()
+    try:
+        trial = TrotTrial(settings, seed, log, robot, initial_tilt, snapshot_period)
+    except InfeasibleStart as e:
+        who = TrialIdentity("trot", settings.feet, settings.terrain, seed)
+        return TrialResult.unmeasured(who, FailureReason.INFEASIBLE_START, str(e)), None
+    return trial.run()
 
 
 def trot_ground_size(gait: TrotGaitSettings) -> float:
