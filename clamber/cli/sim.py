@@ -58,6 +58,7 @@ EXAMPLES_CALIBRATE = """examples:
 EXAMPLES_EXPORT = """examples:
   clamber jumper export out/jumper/solution.npz --out out/export
   clamber jumper export sol.npz --supply-voltage 7.4     # fails if 7.4 V cannot follow
+  clamber jumper export sol.npz --hardware robot.toml    # this robot's joint limits, motors
 """
 EXAMPLES_TELEMETRY = """examples:
   clamber jumper telemetry run3.csv --solution out/jumper/solution.npz
@@ -218,12 +219,18 @@ def _calibrate(args: argparse.Namespace) -> dict:
 
 
 def _export(args: argparse.Namespace) -> dict:
-    from clamber.jumper.sim.export import export_reference
-    from clamber.jumper.sim.motor import MotorParameters
+    import json
 
+    from clamber.jumper.sim.export import Hardware, export_reference
+
+    if args.hardware:
+        hardware = Hardware.load(args.hardware, supply_voltage=args.supply_voltage)
+    else:
+        hardware = Hardware().with_supply(args.supply_voltage)
     sol = _load(args.solution)
-    paths = export_reference(sol, args.out, MotorParameters(supply_voltage=args.supply_voltage))
-    return {k: str(v) for k, v in paths.items()}
+    paths = export_reference(sol, args.out, hardware=hardware, force=args.force)
+    record = json.loads(paths["record"].read_text(encoding="utf-8"))
+    return {**{k: str(v) for k, v in paths.items()}, **record}
 
 
 def _telemetry(args: argparse.Namespace) -> dict:
@@ -332,6 +339,12 @@ def register(subparsers) -> None:
         "reference.csv and reference.bin (versioned header).",
         epilog=EXAMPLES_EXPORT, formatter_class=FMT)
     exp.add_argument("solution", type=input_file)
+    exp.add_argument("--hardware", type=input_file,
+                     help="hardware description TOML of the robot (joint limits, motors); "
+                     "default: the paper's motors. Never taken from the solution")
+    exp.add_argument("--force", action="store_true",
+                     help="export a failed or unverified solve anyway (the limits are "
+                     "still checked)")
     add_output_options(exp, "out/export", figures=False)
     exp.set_defaults(func=_export)
 
@@ -359,8 +372,9 @@ def register(subparsers) -> None:
 
     for p in (sim, rob, exp):
         p.add_argument("--supply-voltage", type=supply_voltage,
-                       default=None if p is rob else 12.0,
-                       help="motor supply voltage [V], 0-48 (default 12)")
+                       default=None if p in (rob, exp) else 12.0,
+                       help="motor supply voltage [V], 0-48 (default 12; for export, the "
+                       "hardware description's)")
     for p in (sim, rob):
         p.add_argument("--foot-radius", type=foot_radius,
                        help="the robot's gripper radius [m], up to 0.05 (default: the "

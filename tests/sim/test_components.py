@@ -77,7 +77,8 @@ def test_export_writes_checked_files_and_refuses_a_violation(coarse_solution, tm
     joint and limit, and writes nothing."""
     from clamber.jumper.sim.export import export_reference, read_binary
 
-    paths = export_reference(coarse_solution, tmp_path / "ok")
+    # force: the session's coarse solve is not replayed (test_export_safety covers that)
+    paths = export_reference(coarse_solution, tmp_path / "ok", force=True)
     header, data = read_binary(paths["binary"])
     csv = np.loadtxt(paths["csv"], delimiter=",", skiprows=1)
     assert header["rate_hz"] == 500 and header["joints"] == ["hip", "spine", "shoulder"]
