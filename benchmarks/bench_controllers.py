@@ -35,8 +35,8 @@ def replay(name: str, cycles: int, repeat: int) -> dict:
     """CPU microseconds per step of controller ``name`` over the recorded inputs of
     ``cycles`` control cycles of its climb, and a hash of its commands."""
     from clamber.experiments.quadruped_comparison import cell_settings
+    from clamber.quadruped.control.variants import make_controller
     from clamber.quadruped.trials.climb import ClimbTrial
-    from clamber.quadruped.variants import make_controller
 
     trial = ClimbTrial(cell_settings("wall90", name, (), 1), 0)
     inputs = []

@@ -38,7 +38,7 @@ FIGURES = ("max_tracking_error_mm", "mean_power_w", "peak_gripper_load", "estima
 def climb(task: tuple) -> dict:
     """One one-cycle climb of ``(scenario, controller, seed, physics_dt[, gains,
     time_limit])``: its outcome, figures and the loop's CPU seconds."""
-    from clamber.quadruped.comparison import scenario_settings
+    from clamber.experiments.quadruped_scenarios import scenario_settings
     from clamber.quadruped.trials.climb import ClimbTrial
 
     sc, controller, seed, dt, *extra = task

@@ -55,9 +55,10 @@ import mujoco  # noqa: E402
 import numpy as np  # noqa: E402
 
 from clamber.experiments.quadruped_comparison import run_comparison  # noqa: E402
+from clamber.experiments.quadruped_scenarios import SCENARIOS  # noqa: E402
+from clamber.experiments.quadruped_tuning import TuningSettings  # noqa: E402
 from clamber.parallel.factory import make_evaluator  # noqa: E402
 from clamber.quadruped.gaits import ClimbGaitSettings  # noqa: E402
-from clamber.quadruped.scenarios import SCENARIOS  # noqa: E402
 from clamber.quadruped.sim.grippers import GripperBank  # noqa: E402
 from clamber.quadruped.trials.climb import ClimbSettings, ClimbTrial, run_climb  # noqa: E402
 from clamber.quadruped.trials.rock_climb import (  # noqa: E402
@@ -65,7 +66,6 @@ from clamber.quadruped.trials.rock_climb import (  # noqa: E402
     RockClimbTrial,
     plan_rock_climb,
 )
-from clamber.quadruped.tuning import TuningSettings  # noqa: E402
 
 
 def realtime(controller: str, seeds: list[int], state: str = "estimate") -> dict:
@@ -355,7 +355,7 @@ def breakdown(cycles: int, seed: int = 0, period: float = 0.0005) -> dict:
     Q-WBC climb of ``cycles`` gait cycles (90 deg)."""
     from dataclasses import replace
 
-    from clamber.quadruped.comparison import scenario_settings
+    from clamber.experiments.quadruped_scenarios import scenario_settings
 
     settings = replace(scenario_settings("wall90", controller="qwbc"),
                        gait=ClimbGaitSettings(cycles=cycles))

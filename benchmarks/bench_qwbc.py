@@ -21,15 +21,15 @@ import numpy as np  # noqa: E402
 import pinocchio as pin  # noqa: E402
 
 from clamber.attachment.wrench_limits import WrenchLimits  # noqa: E402
-from clamber.quadruped.controllers import (  # noqa: E402
+from clamber.quadruped.control.controllers import (  # noqa: E402
     CLIKController,
     MotionReference,
     QWBCController,
     VMCController,
 )
-from clamber.quadruped.model import RobotModel, RobotState  # noqa: E402
-from clamber.quadruped.qwbc import WrenchQP  # noqa: E402
-from clamber.quadruped.statics import StaticsEvaluator  # noqa: E402
+from clamber.quadruped.control.qwbc import WrenchQP  # noqa: E402
+from clamber.quadruped.model.robot_model import RobotModel, RobotState  # noqa: E402
+from clamber.quadruped.model.statics import StaticsEvaluator  # noqa: E402
 
 
 def trajectory(rm: RobotModel, n: int) -> list[RobotState]:

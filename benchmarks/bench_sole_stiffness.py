@@ -32,7 +32,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from bench_physics_step import tuned_gains  # noqa: E402  (the benchmarks' folder is on the path)
 
-from clamber.quadruped.scenarios import SCENARIOS  # noqa: E402
+from clamber.experiments.quadruped_scenarios import SCENARIOS  # noqa: E402
 
 CONTROLLERS = ("qwbc", "vmc", "clik")
 #: MuJoCo's integrators by name: the scenes' own, and the one that also treats stiffness
@@ -73,7 +73,7 @@ def trial_of(k: float, dt: float, controller: str, armature: float, seed: int,
 
     import mujoco
 
-    from clamber.quadruped.comparison import scenario_settings
+    from clamber.experiments.quadruped_scenarios import scenario_settings
     from clamber.quadruped.sim.grippers import SoleCompliance
     from clamber.quadruped.trials.climb import ClimbTrial
 

@@ -13,8 +13,8 @@ import argparse
 import numpy as np
 import pinocchio as pin
 
-from clamber.quadruped.controllers import MotionReference, QWBCController
-from clamber.quadruped.model import RobotModel, RobotState
+from clamber.quadruped.control.controllers import MotionReference, QWBCController
+from clamber.quadruped.model.robot_model import RobotModel, RobotState
 
 
 def smoothstep(x: float) -> float:

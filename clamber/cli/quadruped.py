@@ -25,8 +25,8 @@ from clamber.cli.quadruped_evaluate import (
     sole_compliance,
 )
 from clamber.exceptions import ConfigError
-from clamber.quadruped.scenarios import SCENARIOS
-from clamber.quadruped.variants import CONTROLLER_NAMES
+from clamber.experiments.quadruped_scenarios import SCENARIOS
+from clamber.quadruped.control.variants import CONTROLLER_NAMES
 
 log = logging.getLogger("clamber")
 
@@ -99,7 +99,7 @@ def _climb_settings(args: argparse.Namespace, incline: float):
     if args.scenario:
         from dataclasses import replace
 
-        from clamber.quadruped.comparison import scenario_settings
+        from clamber.experiments.quadruped_scenarios import scenario_settings
 
         base = scenario_settings(args.scenario)
         settings = replace(settings, incline_deg=base.incline_deg, heading_deg=base.heading_deg,
@@ -502,8 +502,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _model(args: argparse.Namespace) -> dict:
-    from clamber.quadruped.description import write_models
-    from clamber.quadruped.robot import Marcbot
+    from clamber.quadruped.model.description import write_models
+    from clamber.quadruped.model.robot import Marcbot
 
     return {k: str(v) for k, v in write_models(Marcbot(), args.out).items()}
 

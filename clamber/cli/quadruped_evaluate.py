@@ -20,7 +20,7 @@ from clamber.cli.options import (
     strict_json,
 )
 from clamber.exceptions import ConfigError
-from clamber.quadruped.scenarios import SCENARIOS
+from clamber.experiments.quadruped_scenarios import SCENARIOS
 
 #: A physics step [s] on the command line: up to the 20 ms control period at 50 Hz.
 physics_step_seconds = number_type(float, 0, 0.02, low_open=True, unit=" s")
@@ -64,8 +64,8 @@ def _evaluate(args: argparse.Namespace) -> dict:
     """Tune the three controllers alike, then run every scenario (and ablations)."""
     from clamber.cli.options import TrialProgress, evaluator_for, progress_enabled, run_folder
     from clamber.experiments.quadruped_comparison import run_comparison
-    from clamber.quadruped.comparison import ABLATION_ROWS, MAIN
-    from clamber.quadruped.tuning import TuningSettings
+    from clamber.experiments.quadruped_comparison import ABLATION_ROWS, MAIN
+    from clamber.experiments.quadruped_tuning import TuningSettings
     from clamber.report.quadruped import plot_loads
     from clamber.report.quadruped_comparison import cell_table, failure_table, rerun_note
 
@@ -148,7 +148,7 @@ def register_evaluate(qsub: argparse._SubParsersAction, examples: str) -> None:
     ev.add_argument("--trials", type=positive_int, default=20, help="trials per cell (20)")
     ev.add_argument("--seed", type=seed_int, default=0, help="first seed (0)")
     ev.add_argument("--scenarios", nargs="+", default=None,
-                      help="scenarios (default: all of clamber.quadruped.scenarios)")
+                      help="scenarios (default: all of clamber.experiments.quadruped_scenarios)")
     ev.add_argument("--ablations", action="store_true",
                       help="also run the Q-WBC, VMC and CLIK ablations")
     ev.add_argument("--cycles", type=positive_int, default=1, help="gait cycles (1)")

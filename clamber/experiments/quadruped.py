@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from clamber.exceptions import ConfigError
+from clamber.experiments.quadruped_scenarios import scenario_settings
 from clamber.experiments.record import StudyTrial, TrialOutcome
 from clamber.experiments.statistics import wilson_interval
 from clamber.experiments.study import (
@@ -28,7 +29,6 @@ from clamber.experiments.study import (
 )
 from clamber.failures import FailureReason
 from clamber.parallel.base import Evaluator
-from clamber.quadruped.comparison import scenario_settings
 from clamber.quadruped.gaits import ClimbGaitSettings, TrotGaitSettings
 from clamber.quadruped.sim.grippers import DEFAULT_SOLE, SoleCompliance
 from clamber.quadruped.trials.climb import ClimbSettings, run_climb
@@ -221,7 +221,7 @@ def scenario_conditions(scenarios: Sequence[str], breakable: bool = True,
                         cycles: int = 1, physics_dt: float | None = None
                         ) -> list[ClimbSettings]:
     """Every controller in every named comparison scenario
-    (:mod:`clamber.quadruped.scenarios`: wall, holds, disturbance), all else equal."""
+    (:mod:`clamber.experiments.quadruped_scenarios`: wall, holds, disturbance), all else equal."""
     gait = ClimbGaitSettings(cycles=cycles)
     return [scenario_settings(sc, controller=name, breakable=breakable, state=state,
                               sole=sole, gait=gait, physics_dt=physics_dt)

@@ -1,13 +1,13 @@
 """The controller comparison and its ablations on the study layer: tuning, then every cell.
 
 One run (:func:`run_comparison`) tunes the three controllers with one procedure
-(:mod:`clamber.quadruped.tuning`, training seeds 1000+): every candidate of every controller
-on the training scenarios and seeds is one study (``tuning/`` in the run folder). Then every
-(scenario, controller) cell runs on the evaluation seeds (0, 1, ...; no tuning step used
-them) as a second study (``cells/``). Ablations run with the tuned gains of their parent
-controller. Both studies run on :func:`~clamber.experiments.study.run_study`, so any
-evaluator (``--workers N``, ``--cluster``) records the same trials as the serial one, and a
-killed comparison resumes from its run folder without running a finished trial again.
+(:mod:`clamber.experiments.quadruped_tuning`, training seeds 1000+): every candidate of every
+controller on the training scenarios and seeds is one study (``tuning/`` in the run folder).
+Then every (scenario, controller) cell runs on the evaluation seeds (0, 1, ...; no tuning step
+used them) as a second study (``cells/``). Ablations run with the tuned gains of their parent
+controller. Both studies run on :func:`~clamber.experiments.study.run_study`, so any evaluator
+(``--workers N``, ``--cluster``) records the same trials as the serial one, and a killed
+comparison resumes from its run folder without running a finished trial again.
 
 Cell statistics (:func:`summarize_cell`): successes with the Wilson 95 % interval; the
 maximum body error, mean and peak power over the *completed* climbs only (the same motion
@@ -34,19 +34,23 @@ import numpy as np
 
 from clamber.exceptions import ConfigError
 from clamber.experiments.quadruped import quadruped_study
+from clamber.experiments.quadruped_scenarios import SCENARIOS, scenario_settings
+from clamber.experiments.quadruped_tuning import TuningResult, TuningSettings, candidate_gains, tune
 from clamber.experiments.record import StudyTrial
 from clamber.experiments.statistics import wilson_interval
 from clamber.experiments.study import ProgressCallback, group_trials, run_study
 from clamber.failures import FailureReason
 from clamber.parallel.base import Evaluator
-from clamber.quadruped.comparison import MAIN, scenario_settings
-from clamber.quadruped.scenarios import SCENARIOS
+from clamber.quadruped.control.variants import GAINS, check_name, parent
 from clamber.quadruped.sim.grippers import DEFAULT_SOLE, SoleCompliance
 from clamber.quadruped.trials.climb import ClimbSettings
 from clamber.quadruped.trials.result import TrialIdentity, TrialResult
-from clamber.quadruped.tuning import TuningResult, TuningSettings, candidate_gains, tune
-from clamber.quadruped.variants import check_name, parent
 from clamber.storage.runs import RunStore
+
+#: The compared controllers, then the ablations.
+MAIN = tuple(GAINS)
+ABLATION_ROWS = ("qwbc", "qwbc-nolimits", "qwbc-noweights", "qwbc-noramp", "qwbc-notorque",
+                 "vmc", "vmc-plain", "clik", "clik-plain")
 
 Gains = dict[str, tuple[tuple[str, float], ...]]
 #: The tuning procedure of the comparison.

@@ -8,7 +8,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
-from clamber.quadruped.robot import LEG_NAMES
+from clamber.quadruped.model.robot import LEG_NAMES
 from clamber.quadruped.trials.log import TrialLog
 from clamber.quadruped.trials.result import TrialResult
 

@@ -1,6 +1,6 @@
 """Gaits as reference generators: the free-climbing gait (:mod:`.climb`) and the trotting
 gait (:mod:`.trot`), moving along the profiles of :mod:`.profiles`. Gaits produce
-:class:`~clamber.quadruped.reference.MotionReference` and world poses; they never import the
+:class:`~clamber.quadruped.control.reference.MotionReference` and world poses; they never import the
 controllers that track them."""
 
 from clamber.quadruped.gaits.climb import (

@@ -22,9 +22,9 @@ import pinocchio as pin
 
 from clamber import _validate as check
 from clamber.exceptions import ConfigError
+from clamber.quadruped.control.reference import MotionReference
 from clamber.quadruped.gaits.profiles import cubic
-from clamber.quadruped.reference import MotionReference
-from clamber.quadruped.robot import LEG_NAMES, leg_index
+from clamber.quadruped.model.robot import LEG_NAMES, leg_index
 
 
 def _loads_plain(leg: str | None, swing_load: float | None) -> dict[str, float]:

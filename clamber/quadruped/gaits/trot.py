@@ -16,7 +16,7 @@ import pinocchio as pin
 from clamber import _validate as check
 from clamber.exceptions import ConfigError
 from clamber.quadruped.gaits.profiles import smooth_trapezoid
-from clamber.quadruped.robot import Marcbot, leg_index
+from clamber.quadruped.model.robot import Marcbot, leg_index
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,9 @@ grasp is then judged on the *true* wall:
   three legs), the climb stops as a fall.
 
 With ``grasp="winch"`` every release and grasp runs the winch state machine on its plant
-(:mod:`clamber.quadruped.grasping`): a try whose spines do not catch (chance from the holding
-model's spine engagement and seat at the true hold) is detected by the controller's fault,
-the gripper opened and the hold re-grasped; the grasp then engages as above.
+(:mod:`clamber.quadruped.control.grasping`): a try whose spines do not catch (chance from the
+holding model's spine engagement and seat at the true hold) is detected by the controller's
+fault, the gripper opened and the hold re-grasped; the grasp then engages as above.
 
 No dynamics are simulated: this measures the choice of holds, not the controller.
 """
@@ -34,8 +34,9 @@ import pinocchio as pin
 
 from clamber.attachment.winch import WinchController, WinchSettings
 from clamber.exceptions import ConfigError
-from clamber.quadruped.grasping import GraspReport, GraspStatus, grasp, release
-from clamber.quadruped.model import RobotModel
+from clamber.quadruped.control.grasping import GraspReport, GraspStatus, grasp, release
+from clamber.quadruped.model.robot import LEG_NAMES
+from clamber.quadruped.model.robot_model import RobotModel
 from clamber.quadruped.planning.depth_map import DepthNoise, observe_wall
 from clamber.quadruped.planning.holds import build_hold_map
 from clamber.quadruped.planning.selection import (
@@ -47,7 +48,6 @@ from clamber.quadruped.planning.selection import (
     StepContext,
 )
 from clamber.quadruped.planning.stance import HELD_TILT_TOLERANCE, body_over, reach, support
-from clamber.quadruped.robot import LEG_NAMES
 from clamber.quadruped.rock.holding import GripperSurfaceModel, hold_limits, patch_features
 from clamber.quadruped.rock.wall import RockWall, RockWallSpec, generate_wall
 from clamber.quadruped.sim.winch_plant import WinchPlant, WinchPlantParameters

@@ -44,8 +44,10 @@ import pinocchio as pin
 
 from clamber.attachment.wrench_limits import WrenchLimits
 from clamber.exceptions import ConfigError
-from clamber.quadruped.kinematics import body_configuration, foot_poses
-from clamber.quadruped.model import RobotModel
+from clamber.quadruped.model.kinematics import body_configuration, foot_poses
+from clamber.quadruped.model.robot import LEG_NAMES
+from clamber.quadruped.model.robot_model import RobotModel
+from clamber.quadruped.model.statics import StaticsEvaluator
 from clamber.quadruped.planning.holds import HoldCandidate, HoldMap, seat_rise
 from clamber.quadruped.planning.stance import (
     HELD_TILT_TOLERANCE,
@@ -56,10 +58,8 @@ from clamber.quadruped.planning.stance import (
     sole_normal,
     support,
 )
-from clamber.quadruped.robot import LEG_NAMES
 from clamber.quadruped.rock.holding import hold_limits
 from clamber.quadruped.rock.wall import RockWall
-from clamber.quadruped.statics import StaticsEvaluator
 
 #: Nominal footholds relative to the body centre (u, y) [m]: the climbing gait's spacing up
 #: the wall, mid-cycle, 0.30 m to each side (the plane wall's 0.25 m lies at the inner edge

@@ -19,8 +19,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from clamber.exceptions import ConfigError
-from clamber.quadruped.kinematics import body_configuration, foot_poses
-from clamber.quadruped.model import RobotModel
+from clamber.quadruped.model.kinematics import body_configuration, foot_poses
+from clamber.quadruped.model.robot import LEG_NAMES
+from clamber.quadruped.model.robot_model import RobotModel
 from clamber.quadruped.planning.depth_map import observe_wall
 from clamber.quadruped.planning.holds import build_hold_map
 from clamber.quadruped.planning.landing import landing_normal
@@ -48,7 +49,6 @@ from clamber.quadruped.planning.stance import (
     sole_normal,
 )
 from clamber.quadruped.planning.swing import swing_clearance
-from clamber.quadruped.robot import LEG_NAMES
 from clamber.quadruped.rock.holding import GripperSurfaceModel
 from clamber.quadruped.rock.wall import RockWall
 

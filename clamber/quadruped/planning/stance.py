@@ -18,11 +18,11 @@ import numpy as np
 import pinocchio as pin
 
 from clamber.attachment.wrench_limits import WrenchLimits
-from clamber.quadruped.kinematics import body_configuration, foot_poses
-from clamber.quadruped.model import NQ_BASE, NV_BASE, RobotModel, RobotState, leg_slice
-from clamber.quadruped.qwbc import WrenchQP, WrenchStatus
-from clamber.quadruped.robot import LEG_NAMES
-from clamber.quadruped.statics import StaticsEvaluator
+from clamber.quadruped.control.qwbc import WrenchQP, WrenchStatus
+from clamber.quadruped.model.kinematics import body_configuration, foot_poses
+from clamber.quadruped.model.robot import LEG_NAMES
+from clamber.quadruped.model.robot_model import NQ_BASE, NV_BASE, RobotModel, RobotState, leg_slice
+from clamber.quadruped.model.statics import StaticsEvaluator
 from clamber.small_linalg import clip, pinv, solve_vector
 
 _EYE3 = np.eye(3)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import mujoco
 
-from clamber.quadruped.robot import Marcbot
+from clamber.quadruped.model.robot import Marcbot
 from clamber.quadruped.rock.mjcf import add_rock_wall
 from clamber.quadruped.rock.wall import RockWall
 from clamber.quadruped.sim.grippers import (

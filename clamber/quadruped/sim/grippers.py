@@ -46,8 +46,8 @@ import mujoco
 import numpy as np
 
 from clamber.exceptions import ConfigError
-from clamber.quadruped.description import foot_name
-from clamber.quadruped.robot import LEG_NAMES
+from clamber.quadruped.model.description import foot_name
+from clamber.quadruped.model.robot import LEG_NAMES
 from clamber.quadruped.sim import failure
 from clamber.quadruped.sim import failure_kernels as kernels
 from clamber.quadruped.sim.failure import (

@@ -1,6 +1,6 @@
 """MuJoCo scenes built from the robot description: a climbing wall with rocks, or a ground.
 
-The robot part is :func:`clamber.quadruped.description.mjcf_string` of the (perturbed)
+The robot part is :func:`clamber.quadruped.model.description.mjcf_string` of the (perturbed)
 simulated robot, loaded into an ``MjSpec``; the servos (:mod:`.servos`), the gripper welds
 (:mod:`.grippers`), the world and the light are added to it before compiling.
 """
@@ -12,8 +12,8 @@ from dataclasses import replace
 import mujoco
 import numpy as np
 
-from clamber.quadruped.description import mjcf_string
-from clamber.quadruped.robot import LEG_NAMES, Marcbot
+from clamber.quadruped.model.description import mjcf_string
+from clamber.quadruped.model.robot import LEG_NAMES, Marcbot
 from clamber.quadruped.sim.grippers import (
     DEFAULT_SOLE,
     SoleCompliance,

@@ -1,12 +1,12 @@
 """What the simulator knows and the robot does not: true foot contacts; and the servos' motor
 torques, which the robot sees only through its current readings
-(:class:`clamber.quadruped.contact.ServoCurrentSensor`)."""
+(:class:`clamber.quadruped.estimation.contact.ServoCurrentSensor`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from clamber.quadruped.robot import LEG_NAMES
+from clamber.quadruped.model.robot import LEG_NAMES
 from clamber.quadruped.sim.simulator import QuadrupedSim
 
 

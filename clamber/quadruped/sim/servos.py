@@ -29,8 +29,8 @@ import numpy as np
 
 from clamber import _validate as check
 from clamber.exceptions import ConfigError
-from clamber.quadruped.controllers import JointCommand
-from clamber.quadruped.robot import N_JOINTS, Marcbot
+from clamber.quadruped.control.controllers import JointCommand
+from clamber.quadruped.model.robot import N_JOINTS, Marcbot
 from clamber.quadruped.sim.servo_kernels import PAIRWISE_BLOCK, bus_power, write_command
 
 _sum = np.add.reduce

@@ -20,9 +20,9 @@ import mujoco
 import numpy as np
 
 from clamber.exceptions import ConfigError
-from clamber.quadruped.controllers import JointCommand
-from clamber.quadruped.model import RobotState
-from clamber.quadruped.robot import N_JOINTS, Marcbot
+from clamber.quadruped.control.controllers import JointCommand
+from clamber.quadruped.model.robot import N_JOINTS, Marcbot
+from clamber.quadruped.model.robot_model import RobotState
 from clamber.quadruped.sim import period_kernel, step_kernel
 from clamber.quadruped.sim.grippers import GripperBank
 from clamber.quadruped.sim.servos import ServoBank

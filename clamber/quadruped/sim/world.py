@@ -17,7 +17,7 @@ import numpy as np
 
 from clamber import _validate as check
 from clamber.exceptions import ConfigError
-from clamber.quadruped.robot import LEG_NAMES, LegGeometry, Marcbot
+from clamber.quadruped.model.robot import LEG_NAMES, LegGeometry, Marcbot
 
 #: Terrain names accepted by :func:`ground_terrain`.
 TERRAINS = ("flat", "gravel", "grass", "mud", "stone")

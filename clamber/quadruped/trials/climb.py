@@ -6,7 +6,7 @@ with every gripper attached, and runs the free-climbing gait with one controller
 at the control rate. It fails when a gripper breaks off, a grasp misses its hold, the body
 strays more than ``fall_error`` from its reference, or the physics goes unstable; it
 succeeds when the gait completes. Every controller gets the same gait, servos, estimator and
-gains multipliers it is given (:mod:`clamber.quadruped.variants`).
+gains multipliers it is given (:mod:`clamber.quadruped.control.variants`).
 """
 
 from __future__ import annotations
@@ -24,13 +24,14 @@ from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS
 from clamber.exceptions import ConfigError, InfeasibleStart
 from clamber.failures import FailureReason
 from clamber.quadruped.blas_order import same_as_numpy
-from clamber.quadruped.controllers import Controller, JointCommand, MotionReference
-from clamber.quadruped.estimator import LegOdometryEkf, SimulatedImu
+from clamber.quadruped.control.controllers import Controller, JointCommand, MotionReference
+from clamber.quadruped.control.variants import CONTROLLER_NAMES, limits_active, make_controller
+from clamber.quadruped.estimation.estimator import LegOdometryEkf, SimulatedImu
 from clamber.quadruped.gaits import ClimbEvent, ClimbGait, ClimbGaitSettings
-from clamber.quadruped.kinematics import world_foot_poses
-from clamber.quadruped.model import RobotModel, RobotState
-from clamber.quadruped.robot import LEG_NAMES, Marcbot
-from clamber.quadruped.scenarios import Disturbance, DisturbanceDriver
+from clamber.quadruped.model.kinematics import world_foot_poses
+from clamber.quadruped.model.robot import LEG_NAMES, Marcbot
+from clamber.quadruped.model.robot_model import RobotModel, RobotState
+from clamber.quadruped.sim.disturbance import Disturbance, DisturbanceDriver
 from clamber.quadruped.sim.grippers import SoleCompliance
 from clamber.quadruped.sim.rates import (
     FINE_CLIMB_PHYSICS_DT,
@@ -57,7 +58,6 @@ from clamber.quadruped.trials.result import (
     reduce_trial,
 )
 from clamber.quadruped.trials.stance import NOMINAL_FEET, initial_joints
-from clamber.quadruped.variants import CONTROLLER_NAMES, limits_active, make_controller
 
 _BOX24 = np.tile(PAPER_BOX_HALF_WIDTHS, 4)
 if METRIC_COLUMNS != ("error_m", "power_w", "attitude_rad", "est_position_m",
@@ -82,7 +82,7 @@ class ClimbSettings:
     the mismatch and the fall threshold [m]. ``breakable=False`` records gripper overloads
     without breaking (to measure tracking and power of a controller that would fail).
     ``sole`` is the grippers' sole compliance (None: rigid weld). ``gains`` are the
-    controller's gain multipliers (:mod:`clamber.quadruped.variants`), ``rocks`` the holds'
+    controller's gain multipliers (:mod:`clamber.quadruped.control.variants`), ``rocks`` the holds'
     shape, ``heading_deg`` the climb's direction on the wall, ``disturbance`` an optional
     push or payload, ``scenario`` a label. ``time_limit`` [s] stops the trial early (a quick
     look; such a trial fails with the reason "time limit"). ``verdict_rerun``: a climb that

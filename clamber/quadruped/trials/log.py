@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from clamber.quadruped.robot import LEG_NAMES
+from clamber.quadruped.model.robot import LEG_NAMES
 from clamber.quadruped.sim.simulator import QuadrupedSim
 from clamber.recorder import Recorder, vector_columns
 

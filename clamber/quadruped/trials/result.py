@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, fields
 import numpy as np
 
 from clamber.failures import FailureReason
-from clamber.quadruped.robot import GRAVITY
+from clamber.quadruped.model.robot import GRAVITY
 from clamber.recorder import Recorder
 
 #: Per-cycle samples a trial reduces to its metrics: body tracking error [m], electrical

@@ -17,7 +17,7 @@ is the holding model's factor at the true geometry of its cell.
 Grasping (``grasp``):
 
 * ``"winch"``: a release and a grasp run the winch state machine on its tendon plant
-  (:mod:`clamber.quadruped.grasping`, :mod:`clamber.quadruped.sim.winch_plant`) at
+  (:mod:`clamber.quadruped.control.grasping`, :mod:`clamber.quadruped.sim.winch_plant`) at
   ``winch_dt``; the gait waits for it (its clock stops) as long as the winch takes. A try's
   spines catch only when the sole sits on the hold (within its capture radius and reach)
   and then with the holding model's chance (spine engagement times seat at the true cell).
@@ -51,18 +51,18 @@ from clamber import _validate as check
 from clamber.attachment.winch import WinchController, WinchSettings
 from clamber.exceptions import ConfigError, InfeasibleStart
 from clamber.failures import FailureReason
-from clamber.quadruped.contact import FootForceEstimator
-from clamber.quadruped.controllers import MotionReference
+from clamber.quadruped.control.controllers import MotionReference
+from clamber.quadruped.control.grasping import GraspReport, GraspStatus, grasp, release
+from clamber.quadruped.estimation.contact import FootForceEstimator
 from clamber.quadruped.gaits import ClimbEvent, ClimbGait
-from clamber.quadruped.grasping import GraspReport, GraspStatus, grasp, release
-from clamber.quadruped.kinematics import world_foot_poses
-from clamber.quadruped.model import RobotModel, RobotState
+from clamber.quadruped.model.kinematics import world_foot_poses
+from clamber.quadruped.model.robot import LEG_NAMES, Marcbot
+from clamber.quadruped.model.robot_model import RobotModel, RobotState
 from clamber.quadruped.planning.depth_map import DepthNoise
 from clamber.quadruped.planning.rollout import RULES, PlanClimbSettings, StopReason, _Truth
 from clamber.quadruped.planning.sequence import PlannedStep, SequencePlanner
 from clamber.quadruped.planning.stance import reach
 from clamber.quadruped.planning.swing import swing_lift
-from clamber.quadruped.robot import LEG_NAMES, Marcbot
 from clamber.quadruped.rock.holding import GripperSurfaceModel, hold_limits
 from clamber.quadruped.rock.scene import rock_scene
 from clamber.quadruped.rock.wall import RockWall, RockWallSpec, generate_wall
@@ -112,13 +112,13 @@ START_CLEARANCE = 0.01
 SEAT_RISE = 0.01
 #: A descent ends on contact when the force pressing the swing foot along its hold's normal,
 #: estimated from the leg's servo torques (quasi-static: ``J^T f = g(q, R) + kv qdot - tau``,
-#: :class:`~clamber.quadruped.contact.FootForceEstimator`), has grown by this much [N] since
-#: the end of the transfer. The plane gait's rule (the joint-4 torque 0.25 N m off its
-#: value then) let the pad push first (11 N on wall 0's first swing at 90 deg); on walls
-#: 0, 1, 3, 4 and 5 a stance gripper broke during a descent (on wall 4 the stance sat at
-#: gauges 0.96-0.98 before the pad touched, and its push broke one off). A lower torque
-#: threshold (0.08 N m) ended descents in the air: the joint-4 torque drifts by up to
-#: 0.2 N m as the leg's pose changes (gravity), which the force estimate accounts for.
+#: :class:`~clamber.quadruped.estimation.contact.FootForceEstimator`), has grown by this much
+#: [N] since the end of the transfer. The plane gait's rule (the joint-4 torque 0.25 N m off its
+#: value then) let the pad push first (11 N on wall 0's first swing at 90 deg); on walls 0, 1,
+#: 3, 4 and 5 a stance gripper broke during a descent (on wall 4 the stance sat at gauges
+#: 0.96-0.98 before the pad touched, and its push broke one off). A lower torque threshold (0.08
+#: N m) ended descents in the air: the joint-4 torque drifts by up to 0.2 N m as the leg's pose
+#: changes (gravity), which the force estimate accounts for.
 CONTACT_FORCE = 1.5
 #: A swing whose grasp did not take is planned again off the grid cells within this radius
 #: [m] of the missed hold, so that the spines meet other rock (two grid cells; chosen once,

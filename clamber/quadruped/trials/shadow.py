@@ -17,15 +17,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from clamber.exceptions import ConfigError
-from clamber.quadruped.contact import (
+from clamber.quadruped.estimation.contact import (
     ContactDetector,
     FootForceEstimator,
     ServoCurrentSensor,
     contact_scores,
 )
-from clamber.quadruped.contact_ekf import AnchorEkf, AnchorEkfSettings, calibrate_gyro
-from clamber.quadruped.estimator import SimulatedImu
-from clamber.quadruped.model import RobotModel
+from clamber.quadruped.estimation.contact_ekf import AnchorEkf, AnchorEkfSettings, calibrate_gyro
+from clamber.quadruped.estimation.estimator import SimulatedImu
+from clamber.quadruped.model.robot_model import RobotModel
 from clamber.quadruped.sim.sensing import motor_torques
 from clamber.quadruped.trials.climb import ClimbSettings, ClimbTrial
 from clamber.quadruped.trials.trot import ENCODER_TICK, GYRO_CALIBRATION_S

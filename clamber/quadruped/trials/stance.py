@@ -6,9 +6,9 @@ import numpy as np
 import pinocchio as pin
 
 from clamber.exceptions import InfeasibleStart
-from clamber.quadruped.kinematics import leg_ik
-from clamber.quadruped.model import RobotModel
-from clamber.quadruped.robot import LEG_NAMES
+from clamber.quadruped.model.kinematics import leg_ik
+from clamber.quadruped.model.robot import LEG_NAMES
+from clamber.quadruped.model.robot_model import RobotModel
 
 #: Nominal footholds relative to the body centre (u, y) [m] (mid-cycle, each leg).
 NOMINAL_FEET = {"LF": np.array([0.17, 0.25]), "LR": np.array([-0.17, 0.25]),

@@ -7,7 +7,7 @@ estimate's drift.
 Estimation. By default (``estimator="anchors"``, ``contacts="torque"``) the robot sees only
 what its sensors give: encoder angles (4096 ticks per turn), the servos' current readings
 (noisy, quantised) and a noisy, biased IMU. Feet are in contact when the force estimated
-from the currents says so (:mod:`clamber.quadruped.contact`), and the EKF keeps their
+from the currents says so (:mod:`clamber.quadruped.estimation.contact`), and the EKF keeps their
 anchors in its state (:class:`AnchorEkf`). ``estimator="legacy"`` is the earlier leg-
 odometry EKF; ``contacts="fused"`` keeps the detected contacts of feet the gait schedule
 puts in stance (a detected contact in scheduled swing is taken for a false one);
@@ -32,19 +32,19 @@ import pinocchio as pin
 
 from clamber.exceptions import ConfigError, InfeasibleStart
 from clamber.failures import FailureReason
-from clamber.quadruped.contact import (
+from clamber.quadruped.control.controllers import JointCommand
+from clamber.quadruped.estimation.contact import (
     ContactDetector,
     FootForceEstimator,
     ServoCurrentSensor,
     contact_scores,
 )
-from clamber.quadruped.contact_ekf import AnchorEkf, calibrate_gyro, nees
-from clamber.quadruped.controllers import JointCommand
-from clamber.quadruped.estimator import LegOdometryEkf, SimulatedImu
+from clamber.quadruped.estimation.contact_ekf import AnchorEkf, calibrate_gyro, nees
+from clamber.quadruped.estimation.estimator import LegOdometryEkf, SimulatedImu
 from clamber.quadruped.gaits import TrotGait, TrotGaitSettings
-from clamber.quadruped.kinematics import Clik
-from clamber.quadruped.model import RobotModel, RobotState
-from clamber.quadruped.robot import LEG_NAMES, N_JOINTS, Marcbot
+from clamber.quadruped.model.kinematics import Clik
+from clamber.quadruped.model.robot import LEG_NAMES, N_JOINTS, Marcbot
+from clamber.quadruped.model.robot_model import RobotModel, RobotState
 from clamber.quadruped.sim.scene import FEET, ground_scene, robot_with_feet
 from clamber.quadruped.sim.sensing import motor_torques, true_contacts
 from clamber.quadruped.sim.servos import ServoBank

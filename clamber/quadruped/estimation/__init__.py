@@ -1,0 +1,1 @@
+"""State estimation: leg odometry, contact detection and the anchor EKF."""

@@ -1,0 +1,1 @@
+"""The robot model: its description, kinematics, statics and mobility."""

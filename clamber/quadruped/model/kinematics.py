@@ -1,0 +1,172 @@
+"""Leg kinematics: foot poses, foot Jacobians, damped-least-squares IK with limits, and CLIK.
+
+Jacobians are Pinocchio frame Jacobians in the foot's LOCAL frame (rows ``[v, w]`` of the
+gripper frame, expressed in the gripper frame), the frame in which the gripper wrench limits
+are written; the wrench ``F`` the substrate applies on a gripper maps to generalized forces
+as ``J^T F``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from clamber.exceptions import ConfigError
+from clamber.quadruped.model.clik_kernels import dls_steps
+from clamber.quadruped.model.robot import JOINTS_PER_LEG, LEG_NAMES, N_JOINTS, leg_index
+from clamber.quadruped.model.robot_model import NQ_BASE, NV_BASE, RobotModel, RobotState, leg_slice
+
+_IDENTITY_BASE = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
+#: Rows of all four legs, in ``LEG_NAMES`` order (never written; left writable so that the
+#: compiled step sees the array type it was compiled for).
+EVERY_LEG = np.arange(len(LEG_NAMES))
+
+
+def body_configuration(q_joints: np.ndarray) -> np.ndarray:
+    """Configuration (27,) with the body at the world origin: kinematics in {B}."""
+    return np.concatenate([_IDENTITY_BASE, q_joints])
+
+
+def foot_poses(rm: RobotModel, q: np.ndarray) -> list[pin.SE3]:
+    """World placements of the four gripper frames for configuration ``q`` (27,)."""
+    pin.framesForwardKinematics(rm.model, rm.data, q)
+    return [rm.data.oMf[f].copy() for f in rm.foot_ids]
+
+
+def foot_jacobians(rm: RobotModel, q: np.ndarray) -> np.ndarray:
+    """LOCAL frame Jacobians of the four grippers, shape (4, 6, 26); also updates placements."""
+    if np.shape(q) != (rm.model.nq,):
+        raise ConfigError(f"q must have shape ({rm.model.nq},), got {np.shape(q)}")
+    pin.computeJointJacobians(rm.model, rm.data, q)
+    pin.updateFramePlacements(rm.model, rm.data)
+    return np.stack([pin.getFrameJacobian(rm.model, rm.data, f, pin.LOCAL)
+                     for f in rm.foot_ids])
+
+
+def leg_jacobian(rm: RobotModel, q_joints: np.ndarray, leg: str) -> np.ndarray:
+    """Jacobian (6, 5) of ``leg``'s gripper frame w.r.t. its own joints, LOCAL frame."""
+    J = foot_jacobians(rm, body_configuration(q_joints))[leg_index(leg)]
+    s = leg_slice(leg)
+    return J[:, NV_BASE + s.start:NV_BASE + s.stop]
+
+
+@dataclass(frozen=True)
+class IKResult:
+    """Outcome of :func:`leg_ik`: joint angles [rad] and the remaining pose error."""
+
+    q: np.ndarray
+    converged: bool
+    position_error: float
+    rotation_error: float
+    iterations: int
+
+
+def _dls(J: np.ndarray, e: np.ndarray, damping: float) -> np.ndarray:
+    """Damped least squares ``J^T (J J^T + d^2 I)^-1 e``."""
+    return J.T @ np.linalg.solve(J @ J.T + damping**2 * np.eye(J.shape[0]), e)
+
+
+def leg_ik(rm: RobotModel, leg: str, target: pin.SE3, q_start: np.ndarray,
+           rotation_weight: float = 0.3, damping: float = 1e-3, tol: float = 1e-6,
+           max_iter: int = 100) -> IKResult:
+    """Joint angles of ``leg`` putting its gripper at ``target`` (pose in {B}).
+
+    Damped least squares on the 6D LOCAL pose error, rotation rows weighted by
+    ``rotation_weight`` [m/rad]; each step is clipped to the joint limits (a projected
+    Gauss-Newton iteration). The other legs keep ``q_start``'s angles.
+    """
+    q = np.array(q_start, dtype=float)
+    if q.shape != (N_JOINTS,) or not np.all(np.isfinite(q)):
+        raise ConfigError(f"q_start must be {N_JOINTS} finite angles, got shape {q.shape}")
+    q = rm.clip_joints(q)
+    s, i = leg_slice(leg), leg_index(leg)
+    w = np.array([1.0, 1.0, 1.0, rotation_weight, rotation_weight, rotation_weight])
+    e = np.zeros(6)
+    for it in range(max_iter):
+        J = foot_jacobians(rm, body_configuration(q))[i][:, NV_BASE + s.start:NV_BASE + s.stop]
+        e = pin.log6(rm.data.oMf[rm.foot_ids[i]].actInv(target)).vector
+        if np.linalg.norm(w * e) < tol:
+            return IKResult(q, True, float(np.linalg.norm(e[:3])), float(np.linalg.norm(e[3:])),
+                            it)
+        q[s] = np.clip(q[s] + _dls(w[:, None] * J, w * e, damping), rm.q_min[s], rm.q_max[s])
+    return IKResult(q, False, float(np.linalg.norm(e[:3])), float(np.linalg.norm(e[3:])),
+                    max_iter)
+
+
+class Clik:
+    """Closed-loop inverse kinematics for the body and swing grippers, one step per cycle.
+
+    Stance grippers stay at their world poses while the body moves toward its target; swing
+    grippers move toward theirs. Each leg takes one damped-least-squares step on the LOCAL
+    pose error scaled by ``gain`` (1 = full Gauss-Newton step per cycle), clipped to limits.
+    """
+
+    def __init__(self, rm: RobotModel, gain: float = 0.5, damping: float = 1e-2,
+                 rotation_weight: float = 0.3) -> None:
+        if not 0.0 < gain <= 1.0:
+            raise ConfigError(f"CLIK gain must lie in (0, 1], got {gain}")
+        self.rm, self.gain, self.damping = rm, gain, damping
+        self.w = np.array([1.0, 1.0, 1.0] + [rotation_weight] * 3)
+        self._q = body_configuration(np.zeros(N_JOINTS))
+
+    def kinematics(self, q_joints: np.ndarray) -> tuple[list[pin.SE3], np.ndarray]:
+        """Gripper poses in {B} and LOCAL leg Jacobians (4, 6, 5) at ``q_joints``."""
+        rm = self.rm
+        self._q[NQ_BASE:] = q_joints
+        pin.computeJointJacobians(rm.model, rm.data, self._q)
+        pin.updateFramePlacements(rm.model, rm.data)
+        feet = [rm.data.oMf[f].copy() for f in rm.foot_ids]
+        J = np.empty((len(LEG_NAMES), 6, JOINTS_PER_LEG))
+        for i, f in enumerate(rm.foot_ids):
+            lo = NV_BASE + i * JOINTS_PER_LEG
+            J[i] = pin.getFrameJacobian(rm.model, rm.data, f, pin.LOCAL)[:, lo:lo + 5]
+        return feet, J
+
+    def step(self, q_joints: np.ndarray, body_target: pin.SE3,
+             foot_targets: dict[str, pin.SE3]) -> np.ndarray:
+        """Next joint position command (20,) [rad]; ``foot_targets`` are world poses.
+
+        Legs without a target hold their current angles.
+        """
+        feet, J = self.kinematics(q_joints)
+        return self.step_from(q_joints, feet, J, body_target, foot_targets)
+
+    def step_from(self, q_joints: np.ndarray, feet_body: list[pin.SE3],
+                  leg_jacobians: np.ndarray, body_target: pin.SE3,
+                  foot_targets: dict[str, pin.SE3]) -> np.ndarray:
+        """:meth:`step` from kinematics already evaluated at ``q_joints`` (gripper poses in
+        {B}, LOCAL leg Jacobians (4, 6, 5)): one batched damped-least-squares solve."""
+        legs = [i for i, leg in enumerate(LEG_NAMES) if leg in foot_targets]
+        if not legs:
+            return self.rm.clip_joints(np.array(q_joints, dtype=float))
+        body_inv = body_target.inverse()
+        log6 = pin.log6
+        e = np.empty((len(legs), 6))
+        for k, i in enumerate(legs):
+            e[k] = log6(feet_body[i].actInv(body_inv * foot_targets[LEG_NAMES[i]])).vector
+        if len(legs) == len(LEG_NAMES):
+            return self.step_every_leg(q_joints, leg_jacobians, e)
+        e *= self.gain * self.w
+        dq = dls_steps(leg_jacobians, np.array(legs), e, self.w, self.damping**2)
+        out = np.array(q_joints, dtype=float)
+        for k, i in enumerate(legs):
+            out[i * JOINTS_PER_LEG:(i + 1) * JOINTS_PER_LEG] += dq[k]
+        return self.rm.clip_joints(out)
+
+    def step_every_leg(self, q_joints: np.ndarray, leg_jacobians: np.ndarray,
+                       errors: np.ndarray) -> np.ndarray:
+        """:meth:`step_from` with a target for every leg, from the LOCAL pose errors
+        ``log6(M_foot^-1 M_target)`` (4, 6) in {B} (overwritten: scaled by the gain and the
+        row weights)."""
+        errors *= self.gain * self.w
+        dq = dls_steps(leg_jacobians, EVERY_LEG, errors, self.w, self.damping**2)
+        out = np.array(q_joints, dtype=float)
+        out += dq.reshape(-1)
+        return self.rm.clip_joints(out)
+
+
+def world_foot_poses(rm: RobotModel, state: RobotState) -> dict[str, pin.SE3]:
+    """World poses of the four grippers for a measured state."""
+    return dict(zip(LEG_NAMES, foot_poses(rm, state.q()), strict=True))

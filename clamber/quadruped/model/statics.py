@@ -1,0 +1,211 @@
+"""Quasi-static Newton-Euler model of the body, ``A F = B``, and the wrench-to-torque map.
+
+The floating-base equation of motion ``M(q) a + h(q, v) = S^T tau + sum_i J_i^T F_i`` split into
+its six base rows and twenty joint rows, with the climbing motion slow enough that velocity
+terms and joint accelerations are dropped (the body acceleration ``a_B`` is kept):
+
+* base rows: ``A F = B`` with ``A = [J_1,B^T ... J_4,B^T]`` (6 x 24) and
+  ``B = M_BB a_B + g_B(q)``; the legs' gravity enters ``g_B`` through the whole-robot model;
+* joint rows: ``tau = M_JB a_B + g_J(q) - sum_i J_i,J^T F_i``.
+
+``F_i = [f, tau]`` is the wrench the rock applies on gripper ``i`` in the gripper frame (the
+frame of its wrench limits), ``J_i`` the gripper's LOCAL frame Jacobian.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pinocchio as pin
+
+from clamber.exceptions import ConfigError
+from clamber.quadruped.model.clik_kernels import joint_torques
+from clamber.quadruped.model.robot import JOINTS_PER_LEG, N_JOINTS, N_LEGS
+from clamber.quadruped.model.robot_model import NV_BASE, RobotModel
+from clamber.quadruped.model.statics_kernels import fill_statics
+
+N_WRENCH = 6 * N_LEGS
+#: Row and column (6, 6) in a mass matrix of the upper-triangle entry that equals each
+#: entry of the symmetric base block ``M_BB`` (CRBA writes the upper triangle only).
+_ROW, _COL = np.indices((NV_BASE, NV_BASE))
+_UPPER_ROW, _UPPER_COL = np.minimum(_ROW, _COL), np.maximum(_ROW, _COL)
+
+
+def _jacobian_indices(nv: int) -> tuple[np.ndarray, np.ndarray]:
+    """Flat indices into the four grippers' stacked Jacobians (4, 6, ``nv``) of the entries
+    of ``A`` (6, 24) (``A[c, 6 i + r] = J_i[r, c]``, base columns ``c``) and of the leg
+    Jacobians (4, 6, 5) (``J_i[r, 6 + 5 i + c]``), in the order of those arrays."""
+    c, i, r = np.meshgrid(np.arange(NV_BASE), np.arange(N_LEGS), np.arange(6), indexing="ij")
+    to_a = (i * 6 * nv + r * nv + c).reshape(-1)
+    i, r, c = np.meshgrid(np.arange(N_LEGS), np.arange(6), np.arange(JOINTS_PER_LEG),
+                          indexing="ij")
+    to_legs = (i * 6 * nv + r * nv + NV_BASE + JOINTS_PER_LEG * i + c).reshape(-1)
+    return to_a, to_legs
+
+
+@dataclass
+class Statics:
+    """The model at one configuration; arrays are owned by the evaluator and reused."""
+
+    A: np.ndarray
+    B: np.ndarray
+    leg_jacobians: np.ndarray
+    tau_bias: np.ndarray
+    #: World placements of the four grippers at the evaluated configuration: rotations
+    #: (4, 3, 3) and translations (4, 3).
+    foot_rotations: np.ndarray = field(default_factory=lambda: np.zeros((N_LEGS, 3, 3)))
+    foot_translations: np.ndarray = field(default_factory=lambda: np.zeros((N_LEGS, 3)))
+
+    @property
+    def foot_poses(self) -> list[pin.SE3]:
+        """The four grippers' world placements as ``SE3`` objects (copies)."""
+        return [pin.SE3(R, p) for R, p in zip(self.foot_rotations, self.foot_translations,
+                                               strict=True)]
+
+    def torques(self, F: np.ndarray) -> np.ndarray:
+        """Joint torques (20,) [N m] that hold the body with gripper wrenches ``F`` (24,)."""
+        return joint_torques(self.tau_bias, self.leg_jacobians,
+                             np.ascontiguousarray(F, dtype=float).reshape(N_WRENCH))
+
+    def torque_map(self) -> np.ndarray:
+        """Block-diagonal (20, 24) matrix ``T`` with ``tau = tau_bias - T F``."""
+        T = np.zeros((N_JOINTS, N_WRENCH))
+        for i in range(N_LEGS):
+            T[i * 5:(i + 1) * 5, i * 6:(i + 1) * 6] = self.leg_jacobians[i].T
+        return T
+
+
+def placement_table(data: pin.Data) -> np.ndarray | None:
+    """Pinocchio's frame placements ``data.oMf`` as one (nframes, 12) array over their memory
+    (each row an ``SE3``: rotation column-major, then translation), or None where they do not
+    lie so. The array is a view: it follows every update of the placements, and it is valid
+    as long as ``data`` lives (the caller keeps ``data``)."""
+    n = len(data.oMf)
+    rot = [data.oMf[k].rotation for k in range(n)]
+    trans = [data.oMf[k].translation for k in range(n)]
+    base = rot[0].__array_interface__["data"][0]
+    size = np.dtype(float).itemsize
+    for k in range(n):
+        if not (rot[k].flags.f_contiguous and rot[k].shape == (3, 3)
+                and rot[k].__array_interface__["data"][0] == base + 12 * size * k
+                and trans[k].__array_interface__["data"][0] == base + (12 * k + 9) * size):
+            return None
+    table = np.ctypeslib.as_array((ctypes.c_double * (12 * n)).from_address(base))
+    table = table.reshape(n, 12)
+    for k in range(n):  # the view reads what the bindings read
+        if not (np.array_equal(table[k, :9].reshape(3, 3).T, rot[k])
+                and np.array_equal(table[k, 9:], trans[k])):
+            return None
+    return table
+
+
+class StaticsEvaluator:
+    """Evaluates :class:`Statics` with Pinocchio, reusing one data object and output arrays.
+
+    Pinocchio computes the joint Jacobians, the frame placements and the gravity torques
+    (and the mass matrix under a body acceleration); one compiled call
+    (:func:`~clamber.quadruped.model.statics_kernels.fill_statics`) reads them in place and writes
+    the grippers' LOCAL Jacobians, ``A``, ``B``, the gravity torques and the grippers'
+    placements, the numbers ``getFrameJacobian`` and the slicing of :meth:`evaluate_plain`
+    give.
+    """
+
+    def __init__(self, rm: RobotModel) -> None:
+        self.rm = rm
+        self._out = Statics(np.zeros((6, N_WRENCH)), np.zeros(6),
+                            np.zeros((N_LEGS, 6, JOINTS_PER_LEG)), np.zeros(N_JOINTS))
+        #: The four grippers' LOCAL Jacobians (4, 6, nv), copied into ``A`` and the leg
+        #: Jacobians by two flat takes (the same numbers as slicing each).
+        self._jacobians = np.zeros((N_LEGS, 6, rm.model.nv))
+        self._to_a, self._to_legs = _jacobian_indices(rm.model.nv)
+        #: Flat indices into the (nv, nv) mass matrix of the symmetric ``M_BB`` (6, 6).
+        self._base_block = _UPPER_ROW * rm.model.nv + _UPPER_COL
+        self._foot_rows = np.array(rm.foot_ids, dtype=np.int64)
+        self._views()
+
+    def _views(self) -> None:
+        """Pinocchio's arrays read in place: world joint Jacobians (6, nv), gravity torques
+        (nv,), frame placements (nframes, 12), valid while ``rm.data`` is this object."""
+        data = self.rm.data
+        self._data = data
+        self._J, self._g = data.J, data.g
+        self._frames = placement_table(data)
+
+    def __getstate__(self) -> dict:
+        """A copy or pickle reads the views again from its own model data."""
+        state = self.__dict__.copy()
+        for name in ("_data", "_J", "_g", "_frames"):
+            del state[name]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._views()
+
+    def evaluate(self, q: np.ndarray, body_acceleration: np.ndarray | None = None) -> Statics:
+        """The model at configuration ``q`` (27,) and body acceleration (6,) in {B} [m/s^2]."""
+        rm, out = self.rm, self._out
+        model, data = rm.model, rm.data
+        if self._frames is None or data is not self._data:
+            return self.evaluate_plain(q, body_acceleration)
+        pin.computeJointJacobians(model, data, q)
+        pin.updateFramePlacements(model, data)
+        pin.computeGeneralizedGravity(model, data, q)
+        fill_statics(self._J, self._frames, self._foot_rows, self._g, out.A,
+                     out.leg_jacobians, out.B, out.tau_bias, out.foot_rotations,
+                     out.foot_translations)
+        if body_acceleration is None:
+            return out
+        return self._accelerate(q, body_acceleration)
+
+    def evaluate_plain(self, q: np.ndarray,
+                       body_acceleration: np.ndarray | None = None) -> Statics:
+        """:meth:`evaluate` through Pinocchio's bindings, a call per gripper (the reference of
+        the compiled read-out)."""
+        rm, out = self.rm, self._out
+        model, data = rm.model, rm.data
+        pin.computeJointJacobians(model, data, q)
+        pin.updateFramePlacements(model, data)
+        g = pin.computeGeneralizedGravity(model, data, q)
+        out.B[:] = g[:NV_BASE]
+        out.tau_bias[:] = g[NV_BASE:]
+        oMf = data.oMf
+        for i, f in enumerate(rm.foot_ids):
+            out.foot_rotations[i] = oMf[f].rotation
+            out.foot_translations[i] = oMf[f].translation
+        jacobians, get = self._jacobians, pin.getFrameJacobian
+        for i, fid in enumerate(rm.foot_ids):
+            jacobians[i] = get(model, data, fid, pin.LOCAL)
+        flat = jacobians.reshape(-1)
+        flat.take(self._to_a, out=out.A.reshape(-1))
+        flat.take(self._to_legs, out=out.leg_jacobians.reshape(-1))
+        if body_acceleration is None:
+            return out
+        return self._accelerate(q, body_acceleration)
+
+    def _accelerate(self, q: np.ndarray, body_acceleration: np.ndarray) -> Statics:
+        """Add the body acceleration's inertial terms (``M_BB a``, ``M_JB a``) to ``B`` and
+        the joint torques."""
+        rm, out = self.rm, self._out
+        a = body_acceleration
+        if not (type(a) is np.ndarray and a.dtype == np.float64):
+            try:
+                a = np.asarray(body_acceleration, dtype=float)
+            except (TypeError, ValueError):
+                raise ConfigError("body_acceleration must be 6 finite numbers") from None
+        if a.shape != (6,):
+            if a.any():
+                raise ConfigError(f"body_acceleration must be 6 finite numbers, got {a}")
+            return out
+        x = a.tolist()
+        if any(x):
+            if not (math.isfinite(sum(x)) or np.isfinite(a).all()):
+                raise ConfigError(f"body_acceleration must be 6 finite numbers, got {a}")
+            M = pin.crba(rm.model, rm.data, q)  # upper triangle only
+            Mbb = M.take(self._base_block)  # the base block made symmetric, one copy
+            out.B += Mbb @ a
+            out.tau_bias += M[:NV_BASE, NV_BASE:].T @ a
+        return out

@@ -1,0 +1,113 @@
+"""The statics' and the CLIK's per-cycle arithmetic on Pinocchio's data, in one compiled call each.
+
+After Pinocchio's joint Jacobians, frame placements and gravity torques are computed, a cycle
+needs the four grippers' LOCAL Jacobians (``getFrameJacobian``), split into the base block
+``A`` and the legs' blocks, their placements, and the CLIK's pose errors
+``log6((T_B^-1 T_foot)^-1 T_ref^-1 T_target)``. Through the bindings these are some forty
+Python calls a cycle. :func:`fill_statics` reads Pinocchio's arrays where they lie (the world
+joint Jacobians ``data.J``, the frame placements ``data.oMf``, the gravity torques ``data.g``)
+and writes the same numbers: each LOCAL Jacobian column is ``oMf.actInv`` of the world column,
+as ``getFrameJacobian`` computes it, with the same operations in the same order
+(:mod:`~clamber.quadruped.model.se3_kernels`); :func:`clik_goal` is the CLIK step of every leg,
+errors included. Both equal the Pinocchio and NumPy code bit for bit (checked in the tests).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from clamber.compiled import kernel
+from clamber.quadruped.model.clik_kernels import dls_steps
+from clamber.quadruped.model.se3_kernels import _packet3, act_inv, compose, inverse, log6
+
+_LEGS, _JOINTS, _BASE = 4, 5, 6
+
+
+@kernel
+def fill_statics(J: np.ndarray, frames: np.ndarray, foot_rows: np.ndarray, g: np.ndarray,
+                 A: np.ndarray, leg_jacobians: np.ndarray, B: np.ndarray,
+                 tau_bias: np.ndarray, foot_rotations: np.ndarray,
+                 foot_translations: np.ndarray) -> None:
+    """``A`` (6, 24), the leg Jacobians (4, 6, 5), ``B`` = base gravity (6,), ``tau_bias`` =
+    joint gravity (20,) and the grippers' placements (4, 3, 3), (4, 3), from the world joint
+    Jacobians ``J`` (6, nv), the placement table ``frames`` (n, 12: each row an ``SE3`` as
+    it lies in memory, rotation column-major, then translation), the grippers' rows in it
+    (4,) and the gravity torques ``g`` (nv,)."""
+    for i in range(_LEGS):
+        row = frames[foot_rows[i]]
+        R = foot_rotations[i]
+        p = foot_translations[i]
+        for c in range(3):
+            for r in range(3):
+                R[r, c] = row[3 * c + r]
+            p[c] = row[9 + c]
+        for k in range(_BASE + _JOINTS):
+            col = k if k < _BASE else _BASE + _JOINTS * i + (k - _BASE)
+            v0, v1, v2 = J[0, col], J[1, col], J[2, col]
+            w0, w1, w2 = J[3, col], J[4, col], J[5, col]
+            # Motion.se3ActionInverse: R^T (v - p x w), R^T w
+            l0 = v0 - (p[1] * w2 - p[2] * w1)
+            l1 = v1 - (p[2] * w0 - p[0] * w2)
+            l2 = v2 - (p[0] * w1 - p[1] * w0)
+            for r in range(3):
+                lin = _packet3(R[0, r] * l0, R[1, r] * l1, R[2, r] * l2)
+                ang = _packet3(R[0, r] * w0, R[1, r] * w1, R[2, r] * w2)
+                if k < _BASE:
+                    A[k, 6 * i + r] = lin
+                    A[k, 6 * i + 3 + r] = ang
+                else:
+                    leg_jacobians[i, r, k - _BASE] = lin
+                    leg_jacobians[i, 3 + r, k - _BASE] = ang
+    for k in range(_BASE):
+        B[k] = g[k]
+    for k in range(tau_bias.shape[0]):
+        tau_bias[k] = g[_BASE + k]
+
+
+@kernel
+def clik_goal(foot_rotations: np.ndarray, foot_translations: np.ndarray,
+              body_rotation: np.ndarray, body_translation: np.ndarray,
+              ref_rotation: np.ndarray, ref_translation: np.ndarray,
+              target_rotations: np.ndarray, target_translations: np.ndarray,
+              modes: np.ndarray, q_joints: np.ndarray, leg_jacobians: np.ndarray,
+              legs: np.ndarray, gain: float, w: np.ndarray, damping2: float,
+              q_min: np.ndarray, q_max: np.ndarray, out: np.ndarray) -> None:
+    """The CLIK's goal positions into ``out`` (20,) when every leg has a target: per leg the
+    pose error ``log6((T_B^-1 T_foot).actInv(T_ref^-1 T_target))`` in {B}, scaled by
+    ``gain * w``, one damped least-squares step (``legs``: every leg, in order) added to
+    ``q_joints`` and clipped to ``[q_min, q_max]``. ``T_B`` is the measured body pose,
+    ``T_ref`` the body target; the target of leg ``i`` is by ``modes[i]`` its foot (0), its
+    foot's translation with ``target_rotations[i]`` (1, a stance attitude) or
+    ``target_rotations[i]``, ``target_translations[i]`` (2, a swing target)."""
+    Rb, pb = np.empty((3, 3)), np.empty(3)
+    Rr, pr = np.empty((3, 3)), np.empty(3)
+    inverse(body_rotation, body_translation, Rb, pb)
+    inverse(ref_rotation, ref_translation, Rr, pr)
+    Rx, px = np.empty((3, 3)), np.empty(3)
+    Ry, py = np.empty((3, 3)), np.empty(3)
+    Rz, pz = np.empty((3, 3)), np.empty(3)
+    e = np.empty((_LEGS, 6))
+    for i in range(_LEGS):
+        Rf, pf = foot_rotations[i], foot_translations[i]
+        compose(Rb, pb, Rf, pf, Rx, px)
+        mode = modes[i]
+        if mode == 0:
+            compose(Rr, pr, Rf, pf, Ry, py)
+        elif mode == 1:
+            compose(Rr, pr, target_rotations[i], pf, Ry, py)
+        else:
+            compose(Rr, pr, target_rotations[i], target_translations[i], Ry, py)
+        act_inv(Rx, px, Ry, py, Rz, pz)
+        log6(Rz, pz, e[i])
+        for r in range(6):
+            e[i, r] *= gain * w[r]
+    dq = dls_steps(leg_jacobians, legs, e, w, damping2)
+    for i in range(_LEGS):
+        for c in range(_JOINTS):
+            k = _JOINTS * i + c
+            x = q_joints[k] + dq[i, c]
+            if x < q_min[k]:  # np.maximum, then np.minimum (a NaN stays NaN)
+                x = q_min[k]
+            if x > q_max[k]:
+                x = q_max[k]
+            out[k] = x

@@ -1,0 +1,158 @@
+"""Gait timing: the trot's duty factor, step length and speed; the climbing gait's phases."""
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from clamber.exceptions import ConfigError
+from clamber.quadruped.gaits import (
+    TROT_OFFSETS,
+    ClimbGait,
+    ClimbGaitSettings,
+    ClimbPhase,
+    TrotGait,
+    TrotGaitSettings,
+    cubic,
+)
+from clamber.quadruped.model.robot import LEG_NAMES
+
+
+def test_trot_duty_step_and_speed():
+    """Over whole cycles each foot is in stance 60 % of the time, advances 150 mm per
+    cycle and the body moves at 0.15 / 0.7 = 0.214 m/s; diagonal feet share phases."""
+    p = TrotGaitSettings()
+    gait = TrotGait(p)
+    dt = 0.001
+    t = p.start_time + np.arange(0, 4 * p.period, dt)
+    for leg in LEG_NAMES:
+        stance = np.array([gait.phase(tk, leg)[0] for tk in t])
+        assert abs(stance.mean() - p.duty) < 0.01
+        x = np.array([gait.foot(tk, leg)[0] for tk in t[stance]])
+        steps = np.diff(np.unique(np.round(x, 9)))
+        assert np.allclose(steps[1:], p.step, atol=1e-9)
+    for a, b in (("LF", "RR"), ("RF", "LR")):
+        assert TROT_OFFSETS[a] == TROT_OFFSETS[b]
+    assert abs(p.speed - 0.2143) < 1e-3
+    assert np.isclose(gait.body_x(p.start_time + p.period) - gait.body_x(p.start_time), p.step)
+    z = np.array([gait.foot(tk, "LF")[2] for tk in t])
+    assert np.isclose(z.max(), p.height, atol=1e-3)
+    with pytest.raises(ConfigError):
+        TrotGaitSettings(duty=0.4)
+
+
+def _run_gait(gait: ClimbGait, contact_after: float = 1.0, dt: float = 0.02):
+    """Drive the climbing gait with feet where it asks them and joint 4 touching
+    ``contact_after`` seconds into each descent; returns the phases, loads and events."""
+    feet = {leg: pin.SE3(np.eye(3), gait.holds[leg][0]) for leg in LEG_NAMES}
+    log, t = [], 0.0
+    descend_start = None
+    while not gait.done and t < 400:
+        tau4 = np.zeros(4)
+        if gait.phase is ClimbPhase.DESCEND:
+            descend_start = t if descend_start is None else descend_start
+            if t - descend_start >= contact_after:
+                tau4[LEG_NAMES.index(gait.swing_leg)] = 1.0
+        else:
+            descend_start = None
+        ref, events = gait.reference(t, lambda: feet, tau4)
+        for leg, target in ref.foot_targets.items():
+            feet[leg] = target
+        log.append((t, gait.phase, dict(ref.load), ref.body_pose.translation.copy(), events))
+        t += dt
+    return log
+
+
+def test_climbing_gait_one_leg_at_a_time():
+    """Exactly one leg is unloaded at any time (>= 3 carry load), legs swing in order, the
+    descent ends when joint 4's torque departs by the threshold, and the body advances by
+    the stride per cycle in four cubic steps to the footholds' centre."""
+    holds = {leg: [np.array([x, y, 0.0]), np.array([x + 0.22, y, 0.0])]
+             for leg, (x, y) in zip(LEG_NAMES, [(0.2, 0.25), (-0.2, 0.25), (0.2, -0.25),
+                                                 (-0.2, -0.25)], strict=True)}
+    normals = {leg: [np.array([0, 0, 1.0])] * 2 for leg in LEG_NAMES}
+    p = ClimbGaitSettings()
+    gait = ClimbGait(holds, normals, np.eye(3), p)
+    log = _run_gait(gait)
+    assert gait.done
+    assert all(len(load) >= 3 for _, _, load, _, _ in log)
+    events = [e for *_, evs in log for e in evs]
+    assert [e.leg for e in events if e.action == "release"] == list(p.order)
+    assert [e.leg for e in events if e.action == "grasp"] == list(p.order)
+    descents = [b - a for a, b, name, _ in gait.bands if name == "descend"]
+    assert np.allclose(descents, 1.0, atol=0.041)  # within two control cycles
+    body = np.array([b for *_, b, _ in log])
+    assert np.isclose(body[-1][0] - body[0][0], p.stride, atol=1e-9)
+    assert np.isclose(body[-1][2], p.standoff)
+    expected = p.settle_time + p.nominal_cycle_time - 4 * (p.lift_height / p.descend_speed - 1.0)
+    assert abs(log[-1][0] - expected) < 0.5
+    s, ds, dds = cubic(0.5)
+    assert np.isclose(s, 0.5) and np.isclose(ds, 1.5) and np.isclose(dds, 0.0)
+
+
+def test_climbing_gait_moves_the_body_where_the_plan_puts_it():
+    """A body position planned for a swing (``bodies[k]``) replaces the footholds' centre
+    as the target of that swing's body move; swings without one keep the centre. A swing
+    given a higher lift (``lifts[k]``) carries its foot that high above the holds (on the
+    plane, along the normal), and the others the gait's own lift."""
+    holds = {leg: [np.array([x, y, 0.0]), np.array([x + 0.22, y, 0.0])]
+             for leg, (x, y) in zip(LEG_NAMES, [(0.2, 0.25), (-0.2, 0.25), (0.2, -0.25),
+                                                 (-0.2, -0.25)], strict=True)}
+    normals = {leg: [np.array([0, 0, 1.0])] * 2 for leg in LEG_NAMES}
+    p = ClimbGaitSettings()
+    gait = ClimbGait(holds, normals, np.eye(3), p, steps=2)
+    planned = np.array([0.1, 0.03, 0.14])
+    gait.bodies[0] = planned
+    gait.lifts[1] = 0.08
+    heights = {leg: 0.0 for leg in LEG_NAMES}
+    reference = gait.reference
+
+    def spy(t, feet, tau4):
+        ref, events = reference(t, feet, tau4)
+        for leg, target in ref.foot_targets.items():
+            heights[leg] = max(heights[leg], float(target.translation[2]))
+        return ref, events
+
+    gait.reference = spy
+    log = _run_gait(gait)
+    assert gait.done
+    assert heights["LR"] == pytest.approx(p.lift_height)
+    assert heights["LF"] == pytest.approx(0.08)
+    starts = [b for (_, prev, *_), (_, phase, _, b, _) in zip(log, log[1:], strict=False)
+              if phase is ClimbPhase.UNLOAD and prev is not ClimbPhase.UNLOAD]
+    assert len(starts) == 2
+    np.testing.assert_allclose(starts[1], planned, atol=1e-12)
+    centre = np.mean([holds[leg][1 if leg in ("LR", "LF") else 0] for leg in LEG_NAMES],
+                     axis=0) + p.standoff * np.array([0, 0, 1.0])
+    np.testing.assert_allclose(log[-1][3], centre, atol=1e-12)
+
+
+def test_a_descent_on_the_force_rule_ends_when_the_foot_is_pressed_not_on_joint_4():
+    """With ``contact_force`` and the feet's forces given, a descent ignores joint 4's torque
+    (which swings by 1 N m here) and ends in the first cycle in which the force pressing the
+    foot along the hold's normal exceeds its value at the end of the transfer (2 N of
+    lateral load on the foot, not along the normal, then) by ``contact_force``."""
+    holds = {leg: [np.zeros(3), np.array([0.05, 0.0, 0.0])] for leg in LEG_NAMES}
+    normals = {leg: [np.array([0.0, 0.0, 1.0])] * 2 for leg in LEG_NAMES}
+    p = ClimbGaitSettings(contact_force=1.5)
+    gait = ClimbGait(holds, normals, np.eye(3), p, steps=1)
+    feet = {leg: pin.SE3(np.eye(3), holds[leg][0]) for leg in LEG_NAMES}
+    press = {"t": None}
+
+    def forces():
+        f = np.zeros((4, 3))
+        f[:, 0] = 2.0  # lateral load: not along the normal
+        if press["t"] is not None:
+            f[:, 2] = 1.0 * (t - press["t"])  # 1 N/s along the normal
+        return f
+
+    dt, t, grasp_at = 0.02, 0.0, None
+    while t < 40.0 and grasp_at is None:
+        tau4 = np.full(4, np.sin(7.0 * t))
+        _, events = gait.reference(t, lambda: feet, tau4, forces)
+        if gait.phase is ClimbPhase.DESCEND and press["t"] is None:
+            press["t"] = t
+        grasp_at = next((t for e in events if e.action == "grasp"), None)
+        t += dt
+    assert grasp_at is not None
+    pressed = 1.0 * (grasp_at - press["t"])
+    assert 1.5 < pressed <= 1.5 + dt + 1e-9

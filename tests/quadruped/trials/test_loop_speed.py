@@ -1,0 +1,449 @@
+"""The climbing loop's lean code paths give the numbers of the plain code they replace, bit for
+bit: LAPACK solves without NumPy's wrapping, the sole wrenches' moment shift, the failure
+clock's skipped lower bounds, the QP's box bounds and the active-limit test; and the
+compiled EKF (predict and update) those of the plain NumPy filter to round-off."""
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from numpy.linalg import LinAlgError
+
+from clamber.attachment.wrench_limits import WrenchLimits
+from clamber.attachment.wrench_set import WRENCH_SCALE
+from clamber.quadruped.estimation.estimator import LegOdometryEkf, strapdown_step
+from clamber.quadruped.model.kinematics import body_configuration
+from clamber.quadruped.model.robot import LEG_NAMES
+from clamber.quadruped.model.robot_model import RobotModel
+from clamber.quadruped.sim.failure import FailureClock, default_wrench_set
+from clamber.quadruped.sim.grippers import _sole_wrenches
+from clamber.small_linalg import solve, solve_vector
+
+
+def test_small_solves_equal_numpy_solve_bit_for_bit():
+    """On random well- and ill-conditioned systems (single, stacked, matrix and vector right
+    sides) the wrapped LAPACK call returns exactly ``np.linalg.solve``'s numbers; a singular
+    matrix raises LinAlgError as NumPy does."""
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        n = int(rng.integers(2, 13))
+        a = rng.standard_normal((n, n)) * 10.0 ** rng.uniform(-3, 3, (n, 1))
+        b = rng.standard_normal((n, int(rng.integers(1, 16))))
+        assert np.array_equal(solve(a, b), np.linalg.solve(a, b))
+        assert np.array_equal(solve_vector(a, b[:, 0]), np.linalg.solve(a, b[:, 0]))
+        stack = rng.standard_normal((4, 6, 6)) + 3 * np.eye(6)
+        rhs = rng.standard_normal((4, 6, 1))
+        assert np.array_equal(solve(stack, rhs), np.linalg.solve(stack, rhs))
+    with pytest.warns(RuntimeWarning), pytest.raises(LinAlgError):
+        solve(np.zeros((3, 3)), np.ones((3, 1)))
+
+
+def _plain_update(ekf, q_joints, contacts, dt):
+    """The EKF update written plainly (fresh arrays every call, a loop per foot): the
+    reference the cached update must reproduce."""
+    for leg in list(ekf.anchors):
+        if leg not in contacts:
+            del ekf.anchors[leg]
+    rm = ekf.rm
+    pin.framesForwardKinematics(rm.model, rm.data, body_configuration(q_joints))
+    feet = np.array([rm.data.oMf[f].translation for f in rm.foot_ids])
+    prev, ekf._prev_feet = ekf._prev_feet, feet
+    legs = []
+    for leg in contacts:
+        if leg not in ekf.anchors:
+            ekf.anchors[leg] = ekf.p + ekf.R @ feet[LEG_NAMES.index(leg)]
+        else:
+            legs.append(leg)
+    if not legs:
+        return
+    n = len(legs)
+    idx = [LEG_NAMES.index(leg) for leg in legs]
+    z = feet[idx]
+    d_body = (np.array([ekf.anchors[leg] for leg in legs]) - ekf.p) @ ekf.R
+    use_v = dt > 0 and prev is not None
+    m = 3 * n + 3 if use_v else 3 * n
+    H = np.zeros((m, 15))
+    r = np.empty(m)
+    noise = np.full(m, ekf.par.foot_noise**2)
+    Rt = ekf.R.T
+    for k in range(n):
+        x, y, w = d_body[k]
+        H[3 * k:3 * k + 3, 0:3] = -Rt
+        H[3 * k, 7], H[3 * k, 8] = -w, y
+        H[3 * k + 1, 6], H[3 * k + 1, 8] = w, -x
+        H[3 * k + 2, 6], H[3 * k + 2, 7] = -y, x
+    r[:3 * n] = (z - d_body).reshape(-1)
+    if use_v:
+        zm = z.sum(axis=0) / n
+        dz = (zm - prev[idx].sum(axis=0) / n) / dt
+        a = ekf.rate
+        wxz = np.array([a[1] * zm[2] - a[2] * zm[1], a[2] * zm[0] - a[0] * zm[2],
+                        a[0] * zm[1] - a[1] * zm[0]])
+        H[3 * n:, 3:6] = np.eye(3)
+        r[3 * n:] = -(dz + wxz) @ Rt - ekf.v
+        noise[3 * n:] = ekf.par.velocity_noise**2 / n
+    PHt = ekf.P @ H.T
+    S = H @ PHt
+    S.flat[::m + 1] += noise
+    K = np.linalg.solve(S, PHt.T).T
+    dx = K @ r
+    ekf.p += dx[0:3]
+    ekf.v += dx[3:6]
+    ekf.R = ekf.R @ pin.exp3(dx[6:9])
+    ekf.b_a += dx[9:12]
+    ekf.b_g += dx[12:15]
+    KH = K @ H
+    KH.flat[::16] -= 1.0
+    ekf.P = KH @ ekf.P @ KH.T + (K * noise) @ K.T
+    ekf._updates += 1
+    if ekf._updates % 500 == 0:
+        U, _, Vt = np.linalg.svd(ekf.R)
+        ekf.R = U @ Vt
+
+
+def test_compiled_ekf_equals_the_plain_numpy_filter():
+    """Two filters fed the same 600 cycles of IMU readings, joint angles and changing foot
+    contacts (swings, touchdowns, all four feet, none) - one with the compiled predict and
+    update, one with the plain NumPy strapdown step and update - hold the same position,
+    velocity, attitude, biases, covariance and anchors to round-off (relative 1e-10) after
+    every cycle (the re-orthonormalisation included)."""
+    rm = RobotModel()
+    rng = np.random.default_rng(5)
+    q0 = rm.robot.default_joint_angles()
+    R0 = pin.utils.rpyToMatrix(0.1, -0.2, 0.3)
+    fast, plain = (LegOdometryEkf(rm, np.array([0.1, 0.2, 0.3]), R0) for _ in range(2))
+    plain._F, plain._eye3 = np.eye(15), np.eye(3)  # strapdown_step's work arrays
+    schedule = [LEG_NAMES, LEG_NAMES[1:], LEG_NAMES[1:], (), LEG_NAMES[:2], LEG_NAMES]
+    for k in range(600):
+        contacts = tuple(schedule[(k // 37) % len(schedule)])
+        q = q0 + 0.02 * np.sin(0.05 * k + np.arange(20))
+        f = np.array([0.0, 0.0, 9.81]) + rng.normal(0, 0.1, 3)
+        w = rng.normal(0, 0.01, 3)
+        dt = 0.0 if k % 50 == 7 else 0.02
+        if k:
+            fast.predict(f, w, 0.02)
+            plain.rate = strapdown_step(plain, f, w, 0.02)
+            plain.P.flat[::16] += plain._process_noise(0.02)
+        fast.update(q, contacts, dt)
+        _plain_update(plain, q, contacts, dt)
+        for name in ("p", "v", "R", "b_a", "b_g", "P", "rate"):
+            a, b = getattr(fast, name), getattr(plain, name)
+            scale = np.abs(b).max()
+            assert np.allclose(a, b, rtol=0.0, atol=1e-10 * scale), (k, name)
+        assert fast.anchors.keys() == plain.anchors.keys()
+        assert all(np.allclose(fast.anchors[g], plain.anchors[g], rtol=0, atol=1e-12)
+                   for g in fast.anchors)
+
+
+def test_sole_moment_shift_is_the_cross_product():
+    """The moment about the sole, ``tau + r x f``, written with cyclic index shifts equals
+    NumPy's cross product bit for bit; the rotated wrench matches ``R^T`` times it."""
+    rng = np.random.default_rng(2)
+    ext = rng.standard_normal((20, 6)) * 30
+    r = rng.standard_normal((20, 3)) * 0.1
+    Rs = np.array([pin.utils.rpyToMatrix(*rng.uniform(-3, 3, 3)) for _ in range(20)])
+    w = _sole_wrenches(ext.copy(), r, Rs.reshape(20, 9))
+    tau = ext[:, :3] + np.cross(r, ext[:, 3:])
+    assert np.allclose(w[:, 3:], np.einsum("nji,nj->ni", Rs, tau), rtol=0, atol=1e-12)
+    assert np.allclose(w[:, :3], np.einsum("nji,nj->ni", Rs, ext[:, 3:]), rtol=0, atol=1e-12)
+    shifted = ext.copy()
+    f = shifted[:, 3:]
+    shifted[:, :3] += r[:, [1, 2, 0]] * f[:, [2, 0, 1]] - r[:, [2, 0, 1]] * f[:, [1, 2, 0]]
+    assert np.array_equal(shifted[:, :3], tau)
+
+
+def test_settle_skips_only_lower_bounds_that_raise_no_peak(monkeypatch):
+    """Two failure clocks settle the same 300 control periods of five wrenches per gripper
+    (loads rising, falling and rising past earlier peaks, all certified inside the set by
+    the inner polytope), one skipping
+    the lower bounds its sublinearity test rules out, one forming them at every step: their
+    peaks, peak wrenches, gauges and slides are equal bit for bit, and the skip saves most
+    lower bounds."""
+    import clamber.quadruped.sim.failure as failure
+
+    wset = default_wrench_set()
+    rng = np.random.default_rng(9)
+    base = rng.standard_normal((3, 6)) * WRENCH_SCALE
+    base /= wset.upper(base)[:, None]  # on the inner polytope's boundary
+    level = 0.3 + 0.5 * np.abs(np.sin(np.linspace(0, 7, 1500)))
+    walk = base[None] * level[:, None, None] + np.cumsum(
+        rng.standard_normal((1500, 3, 6)) * WRENCH_SCALE * 1e-4, axis=0)
+    rows, factor = np.array([0, 1, 3]), np.ones((3, 6))
+    calls = {"n": 0}
+    lower = failure.WrenchSet.lower
+
+    def counted(self, w):
+        calls["n"] += 1
+        return lower(self, w)
+
+    monkeypatch.setattr(failure.WrenchSet, "lower", counted)
+
+    def drive():
+        clock = FailureClock(4, wset)
+        calls["n"] = 0
+        out = []
+        for period in walk.reshape(300, 5, 3, 6):
+            g = clock.settle(rows, period, factor)
+            assert g is not None
+            out.append((g, clock._peak_lo.copy(), clock._peak_wrench.copy()))
+        return out, clock.peaks(), calls["n"]
+
+    skipping, peaks, n_skipping = drive()
+    monkeypatch.setattr(failure, "_LOWER_MARGIN", np.inf)
+    forming, peaks_all, n_forming = drive()
+    assert all(np.array_equal(a, b) for x, y in zip(skipping, forming, strict=True)
+               for a, b in zip(x, y, strict=True))
+    assert np.array_equal(peaks, peaks_all) and peaks.max() > 0.3
+    assert n_forming > 2 * n_skipping
+
+
+def test_box_bounds_and_active_limits_equal_the_per_gripper_code():
+    """The QP's box bounds written for all grippers at once equal those of a builder whose
+    limits are general polytopes in all but the box test (per-gripper loop), and the active
+    limit test agrees with its plain form, on random loads with swinging grippers."""
+    from clamber.quadruped.control.variants import limits_active
+    from clamber.quadruped.control.wbc_problem import WrenchProblemBuilder
+    from clamber.quadruped.model.statics import StaticsEvaluator
+
+    rm = RobotModel()
+    statics = StaticsEvaluator(rm).evaluate(rm.default_state().q())
+    builder = WrenchProblemBuilder([WrenchLimits.paper_box()] * 4, rm.tau_max)
+    loop = WrenchProblemBuilder([WrenchLimits.paper_box()] * 4, rm.tau_max)
+    loop._box_lower = None
+    rng = np.random.default_rng(4)
+
+    class Solution:
+        pass
+
+    for _ in range(200):
+        load = rng.uniform(0, 1, 4) * (rng.uniform(size=4) > 0.25)
+        a = builder.build(statics, load, np.zeros(24))
+        b = loop.build(statics, load, np.zeros(24))
+        assert np.array_equal(a.lb, b.lb) and np.array_equal(a.ub, b.ub)
+        assert np.array_equal(np.signbit(a.lb), np.signbit(b.lb))
+        sol = Solution()
+        sol.problem = a
+        sol.F = np.where(rng.uniform(size=24) < 0.05, a.ub, 0.5 * (a.lb + a.ub))
+        ctrl = Solution()
+        ctrl.last_solution = sol
+        stance = np.repeat(~a.swing, 6)
+        tol = 1e-6 * (np.abs(a.ub[stance]) + 1.0)
+        plain = bool(np.any(sol.F[stance] >= a.ub[stance] - tol)
+                     or np.any(sol.F[stance] <= a.lb[stance] + tol))
+        assert limits_active(ctrl) == plain
+
+
+def _plain_sole_ik(rm, leg, position, normal, q_start, iterations=100, damping=1e-3):
+    """The planner's sole IK written with NumPy's public functions (the reference)."""
+    from clamber.quadruped.model.robot_model import NV_BASE, leg_slice
+
+    def dls(A, e, d):
+        return A.T @ np.linalg.solve(A @ A.T + d**2 * np.eye(A.shape[0]), e)
+
+    q = np.array(q_start, dtype=float)
+    i = LEG_NAMES.index(leg)
+    sl = leg_slice(leg)
+    cols = slice(NV_BASE + sl.start, NV_BASE + sl.stop)
+    fid = rm.foot_ids[i]
+    n = np.asarray(normal, dtype=float) / np.linalg.norm(normal)
+    eye = np.eye(sl.stop - sl.start)
+    for _ in range(iterations):
+        pin.computeJointJacobians(rm.model, rm.data, body_configuration(q))
+        pin.updateFramePlacements(rm.model, rm.data)
+        M = rm.data.oMf[fid]
+        z = M.rotation[:, 2]
+        ep, er = position - M.translation, np.cross(z, n)
+        if np.linalg.norm(ep) < 1e-7 and np.linalg.norm(er) < 1e-6:
+            break
+        J = pin.getFrameJacobian(rm.model, rm.data, fid, pin.LOCAL_WORLD_ALIGNED)[:, cols]
+        Jp, Jr = J[:3], (np.eye(3) - np.outer(z, z)) @ J[3:]
+        dq1 = dls(Jp, ep, damping)
+        N = eye - np.linalg.pinv(Jp, rcond=1e-6) @ Jp
+        dq = dq1 + N @ dls(Jr @ N, er - Jr @ dq1, 1e-2)
+        q[sl] = np.clip(q[sl] + dq, rm.q_min[sl], rm.q_max[sl])
+    pin.framesForwardKinematics(rm.model, rm.data, body_configuration(q))
+    M = rm.data.oMf[fid]
+    tilt = float(np.arccos(np.clip(M.rotation[:, 2] @ n, -1.0, 1.0)))
+    return q, float(np.linalg.norm(position - M.translation)), tilt
+
+
+def test_planner_sole_ik_equals_its_plain_form():
+    """The planner's sole IK (unwrapped solves, pseudo-inverse and cross products) returns
+    the joint angles, position error and tilt of the same iteration written with NumPy's
+    public functions, bit for bit, for reachable and unreachable targets of every leg."""
+    from clamber.quadruped.planning.stance import sole_ik
+
+    rm = RobotModel()
+    rng = np.random.default_rng(0)
+    q0 = rm.robot.default_joint_angles()
+    pin.framesForwardKinematics(rm.model, rm.data, body_configuration(q0))
+    feet = [rm.data.oMf[f].translation.copy() for f in rm.foot_ids]
+    for k in range(12):
+        leg = LEG_NAMES[k % 4]
+        p = feet[k % 4] + rng.normal(0, 0.3 if k % 3 == 0 else 0.04, 3)
+        n = rng.normal(size=3) + np.array([0.0, 0.0, 3.0])
+        q, e, t = sole_ik(rm, leg, p, n, q0, iterations=40)
+        q_ref, e_ref, t_ref = _plain_sole_ik(rm, leg, p, n, q0, iterations=40)
+        assert np.array_equal(q, q_ref) and e == e_ref and t == t_ref
+
+
+def test_sole_wrenches_equal_the_fancy_indexed_shift_bit_for_bit():
+    """:func:`_sole_wrenches` (moment shift through ``take``) returns exactly the numbers of
+    the shift written with fancy indexing and the same rotation, on random wrenches."""
+    rng = np.random.default_rng(5)
+    for n in (1, 4, 20):
+        ext = rng.standard_normal((n, 6)) * 30
+        r = rng.standard_normal((n, 3)) * 0.1
+        Rs = np.array([pin.utils.rpyToMatrix(*rng.uniform(-3, 3, 3)) for _ in range(n)])
+        plain = ext.copy()
+        f = plain[:, 3:]
+        plain[:, :3] += r[:, [1, 2, 0]] * f[:, [2, 0, 1]] - r[:, [2, 0, 1]] * f[:, [1, 2, 0]]
+        plain = (plain.reshape(-1, 2, 1, 3) @ Rs.reshape(-1, 1, 3, 3)).reshape(-1, 6)
+        plain = plain[:, [3, 4, 5, 0, 1, 2]]
+        assert np.array_equal(_sole_wrenches(ext.copy(), r, Rs.reshape(n, 9)), plain)
+
+
+def test_simulator_reads_through_cached_views_equal_fresh_reads(wall_sim, hold_still):
+    """After physics steps and after a state restore, the simulator's readings (body pose,
+    encoders, IMU truth, joint-4 torques, the recorded gripper data) are exactly what reading
+    MjData's arrays afresh gives."""
+    import mujoco
+
+    from clamber.quadruped.sim.simulator import GRAVITY_VECTOR
+
+    sim, layout, _ = wall_sim
+    for leg in LEG_NAMES:
+        sim.grippers.attach(leg, layout.holds[leg][0])
+    saved = np.empty(mujoco.mj_stateSize(sim.model, mujoco.mjtState.mjSTATE_INTEGRATION))
+    for k in range(30):
+        v0, q0 = sim.data.qvel[:3].copy(), sim.data.qpos[3:7].copy()
+        sim.step(hold_still(sim))
+        if k == 10:
+            mujoco.mj_getState(sim.model, sim.data, saved, mujoco.mjtState.mjSTATE_INTEGRATION)
+        if k == 20:
+            mujoco.mj_setState(sim.model, sim.data, saved, mujoco.mjtState.mjSTATE_INTEGRATION)
+            mujoco.mj_forward(sim.model, sim.data)
+        d = sim.data
+        R = d.xmat[sim.body_id].reshape(3, 3)
+        p, Rb = sim.body_pose()
+        assert np.array_equal(p, d.qpos[:3]) and np.array_equal(Rb, R)
+        q, dq = sim.joints()
+        assert np.array_equal(q, d.qpos[sim.qadr]) and np.array_equal(dq, d.qvel[sim.vadr])
+        f, w = sim.imu_truth()
+        assert np.array_equal(f, R.T @ ((d.qvel[:3] - v0) / sim.dt - GRAVITY_VECTOR))
+        rate = np.empty(3)
+        mujoco.mju_subQuat(rate, d.qpos[3:7], q0)
+        assert np.array_equal(w, rate / sim.dt)
+        assert np.array_equal(sim.joint4_torques(), d.actuator_force[3::5])
+        sim.grippers.begin_cycle(1)
+        sim.grippers.record_step(0)
+        ext, com, pos, mat = sim.grippers._cycle
+        assert np.array_equal(ext[0], d.cfrc_ext) and np.array_equal(com[0], d.subtree_com)
+        assert np.array_equal(pos[0], d.site_xpos) and np.array_equal(mat[0], d.site_xmat)
+
+
+def test_servo_command_checks_and_numbers_equal_the_plain_apply(wall_sim):
+    """The servos' one-buffer command path writes exactly the plain goals and force ranges,
+    and a non-finite or misshapen vector raises the error naming that vector."""
+    from clamber.exceptions import ConfigError
+    from clamber.quadruped.control.controllers import JointCommand
+
+    sim = wall_sim[0]
+    servos, m, d = sim.servos, sim.model, sim.data
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        cmd = JointCommand(rng.uniform(-1, 1, 20), rng.uniform(-2, 2, 20),
+                           rng.uniform(-0.5, 3, 20))
+        servos.apply(m, d, cmd)
+        lim = np.minimum(np.maximum(cmd.current_limit, 0.0) / servos.current_per_torque,
+                         servos.tau_max)
+        assert np.array_equal(d.ctrl, cmd.position + cmd.torque / servos.kp)
+        assert np.array_equal(m.actuator_forcerange[:, 0], -lim)
+        assert np.array_equal(m.actuator_forcerange[:, 1], lim)
+    for k, name in enumerate(("position", "torque", "current_limit")):
+        vectors = [np.zeros(20), np.zeros(20), np.ones(20)]
+        vectors[k] = vectors[k].copy()
+        vectors[k][3] = np.nan
+        with pytest.raises(ConfigError, match=f"command {name} must"):
+            servos.apply(m, d, JointCommand(*vectors))
+        vectors[k] = np.zeros(19)
+        with pytest.raises(ConfigError, match=f"command {name} must"):
+            servos.apply(m, d, JointCommand(*vectors))
+
+
+def test_imu_random_walk_scales_equal_the_per_call_formula():
+    """The IMU's cached random-walk scales give exactly the readings and biases of scaling by
+    ``sqrt(dt)`` on every call, also when ``dt`` changes between calls."""
+    from clamber.quadruped.estimation.estimator import SimulatedImu
+
+    fast, plain = SimulatedImu(seed=3), SimulatedImu(seed=3)
+    s = plain.spec
+    rng = np.random.default_rng(1)
+    for dt in [0.02] * 50 + [0.005] * 20 + [0.02] * 10:
+        f, w = rng.standard_normal(3), rng.standard_normal(3)
+        a = fast.measure(f, w, dt)
+        e = plain.rng.standard_normal(12)
+        plain.b_a += e[0:3] * (s.accel_walk * np.sqrt(dt))
+        plain.b_g += e[3:6] * (s.gyro_walk * np.sqrt(dt))
+        b = (f + plain.b_a + e[6:9] * s.accel_noise, w + plain.b_g + e[9:12] * s.gyro_noise)
+        assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+        assert np.array_equal(fast.b_a, plain.b_a) and np.array_equal(fast.b_g, plain.b_g)
+
+
+def _climb_state(settings, islands: bool):
+    """Final MuJoCo state, result and gripper events of a short climb, with MuJoCo's island
+    search switched on or (the scenes' setting) off."""
+    import mujoco
+
+    from clamber.quadruped.trials.climb import ClimbTrial
+
+    trial = ClimbTrial(settings, 0)
+    opt = trial.sim.model.opt
+    flag = int(mujoco.mjtDisableBit.mjDSBL_ISLAND)
+    assert opt.disableflags & flag, "the climbing scene searches for islands"
+    if islands:
+        opt.disableflags &= ~flag
+    result, _ = trial.run()
+    m, d = trial.sim.model, trial.sim.data
+    state = np.empty(mujoco.mj_stateSize(m, mujoco.mjtState.mjSTATE_FULLPHYSICS))
+    mujoco.mj_getState(m, d, state, mujoco.mjtState.mjSTATE_FULLPHYSICS)
+    fields = {k: v for k, v in result.to_dict().items() if "wall" not in k and "setup" not in k}
+    return state, fields, repr(trial.sim.grippers.events), trial.samples.array()
+
+
+@pytest.mark.parametrize("scenario, rigid", [("push90", False), ("wall90", True)])
+def test_no_island_search_gives_the_island_solvers_numbers(scenario, rigid):
+    """A climb with MuJoCo's island search off (one robot: one island) ends in exactly the
+    state, result, gripper events and metric samples of the same climb with it on: through
+    a release, the push and reloading (compliant soles), and through a gripper breaking off
+    and its rerun period (rigid soles)."""
+    from dataclasses import replace
+
+    from clamber.experiments.quadruped_scenarios import scenario_settings
+
+    settings = replace(scenario_settings(scenario, controller="qwbc"), time_limit=7.0)
+    if rigid:
+        settings = replace(settings, sole=None)
+    off, on = _climb_state(settings, False), _climb_state(settings, True)
+    assert np.array_equal(off[0], on[0])
+    assert off[1] == on[1] and off[2] == on[2]
+    assert np.array_equal(off[3], on[3], equal_nan=True)
+    if rigid:
+        assert off[1]["failure"] == "gripper_broke"
+
+
+def test_every_quadruped_scene_skips_the_island_search(wall_sim):
+    """The climbing and ground scenes, and the robot spec the rock scene starts from, all
+    switch MuJoCo's island search off."""
+    import mujoco
+
+    from clamber.quadruped.model.robot import Marcbot
+    from clamber.quadruped.sim.scene import ground_scene, robot_spec
+    from clamber.quadruped.sim.servos import ServoBank
+    from clamber.quadruped.sim.world import ground_terrain
+
+    flag = int(mujoco.mjtDisableBit.mjDSBL_ISLAND)
+    robot = Marcbot()
+    ground = ground_scene(robot, ground_terrain("flat"), ServoBank(robot))
+    spec = robot_spec(robot, ServoBank(robot)).compile()
+    for model in (wall_sim[0].model, ground, spec):
+        assert model.opt.disableflags & flag
