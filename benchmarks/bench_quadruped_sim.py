@@ -21,7 +21,8 @@ at 90 deg, per controller on the plane wall (one gait cycle) and Q-WBC on rock w
 winch (0.5 m), each climb in a fresh process; ``--baseline DIR`` runs every climb also
 with the clamber of another checkout, alternating (each checkout first runs a short
 warm-up climb per kind and controller, untimed, so no timed loop compiles kernels), and
-reports the speed-up (``--quick``:
+reports the speed-up per climb and the smallest median speed-up over the kinds and
+controllers as ``speed_ratio_min`` (``--quick``:
 seed 0 only, else seeds 0 and 1; ``--repeat N`` runs each climb N times, medians;
 ``--kinds plane`` or ``rock`` picks the walls; ``--cycles N`` climbs N gait cycles on the
 plane wall, e.g. the comparison's five; every climb's fingerprint tells whether the two
@@ -54,10 +55,6 @@ import time  # noqa: E402
 import mujoco  # noqa: E402
 import numpy as np  # noqa: E402
 
-from clamber.experiments.quadruped_comparison import run_comparison  # noqa: E402
-from clamber.experiments.quadruped_scenarios import SCENARIOS  # noqa: E402
-from clamber.experiments.quadruped_tuning import TuningSettings  # noqa: E402
-from clamber.parallel.factory import make_evaluator  # noqa: E402
 from clamber.quadruped.gaits import ClimbGaitSettings  # noqa: E402
 from clamber.quadruped.sim.grippers import GripperBank  # noqa: E402
 from clamber.quadruped.trials.climb import ClimbSettings, ClimbTrial, run_climb  # noqa: E402
@@ -155,7 +152,8 @@ def fingerprint(trial: ClimbTrial, result) -> str:
     state = np.empty(mujoco.mj_stateSize(m, mujoco.mjtState.mjSTATE_FULLPHYSICS))
     mujoco.mj_getState(m, d, state, mujoco.mjtState.mjSTATE_FULLPHYSICS)
     ekf, g = trial.ekf, trial.sim.grippers
-    for a in (state, ekf.p, ekf.v, ekf.R, ekf.b_a, ekf.b_g, ekf.P, trial.samples.array(),
+    kept = [getattr(ekf, name) for name in ("p", "v", "R", "b_a", "b_g", "P") if hasattr(ekf, name)]
+    for a in (state, *kept, trial.samples.array(),
               g.gauges, np.array(sorted(g.peak_loads().items()), dtype=object).astype(str)):
         h.update(np.ascontiguousarray(a).tobytes())
     h.update(repr(g.events).encode())
@@ -297,6 +295,10 @@ def side_by_side(baseline: str | None, quick: bool, repeat: int = 1,
         print(json.dumps(row))
     out: dict = {"climbs": rows}
     if baseline:
+        out["speed_ratio_min"] = min(
+            float(np.median([r["speedup"] for r in rows
+                             if (r["kind"], r["controller"]) == key]))
+            for key in {(r["kind"], r["controller"]) for r in rows})
         out["all_identical"] = all(r["identical"] for r in rows)
         out["all_same_printed"] = all(r["same_printed"] for r in rows)
         out["max_relative_difference"] = max(r["max_relative_difference"] for r in rows)
@@ -513,6 +515,11 @@ def main() -> None:
     for kind in ("realtime", "cpu_time"):
         out[f"climb_qwbc_{kind}_factor_side_by_side"] = {
             k: v[f"climb_qwbc_{kind}_factor_median"] for k, v in side.items()}
+    from clamber.experiments.quadruped_comparison import run_comparison
+    from clamber.experiments.quadruped_scenarios import SCENARIOS
+    from clamber.experiments.quadruped_tuning import TuningSettings
+    from clamber.parallel.factory import make_evaluator
+
     trials = 1 if args.quick else 20
     tuning = None if args.quick else TuningSettings()
     t0 = time.perf_counter()
