@@ -125,6 +125,20 @@ def _stored_config(run_dir: str | Path, kind: str) -> dict[str, Any]:
     return RunStore.read_config(run_dir, kind)
 
 
+def _from_stored(run_dir: str | Path, build, stored: dict[str, Any]):
+    """``build(stored)``; a stored configuration that does not fit (a missing key, a value
+    of the wrong type or range) is one FileFormatError naming the run's config."""
+    from clamber.exceptions import FileFormatError
+    from clamber.storage.runs import STORE_NAME
+
+    try:
+        return build(stored)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        what = f"missing key {e}" if isinstance(e, KeyError) else str(e)
+        raise FileFormatError(f"{Path(run_dir) / STORE_NAME}: table meta, key 'config': "
+                              f"{what}") from None
+
+
 def _fitness_from_dict(d: dict[str, Any]):
     from clamber.experiments.fitness import FitnessSettings
     from clamber.jumper.settings import OptimizationSettings
@@ -150,12 +164,15 @@ def codesign_config(args: argparse.Namespace):
 
     base = CodesignSettings()
     if args.resume:
+        from clamber import _validate as check
+
         stored = _stored_config(args.resume, "codesign")
-        base = CodesignSettings(generations=stored["generations"], popsize=stored["popsize"],
-                              sigma0=stored["sigma0"], seed=stored["seed"],
-                              fitness=_fitness_from_dict(stored["fitness"]),
-                              cma_options={k: float(v) for k, v
-                                           in stored.get("cma_options", {}).items()})
+        base = _from_stored(args.resume, lambda stored: CodesignSettings(
+            generations=stored["generations"], popsize=stored["popsize"],
+            sigma0=stored["sigma0"], seed=stored["seed"],
+            fitness=_fitness_from_dict(stored["fitness"]),
+            cma_options={k: check.number("cma_options", k, v)
+                         for k, v in stored.get("cma_options", {}).items()}), stored)
     fitness = base.fitness
     if args.fitness is not None or args.torque_limit is not None or args.settings:
         settings = fitness.settings
@@ -294,8 +311,9 @@ def sweep_command(args: argparse.Namespace) -> dict[str, Any]:
 
     if args.resume:
         stored = _stored_config(args.resume, "sweep")
-        base = SweepSettings(samples=stored["samples"], seed=stored["seed"],
-                           fitness=_fitness_from_dict(stored["fitness"]))
+        base = _from_stored(args.resume, lambda stored: SweepSettings(
+            samples=stored["samples"], seed=stored["seed"],
+            fitness=_fitness_from_dict(stored["fitness"])), stored)
     else:
         base = SweepSettings()
     config = SweepSettings(samples=base.samples if args.samples is None else args.samples,

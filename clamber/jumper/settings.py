@@ -160,9 +160,16 @@ class OptimizationSettings:
                                   "must be True or False")
         if self.backend not in BACKENDS:
             raise ConfigError(f"settings.backend = {self.backend!r}; allowed: {BACKENDS}")
-        lo, hi = tuple(self.phase_duration_min), tuple(self.phase_duration_max)
-        if len(lo) != 5 or len(hi) != 5:
-            raise ConfigError("phase_duration_min/max need one entry per phase (5)")
+        bounds = []
+        for name in ("phase_duration_min", "phase_duration_max"):
+            value = getattr(self, name)
+            if isinstance(value, str | bytes | dict) or not hasattr(value, "__len__") \
+                    or len(value) != 5:
+                raise ConfigError(f"settings.{name} = {value!r}: must be a list of 5 "
+                                  "durations [s], one per phase")
+            bounds.append(tuple(check.number("settings", f"{name}[{i}]", x)
+                                for i, x in enumerate(value)))
+        lo, hi = bounds
         for i, (a, b) in enumerate(zip(lo, hi, strict=True), start=1):
             if not (0 < a < b) or not math.isfinite(b):
                 raise ConfigError(
@@ -201,6 +208,8 @@ class OptimizationSettings:
 
     @classmethod
     def from_dict(cls, d: dict) -> OptimizationSettings:
+        if not isinstance(d, dict):
+            raise ConfigError(f"settings = {d!r}: must be a table of settings")
         allowed = {f.name for f in fields(cls)}
         unknown = set(d) - allowed
         if unknown:
@@ -212,7 +221,7 @@ class OptimizationSettings:
             if key in d and isinstance(d[key], dict):
                 d[key] = SafeRegion.from_dict(d[key])
         for key in ("phase_duration_min", "phase_duration_max"):
-            if key in d:
+            if isinstance(d.get(key), list):
                 d[key] = tuple(d[key])
         return cls(**d)
 
@@ -241,6 +250,9 @@ def check_safe_region(what: str, region: SafeRegion, force_margin: float) -> Non
     force and IPOPT searching until its budget runs out."""
     import numpy as np
 
+    if not isinstance(region, SafeRegion):
+        raise ConfigError(f"{what} = {region!r}: must be a safe region (a table of A and b "
+                          "or of angle_deg and max_load_n)")
     A, b = np.asarray(region.A, dtype=float), np.asarray(region.b, dtype=float)
     norms = np.linalg.norm(A, axis=1)
     if np.any(norms == 0):

@@ -5,12 +5,14 @@ operating system drops it when the process ends, however it ends, so a run kille
 ``kill -9`` leaves nothing stale behind and can be resumed at once; a second process
 that opens the same run while the first is alive is refused at start instead of
 writing the same files. The file holds the owner's process id and host, for the message.
+It is opened without following links (:func:`open_no_follow`).
 """
 
 from __future__ import annotations
 
 import os
 import socket
+import stat
 from pathlib import Path
 
 from clamber.exceptions import ConfigError
@@ -45,6 +47,26 @@ except ImportError:  # Windows
         msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
 
 
+def open_no_follow(path: Path, flags: int, mode: int = 0o644) -> int:
+    """``os.open`` that never follows a link at ``path`` (``O_NOFOLLOW``; where the system
+    lacks it, a link found first is refused) and only opens a regular file; a ConfigError
+    names the path otherwise. A link planted in a run folder would make clamber write, as
+    the user, over whatever file it points to."""
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
+    if not nofollow and os.path.islink(path):
+        raise ConfigError(f"{path} is a link; clamber never writes through links")
+    try:
+        fd = os.open(path, flags | nofollow, mode)
+    except OSError as e:
+        if os.path.islink(path):
+            raise ConfigError(f"{path} is a link; clamber never writes through links") from None
+        raise ConfigError(f"{path}: cannot open ({e.strerror})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ConfigError(f"{path} is not a regular file")
+    return fd
+
+
 class RunLock:
     """The exclusive lock of one run directory; :meth:`acquire` it, then :meth:`release`."""
 
@@ -55,7 +77,7 @@ class RunLock:
 
     def acquire(self) -> RunLock:
         """Take the lock, or raise ConfigError naming the process that holds it."""
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = open_no_follow(self.path, os.O_RDWR | os.O_CREAT)
         if not _try_lock(fd):
             try:
                 owner = os.read(fd, 200).decode("utf-8", "replace").strip() or "unknown"

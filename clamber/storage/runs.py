@@ -14,6 +14,12 @@ Rules (every writer obeys them; resume depends on them):
 * A store remembers the kind of run, the format version and the run's configuration;
   opening it with another kind, version or configuration is an error, never a restart.
 * One process at a time: an open store holds the directory's lock (:mod:`.lock`).
+* The record is data, never code: a database whose schema is not exactly the one below
+  (a trigger, a view, another table or column) is refused before anything is read or
+  written, and every field of every row is checked when it is read; an error names the
+  table, the row and the field.
+* Nothing is written through a link: a run folder holding a symbolic link is refused
+  when a store is created or opened, and the lock file is opened without following one.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from __future__ import annotations
 import enum
 import json
 import math
+import os
 import sqlite3
 import time
 from collections.abc import Iterable
@@ -28,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
 from typing import Any, Protocol
 
+from clamber import _validate as check
 from clamber.exceptions import ConfigError, FileFormatError
 from clamber.storage.lock import RunLock
 
@@ -127,14 +135,42 @@ class CandidateTrial:
 
     @classmethod
     def from_json(cls, text: str) -> CandidateTrial:
+        """The record :meth:`to_json` wrote; every field's type is checked (FileFormatError
+        naming the field)."""
         d = json.loads(text)
-        d["state"] = TrialState(d["state"])
+        if not isinstance(d, dict):
+            raise FileFormatError("must be a JSON object")
+        names = set(cls.__dataclass_fields__)
+        required = names - {"guess", "trajectory", "error", "info"}
+        if missing := sorted(required - set(d)):
+            raise FileFormatError(f"missing fields {missing}")
+        if extra := sorted(set(d) - names):
+            raise FileFormatError(f"unknown fields {extra}")
+        for k in ("generation", "index", "attempts"):
+            _field(k, d[k], lambda x, k=k: check.integer("", k, x, low=0))
+        d["state"] = _field("state", d["state"], TrialState)
         for k in ("fitness", "speed_mps", "solve_time_s", "wall_time_s"):
-            d[k] = float("nan") if d[k] is None else float(d[k])
+            d[k] = math.nan if d[k] is None else _field(k, d[k],
+                                                         lambda x, k=k: check.number("", k, x))
         for k in ("params", "lengths", "masses"):
-            d[k] = tuple(d[k])
+            d[k] = tuple(_field(k, d[k], lambda x, k=k: check.finite_array("", k, x, (None,))
+                                .tolist()))
+        for k in ("status", "guess", "trajectory", "error"):
+            if not isinstance(d.get(k, ""), str):
+                raise FileFormatError(f"field {k!r} = {d[k]!r}: must be a string")
+        if not isinstance(d.get("info", {}), dict):
+            raise FileFormatError(f"field 'info' = {d['info']!r}: must be an object")
         check_relative_path(d.get("trajectory", ""), "trajectory")
         return cls(**d)
+
+
+def _field(name: str, value: Any, parse: Any) -> Any:
+    """``parse(value)``, its error (any ValueError or TypeError) re-raised as a
+    FileFormatError naming the field."""
+    try:
+        return parse(value)
+    except (ValueError, TypeError) as e:
+        raise FileFormatError(f"field {name!r}: {e}") from None
 
 
 
@@ -182,7 +218,7 @@ class RunStore:
     @classmethod
     def exists(cls, run_dir: str | Path) -> bool:
         """Whether ``run_dir`` already holds a run record."""
-        return (Path(run_dir) / STORE_NAME).exists()
+        return os.path.lexists(Path(run_dir) / STORE_NAME)
 
     @classmethod
     def create(cls, run_dir: str | Path, kind: str, config: dict[str, Any],
@@ -194,6 +230,7 @@ class RunStore:
                 f"{run_dir} already holds a run; resume it or choose another directory"
             )
         run_dir.mkdir(parents=True, exist_ok=True)
+        refuse_links(run_dir)
         lock = RunLock(run_dir).acquire()
         try:
             if cls.exists(run_dir):  # created by another process since the check above
@@ -214,6 +251,8 @@ class RunStore:
     @classmethod
     def _connect(cls, run_dir: Path, kind: str) -> tuple[sqlite3.Connection, dict[str, str]]:
         path = run_dir / STORE_NAME
+        if os.path.islink(path):
+            raise ConfigError(f"{path} is a link; clamber never reads a run through links")
         if not path.exists():
             raise ConfigError(f"{run_dir} holds no run record ({STORE_NAME}) to resume")
         try:
@@ -221,22 +260,29 @@ class RunStore:
         except sqlite3.Error as e:
             raise FileFormatError(f"{path} cannot be opened ({e})") from None
         try:
-            meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+            db.execute("PRAGMA trusted_schema = OFF")
+            meta = {}
+            for key, value in db.execute("SELECT key, value FROM meta").fetchall():
+                if not isinstance(value, str):
+                    raise FileFormatError(f"{path}: table meta, key {key!r}: the value "
+                                          "must be text")
+                meta[key] = value
             version = meta.get("format_version")
             if version != str(FORMAT_VERSION):
                 hint = (" (version 1 stores could hold a pickled optimizer, which is never read; "
                         "start a new run)" if version == "1" else "")
                 raise FileFormatError(f"{path} has format version {version!r}; this clamber "
                                       f"reads version {FORMAT_VERSION}{hint}")
-            db.execute("SELECT count(*) FROM trials").fetchone()
-            db.execute("SELECT count(*) FROM generations").fetchone()
-            json.loads(meta["config"])
-        except (sqlite3.DatabaseError, KeyError, json.JSONDecodeError) as e:
-            db.close()
-            raise FileFormatError(f"{path} is not a readable clamber run record ({e})") from None
+            check_schema(db, path)
+            if not isinstance(json.loads(meta["config"]), dict):
+                raise FileFormatError(f"{path}: table meta, key 'config': must be a JSON "
+                                      "object")
         except FileFormatError:
             db.close()
             raise
+        except (sqlite3.DatabaseError, KeyError, ValueError) as e:
+            db.close()
+            raise FileFormatError(f"{path} is not a readable clamber run record ({e})") from None
         if meta.get("kind") != kind:
             db.close()
             raise ConfigError(f"{run_dir} holds a {meta.get('kind')!r} run, not a {kind!r} run")
@@ -256,6 +302,7 @@ class RunStore:
         run_dir = Path(run_dir)
         if not (run_dir / STORE_NAME).exists():
             raise ConfigError(f"{run_dir} holds no run record ({STORE_NAME}) to resume")
+        refuse_links(run_dir)
         lock = RunLock(run_dir).acquire()
         try:
             db, meta = cls._connect(run_dir, kind)
@@ -308,17 +355,29 @@ class RunStore:
 
     def trials(self, generation: int | None = None) -> list[StoredTrial]:
         """Finished trials in (generation, index) order, all or of one generation."""
-        sql, args = "SELECT record FROM trials", ()
+        sql, args = "SELECT generation, idx, state, record FROM trials", ()
         if generation is not None:
             sql, args = sql + " WHERE generation = ?", (generation,)
+        where = self.run_dir / STORE_NAME
         try:
             rows = self._db.execute(sql + " ORDER BY generation, idx", args).fetchall()
-            return [self.record_type.from_json(r[0]) for r in rows]
         except sqlite3.DatabaseError as e:  # corrupt pages, undecodable text
-            raise FileFormatError(f"{self.run_dir / STORE_NAME}: the trials table is "
-                                  f"corrupt ({e})") from None
-        except (ValueError, KeyError, TypeError, FileFormatError) as e:
-            raise FileFormatError(f"a trial record in {self.run_dir} is malformed ({e})") from None
+            raise FileFormatError(f"{where}: the trials table is corrupt ({e})") from None
+        out = []
+        for group, index, state, text in rows:
+            row = f"{where}: table trials, row ({group!r}, {index!r})"
+            if not isinstance(text, str):
+                raise FileFormatError(f"{row}: field record is not text")
+            try:
+                trial = self.record_type.from_json(text)
+            except (ValueError, KeyError, TypeError, IndexError, AttributeError,
+                    FileFormatError) as e:
+                raise FileFormatError(f"{row}: record is malformed ({e})") from None
+            if trial.slot != (group, index) or trial.state.value != state:
+                raise FileFormatError(f"{row}: the record's slot {trial.slot} or state "
+                                      f"{trial.state.value!r} differs from its row's")
+            out.append(trial)
+        return out
 
     def path(self, relative: str) -> Path:
         """A path from a record, inside the run directory (FileFormatError otherwise,
@@ -344,15 +403,70 @@ class RunStore:
 
     def generation_summaries(self) -> list[dict[str, Any]]:
         """The summaries of the finished generations, in order (0, 1, ... without gaps)."""
+        where = self.run_dir / STORE_NAME
         rows = self._db.execute(
             "SELECT generation, summary FROM generations ORDER BY generation").fetchall()
         if [r[0] for r in rows] != list(range(len(rows))):
-            raise FileFormatError(f"{self.run_dir}: the generation summaries have gaps")
-        try:
-            return [json.loads(r[1]) for r in rows]
-        except json.JSONDecodeError as e:
-            raise FileFormatError(
-                f"{self.run_dir}: a generation summary is malformed ({e})") from None
+            raise FileFormatError(f"{where}: table generations: the generation numbers "
+                                  "have gaps")
+        out = []
+        for generation, text in rows:
+            try:
+                summary = json.loads(text) if isinstance(text, str) else None
+            except ValueError:
+                summary = None
+            if not isinstance(summary, dict):
+                raise FileFormatError(f"{where}: table generations, row {generation}: "
+                                      "field summary is not a JSON object")
+            out.append(summary)
+        return out
+
+
+def _table_shapes(db: sqlite3.Connection) -> dict[tuple[str, str], list[tuple]]:
+    """Every schema object ``(type, name)`` (SQLite's own internal indexes left out) with
+    its columns' name, declared type, not-null flag and key position."""
+    out = {}
+    for kind, name in db.execute("SELECT type, name FROM sqlite_master").fetchall():
+        if kind == "index" and str(name).startswith("sqlite_autoindex_"):
+            continue
+        cols = ([tuple(r[1:4]) + (r[5],) for r in db.execute(
+            f"PRAGMA table_info({json.dumps(str(name))})")] if kind == "table" else [])
+        out[(kind, name)] = cols
+    return out
+
+
+def check_schema(db: sqlite3.Connection, path: Path) -> None:
+    """FileFormatError unless the database holds exactly this format's tables and columns:
+    no trigger (it would run on clamber's own inserts), view, index or other table."""
+    db.execute("PRAGMA trusted_schema = OFF")
+    expected_db = sqlite3.connect(":memory:")
+    expected_db.executescript(_SCHEMA)
+    expected = _table_shapes(expected_db)
+    expected_db.close()
+    found = _table_shapes(db)
+    if found != expected:
+        extra = sorted(f"{k} {n}" for k, n in set(found) - set(expected))
+        missing = sorted(f"{k} {n}" for k, n in set(expected) - set(found))
+        changed = sorted(n for (k, n) in set(found) & set(expected)
+                         if found[(k, n)] != expected[(k, n)])
+        parts = ([f"unexpected {', '.join(extra)}"] if extra else []) + (
+            [f"missing {', '.join(missing)}"] if missing else []) + (
+            [f"other columns in {', '.join(changed)}"] if changed else [])
+        raise FileFormatError(f"{path}: not a clamber run record's schema ("
+                              f"{'; '.join(parts)}); a run record holds data only")
+
+
+def refuse_links(run_dir: Path) -> None:
+    """FileFormatError if anything inside ``run_dir`` (or ``run_dir`` itself) is a
+    symbolic link: a run writes into its folder and must never write through one."""
+    if os.path.islink(run_dir):
+        raise FileFormatError(f"{run_dir} is a link; clamber never writes through links")
+    for folder, dirs, files in os.walk(run_dir):
+        for name in dirs + files:
+            if os.path.islink(os.path.join(folder, name)):
+                raise FileFormatError(
+                    f"{os.path.join(folder, name)} is a link (it could lead out of the run "
+                    "directory); clamber never writes through links")
 
 
 def best_trial(trials: Iterable[CandidateTrial]) -> CandidateTrial | None:
