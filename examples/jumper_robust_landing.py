@@ -5,7 +5,7 @@ ready for the next jump in 1; hand tuning (a longer phase 4 among other changes)
 to 25 of 30 at a lower speed. This example optimizes the nominal robot twice -- with the
 default settings and with ``optimize --robust`` (phase 4 of at least 100 ms) -- and runs
 the same seeded Monte-Carlo study in the calibrated simulator on the default optimum open
-loop and on the robust optimum with closed-loop catching (docs/landing.md, section 5).
+loop and on the robust optimum with closed-loop catching (docs/results/jumper_landing.md).
 
     python examples/jumper_robust_landing.py [--trials 200] [--quick]
 """
