@@ -30,7 +30,7 @@ physical estimates:
 The score is the sum of squared binomial z-scores of the three rates; each grid point is
 played on the same seeded trials (common random numbers), so the comparison between
 points is not blurred by sampling. Neighbouring points score within sampling noise of the
-best, so the calibration picks a region, not a point (docs/landing.md).
+best, so the calibration picks a region, not a point (docs/results/jumper_landing.md).
 """
 
 from __future__ import annotations

@@ -423,7 +423,7 @@ def _nearest(solved: list[tuple[np.ndarray, TrajectorySolution]],
 
     Measured against the best trajectory so far as the warm start, on two CMA-like
     generations of 9 around the nominal robot: 754 instead of 894 IPOPT iterations
-    (see docs/trajopt_backends.md).
+    (see docs/results/jumper_codesign.md).
     """
     if not solved:
         return None

@@ -40,7 +40,7 @@ def fitness_settings() -> OptimizationSettings:
     Sobol morphologies warm-started from the nominal robot, 1.55x less CPU time for the
     coarse solve than IPOPT's defaults, to optima as good (mean speed 0.4935 against
     0.4934 m/s, 11 of 16 the same, 2 higher, 3 lower by at most 0.2 %); see
-    docs/trajopt_backends.md, "Co-design throughput".
+    docs/results/jumper_codesign.md, "Throughput".
     """
     return OptimizationSettings(tolerance=FITNESS_TOLERANCE, mumps_scaling=0,
                                 fast_step_computation=True)
@@ -82,7 +82,7 @@ class FitnessSettings:
     fallback), start 1 the designed bounding motion, later ones the paper's random guess
     seeded by (generation, index, start). The best converged start scores the candidate;
     the co-design runs the starts of all candidates as separate tasks, so a cluster wider
-    than the population helps (the landscape is multimodal: JUMPER-NOTES)."""
+    than the population helps (the landscape is multimodal: docs/results/jumper_trajopt.md, "Same optimum")."""
     landing_score: str = "jumps"
     """What a landing climb adds to the fitness: 'jumps' scores the expected speed (the jumps
     landed ready before the climb's first failure), 'climbs' only completed climbs (the

@@ -31,7 +31,7 @@ from clamber.sim_stability import UnstableSimulation
 KIND = "robustness"
 #: Front-foot wall impulse [N s] before the catch above which a jump counts as touched:
 #: of 462 ready jumps of the robust jump 15 touched the wall, one above this, while the
-#: impacts behind its front misses gave 0.03-0.09 N s (docs/landing.md).
+#: impacts behind its front misses gave 0.03-0.09 N s (docs/results/jumper_landing.md).
 FRONT_TOUCH_IMPULSE = 0.02
 
 

@@ -2,7 +2,7 @@
 
 Each option is an ordinary setting of :class:`~clamber.jumper.settings.OptimizationSettings`
 (no new constraint rows): the optimum trades nominal speed for time and slack at the
-catches. Measured in the calibrated simulator (docs/landing.md):
+catches. Measured in the calibrated simulator (docs/results/jumper_landing.md):
 
 * ``phase_duration_min[3]``: a longer phase 4 gives the joints time to settle after the
   front catch before the rear gripper lands (the paper's hand tuning); the default
@@ -22,7 +22,7 @@ off the wall after take-off on a robot with a 12.5 % lighter shoulder motor too,
 the optimum alone only grazed it on the nominal robot. :func:`optimize_robust` solves
 with it: at the earlier calibration (tolerances 0.75 x, m2 7.5 % lower) in 200 seeded
 closed-loop ten-jump climbs (same seeds) 77 succeeded without it and 89 with it (front
-misses 35 -> 1), at 0.1 % of the speed (0.5143 -> 0.5138 m/s); docs/landing.md has the
+misses 35 -> 1), at 0.1 % of the speed (0.5143 -> 0.5138 m/s); docs/results/jumper_landing.md has the
 figures at the present calibration.
 """
 
@@ -41,7 +41,7 @@ from clamber.jumper.solve import optimize, solve
 
 #: The robust defaults: phase 4 at least 100 ms [s] (chosen by ready rate in the calibrated
 #: simulator against 45, 80, 100 and 120 ms) and grippers released under at most 0.5 N
-#: (chosen by ten-jump climbs against none and 1.5 N; docs/landing.md).
+#: (chosen by ten-jump climbs against none and 1.5 N; docs/results/jumper_landing.md).
 ROBUST_CHANGES: dict[str, Any] = {
     "phase_duration_min": (0.090, 0.045, 0.075, 0.100, 0.060),
     "release_force_max": 0.5,
@@ -65,7 +65,7 @@ def robust_settings(base: OptimizationSettings | None = None) -> OptimizationSet
 #: The multi-scenario clearance of ``optimize --robust``: the front foot clears the wall
 #: over the first 35 % of the flight on the nominal robot and on one with its shoulder
 #: motor mass m2 12.5 % lower (twice the calibrated mass tolerance, 1.25 x 5 %; m2 moves
-#: that clearance most, docs/landing.md).
+#: that clearance most, docs/results/jumper_landing.md).
 ROBUST_SCENARIOS = MassScenarios(scales=((1.0, 0.875, 1.0, 1.0, 1.0),), flight_share=0.35)
 #: The same clearance at the earlier calibration's tolerance (m2 7.5 % lower): the take-off
 #: clearance of the tuned hardware jump (``clamber.experiments.calibration``), fixed before

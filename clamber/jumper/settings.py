@@ -102,7 +102,7 @@ class OptimizationSettings:
     """IPOPT's ``bound_push`` and ``bound_frac`` for warm starts from the seed or another
     design's solution [-, relative]: how far the start is pushed inside its bounds. 1e-2
     took 30 % fewer coarse iterations than 1e-5 on 7 morphologies (see
-    docs/trajopt_backends.md). Refinement of the same robot keeps 1e-5
+    docs/results/jumper_trajopt.md). Refinement of the same robot keeps 1e-5
     (``clamber.jumper.solve.REFINE_BOUND_PUSH``); cold starts keep IPOPT's default."""
     mumps_scaling: int = 77
     """IPOPT's ``mumps_scaling`` (MUMPS ICNTL(8), one of :data:`MUMPS_SCALINGS`) for solves
@@ -112,27 +112,27 @@ class OptimizationSettings:
     morphologies, but its coarse solution differs by rounding and the nominal robot's
     refinement from it then ends on another optimum (0.570 instead of 0.573 m/s), so it
     is not the default here; the co-design fitness uses 0
-    (:func:`clamber.experiments.fitness.fitness_settings`; docs/trajopt_backends.md)."""
+    (:func:`clamber.experiments.fitness.fitness_settings`; docs/results/jumper_codesign.md)."""
     refine_mumps_scaling: int = 0
     """``mumps_scaling`` when refining a solution of the same robot: 0 (none) took 1.5x
     less time than 77 on the nominal refinement, to the same optimum (fewer delayed
-    pivots, backsolves and factorizations; see docs/trajopt_backends.md)."""
+    pivots, backsolves and factorizations; see docs/results/jumper_trajopt.md)."""
     fast_step_computation: bool = False
     """IPOPT's ``fast_step_computation`` for solves from the seed, a designed guess or
     another design's solution (as ``mumps_scaling``): each Newton step from one MUMPS
     backsolve, its residual not checked (about 40 % less backsolve time). Refinement of
     the same robot keeps checked steps (fast ones took more iterations there). Off here,
     so single solves keep the published optimum; the co-design fitness turns it on (see
-    docs/trajopt_backends.md, "Co-design throughput")."""
+    docs/results/jumper_codesign.md, "Throughput")."""
     drop_duplicate_rows: bool = False
     """Leave out the constraint rows that only repeat a simple bound: the motor-line rows
     when ``no_load_speed`` is 0 (``|tau| <= torque_limit`` is then the torque bound
     itself). Same feasible set, a KKT system 8 % smaller; a new structure, compiled once
-    (see docs/trajopt_backends.md, "The KKT structure")."""
+    (see docs/results/jumper_trajopt.md, "Where a solve's time goes")."""
     backend: str = "compiled"
     """How the NLP's functions are evaluated: 'compiled' (generated C, cached on disk; falls
     back to 'reference' without a C compiler) or 'reference' (CasADi's SX virtual machine).
-    Same optimum, different speed: see docs/trajopt_backends.md."""
+    Same optimum, different speed: see docs/results/jumper_trajopt.md."""
 
     def __post_init__(self) -> None:
         check.numeric_fields(self, "settings", names=[

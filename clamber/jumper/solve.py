@@ -25,7 +25,7 @@ from clamber.jumper.solution import SolveStatus, TrajectorySolution
 _PROBLEMS: dict[ProblemKey, JumperProblem] = {}
 #: IPOPT's bound_push/bound_frac when refining a solution of the same robot [-]: measured
 #: on the nominal robot's refinement from one coarse solution, 33 iterations against 69
-#: with ``warm_bound_push`` 1e-2 (see docs/trajopt_backends.md).
+#: with ``warm_bound_push`` 1e-2 (see docs/results/jumper_trajopt.md).
 REFINE_BOUND_PUSH = 1e-5
 GUESSES = ("seed", "deterministic", "random")
 

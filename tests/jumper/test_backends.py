@@ -61,7 +61,7 @@ def test_refinement_without_mumps_scaling_keeps_the_optimum(nominal_coarse):
     coarse solution as optimize() makes it (from the seed, default settings, so IPOPT's
     default scaling): the same speed (1e-6 relative) and active bounds, refined to 1e-9.
     (From a coarse solution that differs by rounding the refinement can end on a
-    neighbouring optimum with either scaling; see docs/trajopt_backends.md.)"""
+    neighbouring optimum with either scaling; see docs/results/jumper_trajopt.md.)"""
     s = OptimizationSettings()
     assert (s.mumps_scaling, s.refine_mumps_scaling) == (77, 0)
     coarse = solve(nominal_coarse.morphology, s, "coarse", guess="seed")

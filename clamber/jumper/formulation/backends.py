@@ -27,7 +27,7 @@ CasADi's own derivatives of the mapped graph gave 23 MB of C (64-direction copie
 node function) no faster than the SX machine; CasADi's structure-exploiting fatrop needs
 explicit stage-wise dynamics x_{k+1} = f(x_k, u_k) while the pins, the implicit
 trapezoidal rule and the global variables (height, anchors, impulses) couple nodes.
-Measured figures and the linear solver floor: ``docs/trajopt_backends.md``.
+Measured figures and the linear solver floor: ``docs/results/jumper_trajopt.md``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The KKT system IPOPT factorizes for the jump NLP: its pattern and what factorizing costs.
 
-The linear solver is the floor of a compiled solve (docs/trajopt_backends.md), so its
+The linear solver is the floor of a compiled solve (docs/results/jumper_trajopt.md), so its
 cost is worth pricing without a solve: :func:`kkt_pattern` reads the Lagrangian
 Hessian's and the constraint Jacobian's patterns from the compiled backend's functions,
 :func:`augmented` lays them out as IPOPT's augmented system, :func:`factor_counts` counts

@@ -145,7 +145,7 @@ class JumperProblem:
         if warm:
             # A start near the optimum: a small barrier parameter, and the start kept
             # close to its bounds (warm_bound_push; 1e-2 cut the coarse iterations
-            # by 30 % against 1e-5, see docs/trajopt_backends.md).
+            # by 30 % against 1e-5, see docs/results/jumper_trajopt.md).
             opts.update({
                 "ipopt.mu_init": 1e-3,
                 "ipopt.bound_push": warm_bound_push,

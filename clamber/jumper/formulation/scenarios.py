@@ -3,7 +3,7 @@
 The robust optimum swings the released front foot back to the wall about 10 ms after
 take-off, with its clearance exactly the foot radius at one node; on a robot whose masses
 differ from the design the graze becomes an impact that pushes the flight off the wall
-(docs/landing.md). The shoulder motor mass ``m2`` moves that clearance most: in the
+(docs/results/jumper_landing.md). The shoulder motor mass ``m2`` moves that clearance most: in the
 calibrated simulator 7.5 % less ``m2`` brings the foot 1.9 mm closer to the wall, a
 hip-motor resistance or shoulder-gain change of twice the tolerance under 0.5 mm.
 

@@ -124,7 +124,7 @@ class FootPivot:
     def with_rear_spar(self) -> FootPivot:
         """The same feet with a spar on the rear foot too, at the front spar's angle: a
         hardware option (the paper's rear foot has none) that keeps the rear sole within
-        its capture angle while it swings to the wall (docs/landing.md)."""
+        its capture angle while it swings to the wall (docs/results/jumper_landing.md)."""
         return replace(self, rear_stop_angle=self.spar_angle)
 
 
