@@ -82,7 +82,8 @@ class FitnessSettings:
     fallback), start 1 the designed bounding motion, later ones the paper's random guess
     seeded by (generation, index, start). The best converged start scores the candidate;
     the co-design runs the starts of all candidates as separate tasks, so a cluster wider
-    than the population helps (the landscape is multimodal: docs/results/jumper_trajopt.md, "Same optimum")."""
+    than the population helps (the landscape is multimodal: docs/results/jumper_trajopt.md,
+    "Same optimum")."""
     landing_score: str = "jumps"
     """What a landing climb adds to the fitness: 'jumps' scores the expected speed (the jumps
     landed ready before the climb's first failure), 'climbs' only completed climbs (the

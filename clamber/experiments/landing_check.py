@@ -2,8 +2,8 @@
 closed-loop catching in the calibrated simulator (seeded one-jump trials and climbs).
 
 What ``make demo`` ends with: the co-design's fastest design is not the one that lands
-(docs/results/jumper_landing.md), so the demo checks it against the nominal robot and keeps the one with
-the larger expected speed (planned speed x fraction of climb jumps landed ready).
+(docs/results/jumper_landing.md), so the demo checks it against the nominal robot and
+keeps the one with the larger expected speed (planned speed x fraction of climb jumps landed ready).
 """
 
 from __future__ import annotations

@@ -22,8 +22,8 @@ off the wall after take-off on a robot with a 12.5 % lighter shoulder motor too,
 the optimum alone only grazed it on the nominal robot. :func:`optimize_robust` solves
 with it: at the earlier calibration (tolerances 0.75 x, m2 7.5 % lower) in 200 seeded
 closed-loop ten-jump climbs (same seeds) 77 succeeded without it and 89 with it (front
-misses 35 -> 1), at 0.1 % of the speed (0.5143 -> 0.5138 m/s); docs/results/jumper_landing.md has the
-figures at the present calibration.
+misses 35 -> 1), at 0.1 % of the speed (0.5143 -> 0.5138 m/s);
+docs/results/jumper_landing.md has the figures at the present calibration.
 """
 
 from __future__ import annotations
