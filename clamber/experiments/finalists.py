@@ -4,9 +4,9 @@ Every candidate of a robust co-design is scored on the same seeded climbs, so CM
 optimizes those few perturbed robots, and the best of hundreds of noisy scores is biased
 upward (the winner's curse): a design that completed 27 of its 30 training climbs
 completed 0.765 of 200 held-out ones (docs/results/jumper_codesign.md). The finalists,
-the few candidates of highest training fitness, are therefore rescored on climbs from a seed the run never used,
-and the co-design's recommended design is the best of them on those. Picking among
-finalists is a selection too, so a figure meant for a paper comes from a third seed.
+the few candidates of highest training fitness, are therefore rescored on climbs from a
+seed the run never used, and the co-design's recommended design is the best of them on
+those. Picking among finalists is a selection too, so a figure meant for a paper comes from a third seed.
 """
 
 from __future__ import annotations
