@@ -6,7 +6,8 @@ upward (the winner's curse): a design that completed 27 of its 30 training climb
 completed 0.765 of 200 held-out ones (docs/results/jumper_codesign.md). The finalists,
 the few candidates of highest training fitness, are therefore rescored on climbs from a
 seed the run never used, and the co-design's recommended design is the best of them on
-those. Picking among finalists is a selection too, so a figure meant for a paper comes from a third seed.
+those. Picking among finalists is a selection too, so a figure meant for a paper comes
+from a third seed.
 """
 
 from __future__ import annotations
