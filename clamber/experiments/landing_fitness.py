@@ -7,8 +7,8 @@ whole climb was given, falls included). The second is what separates trajectorie
 first jump lands but whose later ones do not (docs/results/jumper_codesign.md). With
 ``score="climbs"`` a climb counts only if it lands every jump: the speed times the
 fraction of climbs completed (a fall loses the whole climb, as it would a robot that has
-to be carried back up). That score prefers designs that fail rarely over designs that fail late. ``score="measured"``
-replaces the planned speed of ``"climbs"`` by the climbing speed measured in the
+to be carried back up). That score prefers designs that fail rarely over designs that
+fail late. ``score="measured"`` replaces the planned speed of ``"climbs"`` by the climbing speed measured in the
 simulator (height over time of every ready jump, waits for the catches included; capped at
 the planned speed, so the racing bound below stays exact): the planned speed does not see
 the time a late catch costs.
