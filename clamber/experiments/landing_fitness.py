@@ -8,10 +8,10 @@ first jump lands but whose later ones do not (docs/results/jumper_codesign.md). 
 ``score="climbs"`` a climb counts only if it lands every jump: the speed times the
 fraction of climbs completed (a fall loses the whole climb, as it would a robot that has
 to be carried back up). That score prefers designs that fail rarely over designs that
-fail late. ``score="measured"`` replaces the planned speed of ``"climbs"`` by the climbing speed measured in the
-simulator (height over time of every ready jump, waits for the catches included; capped at
-the planned speed, so the racing bound below stays exact): the planned speed does not see
-the time a late catch costs.
+fail late. ``score="measured"`` replaces the planned speed of ``"climbs"`` by the climbing
+speed measured in the simulator (height over time of every ready jump, waits for the
+catches included; capped at the planned speed, so the racing bound below stays exact): the
+planned speed does not see the time a late catch costs.
 
 **Racing.** Given a fitness to beat (the co-design passes the best of its finished
 generations), the trials stop as soon as the candidate *cannot* reach it: after ``k`` of
