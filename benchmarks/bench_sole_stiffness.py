@@ -15,7 +15,7 @@ stiffness's results stop moving. ``--quick``: 1500 N m/rad at 0.5 and 0.25 ms.
 integrator: the sole's hinge angles, how far the grasp welds (MuJoCo's soft equality
 constraints) are violated, and the sole's moments. The grasp welds are the scenes' own (time
 constant two physics steps, impedance 0.99-0.999) unless ``--weld-timeconst`` or
-``--soft-welds`` (MuJoCo's default softness, the earlier releases' model) says otherwise.
+``--soft-welds`` (MuJoCo's default softness) says otherwise.
 The last printed line is one JSON object.
 """
 
@@ -42,7 +42,7 @@ INTEGRATORS = ("implicitfast", "discrete")
 
 
 #: MuJoCo's default softness of an equality constraint (time constant 0.02 s, impedance
-#: 0.9-0.95): the grasp welds of earlier releases.
+#: 0.9-0.95), which gives way about as much as the sole; for comparison only.
 SOFT_WELDS = "soft"
 
 
@@ -144,7 +144,7 @@ def main() -> None:
                             "0.99-0.999 (default: the scenes' welds, two physics steps)")
     welds.add_argument("--soft-welds", action="store_true",
                        help="grasp welds of MuJoCo's default softness (0.02 s, 0.9-0.95), "
-                            "the earlier releases' model")
+                            "for comparison")
     parser.add_argument("--scenario", default="wall90", choices=sorted(SCENARIOS),
                         help="the comparison's scenario to climb (wall90)")
     parser.add_argument("--placement", action="store_true",

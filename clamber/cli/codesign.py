@@ -39,9 +39,9 @@ EXAMPLES_SWEEP = """examples:
 """
 FITNESS_CHOICES = {"coarse": None, "fine": "fine", "robust": "fine"}
 #: Seeded landing trials per candidate under ``--fitness robust``, jumps per trial, and
-#: optimizer starts per candidate (docs/landing.md: one-jump ready rates did not predict
-#: ten-jump climbs, so the robust fitness simulates climbs; a second start, the designed
-#: guess, scored higher for 9 of 38 recorded candidates, never for a run's best design,
+#: optimizer starts per candidate (docs/results/jumper_codesign.md: one-jump ready rates
+#: did not predict ten-jump climbs, so the robust fitness simulates climbs; a second start,
+#: the designed guess, scored higher for 9 of 38 recorded candidates, never for a run's best design,
 #: at about half of the evaluation's CPU time, so it is opt-in: ``--starts 2``).
 ROBUST_LANDING_TRIALS = 30
 ROBUST_LANDING_JUMPS = 10

@@ -105,7 +105,7 @@ def landing_demo(out_dir: Path, summary: dict[str, Any],
     """The co-design's best design and the nominal robot, each re-optimized with the robust
     options and played with closed-loop catching in the calibrated simulator (30 seeded
     one-jump trials and 30 ten-jump climbs each); the one with the larger expected speed
-    is the demo's landing design, simulated next (docs/landing.md)."""
+    is the demo's landing design, simulated next (docs/results/jumper_landing.md)."""
     from clamber.experiments.landing_check import check_landing
     from clamber.jumper.morphology import Morphology
     from clamber.parallel.dask import available_cores

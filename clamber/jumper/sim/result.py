@@ -36,7 +36,7 @@ class JumpRecord:
     front_touch_impulse: float = 0.0
     """Normal impulse [N s] of the free front gripper's wall contacts before it is armed
     for its catch: a swing that grazes the wall becomes, on a perturbed robot, an impact
-    that pushes the flight off the wall (docs/landing.md)."""
+    that pushes the flight off the wall (docs/results/jumper_landing.md)."""
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
