@@ -426,7 +426,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="rock wall: the depth camera on the body maps the rock relative "
                        "to the body, placed in the world where the estimate puts the body "
                        "(body, default), or the map is in the true world frame while the "
-                       "controller works in the estimate's (world, the code before)")
+                       "controller works in the estimate's (world, for comparison)")
     climb.add_argument("--distance", type=positive_float, default=2.0,
                        help="rock wall: distance to climb [m] (2.0; at most 2.0 on the "
                        "default 3.1 m wall)")
