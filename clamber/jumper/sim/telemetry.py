@@ -22,12 +22,15 @@ times its angle step (positive work sums the positive ones).
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from clamber import _validate as check
 from clamber._validate import read_text
 from clamber.attachment.safe_region import SafeRegion
 from clamber.exceptions import ConfigError, FileFormatError
@@ -43,36 +46,73 @@ IMPACT_GUARD = 2
 MIN_SAMPLES = 10
 
 
+#: What a logged value may be: voltages within the supply range, positions within a
+#: 100 m wall, angles within 100 turns, forces within ten gripper load caps. A value
+#: outside is a unit or logging error, which a fit would turn into absurd motor figures.
+COLUMN_LIMITS = {"v_hip_V": 48.0, "v_spine_V": 48.0, "v_shoulder_V": 48.0, "x5_m": 100.0,
+                 "y5_m": 100.0, "phi5_rad": 200 * math.pi, "hip_rad": 200 * math.pi,
+                 "spine_rad": 200 * math.pi, "shoulder_rad": 200 * math.pi,
+                 "front_hooked": 1.0, "rear_hooked": 1.0, "fx_N": 1e4, "fy_N": 1e4}
+#: Time steps of a log [s]: from a 10 kHz logger to one sample a second.
+TIME_STEP_RANGE = (1e-4, 1.0)
+
+
 def read_csv(path: str | Path, required: tuple[str, ...]) -> dict[str, np.ndarray]:
-    """Columns of a numeric CSV with a header; errors name the file and line."""
+    """Columns of a numeric CSV with a header (read by the standard ``csv`` module:
+    quoted fields and a UTF-8 byte-order mark are fine); errors name the file and line."""
     path = Path(path)
-    lines = read_text(path, "telemetry file").splitlines()
-    if not lines:
+    text = read_text(path, "telemetry file")
+    reader = csv.reader(io.StringIO(text))
+    try:
+        header = [h.strip() for h in next(reader, [])]
+    except csv.Error as e:
+        raise FileFormatError(f"{path}, line 1: not CSV ({e})") from None
+    if not header:
         raise FileFormatError(f"{path}: empty file, expected a header line")
-    header = [h.strip() for h in lines[0].split(",")]
     twice = sorted({h for h in header if header.count(h) > 1})
     if twice:
         raise FileFormatError(f"{path}, line 1: columns {twice} appear more than once")
     missing = [c for c in required if c not in header]
     if missing:
         raise FileFormatError(f"{path}, line 1: header lacks columns {missing}; found {header}")
+    limits = [COLUMN_LIMITS.get(h) for h in header]
+    it = header.index("t_s")
     rows = []
-    for no, line in enumerate(lines[1:], start=2):
-        if not line.strip():
+    lines = text.count("\n") + (not text.endswith("\n"))
+    while True:
+        try:
+            fields = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as e:
+            raise FileFormatError(f"{path}, line {reader.line_num}: not CSV ({e})") from None
+        no = reader.line_num
+        if not any(f.strip() for f in fields):
             continue
-        fields = line.split(",")
         if len(fields) != len(header):
             raise FileFormatError(
                 f"{path}, line {no}: expected {len(header)} fields, found {len(fields)}"
-                + (" (truncated file?)" if no == len(lines) else ""))
+                + (" (truncated file?)" if no >= lines else ""))
         try:
             values = [float(f) for f in fields]
         except ValueError:
-            raise FileFormatError(f"{path}, line {no}: non-numeric field in {line!r}") from None
+            raise FileFormatError(f"{path}, line {no}: non-numeric field in "
+                                  f"{','.join(fields)[:200]!r}") from None
         if not all(math.isfinite(v) for v in values):
-            raise FileFormatError(f"{path}, line {no}: non-finite value in {line!r}")
-        if rows and values[header.index("t_s")] <= rows[-1][1][header.index("t_s")]:
-            raise FileFormatError(f"{path}, line {no}: time does not increase")
+            raise FileFormatError(f"{path}, line {no}: non-finite value in "
+                                  f"{','.join(fields)[:200]!r}")
+        for name, v, lim in zip(header, values, limits, strict=True):
+            if lim is not None and abs(v) > lim:
+                raise FileFormatError(f"{path}, line {no}: {name} = {v:g} is outside "
+                                      f"+-{lim:g}")
+        if rows:
+            step = values[it] - rows[-1][1][it]
+            if step <= 0:
+                raise FileFormatError(f"{path}, line {no}: time does not increase")
+            if not TIME_STEP_RANGE[0] <= step <= TIME_STEP_RANGE[1]:
+                raise FileFormatError(
+                    f"{path}, line {no}: time step {step:g} s is outside "
+                    f"[{TIME_STEP_RANGE[0]:g}, {TIME_STEP_RANGE[1]:g}] s (a 10 kHz to 1 Hz log)")
         rows.append((no, values))
     if len(rows) < MIN_SAMPLES:
         raise FileFormatError(f"{path}: {len(rows)} samples, need at least {MIN_SAMPLES}")
@@ -218,6 +258,13 @@ def analyze(log: dict[str, np.ndarray], morphology: Morphology,
                               f"the {int(usable.sum())} usable samples; the motor model "
                               "tau = a V - c omega cannot be fitted")
         a, c, res = _robust_fit(A, tau_id[usable, j])
+        for field, value, quantity in (("gain", a, "motor_gain"),
+                                       ("damping", c, "motor_damping")):
+            try:
+                check.in_range("motor fit", f"{name}.{field}", value, quantity)
+            except ConfigError as e:
+                raise ConfigError(f"{e}: the log's torques and voltages do not fit a DC "
+                                  "motor (check its time column, units and joint order)") from None
         torque[:, j] = a * volt[:, j] - c * w
         fits.append(MotorFit(name, float(a), float(c), float(np.sqrt(np.mean(res**2))),
                              int(usable.sum())))
