@@ -22,12 +22,12 @@ from clamber.quadruped.trials.trot import TrotSettings, run_trot
 
 #: (name, estimator, contacts, exact link lengths)
 CONFIGURATIONS = (
-    ("legacy_schedule", "legacy", "schedule", False),
-    ("anchors_schedule", "anchors", "schedule", False),
-    ("anchors_truth", "anchors", "truth", False),
-    ("anchors_torque", "anchors", "torque", False),
-    ("anchors_torque_exact_lengths", "anchors", "torque", True),
-    ("anchors_fused", "anchors", "fused", False),
+    ("odometry_schedule", "odometry", "schedule", False),
+    ("anchors_schedule", "anchor", "schedule", False),
+    ("anchors_truth", "anchor", "truth", False),
+    ("anchors_torque", "anchor", "torque", False),
+    ("anchors_torque_exact_lengths", "anchor", "torque", True),
+    ("anchors_fused", "anchor", "fused", False),
 )
 
 
@@ -51,7 +51,7 @@ def main() -> None:
                 nees.append(r.estimation_nees)
             out[f"{terrain}_{name}_drift_percent"] = float(np.mean(drift))
             out[f"{terrain}_{name}_drift_percent_max"] = float(np.max(drift))
-            if estimator == "anchors":
+            if estimator == "anchor":
                 out[f"{terrain}_{name}_nees_per_dof"] = float(np.mean(nees))
             print(terrain, name, np.round(drift, 2).tolist(), flush=True)
     print(json.dumps(out))

@@ -455,8 +455,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                       default="both", help="both: gripper and rubber; all: also rubber_flat "
                       "(the gripper's flat sole on the rubber foot's mass)")
     trot.add_argument("--cycles", type=cycle_count, default=20, help="gait cycles (20)")
-    trot.add_argument("--estimator", choices=("anchors", "legacy"), default="anchors",
-                      help="EKF with foot anchors in its state, or the earlier leg odometry")
+    trot.add_argument("--estimator", choices=("anchor", "odometry"), default="anchor",
+                      help="EKF with the attached feet's anchors in its state, or leg odometry")
     trot.add_argument("--contacts", choices=("torque", "fused", "schedule", "truth"),
                       default="torque",
                       help="feet in contact for the EKF: from servo currents, from them cut "

@@ -229,7 +229,7 @@ def scenario_conditions(scenarios: Sequence[str], breakable: bool = True,
 
 
 def trot_conditions(terrains: Sequence[str], feet: Sequence[str] = ("gripper", "rubber"),
-                    cycles: int = 20, estimator: str = "anchors", contacts: str = "torque",
+                    cycles: int = 20, estimator: str = "anchor", contacts: str = "torque",
                     level_gain: float = 0.0) -> list[TrotSettings]:
     """Trotting with each kind of feet on each terrain (the paper's Fig. 11), all with the
     same estimator, contact source and levelling gain."""

@@ -78,7 +78,7 @@ CHOICES = [
 VALID_CHOICES = {"coarse", "fine", "seed", "deterministic", "random", "trapezoidal",
                  "hermite-simpson", "kg", "N", "qwbc", "clik", "vmc", "estimate", "true",
                  "flat", "gravel", "grass", "mud", "stone", "all", "gripper", "rubber", "both",
-                 "planner", "nearest", "instant", "winch", "rubber_flat", "anchors", "legacy",
+                 "planner", "nearest", "instant", "winch", "rubber_flat", "anchor", "odometry",
                  "torque", "fused", "schedule", "truth"}
 
 

@@ -31,6 +31,7 @@ from clamber.quadruped.gaits import ClimbEvent, ClimbGait, ClimbGaitSettings
 from clamber.quadruped.model.kinematics import world_foot_poses
 from clamber.quadruped.model.robot import LEG_NAMES, Marcbot
 from clamber.quadruped.model.robot_model import RobotModel, RobotState
+from clamber.quadruped.options import StateSource
 from clamber.quadruped.sim.disturbance import Disturbance, DisturbanceDriver
 from clamber.quadruped.sim.grippers import SoleCompliance
 from clamber.quadruped.sim.rates import (
@@ -92,7 +93,7 @@ class ClimbSettings:
     incline_deg: float = 90.0
     control_rate: float = 50.0
     physics_dt: float | None = None
-    state: str = "estimate"
+    state: StateSource = StateSource.ESTIMATE
     gait: ClimbGaitSettings = field(default_factory=ClimbGaitSettings)
     mismatch: ModelMismatch = field(default_factory=ModelMismatch)
     fall_error: float = 0.05
@@ -117,8 +118,7 @@ class ClimbSettings:
         if self.controller not in CONTROLLER_NAMES:
             raise ConfigError(f"unknown controller {self.controller!r}; "
                               f"controllers are {', '.join(CONTROLLER_NAMES)}")
-        if self.state not in ("estimate", "true"):
-            raise ConfigError(f"state must be 'estimate' or 'true', got {self.state!r}")
+        object.__setattr__(self, "state", StateSource.parse(self.state, "climb", "state"))
 
 
 class ClimbTrial:

@@ -58,6 +58,7 @@ from clamber.quadruped.gaits import ClimbEvent, ClimbGait
 from clamber.quadruped.model.kinematics import world_foot_poses
 from clamber.quadruped.model.robot import LEG_NAMES, Marcbot
 from clamber.quadruped.model.robot_model import RobotModel, RobotState
+from clamber.quadruped.options import Estimator, GraspModel, MapFrame, SoleAttitude
 from clamber.quadruped.planning.depth_map import DepthNoise
 from clamber.quadruped.planning.rollout import RULES, PlanClimbSettings, StopReason, _Truth
 from clamber.quadruped.planning.sequence import PlannedStep, SequencePlanner
@@ -82,12 +83,6 @@ from clamber.quadruped.trials.shadow import AnchorShadow
 from clamber.quadruped.trials.sole_attitude import BodyTilt, WeldAttitudes
 from clamber.quadruped.trials.stance import initial_joints
 
-GRASP_MODES = ("winch", "fixed")
-SOLE_ATTITUDES = ("body", "legs", "free")
-#: What the controller sees as the body state (see :class:`RockClimbSettings`).
-ESTIMATORS = ("odometry", "anchor")
-#: Where the robot puts each swing's depth map (see :meth:`RockClimbTrial._as_placed`).
-MAP_FRAMES = ("body", "world")
 #: Start of the climb on the wall [m up the slope], as in the planned climb.
 START_U = 0.45
 #: Wall length left above the last hold [m].
@@ -178,7 +173,7 @@ class RockClimbSettings:
     climb: ClimbSettings = field(default_factory=ClimbSettings)
     distance: float = 2.0
     rule: str = "planner"
-    grasp: str = "winch"
+    grasp: GraspModel = GraspModel.WINCH
     wall: RockWallSpec = field(default_factory=_default_wall)
     noise: DepthNoise = field(default_factory=DepthNoise)
     winch: WinchSettings = field(default_factory=WinchSettings)
@@ -187,7 +182,7 @@ class RockClimbSettings:
     winch_dt: float = 0.01
     turn_soles: bool = True
     capacity_limits: bool = True
-    sole_attitude: str = "free"
+    sole_attitude: SoleAttitude = SoleAttitude.FREE
     reorder: bool = True
     landing_cone: float | None = 0.1
     seat_rise: float | None = SEAT_RISE
@@ -195,21 +190,15 @@ class RockClimbSettings:
     footpad_push: bool = True
     anchor_ekf: bool = False
     body_search: bool = False
-    estimator: str = "odometry"
+    estimator: Estimator = Estimator.ODOMETRY
     replacements: int = 1
-    map_frame: str = "body"
+    map_frame: MapFrame = MapFrame.BODY
 
     def __post_init__(self) -> None:
-        if self.grasp not in GRASP_MODES:
-            raise ConfigError(f"unknown grasp model {self.grasp!r}; "
-                              f"models are {', '.join(GRASP_MODES)}")
-        if self.sole_attitude not in SOLE_ATTITUDES:
-            raise ConfigError(f"unknown sole attitude mode {self.sole_attitude!r}; modes are "
-                              f"{', '.join(SOLE_ATTITUDES)}")
-        if self.estimator not in ESTIMATORS:
-            raise ConfigError(f"unknown estimator {self.estimator!r}; estimators are "
-                              f"{', '.join(ESTIMATORS)}")
-        check.choice("rock_climb", "map_frame", self.map_frame, MAP_FRAMES)
+        for name, option in (("grasp", GraspModel), ("sole_attitude", SoleAttitude),
+                             ("estimator", Estimator), ("map_frame", MapFrame)):
+            object.__setattr__(self, name, option.parse(getattr(self, name), "rock_climb",
+                                                        name))
         check.integer("rock_climb", "replacements", self.replacements, low=0, high=5)
         if self.estimator == "anchor" and not self.anchor_ekf:
             raise ConfigError("estimator 'anchor' runs the anchor EKF: set anchor_ekf")

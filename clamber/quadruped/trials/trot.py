@@ -4,11 +4,11 @@ CLIK position control on a level plan, the IMU and leg odometry estimating the s
 metrics are the attitude error (exponential coordinates, yaw free), power and the
 estimate's drift.
 
-Estimation. By default (``estimator="anchors"``, ``contacts="torque"``) the robot sees only
+Estimation. By default (``estimator="anchor"``, ``contacts="torque"``) the robot sees only
 what its sensors give: encoder angles (4096 ticks per turn), the servos' current readings
 (noisy, quantised) and a noisy, biased IMU. Feet are in contact when the force estimated
 from the currents says so (:mod:`clamber.quadruped.estimation.contact`), and the EKF keeps their
-anchors in its state (:class:`AnchorEkf`). ``estimator="legacy"`` is the earlier leg-
+anchors in its state (:class:`AnchorEkf`). ``estimator="odometry"`` is the
 odometry EKF; ``contacts="fused"`` keeps the detected contacts of feet the gait schedule
 puts in stance (a detected contact in scheduled swing is taken for a false one);
 ``"schedule"`` takes the feet well inside their scheduled stance,
@@ -45,6 +45,7 @@ from clamber.quadruped.gaits import TrotGait, TrotGaitSettings
 from clamber.quadruped.model.kinematics import Clik
 from clamber.quadruped.model.robot import LEG_NAMES, N_JOINTS, Marcbot
 from clamber.quadruped.model.robot_model import RobotModel, RobotState
+from clamber.quadruped.options import ContactSource, Estimator
 from clamber.quadruped.sim.scene import FEET, ground_scene, robot_with_feet
 from clamber.quadruped.sim.sensing import motor_torques, true_contacts
 from clamber.quadruped.sim.servos import ServoBank
@@ -63,10 +64,8 @@ from clamber.quadruped.trials.stance import initial_joints
 _LEVEL_BODY = pin.SE3.Identity()
 #: One encoder tick of the servos (4096 per turn) [rad].
 ENCODER_TICK = 2 * math.pi / 4096
-ESTIMATORS = ("anchors", "legacy")
 #: The robot stands still this long before walking while its gyro bias is averaged [s].
 GYRO_CALIBRATION_S = 5.0
-CONTACT_SOURCES = ("torque", "fused", "schedule", "truth")
 #: Stance progress from which "fused" contacts drop a foot ahead of its lift-off.
 FUSED_LIFT_OFF = 0.8
 
@@ -74,20 +73,20 @@ FUSED_LIFT_OFF = 0.8
 @dataclass(frozen=True)
 class TrotSettings:
     """A trotting trial: terrain name, feet (``"gripper"`` or ``"rubber"``), gait, control
-    rate [Hz] (100 Hz: a 0.28 s swing needs finer steps than climbing; a bus cycle takes
-    about 3.2 ms at 1 Mbit/s), and the attitude error [deg] at which the robot has tipped;
-    the ``estimator`` (:data:`ESTIMATORS`), where its ``contacts`` come from
-    (:data:`CONTACT_SOURCES`) and the ``level_gain`` [1/s] of the body-levelling loop (0:
-    open loop; the proportional gain is ``level_gain`` times 0.1 s); ``mismatch``: how the
-    simulated robot differs from the controller's model."""
+    rate [Hz] (100 Hz: a 0.28 s swing needs finer steps than climbing; a bus cycle takes about
+    3.2 ms at 1 Mbit/s), and the attitude error [deg] at which the robot has tipped; the
+    ``estimator`` (:class:`~clamber.quadruped.options.Estimator`), where its ``contacts`` come
+    from (:class:`~clamber.quadruped.options.ContactSource`) and the ``level_gain`` [1/s] of the
+    body-levelling loop (0: open loop; the proportional gain is ``level_gain`` times 0.1 s);
+    ``mismatch``: how the simulated robot differs from the controller's model."""
 
     terrain: str = "flat"
     feet: str = "gripper"
     gait: TrotGaitSettings = field(default_factory=TrotGaitSettings)
     control_rate: float = 100.0
     fall_attitude_deg: float = 45.0
-    estimator: str = "anchors"
-    contacts: str = "torque"
+    estimator: Estimator = Estimator.ANCHOR
+    contacts: ContactSource = ContactSource.TORQUE
     level_gain: float = 0.0
     mismatch: ModelMismatch = field(default_factory=ModelMismatch)
 
@@ -95,12 +94,10 @@ class TrotSettings:
         ground_terrain(self.terrain)
         if self.feet not in FEET:
             raise ConfigError(f"feet must be one of {', '.join(FEET)}, got {self.feet!r}")
-        if self.estimator not in ESTIMATORS:
-            raise ConfigError(f"estimator must be one of {', '.join(ESTIMATORS)}, "
-                              f"got {self.estimator!r}")
-        if self.contacts not in CONTACT_SOURCES:
-            raise ConfigError(f"contacts must be one of {', '.join(CONTACT_SOURCES)}, "
-                              f"got {self.contacts!r}")
+        object.__setattr__(self, "estimator",
+                           Estimator.parse(self.estimator, "trot", "estimator"))
+        object.__setattr__(self, "contacts",
+                           ContactSource.parse(self.contacts, "trot", "contacts"))
         if not (math.isfinite(self.level_gain) and self.level_gain >= 0):
             raise ConfigError(f"level_gain must be >= 0, got {self.level_gain}")
 
@@ -205,7 +202,7 @@ class TrotTrial:
 
     def _new_filter(self, position: np.ndarray, rotation: np.ndarray
                     ) -> LegOdometryEkf | AnchorEkf:
-        if self.settings.estimator == "legacy":
+        if self.settings.estimator is Estimator.ODOMETRY:
             return LegOdometryEkf(self.rm, position, rotation, self.imu.spec)
         ekf = AnchorEkf(self.rm, position, rotation, self.imu.spec)
         ekf.set_gyro_bias(*self.gyro_bias)

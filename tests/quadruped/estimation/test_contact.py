@@ -173,7 +173,7 @@ def test_trot_reports_drift_and_consistency():
     walked = np.linalg.norm((trial.sim.true_state().body_position - trial.drift_start)[:2])
     assert r.estimation_drift_percent == pytest.approx(100 * r.estimation_drift_m / walked)
     assert math.isfinite(r.estimation_nis) and math.isfinite(r.estimation_nees)
-    legacy = TrotTrial(TrotSettings(gait=TrotGaitSettings(cycles=1), estimator="legacy",
+    legacy = TrotTrial(TrotSettings(gait=TrotGaitSettings(cycles=1), estimator="odometry",
                                     contacts="schedule"), seed=0).run()[0]
     assert math.isnan(legacy.estimation_nees)
 
