@@ -38,5 +38,6 @@ def test_bad_morphology_file_is_a_clear_error(tmp_path, capsys):
     p = tmp_path / "bad.toml"
     p.write_text("lengths_m = [0.2, 0.08, 0.08, 0.08]\nmasses_kg = [0.01, 0.0833333333, "
                  "0.0833333333, 0.0833333334, 0.01]\n")
-    assert main(["jumper", "optimize", "--morphology", str(p), "--out", str(tmp_path)]) == 2
+    assert main(["jumper", "optimize", "--morphology", str(p),
+                 "--out", str(tmp_path / "out")]) == 2
     assert "L1" in capsys.readouterr().err

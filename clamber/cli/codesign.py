@@ -3,21 +3,27 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from clamber.cli.options import (
+    TrialProgress,
     add_execution_options,
     add_output_options,
     evaluator_for,
     input_file,
     number_type,
     positive_float,
+    progress_enabled,
+    release_run,
     run_folder,
     seed_int,
 )
+
+log = logging.getLogger("clamber")
 
 EXAMPLES_CODESIGN = """examples:
   clamber jumper codesign                          # paper's run: 50 x 9, one worker per core
@@ -242,7 +248,7 @@ class ProgressBar:
         self.t0 = time.perf_counter()
         self.bar = tqdm(total=total, file=sys.stderr, disable=not enabled, unit="eval",
                         bar_format="{desc} {bar} {n_fmt}/{total_fmt} {postfix}")
-        self.bar.set_description_str("starting workers")
+        self.bar.set_description_str("reading the run record")
 
     def __call__(self, p: dict[str, Any]) -> None:
         elapsed = time.perf_counter() - self.t0
@@ -253,6 +259,12 @@ class ProgressBar:
         best = p.get("best_speed_mps", float("nan"))
         self.bar.set_postfix_str(f"best {best:.3f} m/s | {rate:.1f} evals/min | "
                                  f"{left:.1f} min left")
+
+    def finish(self, done: int) -> None:
+        """Show the run's recorded evaluations (a finished run resumed evaluates none)."""
+        self.bar.n = done
+        self.bar.set_description_str("done")
+        self.bar.refresh()
 
     def close(self) -> None:
         self.bar.close()
@@ -267,7 +279,7 @@ def codesign_command(args: argparse.Namespace) -> dict[str, Any]:
     run_dir = run_folder(args)
     t0 = time.perf_counter()
     bar = ProgressBar(config.generations * config.popsize, config.generations,
-                      enabled=not args.no_progress)
+                      enabled=progress_enabled(args))
 
     def report(partial) -> None:  # rewritten after every generation, to watch a run
         write_codesign_outputs(partial, figures=not args.no_figures, live=True)
@@ -276,15 +288,17 @@ def codesign_command(args: argparse.Namespace) -> dict[str, Any]:
         with evaluator_for(args) as evaluator:
             result = run_codesign(config, run_dir, evaluator, resume=bool(args.resume),
                                   progress=bar, on_generation=report)
-            bar.close()
+            bar.finish(result.evaluations)
             validation = _validation(args, result, evaluator)
     finally:
         bar.close()
     summary = write_codesign_outputs(result, figures=not args.no_figures,
                                      validation=validation)
-    summary["wall_time_s"] = time.perf_counter() - t0
+    release_run(run_dir)
+    summary["total_wall_time_s"] = time.perf_counter() - t0
     return _ordered(summary, ("best_speed_mps", "best_morphology", "generations",
-                              "evaluations", "failed_evaluations", "wall_time_s", "run_dir"))
+                              "evaluations", "failed_evaluations", "wall_time_s",
+                              "total_wall_time_s", "run_dir"))
 
 
 def _validation(args: argparse.Namespace, result, evaluator) -> dict[str, Any] | None:
@@ -298,8 +312,7 @@ def _validation(args: argparse.Namespace, result, evaluator) -> dict[str, Any] |
     count = FINALISTS if args.finalists is None else args.finalists
     if result.config.fitness.landing_trials <= 0 or count == 0 or result.best is None:
         return None
-    if not args.no_progress:
-        print(f"held-out climbs of {count} finalists ...", file=sys.stderr)
+    log.info("held-out climbs of %d finalists ...", count)
     trials = VALIDATION_TRIALS if args.validation_trials is None else args.validation_trials
     return validate_finalists(result, evaluator, count=count, trials=trials)
 
@@ -321,21 +334,14 @@ def sweep_command(args: argparse.Namespace) -> dict[str, Any]:
                          fitness=base.fitness)
     out = run_folder(args)  # --resume wins; with --out as well it is an error
     t0 = time.perf_counter()
-    bar = ProgressBar(config.samples, 1, enabled=not args.no_progress)
-    done = [0]
-
-    def progress(p: dict[str, Any]) -> None:
-        done[0] += 1
-        bar({**p, "evaluations_this_session": done[0], "best_speed_mps": float("nan")})
-
-    try:
-        with evaluator_for(args) as evaluator:
-            result = run_sweep(config, out, evaluator, resume=bool(args.resume),
-                               progress=progress)
-    finally:
-        bar.close()
+    with TrialProgress(config.samples, "sweep", progress_enabled(args)) as bar, \
+            evaluator_for(args) as evaluator:
+        result = run_sweep(config, out, evaluator, resume=bool(args.resume),
+                           progress=lambda p: bar(p["evaluations_done"], config.samples))
+        bar(len(result.trials), config.samples)
     summary = write_sweep_outputs(result, figures=not args.no_figures)
-    summary["wall_time_s"] = time.perf_counter() - t0
+    release_run(out)
+    summary["total_wall_time_s"] = time.perf_counter() - t0
     return summary
 
 

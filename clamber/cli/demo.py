@@ -3,9 +3,9 @@
 Steps (:func:`run_demo`) run in order; each returns its summary entries and the sections it adds to
 ``OUT/report.html``. The demo writes only inside ``OUT`` (default ``out/demo``, apart from
 the other commands' default folders) and deletes nothing: it refuses a non-empty ``OUT``
-that it did not write (it leaves a mark file there), and a co-design folder left by an
-earlier demo with the same settings is resumed (it is already complete, so it returns at
-once), one with other settings is an error.
+that clamber did not write (:func:`~clamber.cli.options.claim_output_folder`), and a
+co-design folder left by an earlier demo with the same settings is resumed (it is already
+complete, so it returns at once), one with other settings is an error.
 """
 
 from __future__ import annotations
@@ -17,27 +17,23 @@ from typing import Any
 
 from clamber.cli import gripper, quadruped, sim
 from clamber.cli.optimize import optimize_arguments, optimize_command
-from clamber.cli.options import FMT, add_output_options
-from clamber.exceptions import ConfigError
-from clamber.experiments.codesign import CodesignSettings, run_codesign
-from clamber.experiments.fitness import FitnessSettings
+from clamber.cli.options import (
+    FMT,
+    add_output_options,
+    claim_output_folder,
+    progress_enabled,
+)
 
-#: A few generations of a small population, scored by the coarse solve only: a couple
-#: of minutes on 2 cores. The paper's run is `clamber jumper codesign` (50 x 9, refined).
-DEMO_CONFIG = CodesignSettings(generations=3, popsize=4, fitness=FitnessSettings(refine=None))
-#: A file the demo leaves in its folder: only a folder holding it (or an empty one) is used.
-DEMO_MARK = ".clamber-demo"
 log = logging.getLogger("clamber")
 
 
-def claim_demo_folder(root: Path) -> None:
-    """The demo writes only into its own folder: a new or empty one, or one an earlier demo
-    wrote (it holds :data:`DEMO_MARK`)."""
-    if root.exists() and any(root.iterdir()) and not (root / DEMO_MARK).exists():
-        raise ConfigError(f"{root} holds files the demo did not write; give the demo a "
-                          "folder of its own with --out (default out/demo)")
-    root.mkdir(parents=True, exist_ok=True)
-    (root / DEMO_MARK).write_text("written by `clamber demo`\n", encoding="utf-8")
+def demo_config():
+    """A few generations of a small population, scored by the coarse solve only: a couple
+    of minutes on 2 cores. The paper's run is `clamber jumper codesign` (50 x 9, refined)."""
+    from clamber.experiments.codesign import CodesignSettings
+    from clamber.experiments.fitness import FitnessSettings
+
+    return CodesignSettings(generations=3, popsize=4, fitness=FitnessSettings(refine=None))
 
 
 def run_demo(args: argparse.Namespace) -> dict[str, Any]:
@@ -46,7 +42,7 @@ def run_demo(args: argparse.Namespace) -> dict[str, Any]:
     from clamber.report.html import Section, write_page
 
     root = Path(args.out)
-    claim_demo_folder(root)
+    claim_output_folder(root, "clamber demo")
     summary = optimize_command(optimize_arguments(
         "--out", str(root / "jumper"), *(["--json"] if args.json else [])))
     figures = {k: v for k, v in summary.get("figures", {}).items() if str(v).endswith("png")}
@@ -68,16 +64,18 @@ def codesign_demo(out_dir: Path, summary: dict[str, Any],
                   as_json: bool) -> tuple[dict[str, Any], list]:
     """Run the short co-design into ``out_dir/codesign`` (resuming an earlier demo's)."""
     from clamber.cli.codesign import ProgressBar
+    from clamber.experiments.codesign import run_codesign
     from clamber.parallel.dask import available_cores
     from clamber.parallel.factory import make_evaluator
     from clamber.report.html import Section, write_codesign_outputs
     from clamber.storage.runs import RunStore
 
     run_dir = Path(out_dir) / "codesign"
-    cfg = DEMO_CONFIG
+    cfg = demo_config()
     log.info("co-design demo: %d generations x %d candidates (coarse fitness) ...",
              cfg.generations, cfg.popsize)
-    bar = ProgressBar(cfg.generations * cfg.popsize, cfg.generations, enabled=True)
+    bar = ProgressBar(cfg.generations * cfg.popsize, cfg.generations,
+                      enabled=progress_enabled())
     try:
         with make_evaluator(min(2, available_cores())) as evaluator:
             result = run_codesign(cfg, run_dir, evaluator, resume=RunStore.exists(run_dir),

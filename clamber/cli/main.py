@@ -5,9 +5,17 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from pathlib import Path
 
+from clamber import __version__
 from clamber.cli import codesign, demo, gripper, optimize, quadruped, sim
-from clamber.cli.options import Parser, strict_json
+from clamber.cli.options import (
+    Parser,
+    add_exit_statuses,
+    claim_output_folder,
+    given_options,
+    strict_json,
+)
 from clamber.exceptions import ClamberError
 
 log = logging.getLogger("clamber")
@@ -38,10 +46,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="clamber", description="Design, optimize and control climbing robots.",
         epilog=EXAMPLES_MAIN, formatter_class=fmt)
+    parser.add_argument("--version", action="version", version=f"clamber {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0,
-                        help="more messages on stderr (debug)")
+                        help="more messages on stderr: debug messages and the solver's "
+                        "iterations")
     parser.add_argument("-q", "--quiet", action="count", default=0,
-                        help="fewer messages on stderr (-q: warnings only, -qq: errors only)")
+                        help="fewer messages on stderr: -q only warnings and errors (no "
+                        "progress bars), -qq only errors")
     sub = parser.add_subparsers(dest="command", required=True)
 
     demo.register(sub)
@@ -52,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     for module in (optimize, codesign, sim, gripper):
         module.register(jsub)
     quadruped.register(sub)
+    add_exit_statuses(parser)
     return parser
 
 
@@ -80,21 +92,61 @@ def _one_line(e: Exception) -> str:
     return " ".join(str(e).split())
 
 
+#: Statuses of a finished solve that count as success (exit status 0).
+SUCCESS = ("converged", "acceptable", None)
+
+
+def _writes_folder(args: argparse.Namespace) -> Path | None:
+    """The folder a new run of this command writes (``--out``), or None (a resumed run
+    writes into its own record; some commands write no folder)."""
+    out = getattr(args, "out", None)
+    if out is None or getattr(args, "resume", None):
+        return None
+    return Path(out)
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; returns its exit status (documented in every command's help)."""
     _headless_figures()
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:  # argparse printed the usage error (2) or the help (0)
         return int(e.code or 0)
+    args.given_options = given_options(build_parser(), argv)
     _logging(args.verbose - args.quiet)
     try:
+        folder = _writes_folder(args)
+        if folder is not None:
+            claim_output_folder(folder, parser.prog + " " + " ".join(
+                getattr(args, k) for k in ("command", "jumper_command", "quadruped_command")
+                if getattr(args, k, None)))
         summary = args.func(args)
     except (ClamberError, OSError) as e:  # OSError: the user's files (unwritable, full)
         print(f"clamber: error: {_one_line(e)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"clamber: interrupted{_resume_hint(args)}", file=sys.stderr)
+        return 130
     _print_summary(summary, args.json)
-    return 0 if summary.get("status") in ("converged", "acceptable", None) else 1
+    status = summary.get("status")
+    if status in SUCCESS:
+        return 0
+    log.warning("warning: the optimization ended %s, not converged (exit status 1)", status)
+    return 1
+
+
+def _resume_hint(args: argparse.Namespace) -> str:
+    """``"; resume with --resume DIR"`` for a recorded study that has started a record."""
+    if not hasattr(args, "resume"):
+        return ""
+    from clamber.storage.runs import STORE_NAME
+
+    run = Path(args.resume or args.out)
+    if not (run / STORE_NAME).exists() and not any(run.glob(f"*/{STORE_NAME}")):
+        return ""
+    return f"; resume with --resume {run}"
 
 
 if __name__ == "__main__":

@@ -1,17 +1,22 @@
-"""Options every command shares, declared once: output, JSON, execution, progress.
+"""Options every command shares, declared once: output, JSON, execution, progress, resume,
+output folders and exit statuses.
 
 ``--workers`` has one meaning everywhere: the most worker processes a study uses at once
-(default: one per core; ``0``: everything in this process, no multiprocessing). A study
-never starts more workers than it has trials, and with a single trial it runs in-process.
+(``0``: everything in this process, no multiprocessing). Without ``--workers`` a study runs
+in this process when a local cluster would not pay for itself (:func:`pays_for_a_cluster`),
+else on one worker per core, never more workers than it has trials.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import logging
 import math
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -19,6 +24,7 @@ from clamber._json import strict_json
 
 FMT = argparse.RawDescriptionHelpFormatter
 __all__ = ["strict_json"]
+log = logging.getLogger("clamber")
 
 
 # --- the parser ---------------------------------------------------------------------------------
@@ -27,6 +33,34 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+class LazyChoices(Sequence[str]):
+    """The choices of an option, read from ``module.attribute`` (its keys) when first
+    needed, i.e. when the option is parsed or its command's help is shown: `clamber --help`
+    then loads none of the robot libraries that define them. ``extra`` choices follow."""
+
+    def __init__(self, module: str, attribute: str, extra: tuple[str, ...] = ()) -> None:
+        self.module, self.attribute, self.extra = module, attribute, extra
+        self._names: tuple[str, ...] | None = None
+
+    def names(self) -> tuple[str, ...]:
+        """The choices (the attribute's keys or items, then ``extra``)."""
+        if self._names is None:
+            import importlib
+
+            self._names = (*getattr(importlib.import_module(self.module), self.attribute),
+                           *self.extra)
+        return self._names
+
+    def __getitem__(self, i):  # type: ignore[override]
+        return self.names()[i]
+
+    def __len__(self) -> int:
+        return len(self.names())
+
+    def __contains__(self, value: object) -> bool:
+        return value in self.names()
 
 
 # --- argument types ---------------------------------------------------------------------------
@@ -64,8 +98,28 @@ positive_float = number_type(float, 0, low_open=True)
 non_negative_float = number_type(float, 0)
 #: Seeds of NumPy's generators are integers in [0, 2**32).
 seed_int = number_type(int, 0, 2**32 - 1)
+
+
+def quantity_type(kind: Callable[[str], Any], quantity: str) -> Callable[[str], Any]:
+    """An argparse type for a physical quantity: its range and unit are the ones
+    ``clamber._validate.RANGES[quantity]`` states for every command and file (looked up
+    when an option is parsed, so the table's module is not imported for ``--help``)."""
+
+    def parse(text: str) -> Any:
+        from clamber._validate import RANGES
+
+        r = RANGES[quantity]
+        value = number_type(kind, r.low, r.high, low_open=r.low_open,
+                            unit=f" {r.unit}" if r.unit else "")(text)
+        if r.high_open and value >= r.high:
+            raise argparse.ArgumentTypeError(f"must be below {r.high:g}, got {text}")
+        return value
+    parse.__name__ = "integer" if kind is int else "number"
+    return parse
+
+
 #: Battery voltage of the motor modules [V]: small brushed DC motors on 1-12 cell packs.
-supply_voltage = number_type(float, 0, 48.0, low_open=True, unit=" V")
+supply_voltage = quantity_type(float, "supply_voltage")
 
 
 def output_folder(text: str) -> Path:
@@ -140,7 +194,7 @@ def add_execution_options(p: argparse.ArgumentParser, resumable: bool = True) ->
     ``--dashboard``), how it survives lost workers, its progress bar and, for recorded
     studies, ``--resume``."""
     p.add_argument("--workers", type=non_negative_int,
-                   help="worker processes (default: one per core; 0 = in this process)")
+                   help=f"worker processes ({WORKERS_RULE})")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--cluster", metavar="ADDRESS",
                        help="Dask scheduler to use instead of a local cluster (tcp://host:port)")
@@ -158,22 +212,60 @@ def add_execution_options(p: argparse.ArgumentParser, resumable: bool = True) ->
                        "its results are written there, so not with --out)")
 
 
-def evaluator_for(args: argparse.Namespace, tasks: int | None = None):
+#: Serial work [s] below which a study runs in this process when ``--workers`` is not
+#: given. A local cluster costs its start-up (2.5 s for two workers on an idle 2-core
+#: machine, up to 30 s under load) plus each worker's first import of the robot libraries
+#: and first build of its solvers, paid again by every worker; below about half a minute
+#: of work two workers cannot win that back. ``--workers`` always overrides the rule.
+IN_PROCESS_WORK_S = 30.0
+#: The rule as the help texts state it.
+WORKERS_RULE = (f"default: in this process when the study's estimated serial work is under "
+                f"{IN_PROCESS_WORK_S:g} s or it has one trial, else one per core; "
+                "0 = in this process")
+
+
+def pays_for_a_cluster(tasks: int | None, trial_cost_s: float | None) -> bool:
+    """Whether a default run (no ``--workers``) should start a local cluster: yes unless
+    the study has a single task or its estimated serial work ``tasks * trial_cost_s``
+    [s] is under :data:`IN_PROCESS_WORK_S` (an unknown cost pays)."""
+    if tasks is None:
+        return True
+    if tasks <= 1:
+        return False
+    return trial_cost_s is None or tasks * trial_cost_s >= IN_PROCESS_WORK_S
+
+
+def evaluator_for(args: argparse.Namespace, tasks: int | None = None,
+                  trial_cost_s: float | None = None):
     """The evaluator ``--workers``/``--cluster``/``--scheduler-file`` ask for, never wider
-    than ``tasks``; with ``--dashboard`` its link goes to stderr."""
+    than ``tasks``. Without ``--workers``, a study of ``tasks`` trials of about
+    ``trial_cost_s`` seconds each runs in this process unless a cluster pays
+    (:func:`pays_for_a_cluster`). A cluster starts on the first task (a finished run
+    resumed starts none); with ``--dashboard`` its link goes to stderr then."""
     from clamber.parallel.dask import available_cores
     from clamber.parallel.factory import make_evaluator
 
     scheduler_file = getattr(args, "scheduler_file", None)
     dashboard = getattr(args, "dashboard", False)
-    workers = available_cores() if args.workers is None else args.workers
-    if tasks is not None and args.cluster is None and scheduler_file is None:
+    remote = args.cluster is not None or scheduler_file is not None
+    if args.workers is not None:
+        workers = args.workers
+    elif remote or dashboard or pays_for_a_cluster(tasks, trial_cost_s):
+        workers = available_cores()
+    else:
+        workers = 0
+        log.debug("in this process: %s task(s) of about %s s each do not pay for a "
+                  "cluster's start-up", tasks, trial_cost_s)
+    if tasks is not None and not remote:
         workers = 0 if tasks <= 1 and not dashboard else min(workers, tasks)
-    evaluator = make_evaluator(workers, args.cluster, args.max_retries, dashboard=dashboard,
-                               scheduler_file=scheduler_file)
-    if dashboard:
-        print(f"Dask dashboard: {evaluator.dashboard_link}", file=sys.stderr)
-    return evaluator
+
+    def started(evaluator) -> None:
+        log.debug("evaluator: %s", evaluator.describe())
+        if dashboard:
+            print(f"Dask dashboard: {evaluator.dashboard_link}", file=sys.stderr)
+
+    return make_evaluator(workers, args.cluster, args.max_retries, dashboard=dashboard,
+                          scheduler_file=scheduler_file, on_start=started)
 
 
 def run_folder(args: argparse.Namespace) -> Path:
@@ -218,7 +310,194 @@ class TrialProgress:
         self.close()
 
 
-def progress_enabled(args: argparse.Namespace) -> bool:
-    """Progress goes to stderr, also with ``--json`` (stdout stays one JSON object)."""
-    return not getattr(args, "no_progress", False)
+def progress_enabled(args: argparse.Namespace | None = None) -> bool:
+    """Progress goes to stderr, also with ``--json`` (stdout stays one JSON object); none
+    with ``--no-progress`` or ``-q`` (only warnings and errors)."""
+    return (not getattr(args, "no_progress", False)
+            and logging.getLogger("clamber").isEnabledFor(logging.INFO))
 
+
+class Heartbeat:
+    """A line on stderr every ``period_s`` while a long step runs, so that a silent wait
+    (a first build of compiled code, a long solve) is never mistaken for a hang:
+    ``"<what>: still running after 20 s"`` (INFO, so ``-q`` hides it)."""
+
+    def __init__(self, what: str, period_s: float = 10.0) -> None:
+        self.what, self.period_s = what, period_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, daemon=True)
+        self.t0 = time.perf_counter()
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self.period_s):
+            log.info("%s: still running after %.0f s", self.what,
+                     time.perf_counter() - self.t0)
+
+    def __enter__(self) -> Heartbeat:
+        self.t0 = time.perf_counter()
+        if log.isEnabledFor(logging.INFO):
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+
+# --- output folders, resume and finished runs -------------------------------------------------
+#: The file clamber leaves in every folder it writes: only a folder holding it (or an empty
+#: one) is written into again, so a user's own files are never overwritten.
+FOLDER_MARK = ".clamber"
+
+
+def claim_output_folder(path: str | Path, command: str = "clamber") -> Path:
+    """Make ``path`` a folder this command may write: a new or empty folder, or one clamber
+    wrote before (it holds :data:`FOLDER_MARK`); any other non-empty folder is refused."""
+    from clamber.exceptions import ConfigError
+
+    root = Path(path)
+    if root.is_dir() and not (root / FOLDER_MARK).exists() and any(root.iterdir()):
+        raise ConfigError(f"{root} holds files clamber did not write; give a new or empty "
+                          "folder with --out")
+    root.mkdir(parents=True, exist_ok=True)
+    (root / FOLDER_MARK).write_text(f"written by `{command}`; clamber writes into a folder "
+                                    "only if it is empty or holds this file\n",
+                                    encoding="utf-8")
+    return root
+
+
+#: Options that say where and how a study runs or what it prints, never what it computes:
+#: they may change between a run and its resume.
+EXECUTION_OPTIONS = frozenset({
+    "verbose", "quiet", "func", "command", "jumper_command", "quadruped_command", "out",
+    "out_given", "json", "no_figures", "no_animation", "workers", "cluster", "scheduler_file",
+    "dashboard", "max_retries", "no_progress", "resume", "given_options", "solution"})
+#: The file of a run folder that records the options its study was started with.
+OPTIONS_FILE = "options.json"
+
+
+def _as_json(value: Any) -> Any:
+    return json.loads(strict_json(value))
+
+
+def _shown(value: Any) -> str:
+    """An option's value as it is typed (a list as its items)."""
+    return " ".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def study_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The options of ``args`` that define what a study computes (all but
+    :data:`EXECUTION_OPTIONS`), as JSON values."""
+    return {k: _as_json(v) for k, v in sorted(vars(args).items())
+            if k not in EXECUTION_OPTIONS}
+
+
+def restore_options(args: argparse.Namespace, run_dir: Path,
+                    file_name: str = OPTIONS_FILE) -> argparse.Namespace:
+    """One resume behaviour for every study. A new run records :func:`study_options` in
+    ``run_dir/file_name``; ``--resume`` sets every recorded option back, so no option need
+    be repeated, and refuses one given again with another value, here, before any worker
+    starts. A run recorded before options were kept resumes with the options given."""
+    from clamber.exceptions import ConfigError
+
+    path = Path(run_dir) / file_name
+    if not args.resume:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(study_options(args), indent=1) + "\n", encoding="utf-8")
+        return args
+    if not path.exists():
+        log.debug("%s records no options; resuming with the options given", run_dir)
+        return args
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"{path}: cannot read the run's options ({e})") from None
+    if not isinstance(stored, dict):
+        raise ConfigError(f"{path}: must hold a JSON object")
+    given = getattr(args, "given_options", set())
+    conflicts = [f"--{k.replace('_', '-')} {_shown(_as_json(getattr(args, k)))} (the run "
+                 f"has {_shown(v)})"
+                 for k, v in stored.items()
+                 if k in given and hasattr(args, k) and _as_json(getattr(args, k)) != v]
+    if conflicts:
+        raise ConfigError(f"--resume {run_dir} continues the run with its own options; drop "
+                          + ", ".join(conflicts))
+    for k, v in stored.items():
+        if k not in EXECUTION_OPTIONS and hasattr(args, k):
+            setattr(args, k, v)
+    return args
+
+
+def release_run(run_dir: str | Path) -> None:
+    """A finished run keeps no ``run.lock`` (nor do the sub-runs in its folders): the lock
+    marks a run in progress. Each is taken first, so a run another process holds is never
+    touched."""
+    from clamber.storage.lock import LOCK_NAME, RunLock
+
+    root = Path(run_dir)
+    for path in [root / LOCK_NAME, *root.glob(f"*/{LOCK_NAME}")]:
+        if not path.exists():
+            continue
+        lock = RunLock(path.parent).acquire()
+        try:
+            path.unlink(missing_ok=True)
+        finally:
+            lock.release()
+
+
+# --- exit statuses ----------------------------------------------------------------------------
+#: What exit status 1 means for the commands that use it (every other command: 0, 2, 130).
+EXIT_ONE = {
+    "clamber jumper optimize": "the optimization did not converge (one warning line says "
+                               "how it ended; the solution is still written)",
+    "clamber demo": "the nominal robot's optimization did not converge",
+}
+
+
+def exit_statuses(prog: str, resumable: bool) -> str:
+    """The ``exit status:`` block of a command's help."""
+    import textwrap
+
+    rows = [("0", "finished")]
+    if prog in EXIT_ONE:
+        rows.append(("1", EXIT_ONE[prog]))
+    rows.append(("2", "bad input: an option, a file or a folder (one line on stderr)"))
+    rows.append(("130", "interrupted (Ctrl-C)" + ("; the run goes on with --resume RUN_DIR"
+                                                  if resumable else "")))
+    lines = ["exit status:"]
+    for code, text in rows:
+        lines += textwrap.wrap(text, 86, initial_indent=f"  {code:<5}",
+                               subsequent_indent=" " * 7)
+    return "\n".join(lines) + "\n"
+
+
+def add_exit_statuses(parser: argparse.ArgumentParser) -> None:
+    """Append :func:`exit_statuses` to the help of every command that runs (every parser
+    without subcommands)."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        resumable = any(a.dest == "resume" for a in parser._actions)
+        epilog = (parser.epilog or "").rstrip("\n")
+        parser.epilog = ((epilog + "\n\n" if epilog else "")
+                         + exit_statuses(parser.prog, resumable))
+        return
+    for sub in subs:
+        for child in dict.fromkeys(sub.choices.values()):
+            add_exit_statuses(child)
+
+
+def given_options(parser: argparse.ArgumentParser, argv: list[str]) -> set[str]:
+    """The options the user typed in ``argv`` (not those left at their defaults): the same
+    arguments parsed again by ``parser`` (a fresh one, changed here) with every default
+    suppressed."""
+    def suppress(p: argparse.ArgumentParser) -> None:
+        p._defaults.clear()
+        for a in p._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                for child in dict.fromkeys(a.choices.values()):
+                    suppress(child)
+            elif not a.required:
+                a.default = argparse.SUPPRESS
+    suppress(parser)
+    return set(vars(parser.parse_args(argv)))

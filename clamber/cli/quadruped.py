@@ -11,32 +11,37 @@ from pathlib import Path
 
 from clamber.cli import rock
 from clamber.cli.options import (
+    LazyChoices,
     add_execution_options,
     add_output_options,
     number_type,
     positive_float,
+    quantity_type,
     seed_int,
     strict_json,
 )
 from clamber.cli.quadruped_evaluate import (
+    CYCLE_S,
     add_physics_dt,
     physics_dt_of,
     register_evaluate,
     sole_compliance,
 )
 from clamber.exceptions import ConfigError
-from clamber.experiments.quadruped_scenarios import SCENARIOS
-from clamber.quadruped.control.variants import CONTROLLER_NAMES
 
 log = logging.getLogger("clamber")
+#: Where the scenario and controller names live (loaded when a command needs them).
+SCENARIO_NAMES_AT = ("clamber.experiments.quadruped_scenarios", "SCENARIOS")
+SCENARIO_NAMES = LazyChoices(*SCENARIO_NAMES_AT)
+CONTROLLER_NAMES = LazyChoices("clamber.quadruped.control.variants", "CONTROLLER_NAMES")
 
 #: Option ranges: wall inclines from flat ground to an overhanging ceiling [deg], control
 #: rates up to the 1 kHz servo loop [Hz], sole stiffness up to a practically rigid sole.
 incline_deg = number_type(float, 0, 180, unit=" deg")
-control_rate = number_type(float, 0, 1000, low_open=True, unit=" Hz")
-sole_stiffness = number_type(float, 0, 1e4, unit=" N m/rad")
-trial_count = number_type(int, 1, 100_000)
-cycle_count = number_type(int, 1, 1000)
+control_rate = quantity_type(float, "control_rate")
+sole_stiffness = quantity_type(float, "sole_stiffness")
+trial_count = quantity_type(int, "trials")
+cycle_count = quantity_type(int, "gait_cycles")
 replacement_count = number_type(int, 0, 5)
 level_gain = number_type(float, 0, 100, unit=" 1/s")
 
@@ -54,11 +59,16 @@ EXAMPLES = """examples:
   clamber quadruped evaluate --trials 20 --ablations --scenarios wall90 payload90 --workers 2
   clamber quadruped evaluate --trials 5 --cycles 5 --gains out/quadruped/evaluate/comparison.json
   clamber quadruped evaluate --resume out/quadruped/evaluate   # a killed evaluation goes on
-  clamber quadruped evaluate --trials 2 --scenarios wall90 --time-limit 5   # a quick look
   clamber quadruped compare --trials 20 --sole-stiffness 0 --workers 2   # rigid soles
   clamber quadruped compare --resume out/quadruped/compare    # a killed comparison goes on
   clamber quadruped model --out models/marcbot                # MJCF, URDF, README
 """
+
+
+def examples_of(command: str) -> str:
+    """The lines of :data:`EXAMPLES` for one subcommand (its help shows only its own)."""
+    lines = [ln for ln in EXAMPLES.splitlines()[1:] if f"quadruped {command} " in ln + " "]
+    return "examples:\n" + "\n".join(lines) + "\n"
 
 
 def _prepare_gl(args: argparse.Namespace | None = None) -> None:
@@ -68,17 +78,31 @@ def _prepare_gl(args: argparse.Namespace | None = None) -> None:
         os.environ.setdefault("MUJOCO_GL", "egl")
 
 
-def _run(args: argparse.Namespace, kind: str, conditions: list, run_dir: Path):
+def _study_folder(args: argparse.Namespace) -> Path:
+    """The run folder of a recorded quadruped study, its options recorded (a new run) or
+    restored from it (``--resume``; a conflicting option is refused here, before any
+    worker starts)."""
+    from clamber.cli.options import restore_options, run_folder
+
+    out = run_folder(args)
+    restore_options(args, out)
+    return out
+
+
+def _run(args: argparse.Namespace, kind: str, conditions: list, run_dir: Path,
+         cycles: int = 1):
     """Run or resume a recorded study of ``conditions`` x ``--trials`` seeds."""
-    from clamber.cli.options import TrialProgress, evaluator_for, progress_enabled
+    from clamber.cli.options import TrialProgress, evaluator_for, progress_enabled, release_run
     from clamber.experiments.quadruped import run_quadruped_study
 
     seeds = list(range(args.seed, args.seed + args.trials))
     total = len(conditions) * len(seeds)
     with TrialProgress(total, kind, progress_enabled(args)) as bar, \
-            evaluator_for(args, total) as evaluator:
-        return run_quadruped_study(kind, conditions, seeds, evaluator, run_dir,
-                                   bool(args.resume), bar)
+            evaluator_for(args, total, CYCLE_S * cycles) as evaluator:
+        out = run_quadruped_study(kind, conditions, seeds, evaluator, run_dir,
+                                  bool(args.resume), bar)
+    release_run(run_dir)
+    return out
 
 
 def _write_json(path: Path, summary: dict) -> None:
@@ -135,16 +159,14 @@ def _seat_rise(args: argparse.Namespace, default: float) -> float | None:
 
 
 def _climb(args: argparse.Namespace) -> dict:
+    out = _study_folder(args)
     _prepare_gl(args)
-    from clamber.cli.options import run_folder
-
     if args.wall == "rock" and args.scenario:
         raise ConfigError("--scenario is for the plane wall; give --incline with --wall rock")
     inclines = list(dict.fromkeys(args.incline))
     conditions = [_climb_settings(args, inc) for inc in inclines]
-    out = run_folder(args)
     t0 = time.perf_counter()
-    results, trials = _run(args, "quadruped-climb", conditions, out)
+    results, trials = _run(args, "quadruped-climb", conditions, out, args.cycles)
     rows = []
     for inc, cond, result in zip(inclines, conditions, results, strict=True):
         row = {"command": "climb", "controller": args.controller, "incline_deg": inc,
@@ -209,8 +231,8 @@ def _climb_figures(args: argparse.Namespace, settings, incline: float, out: Path
 
 
 def _trot(args: argparse.Namespace) -> dict:
+    out = _study_folder(args)
     _prepare_gl(args)
-    from clamber.cli.options import run_folder
     from clamber.experiments.quadruped import trot_conditions
     from clamber.quadruped.sim.world import TERRAINS
     from clamber.quadruped.trials.trot import TrotSettings, run_trot
@@ -219,13 +241,12 @@ def _trot(args: argparse.Namespace) -> dict:
     from clamber.quadruped.sim.scene import FEET
 
     feet = {"both": ("gripper", "rubber"), "all": FEET}.get(args.feet, (args.feet,))
-    out = run_folder(args)
     t0 = time.perf_counter()
     estimation = {"estimator": args.estimator, "contacts": args.contacts,
                   "level_gain": args.level_gain}
     results, trials = _run(args, "quadruped-trot", trot_conditions(terrains, feet,
                                                                    args.cycles, **estimation),
-                           out)
+                           out, args.cycles)
     study = [r.to_dict() for r in results]
     figures = {}
     if not args.no_figures:
@@ -257,18 +278,17 @@ COMPARISON_COLUMNS = ("success_rate", "success_low", "success_high", "max_tracki
 
 
 def _compare(args: argparse.Namespace) -> dict:
-    from clamber.cli.options import run_folder
     from clamber.experiments.quadruped import comparison_conditions, scenario_conditions
     from clamber.quadruped.gaits import ClimbGaitSettings
     from clamber.report.quadruped_comparison import comparison_table, rerun_note
 
+    out = _study_folder(args)
     if args.scenarios and args.inclines:
         raise ConfigError("give --inclines or --scenarios, not both")
     physics_dt = physics_dt_of(args)
-    out = run_folder(args)
     t0 = time.perf_counter()
     sole = sole_compliance(args.sole_stiffness)
-    scenarios = list(SCENARIOS) if args.scenarios and "all" in args.scenarios else \
+    scenarios = list(SCENARIO_NAMES) if args.scenarios and "all" in args.scenarios else \
         list(dict.fromkeys(args.scenarios or ()))
 
     def conditions_of(breakable: bool) -> list:
@@ -281,7 +301,7 @@ def _compare(args: argparse.Namespace) -> dict:
     conditions = conditions_of(True)
     if args.unbreakable_too:
         conditions += conditions_of(False)
-    results, trials = _run(args, "quadruped-compare", conditions, out)
+    results, trials = _run(args, "quadruped-compare", conditions, out, args.cycles)
     breakable = [r for r in results if r.settings.breakable]
     stride = ClimbGaitSettings().stride
     text = ["# Controller comparison in simulation",
@@ -359,10 +379,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "climb", help="free-climbing trials on a rock wall",
         description="Seeded trials of one gait cycle (0.22 m, about 90 s) on a wall of "
         "seeded rock holds with a perturbed robot; a trial fails when a gripper breaks off, "
-        "a grasp misses or the body falls.", epilog=EXAMPLES, formatter_class=fmt)
-    climb.add_argument("--controller", choices=CONTROLLER_NAMES, default="qwbc")
-    climb.add_argument("--scenario", choices=tuple(SCENARIOS), default=None,
-                       help="a comparison scenario (overrides --incline)")
+        "a grasp misses or the body falls.", epilog=examples_of("climb"), formatter_class=fmt)
+    climb.add_argument("--controller", choices=CONTROLLER_NAMES, default="qwbc",
+                       metavar="NAME",
+                       help="the controller: qwbc (the paper's wrench QP, default), clik and "
+                       "vmc (its baselines) or an ablation; one of %(choices)s")
+    climb.add_argument("--scenario", choices=SCENARIO_NAMES, default=None, metavar="NAME",
+                       help="a comparison scenario (overrides --incline): %(choices)s")
     climb.add_argument("--incline", type=incline_deg, nargs="+", default=[90.0],
                        help="wall incline(s) [deg], 0-180 (90; rock walls 0-135); several "
                        "run as one study")
@@ -448,9 +471,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "trot", help="trotting on ground terrains",
         description="Trotting gait (0.7 s cycle, duty 0.6, 150 mm steps, 80 mm height) with "
         "grippers or rubber feet; attitude error and power (the paper's Fig. 11).",
-        epilog=EXAMPLES, formatter_class=fmt)
+        epilog=examples_of("trot"), formatter_class=fmt)
     trot.add_argument("--terrain", choices=("flat", "gravel", "grass", "mud", "stone", "all"),
-                      default="gravel")
+                      default="gravel", help="the ground: flat, gravel (default), grass, "
+                      "mud or stone (friction, softness and roughness of each in "
+                      "clamber.quadruped.sim.world); all: the four that are not flat")
     trot.add_argument("--feet", choices=("gripper", "rubber", "rubber_flat", "both", "all"),
                       default="both", help="both: gripper and rubber; all: also rubber_flat "
                       "(the gripper's flat sole on the rubber foot's mass)")
@@ -472,14 +497,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="The paper's comparison: seeded trials per controller and incline (or "
         "comparison scenario), five gait cycles (1.1 m) each by default, written as "
         "comparison.md, comparison.csv and comparison.json.",
-        epilog=EXAMPLES, formatter_class=fmt)
+        epilog=examples_of("compare"), formatter_class=fmt)
     comp.add_argument("--inclines", type=incline_deg, nargs="+", default=None,
                       help="wall inclines [deg] (70 90)")
-    comp.add_argument("--scenarios", nargs="+", choices=(*SCENARIOS, "all"), default=None,
-                      help="comparison scenarios instead of plain walls (all: every one)")
+    comp.add_argument("--scenarios", nargs="+",
+                      choices=LazyChoices(*SCENARIO_NAMES_AT, extra=("all",)), default=None,
+                      metavar="NAME", help="comparison scenarios instead of plain walls "
+                      "(all: every one): %(choices)s")
     comp.add_argument("--cycles", type=cycle_count, default=5,
                       help="gait cycles per trial, 0.22 m each (5)")
-    comp.add_argument("--state", choices=("estimate", "true"), default="estimate")
+    comp.add_argument("--state", choices=("estimate", "true"), default="estimate",
+                      help="controllers see the EKF estimate (default) or the true state")
     comp.add_argument("--sole-stiffness", type=sole_stiffness, default=25.0,
                       help="sole stiffness about x and y [N m/rad] (25; 0: rigid weld)")
     add_physics_dt(comp)
@@ -488,7 +516,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     common(comp, "out/quadruped/compare", trials=20, figures=False)
     comp.set_defaults(func=_compare)
 
-    register_evaluate(qsub, EXAMPLES)
+    register_evaluate(qsub, examples_of("evaluate"))
     rock.register(qsub)
 
     mod = qsub.add_parser(

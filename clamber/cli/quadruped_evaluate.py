@@ -12,18 +12,20 @@ from pathlib import Path
 from clamber.cli.options import (
     add_execution_options,
     add_output_options,
-    non_negative_float,
-    number_type,
     positive_float,
-    positive_int,
+    quantity_type,
     seed_int,
     strict_json,
 )
 from clamber.exceptions import ConfigError
-from clamber.experiments.quadruped_scenarios import SCENARIOS
 
-#: A physics step [s] on the command line: up to the 20 ms control period at 50 Hz.
-physics_step_seconds = number_type(float, 0, 0.02, low_open=True, unit=" s")
+#: Wall time of one simulated gait cycle of a plane-wall climb in one process [s]
+#: (`clamber quadruped climb --trials 2 --workers 0`, kernels already compiled), rounded
+#: up; what decides whether a study pays for a cluster (options.pays_for_a_cluster).
+CYCLE_S = 5.0
+#: A physics step [s] on the command line: from 0.1 ms (a bounded number of steps) up to
+#: the 20 ms control period at 50 Hz.
+physics_step_seconds = quantity_type(float, "physics_dt")
 
 
 def add_physics_dt(parser: argparse.ArgumentParser) -> None:
@@ -62,17 +64,25 @@ def sole_compliance(stiffness: float, armature: float | None = None):
 
 def _evaluate(args: argparse.Namespace) -> dict:
     """Tune the three controllers alike, then run every scenario (and ablations)."""
-    from clamber.cli.options import TrialProgress, evaluator_for, progress_enabled, run_folder
-    from clamber.experiments.quadruped_comparison import run_comparison
-    from clamber.experiments.quadruped_comparison import ABLATION_ROWS, MAIN
+    from clamber.cli.options import (
+        TrialProgress,
+        evaluator_for,
+        progress_enabled,
+        release_run,
+        restore_options,
+        run_folder,
+    )
+    from clamber.experiments.quadruped_comparison import ABLATION_ROWS, MAIN, run_comparison
     from clamber.experiments.quadruped_tuning import TuningSettings
     from clamber.report.quadruped import plot_loads
     from clamber.report.quadruped_comparison import cell_table, failure_table, rerun_note
 
-    physics_dt = physics_dt_of(args)
     out = run_folder(args)
-    out.mkdir(parents=True, exist_ok=True)
+    restore_options(args, out)
+    physics_dt = physics_dt_of(args)
     t0 = time.perf_counter()
+    from clamber.experiments.quadruped_scenarios import SCENARIOS
+
     scenarios = args.scenarios or list(SCENARIOS)
     rows = ABLATION_ROWS if args.ablations else MAIN
     gains = _read_gains(args.gains) if args.gains else None
@@ -82,10 +92,11 @@ def _evaluate(args: argparse.Namespace) -> dict:
         0 if tuning is None else len(MAIN) * tuning.budget * len(tuning.seeds)
         * len(tuning.scenarios))
     with TrialProgress(total, "quadruped-evaluate", progress_enabled(args)) as bar, \
-            evaluator_for(args, total) as evaluator:
+            evaluator_for(args, total, CYCLE_S * args.cycles) as evaluator:
         res = run_comparison(args.trials, scenarios, rows, args.seed, evaluator, args.cycles,
                              tuning, gains, sole, physics_dt, out, bool(args.resume),
                              bar, args.time_limit)
+    release_run(out)
     text = ["# Controller comparison in simulation", "",
             f"{args.trials} trials per cell on seeds {args.seed}-{args.seed + args.trials - 1} "
             f"(no tuning step used them), {args.cycles} gait cycle(s) of 0.22 m each, sole "
@@ -119,12 +130,33 @@ def _evaluate(args: argparse.Namespace) -> dict:
 
 
 def _read_gains(path: str) -> dict:
-    """The tuned gains of a previous ``comparison.json``."""
+    """The tuned gains of a previous ``comparison.json``: ``{"gains": {controller: {gain:
+    multiplier}}}`` with tuned controllers only, each with exactly its own gains, every
+    multiplier within ``RANGES['gain_multiplier']``."""
+    from clamber import _validate as check
+    from clamber.quadruped.control.variants import GAINS
+
+    text = check.read_text(path, "gains file", ConfigError)
     try:
-        return {c: tuple(g.items()) for c, g in
-                json.loads(Path(path).read_text())["gains"].items()}
-    except (OSError, ValueError, KeyError, AttributeError) as e:
-        raise ConfigError(f"cannot read gains from {path}: {e}") from None
+        data = json.loads(text)
+    except (ValueError, RecursionError) as e:
+        raise ConfigError(f"{path}: not valid JSON ({e})") from None
+    gains = data.get("gains") if isinstance(data, dict) else None
+    if not isinstance(gains, dict):
+        raise ConfigError(f"{path}: must hold an object \"gains\" of controller gains, "
+                          "as comparison.json does")
+    out = {}
+    for controller, values in gains.items():
+        if controller not in GAINS:
+            raise ConfigError(f"{path}: gains.{controller}: not a tuned controller; "
+                              f"allowed: {', '.join(GAINS)}")
+        if not isinstance(values, dict) or set(values) != set(GAINS[controller]):
+            raise ConfigError(f"{path}: gains.{controller} must be an object of exactly "
+                              f"{', '.join(GAINS[controller])}")
+        out[controller] = tuple(
+            (name, check.in_range(f"gains.{controller}", name, v, "gain_multiplier"))
+            for name, v in values.items())
+    return out
 
 
 def _write_results(path: Path, results: list) -> None:
@@ -145,21 +177,25 @@ def register_evaluate(qsub: argparse._SubParsersAction, examples: str) -> None:
         "random search on training seeds, then seeded trials per controller and scenario on "
         "held-out seeds, written as comparison.md, comparison.json, trials.csv and "
         "gripper_loads.png.", epilog=examples, formatter_class=fmt)
-    ev.add_argument("--trials", type=positive_int, default=20, help="trials per cell (20)")
+    ev.add_argument("--trials", type=quantity_type(int, "trials"), default=20,
+                    help="trials per cell (20)")
     ev.add_argument("--seed", type=seed_int, default=0, help="first seed (0)")
     ev.add_argument("--scenarios", nargs="+", default=None,
                       help="scenarios (default: all of clamber.experiments.quadruped_scenarios)")
     ev.add_argument("--ablations", action="store_true",
                       help="also run the Q-WBC, VMC and CLIK ablations")
-    ev.add_argument("--cycles", type=positive_int, default=1, help="gait cycles (1)")
-    ev.add_argument("--tune-budget", type=positive_int, default=6,
+    ev.add_argument("--cycles", type=quantity_type(int, "gait_cycles"), default=1,
+                    help="gait cycles (1)")
+    ev.add_argument("--tune-budget", type=quantity_type(int, "tune_budget"), default=6,
                       help="candidates per controller in the gain search (6)")
     ev.add_argument("--no-tune", action="store_true", help="class-default gains")
     ev.add_argument("--gains", default=None,
                       help="take the gains from a previous comparison.json (no tuning)")
-    ev.add_argument("--sole-stiffness", type=non_negative_float, default=25.0,
+    ev.add_argument("--sole-stiffness", type=quantity_type(float, "sole_stiffness"),
+                    default=25.0,
                       help="sole stiffness about x and y [N m/rad] (25; 0: rigid weld)")
-    ev.add_argument("--sole-armature", type=non_negative_float, default=None,
+    ev.add_argument("--sole-armature", type=quantity_type(float, "sole_armature"),
+                    default=None,
                       help="sole hinge armature [kg m^2] (default 1e-3)")
     add_physics_dt(ev)
     ev.add_argument("--time-limit", type=positive_float, default=None,

@@ -13,10 +13,10 @@ from clamber.cli.options import (
     add_execution_options,
     add_output_options,
     input_file,
-    non_negative_float,
     number_type,
     output_file,
     positive_int,
+    quantity_type,
     seed_int,
     supply_voltage,
 )
@@ -27,9 +27,11 @@ log = logging.getLogger("clamber")
 #: up to 100 consecutive jumps, mass tolerances below 50 %, length shifts below the 20 mm
 #: that keep the shortest (40 mm) link longer than its centre offset, packet jitter below
 #: ten 500 Hz periods.
-foot_radius = number_type(float, 0, 0.05, low_open=True, unit=" m")
+foot_radius = quantity_type(float, "foot_radius")
 jump_count = number_type(int, 1, 100)
-trial_count = number_type(int, 1, 100_000)
+trial_count = quantity_type(int, "trials")
+#: A factor on the calibrated tolerances (RANGES["tolerance_scale"]).
+tolerance_scale = quantity_type(float, "tolerance_scale")
 mass_tolerance = number_type(float, 0, 0.5)
 length_tolerance = number_type(float, 0, 0.02, unit=" m")
 jitter_s = number_type(float, 0, 0.02, unit=" s")
@@ -111,6 +113,11 @@ def _simulate(args: argparse.Namespace) -> dict:
     return summary
 
 
+#: CPU time of one simulated jump of a robustness trial [s]: 5.8 s for 200 one-jump trials
+#: of the packaged seed jump in one process (`clamber jumper robustness --trials 200
+#: --workers 0`), rounded up; what decides whether a study pays for a cluster
+#: (options.pays_for_a_cluster): from about 600 simulated jumps on.
+ROBUSTNESS_JUMP_S = 0.05
 #: Options that define a robustness study, stored in its run folder so a resume replays it.
 STUDY_OPTIONS = {"trials": 30, "jumps": 1, "seed": 0, "mass_tol": None, "length_tol": None,
                  "jitter": None, "supply_voltage": 12.0, "foot_radius": None,
@@ -130,6 +137,14 @@ def _study_options(args: argparse.Namespace, run_dir: Path) -> argparse.Namespac
             raise ConfigError(f"{path}: cannot read the study's options ({e})") from None
     if not isinstance(stored, dict):
         raise ConfigError(f"{run_dir / 'study.json'}: must hold a JSON object")
+    given = getattr(args, "given_options", set())
+    conflicts = [f"--{name.replace('_', '-')} {getattr(args, name)} (the run has "
+                 f"{stored[name]})" for name in STUDY_OPTIONS
+                 if name in given and name in stored and getattr(args, name)
+                 != _stored_option(run_dir, name, stored[name])]
+    if conflicts:
+        raise ConfigError(f"--resume {run_dir} continues the study with its own options; "
+                          "drop " + ", ".join(conflicts))
     for name, default in STUDY_OPTIONS.items():
         if getattr(args, name) is None:
             setattr(args, name, _stored_option(run_dir, name, stored.get(name, default)))
@@ -141,7 +156,7 @@ def _stored_option(run_dir: Path, name: str, value):
     types = {"trials": trial_count, "jumps": jump_count, "seed": seed_int,
              "mass_tol": mass_tolerance, "length_tol": length_tolerance, "jitter": jitter_s,
              "supply_voltage": supply_voltage, "foot_radius": foot_radius,
-             "tol_scale": non_negative_float}
+             "tol_scale": tolerance_scale}
     if value is None:
         return None
     if name == "rear_spar":
@@ -166,7 +181,13 @@ def _robustness(args: argparse.Namespace) -> dict:
     import json
     from dataclasses import replace
 
-    from clamber.cli.options import TrialProgress, evaluator_for, progress_enabled, run_folder
+    from clamber.cli.options import (
+        TrialProgress,
+        evaluator_for,
+        progress_enabled,
+        release_run,
+        run_folder,
+    )
     from clamber.experiments.calibration import calibrated_tolerances
     from clamber.experiments.robustness import robustness
     run_dir = run_folder(args)
@@ -190,11 +211,13 @@ def _robustness(args: argparse.Namespace) -> dict:
         sol.save(stored_solution)
         (run_dir / "study.json").write_text(json.dumps(
             {k: getattr(args, k) for k in STUDY_OPTIONS}, indent=1), encoding="utf-8")
+    cost = ROBUSTNESS_JUMP_S * args.jumps
     with TrialProgress(args.trials, "robustness", progress_enabled(args)) as bar, \
-            evaluator_for(args, args.trials) as evaluator:
+            evaluator_for(args, args.trials, cost) as evaluator:
         res = robustness(sol, args.trials, seed=args.seed, jumps=args.jumps,
                          config=_config(args), tolerances=tol, evaluator=evaluator,
                          run_dir=run_dir, resume=bool(args.resume), progress=bar)
+    release_run(run_dir)
     return {**res.summary(), "run_dir": str(run_dir)}
 
 
@@ -303,7 +326,7 @@ def register(subparsers) -> None:
     rob.add_argument("--controller", choices=("open-loop", "closed-loop"),
                      help="reference clock and gains: playback, or event-triggered gain "
                      "scheduling on the contact switches (default open-loop)")
-    rob.add_argument("--tol-scale", type=non_negative_float,
+    rob.add_argument("--tol-scale", type=tolerance_scale,
                      help="every tolerance times this, on top of the calibrated scale (1)")
     add_output_options(rob, "out/robustness", figures=False)
     add_execution_options(rob)

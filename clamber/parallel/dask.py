@@ -38,6 +38,8 @@ CONNECT_TIMEOUT_S = 20.0
 #: Packages whose versions must agree on client, scheduler and workers, besides Dask's
 #: own list: the code the tasks run and the arrays they return.
 CHECKED_PACKAGES = ("clamber", "casadi", "numpy", "scipy")
+#: Run by every local worker as it starts (:mod:`clamber.parallel.worker_setup`).
+WORKER_SETUP = "clamber.parallel.worker_setup"
 
 
 def available_cores() -> int:
@@ -113,7 +115,7 @@ class DaskEvaluator(Evaluator):
                     dashboard_address=f"{LOCAL_HOST}:0",  # the HTTP server, dashboard or not
                     worker_dashboard_address=f"{LOCAL_HOST}:0",
                     scheduler_kwargs={"dashboard": dashboard},
-                    silence_logs=logging.CRITICAL,
+                    silence_logs=logging.CRITICAL, preload=[WORKER_SETUP],
                 )
             self.client = Client(self._cluster, security=self.security, set_as_default=False)
             self.client.wait_for_workers(n, timeout=60)
@@ -177,11 +179,19 @@ class DaskEvaluator(Evaluator):
             pending.add(retry)
 
     def close(self) -> None:
+        """Close the client and the local cluster. Dask's log records while they close are
+        dropped: tasks still running (a run interrupted) lose their connections then, by
+        design, and each would print a traceback."""
         client, cluster = getattr(self, "client", None), getattr(self, "_cluster", None)
-        if client is not None:
-            client.close()
-        if cluster is not None:
-            cluster.close()
+        before = logging.root.manager.disable
+        logging.disable(logging.CRITICAL)
+        try:
+            if client is not None:
+                client.close()
+            if cluster is not None:
+                cluster.close()
+        finally:
+            logging.disable(before)
         self._cluster = None
 
 
