@@ -24,6 +24,15 @@ happens (the paper's playback). :class:`EventTriggered` switches phases on event
 * impact damping: for ``impact_damping_time`` after a detected catch the ESCs' derivative
   gain is raised by ``impact_kd_scale`` (a gain sent with the packets), which damps the
   joint ringing the paper saw after impact.
+* rear re-catch (``recovery``): when the rear switch is still open ``recovery_after`` [s]
+  after the reference reached the rear catch (the landing window) while the front switch
+  is closed, the robot hangs from its front gripper. The board re-arms the rear gripper
+  and winds the reference back (at ``recovery_rate`` times real time): the first try only
+  to the rear catch pose, which it holds ``recovery_wait`` [s] (most misses are feet that
+  arrive a few milliseconds late); later tries ``recovery_rewind`` [s] into phase 4, which
+  swings the rear foot off the wall along its optimized approach, and play phase 4's tail
+  again as slowly before the hold. A catch goes on with phase 5 and the next jump; after
+  ``recovery_attempts`` failed tries the jump ends as without recovery.
 
 Neither changes the commanded torques beyond the reference's own (the ESC clips the
 voltage to the supply in every case), so a closed-loop robot never commands beyond its
@@ -82,6 +91,16 @@ class ReferenceClock(ABC):
         """Factor on the ESCs' proportional gain sent with the next packet [-]."""
         return 1.0
 
+    @property
+    def feedforward_scale(self) -> float:
+        """Factor on the reference's voltage feed-forward of the next packet [-]."""
+        return 1.0
+
+    def take_commands(self) -> list[tuple[int, str]]:
+        """Gripper commands (gripper 0 front, 1 rear; 'rearm' or 'disarm') the clock issues
+        with the next packet, besides those the reference's instants carry."""
+        return []
+
     @abstractmethod
     def advance(self, dt: float, switches: tuple[bool, bool]) -> float:
         """Move the clock one board tick of ``dt`` [s] given the contact switches."""
@@ -124,16 +143,42 @@ class EventTriggeredSettings:
     stance_kp_scale: float = 1.0
     """Factor on the ESC proportional gain from the detected rear catch to the jump's
     end [-] (1: off): a stiff landing stance brings the joints to the next jump's start."""
+    recovery: bool = True
+    """Swing the rear foot back to the wall after a missed rear catch (module docstring)."""
+    recovery_after: float = 0.05
+    """Landing window: how long after the reference reached the rear catch the rear switch
+    must still be open for a re-catch to start [s] (the simulator's catch timeout)."""
+    recovery_attempts: int = 2
+    """Re-catch tries per jump before the jump counts as failed [-]."""
+    recovery_rewind: float = 0.06
+    """How far the second and later tries wind the reference back from the rear catch
+    into phase 4 [s] (capped at 80 % of phase 4: the front's commands are never replayed)."""
+    recovery_rate: float = 0.5
+    """Speed of the re-catch motion (rewind and replay) relative to the jump's [-]: a
+    slower swing meets the wall slower."""
+    recovery_feedforward: float = 1.0
+    """Factor on the reference's voltage feed-forward during a re-catch [-] (computed for
+    the jump's speed, not the re-catch's)."""
+    recovery_wait: float = 0.06
+    """Longest hold of the rear catch pose in a re-catch try [s]."""
 
     def __post_init__(self) -> None:
         check.numeric_fields(self, "event_triggered",
                              names=("front_wait", "rear_wait", "settle_time", "reflex_lead",
                                     "push_kp_scale", "push_kd_scale", "impact_kd_scale",
-                                    "impact_damping_time", "stance_kp_scale"))
+                                    "impact_damping_time", "stance_kp_scale",
+                                    "recovery_rewind", "recovery_wait", "recovery_feedforward",
+                                    "recovery_after"))
+        check.integer("event_triggered", "recovery_attempts", self.recovery_attempts, low=0)
+        check.choice("event_triggered", "recovery", self.recovery, (False, True))
+        if not 0 < self.recovery_rate <= 10:
+            raise ConfigError(f"event_triggered.recovery_rate = "
+                              f"{self.recovery_rate!r}: must be in (0, 10]")
 
 
 class EventTriggered(ReferenceClock):
-    """Phase switching on the contact switches: reflex, wait for the catch, settle."""
+    """Phase switching on the contact switches: reflex, wait for the catch, settle,
+    re-catch of a missed rear gripper."""
 
     def __init__(self, period: float, phase_times, jumps: int,
                  settings: EventTriggeredSettings | None = None) -> None:
@@ -145,6 +190,26 @@ class EventTriggered(ReferenceClock):
         self._front_caught = False  # the front caught in the current jump
         self._rear_caught = False  # the rear caught in the current jump
         self._damp_until = -1.0
+        self._rewind_to: float | None = None  # reference time the rewind stops at [s]
+        self._recovering = False  # a re-catch is under way in the current jump
+        self._attempts = 0  # re-catch tries in the current jump
+        self._catch_time = math.inf  # board time the reference last reached the rear catch
+        self._gave_up = False  # every re-catch try of the current jump failed
+        self._commands: list[tuple[int, str]] = []
+        self.recoveries = 0  # re-catch tries started, all jumps
+
+    def take_commands(self) -> list[tuple[int, str]]:
+        out, self._commands = self._commands, []
+        return out
+
+    @property
+    def recovering(self) -> bool:
+        """Whether a rear re-catch is under way."""
+        return self._recovering
+
+    @property
+    def feedforward_scale(self) -> float:
+        return self.s.recovery_feedforward if self._recovering else 1.0
 
     @property
     def kd_scale(self) -> float:
@@ -181,24 +246,69 @@ class EventTriggered(ReferenceClock):
             self._rear_caught = True
         if abs(ri) < 1e-9 and not self._held:
             self._front_caught = self._rear_caught = False  # a new jump: stiff until its catch
-        for gi, catch, wait in ((0, pt[3], self.s.front_wait), (1, pt[4], self.s.rear_wait)):
+            self._recovering, self._attempts, self._catch_time = False, 0, math.inf
+            self._gave_up = False
+        if self._rewind_to is not None:
+            return self._rewind(dt, switches, base)
+        window = (self.s.recovery_wait if self._recovering
+                  else min(self.s.recovery_after, 0.8 * (T - pt[4])))
+        if (self.s.recovery and k < self.jumps and switches[0] and not switches[1]
+                and not self._gave_up and ri >= pt[4] - 1e-9
+                and self._time - self._catch_time >= window - 1e-9):
+            if self._start_recovery(base):
+                return self._rewind(dt, switches, base)
+            self._commands.append((1, "disarm"))  # out of tries: the miss is final
+            self._recovering, self._gave_up = False, True
+        rear_wait = self.s.recovery_wait if self._recovering else self.s.rear_wait
+        for gi, catch, wait in ((0, pt[3], self.s.front_wait), (1, pt[4], rear_wait)):
             if k < self.jumps and new[gi] and catch - self.s.reflex_lead <= ri < catch:
                 self.r, self._held = base + catch, 0.0  # reflex: the phase starts now
                 return self.r
             if k < self.jumps and abs(ri - catch) < 1e-9 and not switches[gi]:
                 if self._hold(dt, wait):
                     return self.r
+        if self._recovering and switches[1] and ri >= pt[4] - 1e-9:
+            self._recovering = False
         boundary = base + T if k < self.jumps else math.inf
         if abs(ri) < 1e-9 and 0 < k <= self.jumps and self._hold(dt, self.s.settle_time):
             return self.r  # settle in the stance before the next jump (and after the last)
-        nxt = self.r + dt
+        slow = self._recovering and ri < pt[4] - 1e-9  # the re-catch's replay of phase 4
+        nxt = self.r + (dt * self.s.recovery_rate if slow else dt)
         for stop in (base + pt[3], base + pt[4], boundary):
             if self.r < stop < nxt - 1e-12 or (stop == nxt and stop == boundary):
                 nxt = stop
                 break
         if nxt != self.r:
             self._held = 0.0
+        if self.r < base + pt[4] - 1e-9 and abs(nxt - base - pt[4]) < 1e-9:
+            self._catch_time = self._time
         self.r = nxt
+        return self.r
+
+    def _start_recovery(self, base: float) -> bool:
+        """Begin the next rear re-catch try if one is left; whether it began."""
+        if self._attempts >= self.s.recovery_attempts:
+            return False
+        pt = self.phase_times
+        rewind = min(self.s.recovery_rewind, 0.8 * (pt[4] - pt[3])) if self._attempts else 0.0
+        self._rewind_to = base + pt[4] - rewind
+        self._recovering, self._held = True, 0.0
+        self._attempts += 1
+        self.recoveries += 1
+        self._commands.append((1, "rearm"))
+        return True
+
+    def _rewind(self, dt: float, switches: tuple[bool, bool], base: float) -> float:
+        """One tick of winding the reference back towards ``_rewind_to``; a rear catch
+        made meanwhile stops the re-catch where it is."""
+        if switches[1]:
+            self._rewind_to, self._recovering = None, False
+            return self.r
+        self.r = max(self.r - dt * self.s.recovery_rate, self._rewind_to)
+        if self.r <= self._rewind_to + 1e-12:
+            self._rewind_to = None
+            if abs(self.r - base - self.phase_times[4]) < 1e-9:
+                self._catch_time = self._time  # back at the catch pose: its hold starts
         return self.r
 
 

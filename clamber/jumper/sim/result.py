@@ -37,6 +37,16 @@ class JumpRecord:
     """Normal impulse [N s] of the free front gripper's wall contacts before it is armed
     for its catch: a swing that grazes the wall becomes, on a perturbed robot, an impact
     that pushes the flight off the wall (docs/results/jumper_landing.md)."""
+    rear_misses: int = 0
+    """Rear catches missed in this jump (each followed by a re-catch when recovery is on)."""
+    recovery_time: float = float("nan")
+    """From the first missed rear catch to the rear gripper hooking [s] (NaN: no miss, or
+    never caught)."""
+
+    @property
+    def recovered(self) -> bool:
+        """A missed rear catch turned into a ready landing."""
+        return self.rear_misses > 0 and self.ready
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)

@@ -50,6 +50,9 @@ class SimulationSettings:
     foot_radius: float | None = None
     """The robot's gripper radius [m]; None takes the optimization's. Optimizing with a
     smaller radius than the robot's aims the catches into the wall (a catch margin)."""
+    rear_miss_jumps: tuple[int, ...] = ()
+    """Fault injection: in these jumps (0-based) the rear gripper's first catch is refused,
+    as if its spines skidded off the wall, whatever the window says."""
 
     def __post_init__(self) -> None:
         check.numeric_fields(self, "simulation",
@@ -57,6 +60,8 @@ class SimulationSettings:
                                     "ready_angle_tol", "settle_time", "hook_timeconst",
                                     "hook_dampratio"))
         check.integer("simulation", "physics_substeps", self.physics_substeps, low=1)
+        for i, k in enumerate(self.rear_miss_jumps):
+            check.integer("simulation", f"rear_miss_jumps[{i}]", k, low=0)
         make_clock(self.controller, 1.0, [0.0] * 6, 1)  # validates the name
 
 

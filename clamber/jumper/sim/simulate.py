@@ -14,7 +14,8 @@ and hook only with the sole facing the wall.
 A run is a :class:`JumpTrial`: set up once, stepped at 1 kHz, read out as a
 :class:`SimulationResult`. Outcomes per jump (:class:`JumpRecord`): the front catch, the
 rear catch, whether the robot is *ready* when the next jump starts (both grippers
-hooked, nothing torn, the gripper separation and joint angles close to the optimized
+hooked, nothing torn but a rear gripper that the board's re-catch hooked again after
+its landing, the gripper separation and joint angles close to the optimized
 start), the height gained, the time taken and the tracking error.
 """
 
@@ -173,6 +174,9 @@ class JumpTrial:
         self.deadline = [math.inf, math.inf]
         self.hook_time = [math.inf, math.inf]
         self.caught, self.tears, self.fell = [False, False], 0, False
+        self.rear_misses, self.rear_miss_t = 0, math.nan  # this jump's, first miss time [s]
+        self.refuse_rear = False  # fault injection: this landing's rear catch is refused
+        self.landing_rear_tears = 0  # rear tear-offs after this jump's rear catch
         self.front_touch = 0.0  # [N s] in the current jump
         self._force6 = np.zeros(6)
         self.events: list[tuple[float, str, str]] = []
@@ -216,9 +220,12 @@ class JumpTrial:
             for instant, gi, action in self.triggers:
                 if self.r_prev < kk * T + instant <= r + 1e-12:
                     commands.append((gi, action))
+        commands.extend(self.clock.take_commands())
         idx = 0 if k >= self.jumps else min(int((r - k * T) * ref.rate_hz + 1e-9),
                                              len(ref.theta) - 1)
         theta, volt = ref.theta[idx], ref.voltage[idx]
+        if self.clock.feedforward_scale != 1.0:
+            volt = volt * self.clock.feedforward_scale
         omega = (theta - self.prev_theta) * ref.rate_hz
         self.prev_theta = theta
         self.r_prev, self.r = r, r
@@ -252,11 +259,36 @@ class JumpTrial:
                 self._unhook(gi)
                 self.events.append((t, GRIPPERS[gi], "release"))
             g.release()
-        elif action == "arm":
+        elif action in ("arm", "rearm"):
+            if g.hooked:  # a re-catch replayed past a catch already made
+                return
+            if action == "rearm":  # the board starts a re-catch: a pending catch missed
+                self._miss(t, gi)
             g.arm()
             self.history[gi] = [None, None, None]
+            if gi == 1 and len(self.records) in self.cfg.rear_miss_jumps \
+                    and self.rear_misses == 0:
+                self.refuse_rear = True
+        elif action == "disarm":
+            self._miss(t, gi)
         else:
             self.deadline[gi] = t + self.cfg.catch_timeout
+
+    def _miss(self, t: float, gi: int) -> None:
+        """An armed gripper's catch window closed without a hook."""
+        self.deadline[gi] = math.inf
+        if not self.grip[gi].armed:
+            return
+        self.grip[gi].armed = False
+        self.events.append((t, GRIPPERS[gi], "miss"))
+        if gi == 1:
+            self.refuse_rear = False
+            self._count_rear_miss(t)
+
+    def _count_rear_miss(self, t: float) -> None:
+        self.rear_misses += 1
+        if self.rear_misses == 1:
+            self.rear_miss_t = t
 
     # ---- the ESCs (1 kHz) ------------------------------------------------------------------
     def _encoders(self, q: list[float]) -> tuple[list[float], list[float]]:
@@ -305,6 +337,9 @@ class JumpTrial:
                     self._unhook(gi)
                     self.tears += 1
                     self.events.append((t, GRIPPERS[gi], "tear"))
+                    if gi == 1 and self.caught[1]:  # the landing's rear catch is lost
+                        self.landing_rear_tears += 1
+                        self._count_rear_miss(t)
         return forces
 
     def _front_touch(self) -> None:
@@ -334,7 +369,8 @@ class JumpTrial:
                 ax = (h[2][0] - 2 * h[1][0] + h[0][0]) / dt**2
                 ay = (h[2][1] - 2 * h[1][1] + h[0][1]) / dt**2
                 self.feet[gi].step(dt, phi, phi_rate, ax, ay)
-            if g.armed and h[1] is not None and self.feet[gi].faces_wall:
+            if g.armed and h[1] is not None and self.feet[gi].faces_wall \
+                    and not (gi == 1 and self.refuse_rear):
                 r = self.geometry.foot_radius
                 if g.try_capture(px - r, (px - h[1][0]) / dt, (py - h[1][1]) / dt,
                                  px - jx, py - jy):
@@ -346,10 +382,7 @@ class JumpTrial:
     def _misses(self, t: float) -> None:
         for gi in (0, 1):
             if t >= self.deadline[gi]:
-                self.deadline[gi] = math.inf
-                if self.grip[gi].armed:
-                    self.grip[gi].armed = False
-                    self.events.append((t, GRIPPERS[gi], "miss"))
+                self._miss(t, gi)
                 if gi == 0 and not (self.grip[0].hooked or self.grip[1].hooked):
                     self.fell = True
         if self.fell and len(self.records) < self.jumps:
@@ -406,7 +439,7 @@ class JumpTrial:
         ang_err = float(np.max(np.abs(d.qpos[3:6] - self.ref.theta[0])))
         y_rear = float(p[s[1], 1])
         ready = (self.grip[0].hooked and self.grip[1].hooked and not self.fell
-                 and all(self.caught) and self.tears == 0
+                 and all(self.caught) and self.tears == self.landing_rear_tears
                  and abs(sep - self.separation0) <= cfg.ready_distance_tol
                  and ang_err <= cfg.ready_angle_tol)
         k = len(self.records)
@@ -420,9 +453,13 @@ class JumpTrial:
             height_gain=y_rear - self.y_rear_start if self.caught[1] else float("nan"),
             tracking_rms=float(np.sqrt(np.mean(err**2))), tracking_max=float(err.max()),
             tear_offs=self.tears, fell=self.fell, duration=t - self.jump_t0,
-            front_touch_impulse=self.front_touch))
+            front_touch_impulse=self.front_touch, rear_misses=self.rear_misses,
+            recovery_time=(self.hook_time[1] - self.rear_miss_t
+                           if self.rear_misses and self.caught[1] else math.nan)))
         self.y_rear_start, self.jump_t0 = y_rear, t
         self.caught, self.tears, self.track = [False, False], 0, []
+        self.rear_misses, self.rear_miss_t, self.refuse_rear = 0, math.nan, False
+        self.landing_rear_tears = 0
         self.front_touch = 0.0
         if not ready or k + 1 == self.jumps:
             if self.record and ready:
