@@ -69,6 +69,8 @@ RANGES: dict[str, Range] = {
     "approach_speed": Range(0.0, 5.0, "m/s", "a gripper's speed into the wall"),
     "height_gain": Range(0.0, 1.0, "m", "height gained by one jump"),
     "release_force": Range(0.0, 1000.0, "N", "as gripper_load"),
+    "climb_speed": Range(-10.0, 10.0, "m/s", "a sub-kilogram jumper's speed up a wall "
+                         "(the paper's 0.3 m/s)"),
     "ipopt_iterations": Range(1, 100_000, "", "IPOPT's budget; 1e5 iterations of the fine "
                               "grid take hours"),
     "ipopt_tolerance": Range(1e-12, 1.0, "", "below 1e-12 IPOPT cannot converge in double "
@@ -87,7 +89,14 @@ RANGES: dict[str, Range] = {
                         "climb's steps; above 20 ms the grasp welds are unstable"),
     "control_rate": Range(1.0, 1000.0, "Hz", "the controller's loop rate (the robot's 100 "
                           "Hz); below 1 Hz a cycle has no control step"),
-    "gain": Range(0.0, 1e4, "", "a controller gain (N/m, N s/m, 1/s or unitless)"),
+    "gain_multiplier": Range(1e-3, 1e3, "", "a multiple of a controller's class-default "
+                             "gain (the tuning searches within spread**[-1, 1])"),
+    "gait_cycles": Range(1, 1000, "", "gait cycles of one trial"),
+    "tune_budget": Range(1, 1000, "", "candidates per controller of the gain search"),
+    # studies
+    "trials": Range(1, 100_000, "", "seeded trials per condition"),
+    "tolerance_scale": Range(0.0, 10.0, "", "a factor on the calibrated tolerances; ten "
+                             "times them already perturbs masses by half"),
 }
 
 

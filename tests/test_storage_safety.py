@@ -169,3 +169,19 @@ def test_codesign_resume_of_a_damaged_config_is_one_line(tmp_path, capsys, damag
     err = capsys.readouterr().err
     assert rc == 2 and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1 and "config" in err, err
+
+
+@pytest.mark.parametrize("changes, match", [
+    ({"fitness": 0.9}, "exceeds the trial's speed"),
+    ({"fitness": 99.0, "speed_mps": 99.0}, "speed_mps"),
+    ({"speed_mps": None}, "speed_mps"),
+])
+def test_a_tampered_fitness_is_not_reported_as_the_best(run, changes, match):
+    """A complete trial whose fitness exceeds its speed, or whose speed is not a physical
+    climbing speed, is refused when read rather than reported as the run's best."""
+    d = json.loads(_trial().to_json())
+    d.update(changes)
+    _sql(run, ("UPDATE trials SET record = ?", (json.dumps(d),)))
+    with RunStore.open(run, KIND, CONFIG) as store:
+        with pytest.raises(FileFormatError, match=match):
+            store.trials()

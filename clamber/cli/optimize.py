@@ -9,10 +9,10 @@ from pathlib import Path
 
 from clamber.cli.options import (
     FMT,
+    Heartbeat,
     add_output_options,
     input_file,
-    non_negative_float,
-    positive_float,
+    quantity_type,
     seed_int,
 )
 
@@ -56,12 +56,19 @@ def optimize_command(args: argparse.Namespace) -> dict:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    log.info("optimizing (%s, %s) ...", args.resolution, settings.collocation)
-    sol = run(morph, settings, args.resolution, args.guess, args.seed)
-    log.info("solver: %s after %.1f s", sol.status.value, time.perf_counter() - t0)
+    log.info("optimizing (%s, %s) ...%s", args.resolution, settings.collocation,
+             _first_build_note(settings.backend))
+    with Heartbeat(f"optimizing ({args.resolution})"):
+        sol = run(morph, settings, args.resolution, args.guess, args.seed)
+    elapsed = time.perf_counter() - t0
+    solved = sum(h["solve_time_s"] for h in sol.history)
+    log.info("solver: %s; built in %.1f s, solved in %.1f s (%d iterations)",
+             sol.status.value, elapsed - solved, solved, sol.iterations)
     if sol.status.success:
-        log.info("checking the accuracy (replaying the torques) ...")
-        attach_accuracy(sol)
+        log.info("checking the accuracy (replaying the torques with an adaptive "
+                 "integrator) ...")
+        with Heartbeat("checking the accuracy"):
+            attach_accuracy(sol)
         if not sol.physically_consistent:
             log.warning("warning: replaying the torques drifts %.1f mm from the optimized "
                         "motion; the speed is not trustworthy at this resolution (refine, or "
@@ -74,7 +81,8 @@ def optimize_command(args: argparse.Namespace) -> dict:
         from clamber.report.jumper import save_all
 
         log.info("writing figures%s ...", "" if args.no_animation else " and the animation")
-        paths = save_all(sol, out, animation=not args.no_animation)
+        with Heartbeat("writing figures"):
+            paths = save_all(sol, out, animation=not args.no_animation)
         figures = {k: str(v) for k, v in paths.items()}
     summary = sol.summary()
     summary["total_solve_time_s"] = sum(h["solve_time_s"] for h in sol.history)
@@ -82,6 +90,21 @@ def optimize_command(args: argparse.Namespace) -> dict:
     summary["solution_path"] = str(path)
     summary["figures"] = figures
     return summary
+
+
+def _first_build_note(backend: str) -> str:
+    """What a first run waits for: the compiled backend builds each problem structure's C
+    code once (about one to three minutes each on two cores), then loads it from the
+    cache; said when the cache holds no library yet."""
+    if backend != "compiled":
+        return ""
+    from clamber.jumper.formulation.backends import cache_dir
+
+    root = cache_dir()
+    if root.is_dir() and any(root.glob("*.so")):
+        return ""
+    return (f" (first run: compiling the NLP's C code once per problem structure, about "
+            f"1-3 min each, cached in {root})")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -103,10 +126,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      "motion), the designed bounding motion, or the paper's random one")
     opt.add_argument("--seed", type=seed_int, default=0,
                      help="seed of the random guess")
-    opt.add_argument("--torque-limit", type=positive_float,
+    opt.add_argument("--torque-limit", type=quantity_type(float, "joint_torque"),
                      help="joint torque bound [N m] (0.25)")
     opt.add_argument("--collocation", choices=("trapezoidal", "hermite-simpson"))
-    opt.add_argument("--torque-rate-weight", type=non_negative_float,
+    opt.add_argument("--torque-rate-weight", type=quantity_type(float, "torque_rate_weight"),
                      help="penalty on torque changes between nodes (1e-2; 0 = off)")
     opt.add_argument("--backend", choices=("compiled", "reference"),
                      help="NLP function evaluation: compiled C (default, cached) or reference")

@@ -161,7 +161,20 @@ class CandidateTrial:
         if not isinstance(d.get("info", {}), dict):
             raise FileFormatError(f"field 'info' = {d['info']!r}: must be an object")
         check_relative_path(d.get("trajectory", ""), "trajectory")
+        if d["state"] is TrialState.COMPLETE:
+            _check_complete(d["fitness"], d["speed_mps"])
         return cls(**d)
+
+
+def _check_complete(fitness: float, speed: float) -> None:
+    """A complete candidate's speed is a physical climbing speed and its fitness never
+    exceeds it (a landing score multiplies it by a rate <= 1): a record claiming more
+    was not written by a fitness function, and would be reported as the best."""
+    _field("speed_mps", speed, lambda x: check.in_range("", "speed_mps", x, "climb_speed"))
+    _field("fitness", fitness, lambda x: check.in_range("", "fitness", x, "climb_speed"))
+    if fitness > speed + 1e-9 * max(1.0, abs(speed)):
+        raise FileFormatError(f"field 'fitness' = {fitness!r} exceeds the trial's speed "
+                              f"{speed!r} m/s: no fitness scores above the speed")
 
 
 def _field(name: str, value: Any, parse: Any) -> Any:
