@@ -50,7 +50,9 @@ EXAMPLES_ROBUSTNESS = """examples:
 """
 EXAMPLES_ROBUSTNESS += (
     "  clamber jumper robustness s.npz --controller closed-loop --jumps 10 --json\n"
-    "  clamber jumper robustness s.npz --controller closed-loop --jumps 10 --rear-spar\n")
+    "  clamber jumper robustness s.npz --controller closed-loop --jumps 10 --rear-spar\n"
+    "  clamber jumper robustness docs/data/long_climb/solution.npz --controller closed-loop "
+    "--jumps 30\n")
 EXAMPLES_CALIBRATE = """examples:
   clamber jumper calibrate --json                  # the fine grid and the 200-trial check
   clamber jumper calibrate --stage coarse --json   # the first, coarse search
@@ -80,13 +82,24 @@ def _load(path: Path):
 
 def _config(args: argparse.Namespace):
     from clamber.experiments.calibration import calibrated_config
+    from clamber.jumper.sim.control import EventTriggeredSettings
     from clamber.jumper.sim.gripper import FootPivot
     from clamber.jumper.sim.motor import MotorParameters
 
     motor = MotorParameters(supply_voltage=args.supply_voltage)
     pivot = FootPivot().with_rear_spar() if getattr(args, "rear_spar", False) else FootPivot()
+    closed = EventTriggeredSettings(recovery=getattr(args, "recovery", None) is not False)
     return calibrated_config(motor=motor, foot_radius=getattr(args, "foot_radius", None),
-                             controller=getattr(args, "controller", "open-loop"), pivot=pivot)
+                             controller=getattr(args, "controller", "open-loop"), pivot=pivot,
+                             event_triggered=closed)
+
+
+def _hardware(args: argparse.Namespace, sol) -> None:
+    """Hardware options not given on the command line from those the solution records."""
+    from clamber.jumper.sim.settings import hardware_options
+
+    if getattr(args, "rear_spar", False) is None:
+        args.rear_spar = hardware_options(sol).get("rear_spar", False)
 
 
 def _simulate(args: argparse.Namespace) -> dict:
@@ -95,6 +108,7 @@ def _simulate(args: argparse.Namespace) -> dict:
     from clamber.report.simulation import save_simulation_figures
 
     sol = _load(args.solution)
+    _hardware(args, sol)
     log.info("simulating %d jump(s) ...", args.jumps)
     res = simulate(sol, jumps=args.jumps, config=_config(args))
     out = Path(args.out)
@@ -121,7 +135,8 @@ ROBUSTNESS_JUMP_S = 0.05
 #: Options that define a robustness study, stored in its run folder so a resume replays it.
 STUDY_OPTIONS = {"trials": 30, "jumps": 1, "seed": 0, "mass_tol": None, "length_tol": None,
                  "jitter": None, "supply_voltage": 12.0, "foot_radius": None,
-                 "controller": "open-loop", "tol_scale": 1.0, "rear_spar": False}
+                 "controller": "open-loop", "tol_scale": 1.0, "rear_spar": None,
+                 "recovery": True}
 
 
 def _study_options(args: argparse.Namespace, run_dir: Path) -> argparse.Namespace:
@@ -159,9 +174,9 @@ def _stored_option(run_dir: Path, name: str, value):
              "tol_scale": tolerance_scale}
     if value is None:
         return None
-    if name == "rear_spar":
+    if name in ("rear_spar", "recovery"):
         if not isinstance(value, bool):
-            raise ConfigError(f"{run_dir / 'study.json'}: rear_spar = {value!r}: must be "
+            raise ConfigError(f"{run_dir / 'study.json'}: {name} = {value!r}: must be "
                               "true or false")
         return value
     if name == "controller":
@@ -201,6 +216,7 @@ def _robustness(args: argparse.Namespace) -> dict:
             raise ConfigError("give the solution to play (or --resume RUN_DIR)")
         args.solution = stored_solution
     sol = _load(args.solution)
+    _hardware(args, sol)
     # every calibrated tolerance, with the three the options name replaced where given
     overrides = {"mass_rel": args.mass_tol, "length_abs": args.length_tol,
                  "jitter": args.jitter}
@@ -402,9 +418,13 @@ def register(subparsers) -> None:
         p.add_argument("--foot-radius", type=foot_radius,
                        help="the robot's gripper radius [m], up to 0.05 (default: the "
                        "optimization's)")
-        p.add_argument("--rear-spar", action="store_true", default=None if p is rob else False,
+        p.add_argument("--rear-spar", action="store_true", default=None,
                        help="a spar on the rear foot too, at the front spar's angle (a "
-                       "hardware option; the paper's rear foot has none)")
+                       "hardware option; the paper's rear foot has none; default: what the "
+                       "solution records)")
+        p.add_argument("--no-recovery", dest="recovery", action="store_false", default=None,
+                       help="closed loop: no re-catch after a missed rear catch (the climb "
+                       "ends there)")
 
 
 def demo_step(out_dir: Path, summary: dict, as_json: bool) -> tuple[dict, list]:

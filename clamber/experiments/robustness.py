@@ -2,7 +2,10 @@
 
 Each trial samples one perturbed robot (:class:`~clamber.jumper.sim.robustness.Tolerances`)
 from its own seed, spawned from one master seed, and plays the jump(s) in MuJoCo. It
-succeeds when the robot lands ready after every jump.
+succeeds when the robot lands ready after every jump. Long climbs are summarized per jump
+(the ready rate over every jump played, a trial's jumps counted as independent), by the
+height climbed before the first failure, and by the rear misses the closed loop's
+re-catch turned into ready landings.
 """
 
 from __future__ import annotations
@@ -102,6 +105,11 @@ def _metrics(done: list[JumpRecord], complete: bool,
         "climb_time_s": float(sum(j.duration for j in good)),
         # The free front foot's wall impulse [N s] in the failed jump (0: none failed).
         "failed_front_touch_n_s": failed.front_touch_impulse if failed else 0.0,
+        # Jumps with a missed (or torn-off) rear catch, those of them that ended ready, and
+        # the time from the miss to the re-catch [s] summed over the latter.
+        "rear_missed_jumps": sum(j.rear_misses > 0 for j in done),
+        "recovered_jumps": sum(j.recovered for j in done),
+        "recovery_time_s": float(sum(j.recovery_time for j in done if j.recovered)),
     }
 
 
@@ -133,6 +141,32 @@ class RobustnessResult:
         return self.count("first_both_caught")
 
     @property
+    def per_jump_ready(self) -> Interval | None:
+        """Ready landings over every jump played (a trial stops at its first failure);
+        None when no jump was played."""
+        ready = sum(int(t.metrics.get("ready_jumps", 0)) for t in self.trials)
+        played = sum(int(t.metrics.get("jumps_completed", 0)) for t in self.trials)
+        return wilson_interval(ready, played) if played else None
+
+    def height_climbed(self) -> dict[str, float]:
+        """Distribution of the height climbed before the first failure [m]."""
+        h = np.array([float(t.metrics.get("climbed_m", 0.0)) for t in self.trials])
+        q = np.quantile(h, [0.0, 0.25, 0.5, 0.75, 1.0]) if len(h) else [math.nan] * 5
+        return {"min": float(q[0]), "q1": float(q[1]), "median": float(q[2]),
+                "q3": float(q[3]), "max": float(q[4]),
+                "mean": float(h.mean()) if len(h) else math.nan}
+
+    def recovery(self) -> dict[str, Any]:
+        """Rear misses, how many the re-catch turned into ready landings, and the time a
+        recovered one took from the miss to the re-catch [s] (mean)."""
+        missed = sum(int(t.metrics.get("rear_missed_jumps", 0)) for t in self.trials)
+        saved = sum(int(t.metrics.get("recovered_jumps", 0)) for t in self.trials)
+        time = sum(float(t.metrics.get("recovery_time_s", 0.0)) for t in self.trials)
+        return {"rear_misses": missed, "recovered_rear_misses": saved,
+                "rear_miss_recovery_rate": saved / missed if missed else None,
+                "mean_recovery_time_s": time / saved if saved else None}
+
+    @property
     def climb_speed(self) -> float:
         """Height over time of all ready jumps [m/s] (waits included); NaN if none."""
         h = sum(float(t.metrics.get("climbed_m", 0.0)) for t in self.trials)
@@ -142,7 +176,7 @@ class RobustnessResult:
     def summary(self) -> dict[str, Any]:
         from clamber.experiments.study import failure_counts
 
-        ready = self.ready
+        ready, per_jump = self.ready, self.per_jump_ready
         return {
             "trials": len(self.trials),
             "jumps": self.jumps,
@@ -160,6 +194,11 @@ class RobustnessResult:
             "expected_speed_mps": ready.rate * self.climb_speed if ready.successes else 0.0,
             "confidence": self.catch.confidence,
             "failures": failure_counts(self.trials),
+            "per_jump_ready_rate": per_jump.rate if per_jump else None,
+            "per_jump_ready_interval": [per_jump.low, per_jump.high] if per_jump else None,
+            "jumps_played": per_jump.trials if per_jump else 0,
+            **self.recovery(),
+            "height_climbed_m": self.height_climbed(),
             "front_misses_after_touch": sum(
                 t.outcome.failure is FailureReason.FRONT_MISSED
                 and float(t.metrics.get("failed_front_touch_n_s", 0.0)) > FRONT_TOUCH_IMPULSE

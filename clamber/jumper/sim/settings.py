@@ -6,11 +6,12 @@ calibration and the CLI can describe a simulation without the loop itself.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from clamber import _validate as check
+from clamber.exceptions import ConfigError
 from clamber.jumper.sim.control import EventTriggeredSettings, Sensors, make_clock
 from clamber.jumper.sim.gripper import CaptureWindow, FootPivot
 from clamber.jumper.sim.motor import EscGains, MotorParameters
@@ -93,3 +94,34 @@ class Realization:
         """The robot exactly as designed."""
         return cls(parameters=sol.morphology.parameters(), motors=(config.motor,) * 3,
                    gains=(config.gains,) * 3)
+
+
+#: Hardware options a solution can record for its simulation: ``rear_spar`` (a spar on the
+#: rear foot too, :meth:`~clamber.jumper.sim.gripper.FootPivot.with_rear_spar`).
+HARDWARE_OPTIONS = ("rear_spar",)
+
+
+def hardware_options(sol: TrajectorySolution) -> dict[str, bool]:
+    """The robot options ``sol`` was designed for: the last ``{"hardware": {...}}`` entry of
+    its history (kept through save and load), {} when it records none."""
+    for entry in reversed(sol.history):
+        if isinstance(entry, dict) and "hardware" in entry:
+            found = entry["hardware"]
+            if not isinstance(found, dict):
+                raise ConfigError(f"history hardware = {found!r}: must be a JSON object")
+            for name, value in found.items():
+                check.choice("hardware", name, name, HARDWARE_OPTIONS)
+                if not isinstance(value, bool):
+                    raise ConfigError(f"hardware.{name} = {value!r}: must be true or false")
+            return dict(found)
+    return {}
+
+
+def with_hardware(sol: TrajectorySolution, **options: bool) -> TrajectorySolution:
+    """A copy of ``sol`` that records ``options`` (names in :data:`HARDWARE_OPTIONS`) as the
+    hardware its simulations need."""
+    for name, value in options.items():
+        check.choice("hardware", name, name, HARDWARE_OPTIONS)
+        if not isinstance(value, bool):
+            raise ConfigError(f"hardware.{name} = {value!r}: must be true or false")
+    return replace(sol, history=[*sol.history, {"hardware": dict(options)}])
