@@ -110,3 +110,51 @@ def test_the_demo_refuses_a_folder_it_did_not_write(capsys, tmp_path):
     (tmp_path / "codesign" / "run.sqlite").write_text("someone's run")
     _fails_with(capsys, ["demo", "--out", str(tmp_path)], "did not write")
     assert (tmp_path / "codesign" / "run.sqlite").read_text() == "someone's run"
+
+
+@pytest.mark.parametrize("text", ["x = 1\n", "[1, 2]", '{"address": 5}', "", "{" * 5000])
+def test_a_non_scheduler_file_fails_fast(tmp_path, text):
+    """A --scheduler-file that is not a Dask scheduler file (TOML, a JSON list, no
+    address, empty, deeply nested) is a ConfigError within a second, not a 40 s wait."""
+    import time
+
+    from clamber.exceptions import ConfigError
+    from clamber.parallel.dask import DaskEvaluator
+
+    path = tmp_path / "scheduler.json"
+    path.write_text(text)
+    t0 = time.perf_counter()
+    with pytest.raises(ConfigError, match="not a Dask scheduler file"):
+        DaskEvaluator(scheduler_file=path)
+    assert time.perf_counter() - t0 < 5.0
+
+
+@pytest.mark.parametrize("text, match", [
+    ("[1, 2, 3]", "object \"gains\""),
+    ('{"gains": {"pid": {"kp": 1}}}', "not a tuned controller"),
+    ('{"gains": {"qwbc": {"body_kp": 1}}}', "exactly"),
+    ('{"gains": {"qwbc": {"body_kp": 1e300, "body_kd": 1, "clik_gain": 1}}}', "body_kp"),
+    ('{"gains": {"qwbc": {"body_kp": 1e-9, "body_kd": 1, "clik_gain": 1}}}', "body_kp"),
+    ('{"gains": {"qwbc": {"body_kp": "x", "body_kd": 1, "clik_gain": 1}}}', "number"),
+    ("[" * 100000, "not valid JSON"),
+])
+def test_a_gains_file_is_checked(tmp_path, text, match):
+    """`evaluate --gains`: a JSON list, an unknown controller, missing gains, huge, tiny or
+    non-numeric multipliers and absurdly nested JSON are ConfigErrors naming the field."""
+    from clamber.cli.quadruped_evaluate import _read_gains
+    from clamber.exceptions import ConfigError
+
+    path = tmp_path / "gains.json"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=match):
+        _read_gains(path)
+
+
+def test_the_documented_gains_file_reads():
+    """The gains the docs ship (docs/quadruped_gains.json) pass the same checks."""
+    from pathlib import Path
+
+    from clamber.cli.quadruped_evaluate import _read_gains
+
+    gains = _read_gains(Path(__file__).parents[1] / "docs" / "quadruped_gains.json")
+    assert set(gains) == {"qwbc", "vmc", "clik"}

@@ -23,6 +23,7 @@ from clamber.cli.options import (
 from clamber.cli.quadruped_evaluate import (
     CYCLE_S,
     add_physics_dt,
+    check_stored_trials,
     physics_dt_of,
     register_evaluate,
     sole_compliance,
@@ -97,6 +98,8 @@ def _run(args: argparse.Namespace, kind: str, conditions: list, run_dir: Path,
 
     seeds = list(range(args.seed, args.seed + args.trials))
     total = len(conditions) * len(seeds)
+    if args.resume:
+        check_stored_trials(run_dir, kind, len(conditions), seeds)
     with TrialProgress(total, kind, progress_enabled(args)) as bar, \
             evaluator_for(args, total, CYCLE_S * cycles) as evaluator:
         out = run_quadruped_study(kind, conditions, seeds, evaluator, run_dir,

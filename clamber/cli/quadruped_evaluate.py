@@ -78,6 +78,8 @@ def _evaluate(args: argparse.Namespace) -> dict:
     from clamber.report.quadruped_comparison import cell_table, failure_table, rerun_note
 
     out = run_folder(args)
+    if args.resume:
+        check_evaluation_folder(out)
     restore_options(args, out)
     physics_dt = physics_dt_of(args)
     t0 = time.perf_counter()
@@ -127,6 +129,53 @@ def _evaluate(args: argparse.Namespace) -> dict:
     if not args.json:
         print("\n".join(text), file=sys.stderr)
     return summary
+
+
+def check_stored_trials(run_dir: Path, kind: str | None, conditions: int | None = None,
+                        seeds: list[int] | None = None) -> None:
+    """Before a resume: every recorded trial of the study in ``run_dir`` is one of its
+    ``conditions`` x ``seeds`` (when given) and its metrics have the types of
+    :class:`~clamber.quadruped.trials.result.TrialResult`'s fields (other metrics plain
+    values); a FileFormatError names the table, row and field otherwise."""
+    from dataclasses import fields
+
+    from clamber import _validate as check
+    from clamber.exceptions import FileFormatError
+    from clamber.experiments.record import StudyTrial
+    from clamber.quadruped.trials.result import TrialResult
+    from clamber.storage.runs import STORE_NAME, RunStore
+
+    types = {f.name: str(f.type) for f in fields(TrialResult)}
+    plain = {"float": check.is_real, "int": lambda v: isinstance(v, int)
+             and not isinstance(v, bool), "bool": lambda v: isinstance(v, bool),
+             "str": lambda v: isinstance(v, str)}
+    for t in RunStore.read_trials(run_dir, kind, StudyTrial):
+        row = f"{Path(run_dir) / STORE_NAME}: table trials, row {t.slot}"
+        if conditions is not None and seeds is not None and not (
+                0 <= t.group < conditions and 0 <= t.index < len(seeds)
+                and t.seed == seeds[t.index]):
+            raise FileFormatError(f"{row}: not a trial of this study ({conditions} "
+                                  f"conditions x seeds {seeds[0]}-{seeds[-1]}; seed {t.seed})")
+        for name, value in t.metrics.items():
+            ok = plain.get(types.get(name, ""), lambda v: isinstance(v, str | bool | int
+                                                                        | float))
+            if value is not None and not ok(value):
+                raise FileFormatError(f"{row}: metric {name!r} = {str(value)[:60]!r} is "
+                                      f"not a {types.get(name, 'plain value')}")
+
+
+def check_evaluation_folder(run_dir: Path) -> None:
+    """``evaluate --resume``: the folder holds an evaluation (its sub-studies), not a run
+    of another command, and its records are sound."""
+    from clamber.storage.runs import RunStore
+
+    if RunStore.exists(run_dir):
+        raise ConfigError(f"{run_dir} holds a {RunStore.stored_kind(run_dir)!r} run, not an "
+                          "evaluation; resume it "
+                          "with its own command")
+    for sub in ("tuning", "cells"):
+        if RunStore.exists(run_dir / sub):
+            check_stored_trials(run_dir / sub, None)
 
 
 def _read_gains(path: str) -> dict:

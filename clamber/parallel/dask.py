@@ -50,6 +50,24 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
+def check_scheduler_file(path: str | os.PathLike) -> str:
+    """The scheduler address a scheduler file names; a ConfigError at once if the file is
+    not one (Dask itself would wait for a scheduler to finish writing it)."""
+    import json
+
+    text = check.read_text(path, "scheduler file", ConfigError)
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        data = None
+    address = data.get("address") if isinstance(data, dict) else None
+    if not isinstance(address, str) or "://" not in address:
+        raise ConfigError(f"{os.fspath(path)}: not a Dask scheduler file (a JSON object with "
+                          "the scheduler's \"address\", as `dask scheduler --scheduler-file` "
+                          "writes)")
+    return address
+
+
 class DaskEvaluator(Evaluator):
     """Evaluates tasks on Dask workers.
 
@@ -88,6 +106,7 @@ class DaskEvaluator(Evaluator):
             if not os.path.isfile(scheduler_file):
                 raise ConfigError(f"scheduler file {os.fspath(scheduler_file)!r} does not "
                                   "exist (has the cluster started?)")
+            check_scheduler_file(scheduler_file)
             try:
                 self.client = Client(scheduler_file=os.fspath(scheduler_file),
                                      timeout=CONNECT_TIMEOUT_S, set_as_default=False)

@@ -262,7 +262,8 @@ class RunStore:
         return cls(run_dir, db, lock, record_type)
 
     @classmethod
-    def _connect(cls, run_dir: Path, kind: str) -> tuple[sqlite3.Connection, dict[str, str]]:
+    def _connect(cls, run_dir: Path, kind: str | None
+                 ) -> tuple[sqlite3.Connection, dict[str, str]]:
         path = run_dir / STORE_NAME
         if os.path.islink(path):
             raise ConfigError(f"{path} is a link; clamber never reads a run through links")
@@ -296,7 +297,7 @@ class RunStore:
         except (sqlite3.DatabaseError, KeyError, ValueError) as e:
             db.close()
             raise FileFormatError(f"{path} is not a readable clamber run record ({e})") from None
-        if meta.get("kind") != kind:
+        if kind is not None and meta.get("kind") != kind:
             db.close()
             raise ConfigError(f"{run_dir} holds a {meta.get('kind')!r} run, not a {kind!r} run")
         return db, meta
@@ -307,6 +308,25 @@ class RunStore:
         db, meta = cls._connect(Path(run_dir), kind)
         db.close()
         return json.loads(meta["config"])
+
+    @classmethod
+    def stored_kind(cls, run_dir: str | Path) -> str:
+        """The kind of run ``run_dir`` records (after the same checks as an open)."""
+        db, meta = cls._connect(Path(run_dir), None)
+        db.close()
+        return str(meta.get("kind"))
+
+    @classmethod
+    def read_trials(cls, run_dir: str | Path, kind: str | None,
+                    record_type: type[StoredTrial] | None = None) -> list[StoredTrial]:
+        """The finished trials of a stored run of ``kind`` (None: of any kind), read
+        without taking its lock (to check a record before resuming it); every row checked
+        as :meth:`trials`."""
+        db, _ = cls._connect(Path(run_dir), kind)
+        try:
+            return cls(Path(run_dir), db, RunLock(run_dir), record_type).trials()
+        finally:
+            db.close()
 
     @classmethod
     def open(cls, run_dir: str | Path, kind: str, config: dict[str, Any],
