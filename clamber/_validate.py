@@ -52,6 +52,12 @@ RANGES: dict[str, Range] = {
                             low_open=True),
     "resistance": Range(0.0, 1000.0, "ohm", "a small DC motor winding", low_open=True),
     "viscous_friction": Range(0.0, 1.0, "N m s/rad", "gearbox friction at the joint"),
+    # jumper body
+    "link_length": Range(0.0, 1.0, "m", "a link of a climber that spines hold (the "
+                         "paper's are 40-120 mm)", low_open=True),
+    "body_mass": Range(0.0, 5.0, "kg", "a mass of a climber that spines hold (the paper's "
+                       "robot weighs 270 g)"),
+    "link_inertia": Range(0.0, 1.0, "kg m^2", "a link's rotational inertia"),
     # jumper geometry and contact
     "foot_radius": Range(0.0, 0.05, "m", "a gripper disc (the robot's is 1 cm)",
                          low_open=True),
@@ -235,3 +241,23 @@ def read_text(path: Any, what: str = "file",
         raise error(f"{p}: not a UTF-8 text {what} (byte {e.start})") from None
     except OSError as e:
         raise error(f"{p}: cannot read the {what} ({e.strerror})") from None
+
+
+def morphology_in_range(m: Any, owner: str = "morphology") -> Any:
+    """``m`` (a jumper :class:`~clamber.jumper.morphology.Morphology`) if its lengths,
+    masses, inertias and design bounds lie within :data:`RANGES`; a file may widen the
+    design bounds, never beyond what a climber of this class can be."""
+    for name, quantity in (("lengths", "link_length"), ("masses", "body_mass"),
+                           ("link_mass", "body_mass"), ("link_com", "link_length"),
+                           ("link_inertia", "link_inertia")):
+        for i, x in enumerate(getattr(m, name)):
+            if name == "link_com" and x == 0:
+                continue
+            in_range(owner, f"{name}[{i}]", x, quantity)
+    in_range(owner, "total mass", sum(m.masses) + sum(m.link_mass), "body_mass")
+    b = m.bounds
+    for name, quantity in (("length_min", "link_length"), ("length_max", "link_length"),
+                           ("distal_mass", "body_mass"), ("inner_mass_min", "body_mass"),
+                           ("inner_mass_total", "body_mass")):
+        in_range(f"{owner}.bounds", name, getattr(b, name), quantity)
+    return m

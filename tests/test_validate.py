@@ -118,3 +118,20 @@ def test_a_settings_file_with_a_byte_order_mark_is_read(tmp_path):
     p = tmp_path / "s.toml"
     p.write_bytes(b"\xef\xbb\xbftorque_limit = 0.3\n")
     assert load_settings(p).torque_limit == 0.3
+
+
+def test_a_morphology_beyond_a_climber_is_refused(tmp_path, capsys):
+    """`jumper model` of a morphology file whose own bounds allow 33 kg links exits 2 with
+    one line naming the mass and its range; the nominal robot passes the same check."""
+    from clamber.cli import main
+    from clamber.jumper.morphology import Morphology
+
+    v.morphology_in_range(Morphology.nominal())
+    path = tmp_path / "heavy.toml"
+    path.write_text("lengths_m = [0.08, 0.08, 0.08, 0.08]\n"
+                    "masses_kg = [0.01, 33.0, 33.0, 34.0, 0.01]\n"
+                    "[bounds]\ninner_mass_total = 100.0\n")
+    rc = main(["jumper", "model", "--morphology", str(path), "--out", str(tmp_path / "m")])
+    err = capsys.readouterr().err
+    assert rc == 2 and len(err.strip().splitlines()) == 1
+    assert "masses[1] = 33.0" in err and "kg" in err

@@ -30,6 +30,7 @@ EXAMPLES_OPTIMIZE = """examples:
 
 def optimize_command(args: argparse.Namespace) -> dict:
     """`clamber jumper optimize`: solve, check by replay, save, draw; the JSON summary."""
+    from clamber import _validate
     from clamber.jumper.morphology import Morphology
     from clamber.jumper.settings import OptimizationSettings
     from clamber.jumper.settings_file import load_settings
@@ -37,6 +38,7 @@ def optimize_command(args: argparse.Namespace) -> dict:
     from clamber.jumper.verify import attach_accuracy
 
     morph = Morphology.load(args.morphology) if args.morphology else Morphology.nominal()
+    _validate.morphology_in_range(morph)
     changes = {}
     if args.torque_limit is not None:
         changes["torque_limit"] = args.torque_limit

@@ -77,7 +77,9 @@ EXAMPLES_MODEL = """examples:
 def _load(path: Path):
     from clamber.jumper.solution import TrajectorySolution
 
-    return TrajectorySolution.load(path)
+    sol = TrajectorySolution.load(path)
+    check.morphology_in_range(sol.morphology, f"{path}: morphology")
+    return sol
 
 
 def _config(args: argparse.Namespace):
@@ -284,7 +286,7 @@ def _telemetry(args: argparse.Namespace) -> dict:
         kwargs = {"safe_front": sol.settings.safe_region_front,
                   "safe_rear": sol.settings.safe_region_rear}
     elif args.morphology:
-        morph = Morphology.load(args.morphology)
+        morph = check.morphology_in_range(Morphology.load(args.morphology))
     else:
         morph = Morphology.nominal()
     analysis = load_and_analyze(args.log, morph, args.forces, **kwargs)
@@ -303,6 +305,7 @@ def _model(args: argparse.Namespace) -> dict:
     from clamber.jumper.morphology import Morphology
 
     morph = Morphology.load(args.morphology) if args.morphology else Morphology.nominal()
+    check.morphology_in_range(morph)
     return {k: str(v) for k, v in write_model(morph, args.out).items()}
 
 
