@@ -196,3 +196,16 @@ def test_ctrl_c_exits_130_with_a_resume_hint(tmp_path):
     err = proc.communicate(timeout=60)[1]
     assert proc.returncode == 130, err
     assert err.strip() == f"clamber: interrupted; resume with --resume {run}"
+
+
+def test_dashboard_without_bokeh_is_one_clear_line(tmp_path, capsys):
+    """--dashboard on a local cluster without bokeh installed exits 2 naming the extra
+    that provides it (instead of serving a page that asks for bokeh)."""
+    import importlib.util
+
+    if importlib.util.find_spec("bokeh") is not None:
+        pytest.skip("bokeh is installed")
+    rc = main(["jumper", "robustness", SEED, "--trials", "2", "--dashboard",
+               "--out", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert rc == 2 and "clamber[dashboard]" in err and len(err.strip().splitlines()) == 1

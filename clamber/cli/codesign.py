@@ -334,8 +334,8 @@ def sweep_command(args: argparse.Namespace) -> dict[str, Any]:
                          fitness=base.fitness)
     out = run_folder(args)  # --resume wins; with --out as well it is an error
     t0 = time.perf_counter()
-    with TrialProgress(config.samples, "sweep", progress_enabled(args)) as bar, \
-            evaluator_for(args) as evaluator:
+    with evaluator_for(args) as evaluator, \
+            TrialProgress(config.samples, "sweep", progress_enabled(args)) as bar:
         result = run_sweep(config, out, evaluator, resume=bool(args.resume),
                            progress=lambda p: bar(p["evaluations_done"], config.samples))
         bar(len(result.trials), config.samples)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from clamber.cli import gripper, quadruped, sim
 from clamber.cli.optimize import optimize_arguments, optimize_command
 from clamber.cli.options import (
     FMT,
+    Heartbeat,
     add_output_options,
     claim_output_folder,
     progress_enabled,
@@ -43,16 +45,22 @@ def run_demo(args: argparse.Namespace) -> dict[str, Any]:
 
     root = Path(args.out)
     claim_output_folder(root, "clamber demo")
+    t0 = time.perf_counter()
     summary = optimize_command(optimize_arguments(
         "--out", str(root / "jumper"), *(["--json"] if args.json else [])))
+    log.info("demo, nominal jump: done in %.0f s", time.perf_counter() - t0)
     figures = {k: v for k, v in summary.get("figures", {}).items() if str(v).endswith("png")}
     sections = [Section("The optimized jump of the nominal robot",
                         {k: summary.get(k) for k in ("status", "speed_mps", "period_s",
                                                      "height_m", "iterations")}, figures)]
-    steps = (gripper.demo_step, codesign_demo, landing_demo, sim.demo_step,
-             quadruped.demo_step)
-    for step in steps:
-        entries, more = step(root, summary, args.json)
+    steps = (("gripper safe region", gripper.demo_step), ("co-design", codesign_demo),
+             ("landing check", landing_demo), ("simulation", sim.demo_step),
+             ("quadruped climb", quadruped.demo_step))
+    for name, step in steps:
+        t0 = time.perf_counter()
+        with Heartbeat(f"demo, {name}"):
+            entries, more = step(root, summary, args.json)
+        log.info("demo, %s: done in %.0f s", name, time.perf_counter() - t0)
         summary.update(entries)
         sections.extend(more)
     summary["report"] = str(write_page(root / "report.html", "clamber demo", sections))

@@ -224,6 +224,18 @@ WORKERS_RULE = (f"default: in this process when the study's estimated serial wor
                 "0 = in this process")
 
 
+def check_dashboard() -> None:
+    """The local dashboard is served with bokeh, an optional dependency (the ``dashboard``
+    extra): without it Dask would serve a page that says so; here it is a clear error."""
+    import importlib.util
+
+    from clamber.exceptions import ConfigError
+
+    if importlib.util.find_spec("bokeh") is None:
+        raise ConfigError("--dashboard needs bokeh: pip install 'clamber[dashboard]' "
+                          "(docs/cluster.md)")
+
+
 def pays_for_a_cluster(tasks: int | None, trial_cost_s: float | None) -> bool:
     """Whether a default run (no ``--workers``) should start a local cluster: yes unless
     the study has a single task or its estimated serial work ``tasks * trial_cost_s``
@@ -248,6 +260,8 @@ def evaluator_for(args: argparse.Namespace, tasks: int | None = None,
     scheduler_file = getattr(args, "scheduler_file", None)
     dashboard = getattr(args, "dashboard", False)
     remote = args.cluster is not None or scheduler_file is not None
+    if dashboard and not remote:
+        check_dashboard()
     if args.workers is not None:
         workers = args.workers
     elif remote or dashboard or pays_for_a_cluster(tasks, trial_cost_s):

@@ -100,8 +100,8 @@ def _run(args: argparse.Namespace, kind: str, conditions: list, run_dir: Path,
     total = len(conditions) * len(seeds)
     if args.resume:
         check_stored_trials(run_dir, kind, len(conditions), seeds)
-    with TrialProgress(total, kind, progress_enabled(args)) as bar, \
-            evaluator_for(args, total, CYCLE_S * cycles) as evaluator:
+    with evaluator_for(args, total, CYCLE_S * cycles) as evaluator, \
+            TrialProgress(total, kind, progress_enabled(args)) as bar:
         out = run_quadruped_study(kind, conditions, seeds, evaluator, run_dir,
                                   bool(args.resume), bar)
     release_run(run_dir)

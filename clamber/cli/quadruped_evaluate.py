@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import sys
+import logging
 import time
 from pathlib import Path
 
@@ -18,6 +18,8 @@ from clamber.cli.options import (
     strict_json,
 )
 from clamber.exceptions import ConfigError
+
+log = logging.getLogger("clamber")
 
 #: Wall time of one simulated gait cycle of a plane-wall climb in one process [s]
 #: (`clamber quadruped climb --trials 2 --workers 0`, kernels already compiled), rounded
@@ -93,8 +95,8 @@ def _evaluate(args: argparse.Namespace) -> dict:
     total = len(scenarios) * len(rows) * args.trials + (
         0 if tuning is None else len(MAIN) * tuning.budget * len(tuning.seeds)
         * len(tuning.scenarios))
-    with TrialProgress(total, "quadruped-evaluate", progress_enabled(args)) as bar, \
-            evaluator_for(args, total, CYCLE_S * args.cycles) as evaluator:
+    with evaluator_for(args, total, CYCLE_S * args.cycles) as evaluator, \
+            TrialProgress(total, "quadruped-evaluate", progress_enabled(args)) as bar:
         res = run_comparison(args.trials, scenarios, rows, args.seed, evaluator, args.cycles,
                              tuning, gains, sole, physics_dt, out, bool(args.resume),
                              bar, args.time_limit)
@@ -127,7 +129,7 @@ def _evaluate(args: argparse.Namespace) -> dict:
                "total_wall_time_s": time.perf_counter() - t0}
     (out / "comparison.json").write_text(strict_json(summary, indent=1) + "\n")
     if not args.json:
-        print("\n".join(text), file=sys.stderr)
+        log.info("%s", "\n".join(text))
     return summary
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import sys
 from pathlib import Path
 
 from clamber import _validate as check
@@ -230,8 +229,8 @@ def _robustness(args: argparse.Namespace) -> dict:
         (run_dir / "study.json").write_text(json.dumps(
             {k: getattr(args, k) for k in STUDY_OPTIONS}, indent=1), encoding="utf-8")
     cost = ROBUSTNESS_JUMP_S * args.jumps
-    with TrialProgress(args.trials, "robustness", progress_enabled(args)) as bar, \
-            evaluator_for(args, args.trials, cost) as evaluator:
+    with evaluator_for(args, args.trials, cost) as evaluator, \
+            TrialProgress(args.trials, "robustness", progress_enabled(args)) as bar:
         res = robustness(sol, args.trials, seed=args.seed, jumps=args.jumps,
                          config=_config(args), tolerances=tol, evaluator=evaluator,
                          run_dir=run_dir, resume=bool(args.resume), progress=bar)
@@ -242,8 +241,7 @@ def _robustness(args: argparse.Namespace) -> dict:
 def _calibrate(args: argparse.Namespace) -> dict:
     from clamber.experiments.calibration import STAGES, calibrate, hardware_trajectories
 
-    if not args.json:
-        print("solving the optimized and the tuned jump (minutes) ...", file=sys.stderr)
+    log.info("solving the optimized and the tuned jump (minutes) ...")
     traj = hardware_trajectories(tuned=args.tuned)
     grid, trials = STAGES[args.stage]
     if args.quick:
