@@ -261,3 +261,21 @@ def morphology_in_range(m: Any, owner: str = "morphology") -> Any:
                            ("inner_mass_total", "body_mass")):
         in_range(f"{owner}.bounds", name, getattr(b, name), quantity)
     return m
+
+
+def solution_in_range(sol: Any, owner: str = "solution") -> Any:
+    """``sol`` (a jumper :class:`~clamber.jumper.solution.TrajectorySolution` read from a
+    file) if what it states is physical: its morphology (:func:`morphology_in_range`),
+    phase durations, height per jump, joint angles and joint speeds within
+    :data:`RANGES`; a file stating more would drive a simulation or a robot with it."""
+    morphology_in_range(sol.morphology, f"{owner}: morphology")
+    for i, d in enumerate(np.asarray(sol.phase_durations, dtype=float).ravel()):
+        in_range("", f"{owner}: phase_durations[{i}]", float(d), "phase_duration")
+    in_range("", f"{owner}: height", sol.height, "height_gain")
+    for name, array, quantity in (("joint angle", np.asarray(sol.q)[:, 3:], "joint_angle"),
+                                  ("joint speed", np.asarray(sol.qd)[:, 3:], "joint_speed")):
+        peak = float(np.max(np.abs(array))) if array.size else 0.0
+        if not math.isfinite(peak) or peak > RANGES[quantity].high:
+            raise ConfigError(f"{owner}: a {name} of {peak:.4g} {RANGES[quantity].unit} is "
+                              f"outside {range_text(quantity)}")
+    return sol

@@ -76,9 +76,11 @@ EXAMPLES_MODEL = """examples:
 def _load(path: Path):
     from clamber.jumper.solution import TrajectorySolution
 
-    sol = TrajectorySolution.load(path)
-    check.morphology_in_range(sol.morphology, f"{path}: morphology")
-    return sol
+    try:
+        sol = TrajectorySolution.load(path)
+    except RecursionError:
+        raise ConfigError(f"{path}: its JSON is nested too deeply to be a solution") from None
+    return check.solution_in_range(sol, str(path))
 
 
 def _config(args: argparse.Namespace):
