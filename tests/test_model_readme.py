@@ -55,5 +55,5 @@ def test_quadruped_model_files_load_in_mujoco_and_pinocchio(tmp_path):
     soles = [data.site_xpos[i][2] for i in range(scene.nsite)
              if mujoco.mj_id2name(scene, mujoco.mjtObj.mjOBJ_SITE, i) != "imu"]
     assert min(soles) >= -1e-6
-    urdf = pin.buildModelFromUrdf(str(tmp_path / "marcbot.urdf"), pin.JointModelFreeFlyer())
+    urdf = pin.buildModelFromUrdf(str(tmp_path / "marcbot.urdf"))  # floating joint `root`
     assert urdf.nv == scene.nv

@@ -21,10 +21,12 @@ looks along -z at that plane. Gripper hooks are MuJoCo ``connect`` equality cons
 (pins), inactive by default and toggled by the simulator.
 
 Model files (``clamber jumper model``) carry the robot's real limits: +-0.25 N m per motor
-(``ctrlrange``, URDF ``effort``), 40 rad/s and +-2.6 rad per joint, the optimization's
-bounds. The simulator compiles the scene without ``ctrlrange``: its DC-motor model already
-limits each torque through the supply voltage. A keyframe ``home`` hangs the robot on the
-wall by both grippers with the motors clear of it.
+(the servos' ``forcerange``, URDF ``effort``), 40 rad/s and +-2.6 rad per joint, the
+optimization's bounds; their actuators are position servos with the ESC's gains and both
+hooks start closed, so the keyframe ``home`` (the robot hanging on the wall by both
+grippers, the motors clear of it) holds under its own ``ctrl``. The simulator compiles the
+scene with torque motors, open hooks and no torque range: its DC-motor model already limits
+each torque through the supply voltage.
 """
 
 from __future__ import annotations
@@ -62,6 +64,12 @@ BODIES = ("link4", "link3", "link2", "link1")
 GRIPPERS = ("front", "rear")
 #: Physics step of generated models [s]; the simulator's 1 kHz loop takes two steps.
 DEFAULT_TIMESTEP = 0.0005
+#: The ESC's default PD gains at the joint, for model files' position servos: 40 V/rad and
+#: 0.4 V s/rad through the default motor's 0.05 N m/V (``clamber.jumper.sim.motor.EscGains``,
+#: ``MotorParameters.gain``) are 2 N m/rad and 0.02 N m s/rad; the motor's own back-EMF
+#: damping adds 0.0003 N m s/rad, left out. Checked against those classes by the tests.
+SERVO_KP = 2.0
+SERVO_KV = 0.02
 
 
 @dataclass(frozen=True)
@@ -84,6 +92,14 @@ class Geometry:
     joint_limits: bool = False
     """Whether the motor joints are limited to +-2.6 rad (model files; the simulator plays
     optimized motions that respect the bound by construction)."""
+    servos: bool = False
+    """Actuators as the robot's position servos (the ESC's PD at the joint, :data:`SERVO_KP`,
+    :data:`SERVO_KV`, torque clipped to ``torque_limit``; ``ctrl`` in rad) instead of torque
+    motors (``ctrl`` in N m): model files, so that ``home`` holds under its own ``ctrl``.
+    The simulator drives torque motors through its DC-motor and ESC model."""
+    hooked: bool = False
+    """Whether both gripper hooks start closed (model files: ``home`` hangs on them); the
+    simulator closes and opens them itself."""
 
     def __post_init__(self) -> None:
         v.numeric_fields(self, "geometry", strict=True,
@@ -186,14 +202,34 @@ def _robot_sections(p: np.ndarray, g: Geometry) -> dict[str, str]:
                        f'size="0.002"/>')
     for k in range(len(BODIES) - 1, -1, -1):
         xml.append(f"{indent * (k + 2)}</body>")
-    ctrl = ("" if g.torque_limit is None else
-            f' ctrllimited="true" ctrlrange="{_f(-g.torque_limit)} {_f(g.torque_limit)}"')
-    actuators = "\n".join(f'    <motor name="{j}" joint="{j}" gear="1"{ctrl}/>'
-                           for j in ACTUATED)
-    equality = (f'    <connect name="front_hook" body1="link1" anchor="{_f(L[0])} 0 0" '
-                f'active="false" solref="0.002 1" solimp="0.998 0.999 0.001"/>\n'
-                f'    <connect name="rear_hook" body1="link4" anchor="0 0 0" '
-                f'active="false" solref="0.002 1" solimp="0.998 0.999 0.001"/>')
+    if g.servos:
+        force = ("" if g.torque_limit is None else
+                 f' forcelimited="true" forcerange="{_f(-g.torque_limit)} {_f(g.torque_limit)}"')
+        actuators = "\n".join(
+            f'    <position name="{j}" joint="{j}" kp="{_f(SERVO_KP)}" kv="{_f(SERVO_KV)}" '
+            f'ctrlrange="{_f(-ANGLE_LIMIT)} {_f(ANGLE_LIMIT)}"{force}/>' for j in ACTUATED)
+    else:
+        ctrl = ("" if g.torque_limit is None else
+                f' ctrllimited="true" ctrlrange="{_f(-g.torque_limit)} {_f(g.torque_limit)}"')
+        actuators = "\n".join(f'    <motor name="{j}" joint="{j}" gear="1"{ctrl}/>'
+                               for j in ACTUATED)
+    home = home_qpos(p, g)
+    stiff = 'solref="0.002 1" solimp="0.998 0.999 0.001"'
+    if g.hooked:  # closed on the holds where home puts the grippers (world sites)
+        for grip, at in zip(GRIPPERS, gripper_positions(p, home), strict=True):
+            xml.append(f'    <site name="{grip}_hold" pos="{_f(at[0])} {_f(at[1])} 0" '
+                       'size="0.002"/>')
+        equality = "\n".join(f'    <connect name="{grip}_hook" site1="{grip}_gripper" '
+                              f'site2="{grip}_hold" {stiff}/>' for grip in GRIPPERS)
+    else:  # open; the simulator sets the world point when it closes one
+        equality = (f'    <connect name="front_hook" body1="link1" anchor="{_f(L[0])} 0 0" '
+                    f'active="false" {stiff}/>\n'
+                    f'    <connect name="rear_hook" body1="link4" anchor="0 0 0" '
+                    f'active="false" {stiff}/>')
+    key = f'    <key name="home" qpos="{" ".join(_f(x) for x in home)}"'
+    if g.servos:  # the servos hold the joints where home puts them
+        key += f' ctrl="{" ".join(_f(x) for x in home[3:])}"'
+    key += "/>"
     return {
         "compiler": '<compiler angle="radian" inertiafromgeom="false"/>',
         "option": (f'<option timestep="{_f(g.timestep)}" gravity="0 {_f(-GRAVITY)} 0" '
@@ -201,7 +237,7 @@ def _robot_sections(p: np.ndarray, g: Geometry) -> dict[str, str]:
         "worldbody": "\n".join(xml),
         "actuator": actuators,
         "equality": equality,
-        "keyframe": f'    <key name="home" qpos="{" ".join(_f(x) for x in home_qpos(p, g))}"/>',
+        "keyframe": key,
     }
 
 
@@ -214,6 +250,17 @@ def home_qpos(p: np.ndarray, g: Geometry) -> np.ndarray:
     out = L4 * np.sin(lean)  # the inner joints' distance from the rear gripper's line [m]
     link1 = np.arccos(np.clip(-out / L1, -1.0, 1.0))  # link 1 direction from +x [rad]
     return np.array([g.foot_radius, 0.0, np.pi / 2 - lean, lean, 0.0, link1 - np.pi / 2])
+
+
+def gripper_positions(p: np.ndarray, qpos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """World positions [m] of the front and rear gripper at ``qpos`` (planar chain from the
+    rear gripper: link 4, 3, 2, 1, each turned by the joint before it)."""
+    lengths = (p[3], p[2], p[1], p[0])  # link 4, 3, 2, 1
+    rear = np.array(qpos[:2], float)
+    angles = np.cumsum([qpos[2], *qpos[3:6]])
+    front = rear + sum(L * np.array([np.cos(a), np.sin(a)])
+                       for L, a in zip(lengths, angles, strict=True))
+    return front, rear
 
 
 def _wall_xml() -> str:
@@ -247,9 +294,11 @@ def urdf(morphology: Morphology | np.ndarray, name: str = "jumper") -> str:
     """URDF of the same tree: massless carriers for the planar base (x, y, yaw), then links.
 
     URDF has no planar joint, so the base is two prismatic joints and one revolute joint
-    through carrier links of negligible mass; joint order equals :data:`JOINTS`. The motor
-    joints carry the robot's limits (+-2.6 rad, 0.25 N m, 40 rad/s); every inertia is
-    positive definite, so MuJoCo's URDF importer and Pinocchio both load it.
+    through carrier links of negligible mass, without bounds (the base stays free, as in
+    the MJCF); joint order equals :data:`JOINTS`. The motor joints carry the robot's limits
+    (+-2.6 rad, 0.25 N m, 40 rad/s); every inertia is positive definite, so MuJoCo's URDF
+    importer and Pinocchio both load it. Links carry the MJCF's geometry: a rod each
+    (visual) and the grippers and motors as spheres (collision).
     """
     p = parameter_vector(morphology)
     L = p[0:4]
@@ -262,13 +311,23 @@ def urdf(morphology: Morphology | np.ndarray, name: str = "jumper") -> str:
                    f'<inertia ixx="{_f(_CARRIER_MASS)}" ixy="0" ixz="0" '
                    f'iyy="{_f(_CARRIER_MASS)}" iyz="0" izz="{_f(_CARRIER_MASS)}"/></inertial>'
                    '</link>')
-    for body, nm in zip(bodies, BODIES, strict=True):
+    g = Geometry()
+    for k, (body, nm) in enumerate(zip(bodies, BODIES, strict=True)):
         izz = max(body.izz, 1e-12)
         ixx = izz + _OUT_OF_PLANE
+        # the link as a thin rod (visual); the rear gripper (link 4) or the motor at the
+        # link's rear joint, and link 1's front gripper, as spheres (collision), as in MJCF
+        rod = (f'<visual><origin xyz="{_f(lengths[k] / 2)} 0 0" rpy="0 1.5707963267949 0"/>'
+               f'<geometry><cylinder radius="0.003" length="{_f(lengths[k])}"/></geometry>'
+               '</visual>')
+        radius = g.foot_radius if k == 0 else g.motor_radius
+        spheres = [("0", radius)] + ([(_f(lengths[k]), g.foot_radius)] if k == 3 else [])
+        collision = "".join(f'<collision><origin xyz="{x} 0 0"/><geometry><sphere '
+                            f'radius="{_f(r)}"/></geometry></collision>' for x, r in spheres)
         out.append(
             f'  <link name="{nm}"><inertial><origin xyz="{_f(body.com)} 0 0"/>'
             f'<mass value="{_f(body.mass)}"/><inertia ixx="{_f(ixx)}" ixy="0" ixz="0" '
-            f'iyy="{_f(ixx)}" iyz="0" izz="{_f(izz)}"/></inertial></link>')
+            f'iyy="{_f(ixx)}" iyz="0" izz="{_f(izz)}"/></inertial>{rod}{collision}</link>')
     out.append('  <link name="front_gripper"/>')
     chain = [("x5", "prismatic", "world", "base_x", "0 0 0", "1 0 0"),
              ("y5", "prismatic", "base_x", "base_y", "0 0 0", "0 1 0"),
@@ -277,10 +336,12 @@ def urdf(morphology: Morphology | np.ndarray, name: str = "jumper") -> str:
         chain.append((j, "revolute", BODIES[k], BODIES[k + 1], f"{_f(lengths[k])} 0 0",
                       "0 0 1"))
     for jn, kind, parent, child, xyz, axis in chain:
-        if kind == "prismatic":  # the unactuated base: 10 m of wall, no effort
-            limit = '<limit lower="-10" upper="10" effort="0" velocity="10"/>'
-        elif jn == "phi5":  # the base turns freely (a plain revolute: nq stays 6)
-            limit = '<limit lower="-100" upper="100" effort="0" velocity="100"/>'
+        if kind == "prismatic" or jn == "phi5":
+            # the unactuated base, free in the plane: URDF requires a limit element on
+            # these joint types but not its bounds, and a joint without them is unlimited
+            # in MuJoCo (Pinocchio reads them as 0 and does not enforce them); a plain
+            # revolute for phi5 keeps nq at 6
+            limit = '<limit effort="0" velocity="100"/>'
         else:
             limit = (f'<limit lower="{_f(-ANGLE_LIMIT)}" upper="{_f(ANGLE_LIMIT)}" '
                      f'effort="{_f(TORQUE_LIMIT)}" velocity="{_f(SPEED_LIMIT)}"/>')
@@ -293,16 +354,20 @@ def urdf(morphology: Morphology | np.ndarray, name: str = "jumper") -> str:
     return "\n".join(out)
 
 
+#: What model files carry: the robot's limits, position servos and closed hooks, so that the
+#: scene holds ``home`` under its keyframe's ``ctrl`` (Menagerie's convention).
+MODEL_FILE_GEOMETRY = Geometry(torque_limit=TORQUE_LIMIT, joint_limits=True, servos=True,
+                               hooked=True)
+
+
 def write_model(morphology: Morphology, out_dir: str | Path,
                 geometry: Geometry | None = None) -> dict[str, Path]:
     """Write ``jumper.xml``, ``scene.xml`` and ``jumper.urdf`` into ``out_dir``; the model
-    file carries the motors' torque range (``ctrlrange``) unless ``geometry`` says otherwise."""
+    file is :data:`MODEL_FILE_GEOMETRY`'s unless ``geometry`` says otherwise."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"mjcf": out / "jumper.xml", "scene": out / "scene.xml", "urdf": out / "jumper.urdf"}
-    paths["mjcf"].write_text(robot_xml(morphology,
-                                       geometry or Geometry(torque_limit=TORQUE_LIMIT,
-                                                                    joint_limits=True)))
+    paths["mjcf"].write_text(robot_xml(morphology, geometry or MODEL_FILE_GEOMETRY))
     paths["scene"].write_text(scene_xml(paths["mjcf"].name))
     paths["urdf"].write_text(urdf(morphology))
     paths["readme"] = out / "README.md"
@@ -318,15 +383,16 @@ def _readme(paths: dict[str, Path]) -> str:
         mujoco.MjModel.from_xml_path(str(paths["mjcf"])), "Planar jump-climber",
         "A five-mass, four-link planar robot that climbs a vertical carpeted wall by jumping, "
         "with a spined gripper at each end (rear foot: link 4's base; front foot: link 1's tip).",
-        {"robot (MJCF, torque motors with ctrlrange, camera `side`, keyframe `home`)":
+        {"robot (MJCF, position servos with the ESC's gains and the motors' torque range, "
+         "hooks closed, camera `side`, keyframe `home` held under its `ctrl`)":
          paths["mjcf"], "scene: the robot in front of the wall at x = 0": paths["scene"],
          "the same kinematic tree, masses and limits as URDF (Pinocchio, ROS)": paths["urdf"]},
         ("Planar world: x away from the wall, y up the wall, gravity along -y; joints hinge "
          "about z. Chosen so that qpos equals clamber's coordinates [x5, y5, phi5, th4, th3, th2].",
          "SI units: m, kg, s, rad, N m.",
-         "Gripper hooks are `connect` equality constraints, inactive until the simulator "
-         "closes them; the simulator limits torques through its DC-motor model instead of "
-         "ctrlrange.",
+         "Gripper hooks are `connect` equality constraints, closed in this file (home hangs "
+         "on them); the simulator opens and closes them itself and drives torque motors "
+         "through its DC-motor and ESC model instead of these servos.",
          "Out-of-plane inertias are set only to satisfy the triangle inequality; they never "
          "enter the planar dynamics."),
         "Masses and lengths: the morphology given to `clamber jumper model` (default: the "

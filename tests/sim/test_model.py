@@ -96,15 +96,15 @@ def test_urdf_loads_in_mujoco_with_clamber_mass_matrix_and_real_limits():
     assert 'effort="0.25" velocity="40"' in text and "effort=\"100\"" not in text
 
 
-def test_model_files_have_ctrlrange_camera_and_a_home_keyframe_on_the_wall(tmp_path):
-    """jumper.xml limits the motors to +-0.25 N m and the joints to +-2.6 rad, has a camera,
-    and its 'home' key hangs both grippers on the wall with every motor clear of it."""
+def test_model_files_have_torque_limits_camera_and_a_home_keyframe_on_the_wall(tmp_path):
+    """jumper.xml limits the servos' torque to +-0.25 N m and the joints to +-2.6 rad, has a
+    camera, and its 'home' key hangs both grippers on the wall with every motor clear of it."""
     paths = write_model(CAD, tmp_path)
     m = mujoco.MjModel.from_xml_path(str(paths["scene"]))
     d = mujoco.MjData(m)
     mujoco.mj_resetDataKeyframe(m, d, m.key("home").id)
     mujoco.mj_forward(m, d)
-    np.testing.assert_allclose(m.actuator_ctrlrange, [[-0.25, 0.25]] * 3)
+    np.testing.assert_allclose(m.actuator_forcerange, [[-0.25, 0.25]] * 3)
     assert m.ncam >= 1 and m.jnt_limited[m.joint("spine").id]
     r_foot = Geometry().foot_radius
     for site in ("front_gripper", "rear_gripper"):

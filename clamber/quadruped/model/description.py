@@ -15,6 +15,11 @@ from clamber.quadruped.model.robot import JOINTS_PER_LEG, LEG_NAMES, Link, Marcb
 
 LINK_NAMES = ("hip", "thigh", "calf", "ankle", "gripper")
 BODY_NAME = "body"
+#: Position gain of the model files' servos as current per radian [A/rad]: the Dynamixel
+#: X-series default P gain (800, i.e. 6.25 units of 2.69 mA per 0.088 deg tick), as the
+#: simulator's servos (``clamber.quadruped.sim.servos.POSITION_GAIN_A_PER_RAD``; the tests
+#: check they agree). A servo's kp [N m/rad] is this over its A per N m.
+SERVO_GAIN_A_PER_RAD = 6.25 * 2.69e-3 / np.deg2rad(0.088)
 
 
 def joint_name(leg: str, j: int) -> str:
@@ -50,10 +55,29 @@ def _urdf_inertial(link: Link) -> str:
             f'izz="{I[2, 2]:.10g}"/></inertial>')
 
 
-def urdf_string(robot: Marcbot) -> str:
-    """The robot as URDF; the floating base is added by the loader (free-flyer root)."""
-    out = ['<?xml version="1.0"?>', '<robot name="marcbot">',
-           f'<link name="{BODY_NAME}">{_urdf_inertial(robot.body_link())}</link>']
+def _urdf_box(link: Link, contact: bool) -> str:
+    """The link's cuboid as URDF visual, and as collision where the MJCF's collides."""
+    box = (f'<origin xyz="{_fmt(link.com)}" rpy="0 0 0"/><geometry><box '
+           f'size="{_fmt(link.size)}"/></geometry>')
+    return f"<visual>{box}</visual>" + (f"<collision>{box}</collision>" if contact else "")
+
+
+def urdf_string(robot: Marcbot, floating_base: bool = False) -> str:
+    """The robot as URDF, each link's cuboid as visual geometry and the gripper boxes as
+    collision geometry (as in the MJCF).
+
+    Without ``floating_base`` the loader adds the free-flyer root (Pinocchio's
+    ``JointModelFreeFlyer``); with it (the model file), a ``world`` link and a ``floating``
+    joint ``root`` carry the body, so that every URDF reader keeps the base free: MuJoCo's
+    importer makes it a free joint (instead of fixing the body to the world and dropping
+    its mass) and Pinocchio a free-flyer joint."""
+    out = ['<?xml version="1.0"?>', '<robot name="marcbot">']
+    if floating_base:
+        out += ['<link name="world"/>',
+                f'<joint name="root" type="floating"><parent link="world"/>'
+                f'<child link="{BODY_NAME}"/></joint>']
+    out.append(f'<link name="{BODY_NAME}">{_urdf_inertial(robot.body_link())}'
+               f'{_urdf_box(robot.body_link(), contact=False)}</link>')
     lo, hi = robot.q_min, robot.q_max
     servos = robot.servo_specs()
     for i, leg in enumerate(LEG_NAMES):
@@ -62,7 +86,8 @@ def urdf_string(robot: Marcbot) -> str:
                                                           strict=True)):
             child = f"{leg}_{LINK_NAMES[j]}"
             s = servos[i * JOINTS_PER_LEG + j]
-            out.append(f'<link name="{child}">{_urdf_inertial(link)}</link>')
+            out.append(f'<link name="{child}">{_urdf_inertial(link)}'
+                       f'{_urdf_box(link, contact=j == 4)}</link>')
             out.append(
                 f'<joint name="{joint_name(leg, j + 1)}" type="revolute">'
                 f'<parent link="{parent}"/><child link="{child}"/>'
@@ -90,12 +115,18 @@ def _mjcf_geom(link: Link, name: str, contact: bool) -> str:
     return f'<geom name="{name}" type="box" size="{_fmt(half)}" pos="{_fmt(link.com)}"{bits}/>'
 
 
-def mjcf_string(robot: Marcbot, keyframe: bool = True) -> str:
+def mjcf_string(robot: Marcbot, keyframe: bool = True, servos: bool = False) -> str:
     """The robot as an MJCF model (no world); joints carry range, actuators torque limits.
 
     Only the gripper boxes collide; the body and leg links are visual so that a scene's
     contacts happen where the real robot touches the rock. The keyframe ``home`` is the
     default sprawling stance, body level, soles on the ground plane z = 0.
+
+    Actuators are torque motors (``ctrl`` in N m; the simulator replaces them by its servo
+    model) or, with ``servos`` (the model file), position servos with the Dynamixel default
+    gain (:data:`SERVO_GAIN_A_PER_RAD`), damping torque limit over speed limit, torque
+    clipped to the servo's limit and ``ctrl`` the goal angle [rad]; then ``home`` carries the
+    stance's angles as ``ctrl`` and the scene holds it.
     """
     out = ['<mujoco model="marcbot">',
            '<compiler angle="radian" autolimits="true"/>',
@@ -123,14 +154,24 @@ def mjcf_string(robot: Marcbot, keyframe: bool = True) -> str:
     out.extend(["</body>", "</worldbody>", "<actuator>"])
     for i, s in enumerate(robot.servo_specs()):
         leg, j = LEG_NAMES[i // JOINTS_PER_LEG], i % JOINTS_PER_LEG + 1
-        out.append(f'<motor name="{joint_name(leg, j)}_motor" joint="{joint_name(leg, j)}" '
-                   f'ctrlrange="{-s.torque_limit} {s.torque_limit}"/>')
+        if servos:
+            kp = SERVO_GAIN_A_PER_RAD / s.current_per_torque
+            out.append(f'<position name="{joint_name(leg, j)}_servo" '
+                       f'joint="{joint_name(leg, j)}" kp="{kp:.10g}" '
+                       f'kv="{s.torque_limit / s.velocity_limit:.10g}" '
+                       f'ctrlrange="{lo[j - 1]} {hi[j - 1]}" '
+                       f'forcerange="{-s.torque_limit} {s.torque_limit}"/>')
+        else:
+            out.append(f'<motor name="{joint_name(leg, j)}_motor" joint="{joint_name(leg, j)}" '
+                       f'ctrlrange="{-s.torque_limit} {s.torque_limit}"/>')
     out.extend(["</actuator>", '<sensor><framequat name="body_quat" objtype="site" objname="imu"/>'
                 "</sensor>"])
     if keyframe:
         qpos = [0.0, 0.0, _home_height(robot), 1.0, 0.0, 0.0, 0.0,
                 *robot.default_joint_angles()]
-        out.extend(["<keyframe>", f'<key name="home" qpos="{_fmt(qpos)}"/>', "</keyframe>"])
+        ctrl = f' ctrl="{_fmt(robot.default_joint_angles())}"' if servos else ""
+        out.extend(["<keyframe>", f'<key name="home" qpos="{_fmt(qpos)}"{ctrl}/>',
+                    "</keyframe>"])
     out.append("</mujoco>")
     return "\n".join(out)
 
@@ -167,8 +208,8 @@ def write_models(robot: Marcbot, directory: str | Path) -> dict[str, Path]:
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     files = {"urdf": d / "marcbot.urdf", "mjcf": d / "marcbot.xml", "scene": d / "scene.xml"}
-    files["urdf"].write_text(urdf_string(robot) + "\n")
-    files["mjcf"].write_text(mjcf_string(robot) + "\n")
+    files["urdf"].write_text(urdf_string(robot, floating_base=True) + "\n")
+    files["mjcf"].write_text(mjcf_string(robot, servos=True) + "\n")
     files["scene"].write_text(scene_string(files["mjcf"].name) + "\n")
     files["readme"] = d / "README.md"
     files["readme"].write_text(_readme(files))
@@ -183,16 +224,21 @@ def _readme(files: dict[str, Path]) -> str:
         mujoco.MjModel.from_xml_path(str(files["mjcf"])), "MARCBot-class quadruped climber",
         "A sprawling quadruped with four five-joint legs, each ending in a spiny gripper, "
         "for free climbing on rock and trotting on flat ground.",
-        {"robot (MJCF: free-floating body, torque motors with ctrlrange, IMU site and "
-         "orientation sensor, keyframe `home`)": files["mjcf"],
+        {"robot (MJCF: free-floating body, position servos with the servos' torque limits, "
+         "IMU site and orientation sensor, keyframe `home` held under its `ctrl`)":
+         files["mjcf"],
          "scene: the robot on a ground plane (z = 0)": files["scene"],
-         "the same kinematic tree, masses and limits as URDF (Pinocchio, ROS)": files["urdf"]},
+         "the same kinematic tree, masses and limits as URDF (Pinocchio, ROS), a floating "
+         "joint `root` from `world`, the cuboids as visual and the grippers as collision "
+         "geometry": files["urdf"]},
         ("z up, gravity along -z; the body frame has x forward and z up.",
          "SI units: m, kg, s, rad, N m.",
          "Links are solid cuboids; only the gripper boxes collide, so contacts happen where "
          "the real robot touches the rock.",
          "Servo rotor inertia and friction are left out of both files so that their "
-         "dynamics agree exactly (the simulator adds its servo model)."),
+         "dynamics agree exactly (the simulator adds its servo model).",
+         "Actuators are position servos (ctrl: goal angle in rad) with the Dynamixel default "
+         "gain; the simulator drives the joints through its own servo model instead."),
         "Dimensions, masses and servo limits: `clamber.quadruped.model.robot.Marcbot` defaults "
         "(MARCBot-class figures; servo torque limits from data-sheet-like values at 12 V).")
 

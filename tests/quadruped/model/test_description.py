@@ -87,7 +87,7 @@ def test_scene_loads_and_steps_without_warnings(tmp_path):
             mujoco.mj_step(m, d)
     assert np.all(np.isfinite(d.qpos))
     assert all(d.warning[i].number == 0 for i in range(len(d.warning)))
-    pin.buildModelFromUrdf(str(files["urdf"]), pin.JointModelFreeFlyer())
+    pin.buildModelFromUrdf(str(files["urdf"]))  # its floating joint is the free flyer
 
 
 def test_committed_models_match_generator():
@@ -98,8 +98,8 @@ def test_committed_models_match_generator():
 
     d = Path(__file__).resolve().parents[3] / "models" / "marcbot"
     r = Marcbot()
-    assert (d / "marcbot.urdf").read_text() == urdf_string(r) + "\n"
-    assert (d / "marcbot.xml").read_text() == mjcf_string(r) + "\n"
+    assert (d / "marcbot.urdf").read_text() == urdf_string(r, floating_base=True) + "\n"
+    assert (d / "marcbot.xml").read_text() == mjcf_string(r, servos=True) + "\n"
     assert (d / "scene.xml").read_text() == scene_string("marcbot.xml") + "\n"
 
 
