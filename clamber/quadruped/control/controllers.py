@@ -35,31 +35,18 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
 import numpy as np
-import pinocchio as pin
 
 from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS, WrenchLimits
 from clamber.exceptions import ConfigError
-from clamber.quadruped.control.controller_kernels import (
-    clipped_torques,
-    distribution_weights,
-    integral_target,
-    pd_acceleration,
-    pose_error,
-    servo_command,
-    virtual_wrench,
-)
-from clamber.quadruped.control.controller_kernels import configuration as configuration_of
+from clamber.quadruped.control import controller_kernels as kernels
 from clamber.quadruped.control.qwbc import WrenchQP, WrenchStatus
 from clamber.quadruped.control.reference import MotionReference
 from clamber.quadruped.control.wbc_problem import MIN_LOAD, QWBCWeights
-from clamber.quadruped.model.kinematics import EVERY_LEG, Clik
+from clamber.quadruped.model.kinematics import Clik
 from clamber.quadruped.model.robot import LEG_NAMES, N_JOINTS
 from clamber.quadruped.model.robot_model import RobotModel, RobotState
 from clamber.quadruped.model.statics import N_WRENCH, Statics, StaticsEvaluator
-from clamber.quadruped.model.statics_kernels import clik_goal
-from clamber.small_linalg import solve_vector
-
-_sum = np.add.reduce
+from clamber.quadruped.model.statics_kernels import ATTITUDE, STAY, TARGET, clik_goal
 
 
 @dataclass(frozen=True)
@@ -73,16 +60,6 @@ class JointCommand:
     current_limit: np.ndarray
     status: WrenchStatus | None = None
     wrenches: np.ndarray = field(default_factory=lambda: np.zeros(24))
-
-    @classmethod
-    def trusted(cls, position: np.ndarray, torque: np.ndarray, current_limit: np.ndarray,
-                status: WrenchStatus | None, wrenches: np.ndarray) -> JointCommand:
-        """A command from arrays a controller made, without the frozen dataclass's
-        per-field set-up (a control cycle's worth of Python calls)."""
-        c = object.__new__(cls)
-        c.__dict__.update(position=position, torque=torque, current_limit=current_limit,
-                          status=status, wrenches=wrenches)
-        return c
 
 
 @dataclass(frozen=True)
@@ -106,48 +83,33 @@ class BodyPD:
         object.__setattr__(self, "_action", np.zeros((6, 6)))
         object.__setattr__(self, "_error", np.zeros(6))
 
-    def acceleration(self, state: RobotState, ref: MotionReference,
-                     body: pin.SE3 | None = None) -> np.ndarray:
-        """The clipped body acceleration; ``body`` is ``state.body_pose`` if the caller
-        already built it (the state's arrays are read either way)."""
-        Ad, e, pose = self._action, self._error, ref.body_pose
-        pose_error(state.body_rotation, state.body_position, pose.rotation, pose.translation,
-                   Ad, e)
+    def acceleration(self, state: RobotState, ref: MotionReference) -> np.ndarray:
+        """The clipped body acceleration [m/s^2, rad/s^2] in {B}."""
+        Ad, e = self._action, self._error
+        pose = ref.body_pose
+        kernels.pose_error(state.body_rotation, state.body_position, pose.rotation,
+                           pose.translation, Ad, e)
         a = np.empty(6)
-        pd_acceleration(Ad @ ref.body_acceleration, self.kp, e, self.kd, Ad @ ref.body_twist,
-                        state.body_twist, self._lo, self._hi, a)
+        kernels.pd_acceleration(Ad @ ref.body_acceleration, self.kp, e, self.kd,
+                                Ad @ ref.body_twist, state.body_twist, self._lo, self._hi, a)
         return a
 
-    def acceleration_plain(self, state: RobotState, ref: MotionReference) -> np.ndarray:
-        """:meth:`acceleration` through Pinocchio's ``SE3`` objects and NumPy (the
-        reference of the compiled one)."""
-        err = state.body_pose.actInv(ref.body_pose)
-        Ad = err.toActionMatrix()
-        twist_ref = Ad @ ref.body_twist
-        a_ref = Ad @ ref.body_acceleration
-        a = a_ref + self.kp * pin.log6(err).vector + self.kd * (twist_ref - state.body_twist)
-        np.minimum(np.maximum(a, self._lo), self._hi, out=a)
-        return a
-
-    def wrench_error(self, state: RobotState, ref: MotionReference,
-                     body: pin.SE3 | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Pose error ``log6(T^-1 T_ref)`` and twist error in {B} (``body`` as in
-        :meth:`acceleration`)."""
+    def wrench_error(self, state: RobotState, ref: MotionReference
+                     ) -> tuple[np.ndarray, np.ndarray]:
+        """Pose error ``log6(T^-1 T_ref)`` and twist error ``Ad(T^-1 T_ref) V_ref - V`` in
+        {B}."""
         Ad, e, pose = self._action, np.empty(6), ref.body_pose
-        pose_error(state.body_rotation, state.body_position, pose.rotation, pose.translation,
-                   Ad, e)
+        kernels.pose_error(state.body_rotation, state.body_position, pose.rotation,
+                           pose.translation, Ad, e)
         return e, Ad @ ref.body_twist - state.body_twist
 
     def pose_error(self, state: RobotState, ref: MotionReference) -> np.ndarray:
         """The pose error ``log6(T^-1 T_ref)`` of :meth:`wrench_error` alone."""
-        e, pose = np.empty(6), ref.body_pose
-        pose_error(state.body_rotation, state.body_position, pose.rotation, pose.translation,
-                   self._action, e)
-        return e
+        return self.wrench_error(state, ref)[0]
 
 
 class Controller(ABC):
-    """Shared plumbing: checks, CLIK goal positions, torque and current mapping."""
+    """Shared plumbing: checks, statics, CLIK goal positions, torque and current mapping."""
 
     min_attached = 3
 
@@ -155,16 +117,16 @@ class Controller(ABC):
                  current_margin: float = 0.1) -> None:
         self.rm = rm or RobotModel()
         self.clik = Clik(self.rm, gain=clik_gain)
+        self.statics = StaticsEvaluator(self.rm)
         self.current_margin = current_margin
         self._q = np.zeros(self.rm.model.nq)
         self._targets = (np.zeros(len(LEG_NAMES), dtype=np.int64),
                          np.zeros((len(LEG_NAMES), 3, 3)), np.zeros((len(LEG_NAMES), 3)))
 
     def _configuration(self, state: RobotState) -> np.ndarray:
-        """Pinocchio's configuration (27,) of the state (``configuration(state.body_pose,
-        state.joint_positions)``, the same numbers), in a buffer reused every cycle."""
-        configuration_of(state.body_rotation, state.body_position, state.joint_positions,
-                         self._q)
+        """Pinocchio's configuration (27,) of the state, in a buffer reused every cycle."""
+        kernels.configuration(state.body_rotation, state.body_position, state.joint_positions,
+                              self._q)
         return self._q
 
     def _check(self, state: RobotState, ref: MotionReference) -> None:
@@ -174,54 +136,34 @@ class Controller(ABC):
             raise ConfigError(f"{type(self).__name__} needs at least {self.min_attached} "
                               f"attached grippers, got {list(ref.stance)}")
 
-    def _positions(self, state: RobotState, ref: MotionReference,
-                   statics: Statics | None = None, body: pin.SE3 | None = None) -> np.ndarray:
-        """CLIK goal positions; reuses the kinematics of ``statics`` (evaluated at the
-        state's configuration) when given, so a cycle computes them once (``body``:
-        ``state.body_pose`` if the caller already built it)."""
-        if statics is not None:
-            return self._goal_positions(state, ref, statics)
-        if body is None:
-            body = state.body_pose
-        stance, swing, keep = ref.stance, ref.foot_targets, ref.stance_attitudes
-        feet_b, J = self.clik.kinematics(state.joint_positions)
-        feet = [body * f for f in feet_b]
-        targets = {leg: swing.get(leg, feet[i]) if leg not in stance else
-                   pin.SE3(keep[leg], feet[i].translation) if leg in keep else feet[i]
-                   for i, leg in enumerate(LEG_NAMES)}
-        return self.clik.step_from(state.joint_positions, feet_b, J, ref.body_pose, targets)
-
     def _leg_targets(self, ref: MotionReference) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Every leg's CLIK target as :func:`clik_goal` takes it: modes (4,) (0: stay where
-        it is, 1: a stance attitude, 2: a swing target), rotations (4, 3, 3) and
-        translations (4, 3) (arrays reused from cycle to cycle)."""
+        """Every leg's CLIK target as :func:`clik_goal` takes it: modes (4,), rotations
+        (4, 3, 3) and translations (4, 3) (arrays reused from cycle to cycle). A stance leg
+        stays where it is (or turns to its stance attitude), a swing leg goes to its target
+        (or stays where it is without one)."""
         modes, rotations, translations = self._targets
         stance, swing, keep = ref.stance, ref.foot_targets, ref.stance_attitudes
-        if not swing and not keep:  # every leg stays where it is
-            modes.fill(0)
-            return modes, rotations, translations
         for i, leg in enumerate(LEG_NAMES):
-            if leg not in stance:
-                target = swing.get(leg)
-                if target is None:
-                    modes[i] = 0
-                else:
-                    modes[i] = 2
-                    rotations[i] = target.rotation
-                    translations[i] = target.translation
-            elif leg in keep:
-                modes[i] = 1
+            target = swing.get(leg) if leg not in stance else None
+            if target is not None:
+                modes[i] = TARGET
+                rotations[i] = target.rotation
+                translations[i] = target.translation
+            elif leg in stance and leg in keep:
+                modes[i] = ATTITUDE
                 rotations[i] = keep[leg]
             else:
-                modes[i] = 0
+                modes[i] = STAY
         return modes, rotations, translations
 
-    def _goal_positions(self, state: RobotState, ref: MotionReference, statics: Statics,
-                        body_target: tuple[np.ndarray, np.ndarray] | None = None
-                        ) -> np.ndarray:
-        """:meth:`_positions` from ``statics`` in one compiled call: the pose errors of
-        :meth:`_positions_plain` and :meth:`Clik.step_every_leg` (the same numbers).
-        ``body_target`` (rotation, translation) replaces ``ref.body_pose`` if given."""
+    def _positions(self, state: RobotState, ref: MotionReference,
+                   statics: Statics | None = None,
+                   body_target: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+        """CLIK goal positions (20,) [rad], inside the joint limits, in one compiled call;
+        ``statics`` evaluated at the state's configuration if the caller has them,
+        ``body_target`` (rotation, translation) in place of ``ref.body_pose`` if given."""
+        if statics is None:
+            statics = self.statics.evaluate(self._configuration(state))
         clik, rm = self.clik, self.rm
         if body_target is None:
             pose = ref.body_pose
@@ -230,53 +172,21 @@ class Controller(ABC):
         goal = np.empty(N_JOINTS)
         clik_goal(statics.foot_rotations, statics.foot_translations, state.body_rotation,
                   state.body_position, *body_target, rotations, translations, modes,
-                  state.joint_positions, statics.leg_jacobians, EVERY_LEG, clik.gain, clik.w,
+                  state.joint_positions, statics.leg_jacobians, clik.gain, clik.w,
                   clik.damping**2, rm.q_min, rm.q_max, goal)
         return goal
 
-    def _positions_plain(self, state: RobotState, ref: MotionReference, statics: Statics,
-                         body: pin.SE3 | None = None) -> np.ndarray:
-        """:meth:`_positions` from ``statics`` through Pinocchio's ``SE3`` objects (the
-        reference of the compiled :meth:`_goal_positions`)."""
-        if body is None:
-            body = state.body_pose
-        stance, swing, keep = ref.stance, ref.foot_targets, ref.stance_attitudes
-        # Every leg has a target: the errors of :meth:`Clik.step_from` in one loop.
-        feet, body_inv = statics.foot_poses, body.inverse()
-        target_inv, log6 = ref.body_pose.inverse(), pin.log6
-        e = np.empty((len(LEG_NAMES), 6))
-        for i, leg in enumerate(LEG_NAMES):
-            f = feet[i]
-            target = swing.get(leg, f) if leg not in stance else \
-                pin.SE3(keep[leg], f.translation) if leg in keep else f
-            e[i] = log6((body_inv * f).actInv(target_inv * target)).vector
-        return self.clik.step_every_leg(state.joint_positions, statics.leg_jacobians, e)
-
-    def _command_from(self, position: np.ndarray, statics: Statics,
-                      status: WrenchStatus | None, F: np.ndarray) -> JointCommand:
-        """:meth:`_command` of the torques ``statics.torques(F)`` in one compiled call (the
-        same numbers)."""
+    def _command(self, position: np.ndarray, statics: Statics,
+                 status: WrenchStatus | None, F: np.ndarray) -> JointCommand:
+        """The command of goal positions (already inside the joint limits), the torques
+        ``statics.torques(F)`` clipped to the servos' limits and the current limits that
+        let the servos apply them."""
         rm = self.rm
         tau, current = np.empty(N_JOINTS), np.empty(N_JOINTS)
-        servo_command(statics.tau_bias, statics.leg_jacobians,
-                      np.ascontiguousarray(F, dtype=float).reshape(N_WRENCH), rm.tau_max,
-                      rm.current_per_torque, self.current_margin, rm.current_max, tau, current)
-        return JointCommand.trusted(position, tau, current, status, F)
-
-    def _command(self, position: np.ndarray, torque: np.ndarray, status: WrenchStatus | None,
-                 F: np.ndarray) -> JointCommand:
-        """The command of goal positions (already inside the joint limits: from
-        :meth:`_positions`), torques clipped to the servos' limits and the current limits
-        that let the servos apply them."""
-        rm = self.rm
-        if not (math.isfinite(_sum(torque)) or np.isfinite(torque).all()):
-            torque = np.nan_to_num(torque)
-        tau = np.maximum(torque, -rm.tau_max)
-        np.minimum(tau, rm.tau_max, out=tau)
-        current = np.abs(tau)
-        current *= rm.current_per_torque
-        current += self.current_margin * rm.current_max
-        np.minimum(current, rm.current_max, out=current)
+        kernels.servo_command(statics.tau_bias, statics.leg_jacobians,
+                              np.ascontiguousarray(F, dtype=float).reshape(N_WRENCH),
+                              rm.tau_max, rm.current_per_torque, self.current_margin,
+                              rm.current_max, tau, current)
         return JointCommand(position, tau, current, status, F)
 
     @abstractmethod
@@ -290,31 +200,15 @@ def weighted_distribution(A: np.ndarray, B: np.ndarray, axis_weights: np.ndarray
 
     ``A`` (6, 24) and ``B`` (6,) are the body statics, ``axis_weights`` (6,) the per-axis
     weights ``w`` [1/N^2, 1/(N m)^2], ``load`` (4,) the load factors ``l_i`` in [0, 1]
-    (0: swinging, no wrench). Closed form ``F = W^-1 A^T (A W^-1 A^T)^-1 B``.
+    (0: swinging, no wrench). Closed form ``F = W^-1 A^T (A W^-1 A^T)^-1 B``; raises
+    ``LinAlgError`` if the holding grippers cannot carry every body wrench.
     """
-    if not (type(A) is np.ndarray and A.dtype == np.float64 and A.flags.c_contiguous
-            and A.shape == (6, N_WRENCH)):
-        return weighted_distribution_plain(A, B, axis_weights, load)
-    # The weights and the scaled A in one compiled call (the same numbers as the NumPy
-    # below); the products and the solve stay NumPy's and LAPACK's.
-    inv_w, AW = np.empty(N_WRENCH), np.empty((6, N_WRENCH))
-    distribution_weights(A, np.asarray(load, dtype=float),
-                         np.asarray(axis_weights, dtype=float), MIN_LOAD, inv_w, AW)
-    return inv_w * (A.T @ solve_vector(AW @ A.T, B))
-
-
-def weighted_distribution_plain(A: np.ndarray, B: np.ndarray, axis_weights: np.ndarray,
-                                load: np.ndarray) -> np.ndarray:
-    """:func:`weighted_distribution` in NumPy (the reference of its compiled weights)."""
-    on = load > 0
-    if on.all():  # every gripper holds: the same numbers without the masks
-        inv_w = (np.maximum(load, MIN_LOAD)[:, None] ** 2 / axis_weights[None, :]).reshape(-1)
-    else:
-        inv_w = np.zeros(N_WRENCH)
-        inv_w[on.repeat(6)] = (np.maximum(load[on], MIN_LOAD)[:, None] ** 2
-                               / axis_weights[None, :]).reshape(-1)
-    AW = A * inv_w
-    return inv_w * (A.T @ solve_vector(AW @ A.T, B))
+    F = kernels.weighted_distribution(np.asarray(A, dtype=float), np.asarray(B, dtype=float),
+                                      np.asarray(axis_weights, dtype=float),
+                                      np.asarray(load, dtype=float), MIN_LOAD)
+    if not math.isfinite(np.add.reduce(F)):
+        raise np.linalg.LinAlgError("the holding grippers cannot carry every body wrench")
+    return F
 
 
 class QWBCController(Controller):
@@ -333,7 +227,6 @@ class QWBCController(Controller):
         if limits is None or isinstance(limits, WrenchLimits):
             limits = [limits or WrenchLimits.paper_box()] * len(LEG_NAMES)
         self.qp = WrenchQP(limits, self.rm.tau_max, weights, torque_rows=torque_rows)
-        self.statics = StaticsEvaluator(self.rm)
         self.pd = pd or BodyPD()
         self.ramp = ramp
         self.last_solution = None
@@ -345,8 +238,7 @@ class QWBCController(Controller):
         load = ref.load_array if self.ramp else (ref.load_array > 0).astype(float)
         sol = self.qp.solve(statics, load)
         self.last_solution = sol
-        return self._command_from(self._positions(state, ref, statics), statics, sol.status,
-                                  sol.F)
+        return self._command(self._positions(state, ref, statics), statics, sol.status, sol.F)
 
 
 class CLIKController(Controller):
@@ -372,7 +264,6 @@ class CLIKController(Controller):
         self._limit = np.array([integral_limit[0]] * 3 + [integral_limit[1]] * 3)
         self.integral = np.zeros(6)
         self.feedforward = gravity_feedforward
-        self.statics = StaticsEvaluator(self.rm)
         self.axis_weights = 1.0 / PAPER_BOX_HALF_WIDTHS**2
         self.pd = BodyPD()
         #: The corrected body target (rotation, translation) and the action matrix of the
@@ -386,24 +277,23 @@ class CLIKController(Controller):
         statics = self.statics.evaluate(self._configuration(state))
         target = None
         if self.ki > 0:
-            # The integral and the corrected target T_ref exp6(integral) in one compiled
-            # call: Pinocchio's numbers, without its objects.
+            # The integral and the corrected target T_ref exp6(integral) in one compiled call.
             pose = ref.body_pose
             rotation, translation = pose.rotation, pose.translation
             e, integral, target = self._error, np.empty(6), self._target
-            pose_error(state.body_rotation, state.body_position, rotation, translation,
-                       self._action, e)
-            integral_target(self.integral, e, self.ki * self.dt, self._limit, rotation,
-                            translation, *target, integral)
+            kernels.pose_error(state.body_rotation, state.body_position, rotation,
+                               translation, self._action, e)
+            kernels.integral_target(self.integral, e, self.ki * self.dt, self._limit,
+                                    rotation, translation, *target, integral)
             self.integral = integral
         if self.feedforward:
             F = weighted_distribution(statics.A, statics.B, self.axis_weights, ref.load_array)
             tau = np.empty(N_JOINTS)  # clip(statics.torques(F), -tau_max, tau_max)
-            clipped_torques(statics.tau_bias, statics.leg_jacobians, F, rm.tau_max, tau)
+            kernels.clipped_torques(statics.tau_bias, statics.leg_jacobians, F, rm.tau_max, tau)
         else:
             F, tau = np.zeros(N_WRENCH), np.zeros(N_JOINTS)
-        return JointCommand.trusted(self._goal_positions(state, ref, statics, target), tau,
-                                    rm.current_max.copy(), None, F)
+        return JointCommand(self._positions(state, ref, statics, target), tau,
+                            rm.current_max.copy(), None, F)
 
 
 class VMCController(Controller):
@@ -423,7 +313,6 @@ class VMCController(Controller):
         self.d = np.array([60.0] * 3 + [6.0] * 3) if damping is None else damping
         self.axis_weights = np.ones(6) if axis_weights is None else np.asarray(axis_weights)
         self.unload = unload
-        self.statics = StaticsEvaluator(self.rm)
         self.pd = BodyPD()
         self._action, self._error = np.zeros((6, 6)), np.zeros(6)
 
@@ -432,10 +321,10 @@ class VMCController(Controller):
         statics = self.statics.evaluate(self._configuration(state))
         # statics.B + k * e + d * de of the pose and twist errors (BodyPD.wrench_error)
         Ad, e, wrench, pose = self._action, self._error, np.empty(6), ref.body_pose
-        pose_error(state.body_rotation, state.body_position, pose.rotation, pose.translation,
-                   Ad, e)
-        virtual_wrench(statics.B, self.k, e, self.d, Ad @ ref.body_twist, state.body_twist,
-                       wrench)
+        kernels.pose_error(state.body_rotation, state.body_position, pose.rotation,
+                           pose.translation, Ad, e)
+        kernels.virtual_wrench(statics.B, self.k, e, self.d, Ad @ ref.body_twist,
+                               state.body_twist, wrench)
         load = ref.load_array if self.unload else (ref.load_array > 0).astype(float)
         F = weighted_distribution(statics.A, wrench, self.axis_weights, load)
-        return self._command_from(self._positions(state, ref, statics), statics, None, F)
+        return self._command(self._positions(state, ref, statics), statics, None, F)

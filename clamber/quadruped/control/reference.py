@@ -6,14 +6,26 @@ It lives apart from the controllers so that gaits (which produce references) and
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import pinocchio as pin
 
 from clamber.exceptions import ConfigError
-from clamber.quadruped.control.wbc_problem import check_load
 from clamber.quadruped.model.robot import LEG_NAMES
+
+_LEGS = frozenset(LEG_NAMES)
+_F64 = np.dtype(np.float64)
+
+
+def _finite_vector(name: str, x, n: int) -> np.ndarray:
+    """``x`` as a float array of ``n`` finite numbers (a float array of that shape is taken
+    as it is, its finiteness proved by a finite sum where it can be)."""
+    a = x if type(x) is np.ndarray and x.dtype == _F64 else np.asarray(x, dtype=float)
+    if a.shape != (n,) or not (math.isfinite(np.add.reduce(a)) or np.isfinite(a).all()):
+        raise ConfigError(f"{name} must be {n} finite numbers, got {a}")
+    return a
 
 
 @dataclass
@@ -27,6 +39,8 @@ class MotionReference:
     ``stance_attitudes`` optionally holds world attitudes (3x3 rotations) for stance
     grippers: they then stay where they are but turn back to that attitude as far as the
     leg can (a gripper on a compliant sole keeping the attitude it was welded at).
+    Derived on construction: ``load_array`` (4,), the factors in ``LEG_NAMES`` order, and
+    ``stance``, the legs of positive factor.
     """
 
     body_pose: pin.SE3
@@ -37,51 +51,22 @@ class MotionReference:
     stance_attitudes: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        for name in ("body_twist", "body_acceleration"):
-            a = np.asarray(getattr(self, name), dtype=float)
-            if a.shape != (6,) or not np.all(np.isfinite(a)):
-                raise ConfigError(f"{name} must be 6 finite numbers, got {a}")
-            setattr(self, name, a)
-        if not isinstance(self.body_pose, pin.SE3) or not np.all(
-                np.isfinite(self.body_pose.homogeneous)):
+        self.body_twist = _finite_vector("body_twist", self.body_twist, 6)
+        self.body_acceleration = _finite_vector("body_acceleration", self.body_acceleration, 6)
+        if not isinstance(self.body_pose, pin.SE3) or not math.isfinite(
+                np.add.reduce(self.body_pose.homogeneous, axis=None)):
             raise ConfigError("body_pose must be a finite pinocchio.SE3")
-        self.load_array = check_load(self.load)
-        self.stance = _stance(self.load_array)
-        unknown = (set(self.foot_targets) | set(self.stance_attitudes)) - set(LEG_NAMES)
-        if unknown:
+        load = self.load
+        if not isinstance(load, dict):
+            raise ConfigError(f"load must map legs to load factors, got {load!r}")
+        if not (load.keys() <= _LEGS and self.foot_targets.keys() <= _LEGS
+                and self.stance_attitudes.keys() <= _LEGS):
+            unknown = (set(load) | set(self.foot_targets) | set(self.stance_attitudes)) - _LEGS
             raise ConfigError(f"unknown legs {sorted(unknown)}; legs are {', '.join(LEG_NAMES)}")
-
-    @classmethod
-    def trusted(cls, body_pose: pin.SE3, body_twist: np.ndarray,
-                body_acceleration: np.ndarray, load: dict[str, float],
-                foot_targets: dict[str, pin.SE3],
-                stance_attitudes: dict[str, np.ndarray] | None = None,
-                factors: tuple[tuple[float, ...], tuple[str, ...]] | None = None
-                ) -> MotionReference:
-        """A reference built by a gait from its own (finite, in-range) numbers, without the
-        checks of the constructor. ``factors`` may give the load factors in ``LEG_NAMES``
-        order and the stance legs as the gait knows them (what would be derived from
-        ``load``: the same numbers, without deriving them)."""
-        r = object.__new__(cls)
-        r.body_pose, r.body_twist, r.body_acceleration = body_pose, body_twist, body_acceleration
-        r.load, r.foot_targets = load, foot_targets
-        r.stance_attitudes = {} if stance_attitudes is None else stance_attitudes
-        if factors is not None:
-            r.load_array, r.stance = np.array(factors[0]), factors[1]
-            return r
         values = [load.get(leg, 0.0) for leg in LEG_NAMES]
-        r.load_array = np.array(values)
-        r.stance = tuple(leg for leg, x in zip(LEG_NAMES, values, strict=True) if x > 0)
-        return r
-
-    def with_body_pose(self, body_pose: pin.SE3) -> MotionReference:
-        """This reference with another body pose (the rest shared, not copied)."""
-        r = object.__new__(MotionReference)
-        r.__dict__.update(self.__dict__)
-        r.body_pose = body_pose
-        return r
-
-
-def _stance(load: np.ndarray) -> tuple[str, ...]:
-    """Legs with a positive load factor: the attached ones."""
-    return tuple(leg for leg, x in zip(LEG_NAMES, load, strict=True) if x > 0)
+        a, b, c, d = values
+        # A NaN fails both comparisons.
+        if not (0.0 <= a <= 1.0 and 0.0 <= b <= 1.0 and 0.0 <= c <= 1.0 and 0.0 <= d <= 1.0):
+            raise ConfigError(f"load factors must lie in [0, 1], got {load}")
+        self.load_array = np.array(values)
+        self.stance = tuple(leg for leg, x in zip(LEG_NAMES, values, strict=True) if x > 0)

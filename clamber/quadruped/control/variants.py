@@ -106,26 +106,7 @@ def make_controller(name: str, rm: RobotModel,
 
 def limits_active(ctrl: Controller, rtol: float = 1e-6) -> bool:
     """Whether the last wrench QP of a Q-WBC controller had a gripper limit active (a stance
-    gripper's wrench on a bound of its box); False for controllers without a QP. A solution
-    that took the test when solved (its ``limit_check``, still valid) answers from it."""
+    gripper's wrench on a bound of its limits, :meth:`WrenchSolution.limit_active`); False
+    for controllers without a QP."""
     sol = getattr(ctrl, "last_solution", None)
-    if sol is None:
-        return False
-    check = getattr(sol, "limit_check", None)
-    if check is not None and check[0][0] == check[1] and check[2] == rtol:
-        return check[3]
-    p = sol.problem
-    return bool(_limit_active()(sol.F, p.lb, p.ub, p.swing, rtol))
-
-
-def _limit_active():
-    """The compiled limit test, imported on first use: only where a QP ran."""
-    global _LIMIT_ACTIVE
-    if _LIMIT_ACTIVE is None:
-        from clamber.quadruped.control.wbc_kernels import limit_active
-
-        _LIMIT_ACTIVE = limit_active
-    return _LIMIT_ACTIVE
-
-
-_LIMIT_ACTIVE = None
+    return sol is not None and sol.limit_active(rtol)

@@ -1,11 +1,10 @@
-"""The wrench QP's data for one control cycle, filled in one compiled call.
+"""The wrench QP's per-cycle arithmetic, compiled: the problem's fill and the active-limit test.
 
-:meth:`~clamber.quadruped.control.wbc_problem.WrenchProblemBuilder.build` writes the hard problem
-(body-dynamics equalities, every gripper's limits a box) some twenty NumPy calls at a time
-on arrays of 24 to 50 entries; :func:`fill_box_problem` writes the same entries with the
-same arithmetic in one call (numba, cached on disk). Every entry is one or two
-floating-point operations on the same operands in the same order, so the numbers equal the
-NumPy build's bit for bit (checked in the tests).
+Both run once per control cycle on arrays of 24 to 50 entries; in NumPy the fill is some
+twenty calls, each spent mostly in dispatch, so one compiled call (numba, cached on disk)
+pays. Each is the only implementation of its operation: the tests check the filled problem
+against the formulas of :mod:`~clamber.quadruped.control.wbc_problem` written in NumPy and the
+solutions against their KKT conditions.
 """
 
 from __future__ import annotations
@@ -14,67 +13,97 @@ import numpy as np
 
 from clamber.compiled import kernel
 
-_LEGS, _JOINTS = 4, 5
+_LEGS, _JOINTS, _N = 4, 5, 24
+#: Rows of ``per_variable`` (:func:`fill_problem`): the ``w2`` weights (times the grippers'
+#: multipliers), the ``w3`` weights, the box's lower and upper bounds and whether the
+#: variable's gripper has a box (1.0) or polytope rows (0.0).
+W2, W3, BOX_LOWER, BOX_UPPER, IS_BOX = range(5)
 
 
 @kernel
-def fill_box_problem(H: np.ndarray, f: np.ndarray, lb: np.ndarray, ub: np.ndarray,
-                     C: np.ndarray, lo: np.ndarray, up: np.ndarray, A: np.ndarray,
-                     B: np.ndarray, leg_jacobians: np.ndarray, tau_bias: np.ndarray,
-                     load: np.ndarray, F_prev: np.ndarray, w2: np.ndarray,
-                     leg_weights: np.ndarray, w3: np.ndarray, box_lower: np.ndarray,
-                     box_upper: np.ndarray, tau_max: np.ndarray, min_load: float,
-                     torque_rows: bool, inf: float) -> None:
-    """The hard box problem's ``H`` (diagonal; 24 x 24), ``f``, bounds ``lb``, ``ub``
-    (24,) and rows ``C`` (6 + 20, 24), ``lo``, ``up``: the body statics ``A`` (6, 24),
-    ``B`` (6,); the legs' LOCAL Jacobians (4, 6, 5) and gravity torques (20,); load factors
-    (4,) (0: swing); the last solution (24,); weights ``w2`` (6,) times ``leg_weights``
-    (4, 6) over the squared load (at least ``min_load``), ``w3`` (24,); the stacked boxes
-    (24,) and torque limits (20,)."""
+def fill_problem(H: np.ndarray, f: np.ndarray, C: np.ndarray, lower: np.ndarray,
+                 upper: np.ndarray, A: np.ndarray, B: np.ndarray, leg_jacobians: np.ndarray,
+                 tau_bias: np.ndarray, load: np.ndarray, F_prev: np.ndarray,
+                 per_variable: np.ndarray, w1: np.ndarray, tau_max: np.ndarray,
+                 poly_rows: np.ndarray, poly_h: np.ndarray, poly_leg: np.ndarray,
+                 hard: bool, torque_rows: bool, min_load: float, inf: float) -> None:
+    """Write one cycle's wrench QP into zeroed ``H`` (24, 24), ``f`` (24,), ``C`` (m, 24) and
+    the stacked bounds ``lower``, ``upper`` (24 + m,) (variables, then rows).
+
+    Inputs: the body statics ``A`` (6, 24), ``B`` (6,), the legs' LOCAL Jacobians (4, 6, 5)
+    and gravity torques (20,); load factors (4,) (0: swing); the last wrench (24,); the
+    weights and boxes ``per_variable`` (5, 24) (rows :data:`W2` ... :data:`IS_BOX`); ``w1``
+    (6,); the servo torque limits (20,); the non-box grippers' rows ``poly_rows`` (p, 24),
+    their bounds ``poly_h`` (p,) and grippers ``poly_leg`` (p,). Rows of ``C``: the body
+    dynamics (6, only if ``hard``), the polytope rows, the joint-torque rows (20)."""
+    r0 = 6 if hard else 0
     for i in range(_LEGS):
         lam = max(load[i], min_load)
-        lam2 = lam ** 2
         swing = load[i] <= 0.0
         for c in range(6):
             k = 6 * i + c
-            H[k, k] = 2.0 * (w2[c] * leg_weights[i, c] / lam2 + w3[k])
-            f[k] = -2.0 * w3[k] * F_prev[k]
+            w3 = per_variable[W3, k]
+            H[k, k] = 2.0 * (per_variable[W2, k] / (lam * lam) + w3)
+            f[k] = -2.0 * w3 * F_prev[k]
             if swing:
-                lb[k] = 0.0
-                ub[k] = 0.0
+                lower[k] = 0.0
+                upper[k] = 0.0
+            elif per_variable[IS_BOX, k] > 0.0:
+                lower[k] = per_variable[BOX_LOWER, k] * load[i]
+                upper[k] = per_variable[BOX_UPPER, k] * load[i]
             else:
-                lb[k] = box_lower[k] * load[i]
-                ub[k] = box_upper[k] * load[i]
-        free = swing or not torque_rows
+                lower[k] = -inf
+                upper[k] = inf
+    if hard:  # A F = B as 6 equality rows
+        for r in range(6):
+            for k in range(_N):
+                C[r, k] = A[r, k]
+            lower[_N + r] = B[r]
+            upper[_N + r] = B[r]
+    else:  # the residual's W1 term: H += 2 A^T W1 A, f -= 2 A^T W1 B
+        for k in range(_N):
+            for m in range(_N):
+                acc = 0.0
+                for r in range(6):
+                    acc += A[r, k] * w1[r] * A[r, m]
+                H[k, m] += 2.0 * acc
+            acc = 0.0
+            for r in range(6):
+                acc += A[r, k] * w1[r] * B[r]
+            f[k] -= 2.0 * acc
+    for p in range(poly_rows.shape[0]):
+        row = r0 + p
+        for k in range(_N):
+            C[row, k] = poly_rows[p, k]
+        i = poly_leg[p]
+        lower[_N + row] = -inf
+        upper[_N + row] = poly_h[p] * (1.0 if load[i] <= 0.0 else load[i])
+    r1 = r0 + poly_rows.shape[0]
+    for i in range(_LEGS):
+        free = load[i] <= 0.0 or not torque_rows
         for j in range(_JOINTS):
-            row = 6 + _JOINTS * i + j
+            row = r1 + _JOINTS * i + j
             for c in range(6):
                 C[row, 6 * i + c] = leg_jacobians[i, c, j]
             t = _JOINTS * i + j
             if free:
-                lo[row] = -inf
-                up[row] = inf
+                lower[_N + row] = -inf
+                upper[_N + row] = inf
             else:
-                lo[row] = tau_bias[t] - tau_max[t]
-                up[row] = tau_bias[t] + tau_max[t]
-    for r in range(6):
-        for k in range(_LEGS * 6):
-            C[r, k] = A[r, k]
-        lo[r] = B[r]
-        up[r] = B[r]
+                lower[_N + row] = tau_bias[t] - tau_max[t]
+                upper[_N + row] = tau_bias[t] + tau_max[t]
 
 
 @kernel
-def limit_active(F: np.ndarray, lb: np.ndarray, ub: np.ndarray, swing: np.ndarray,
+def limit_active(F: np.ndarray, lower: np.ndarray, upper: np.ndarray, load: np.ndarray,
                  rtol: float) -> bool:
-    """Whether a stance gripper's wrench ``F`` (24,) lies on a bound of its box (within
-    ``rtol * (|ub| + 1)``), grippers ``swing`` (4,) left out: the test
-    :func:`~clamber.quadruped.control.variants.limits_active` makes, the same comparisons of the
-    same numbers."""
-    for k in range(F.shape[0]):
-        if swing[k // 6]:
+    """Whether a stance gripper's wrench ``F`` (24,) lies on one of its variable bounds
+    ``lower``, ``upper`` (24,) within ``rtol * (|upper| + 1)``; grippers of load 0 (4,),
+    which swing, are left out."""
+    for k in range(_N):
+        if load[k // 6] <= 0.0:
             continue
-        tol = rtol * (abs(ub[k]) + 1.0)
-        if F[k] >= ub[k] - tol or F[k] <= lb[k] + tol:
+        tol = rtol * (abs(upper[k]) + 1.0)
+        if F[k] >= upper[k] - tol or F[k] <= lower[k] + tol:
             return True
     return False

@@ -27,38 +27,16 @@ from clamber.quadruped.gaits.profiles import cubic
 from clamber.quadruped.model.robot import LEG_NAMES, leg_index
 
 
-def _loads_plain(leg: str | None, swing_load: float | None) -> dict[str, float]:
+def _loads(leg: str | None, swing_load: float | None) -> dict[str, float]:
     """The legs' load factors a reference carries: 1 for every leg but ``leg``, whose factor
-    is ``swing_load`` (None: 1), legs of factor 0 (or NaN) left out; in ``LEG_NAMES`` order
-    (the reference of :func:`_loads`)."""
+    is ``swing_load`` (None: 1); a leg of factor 0 is left out (it swings)."""
     load = dict.fromkeys(LEG_NAMES, 1.0)
     if swing_load is not None:
-        load[leg] = swing_load
-    return {k: v for k, v in load.items() if v > 0.0}
-
-
-#: Every leg loaded: the dict a reference's load is copied from, its factors and stance.
-_FULL_LOAD = dict.fromkeys(LEG_NAMES, 1.0)
-_FULL_FACTORS = ((1.0,) * len(LEG_NAMES), LEG_NAMES)
-
-
-def _loads(leg: str | None, swing_load: float | None
-           ) -> tuple[dict[str, float], tuple[tuple[float, ...], tuple[str, ...]]]:
-    """:func:`_loads_plain`'s dict (a new one; the same keys in the same order, the same
-    values) with the factors in ``LEG_NAMES`` order and the stance legs, built without
-    a comprehension."""
-    load = _FULL_LOAD.copy()
-    if swing_load is None or swing_load == 1.0:
-        if swing_load is not None:
+        if swing_load > 0.0:
             load[leg] = swing_load
-        return load, _FULL_FACTORS
-    if swing_load > 0.0:
-        load[leg] = swing_load
-    else:  # left out, so 0 in the factors
-        del load[leg]
-        swing_load = 0.0
-    factors = tuple(swing_load if g == leg else 1.0 for g in LEG_NAMES)
-    return load, (factors, tuple(load))
+        else:
+            del load[leg]
+    return load
 
 
 class ClimbPhase(enum.Enum):
@@ -330,9 +308,8 @@ class ClimbGait:
                 self.step_no += 1
                 self.body_from = self.body_to.copy()
                 self._enter(ClimbPhase.UNLOAD if self.swing_leg else ClimbPhase.DONE, t)
-        load, factors = _loads(leg, swing_load)
-        ref = MotionReference.trusted(pin.SE3(self.R, pos), self._twist(vel), self._twist(acc),
-                                      load, targets, factors=factors)
+        ref = MotionReference(pin.SE3(self.R, pos), self._twist(vel), self._twist(acc),
+                              _loads(leg, swing_load), targets)
         return ref, events
 
     def _twist(self, linear: np.ndarray) -> np.ndarray:

@@ -1,1 +1,1 @@
-"""The robot model: its description, kinematics, statics and mobility."""
+"""The robot model: its description, kinematics and statics."""

@@ -2,9 +2,9 @@
 
 Per control cycle the CLIK solves one 6 x 6 damped system per leg and the statics map the
 gripper wrenches to joint torques; in NumPy each is a handful of calls on 4 x 6 x 5 arrays
-spent mostly in dispatch. These kernels (numba, cached on disk) do the same algebra in one
-call each; the damped matrix ``J W^2 J^T + d^2 I`` is symmetric positive definite, so it is
-factored by Cholesky instead of LU, and the results agree with NumPy's to round-off.
+spent mostly in dispatch, so one compiled call each (numba, cached on disk) pays. The
+systems solved are symmetric positive definite (a damped ``J W^2 J^T + d^2 I``, a weighted
+``A W^-1 A^T``), so they are factored by Cholesky (:func:`spd_solve`).
 """
 
 from __future__ import annotations
@@ -17,18 +17,46 @@ from clamber.compiled import kernel
 
 
 @kernel
-def dls_steps(J: np.ndarray, legs: np.ndarray, e: np.ndarray, w: np.ndarray,
-              damping2: float) -> np.ndarray:
-    """Joint steps (n, 5) ``(W J_i)^T ((W J_i)(W J_i)^T + d^2 I)^-1 e_i`` of the legs
-    ``legs`` (n,) with LOCAL Jacobians ``J`` (4, 6, 5), weighted errors ``e`` (n, 6),
-    row weights ``w`` (6,) and squared damping ``damping2``."""
-    n = legs.shape[0]
+def spd_solve(M: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``M^-1 b`` for a symmetric positive definite ``M`` (n, n) (its lower triangle is
+    read and overwritten by its Cholesky factor); NaN entries if ``M`` is not positive
+    definite."""
+    n = b.shape[0]
+    for j in range(n):
+        acc = M[j, j]
+        for m in range(j):
+            acc -= M[j, m] * M[j, m]
+        d = math.sqrt(acc) if acc > 0.0 else math.nan
+        M[j, j] = d
+        for r in range(j + 1, n):
+            acc = M[r, j]
+            for m in range(j):
+                acc -= M[r, m] * M[j, m]
+            M[r, j] = acc / d
+    y = np.empty(n)
+    for r in range(n):  # L y = b, then L^T x = y
+        acc = b[r]
+        for m in range(r):
+            acc -= M[r, m] * y[m]
+        y[r] = acc / M[r, r]
+    for r in range(n - 1, -1, -1):
+        acc = y[r]
+        for m in range(r + 1, n):
+            acc -= M[m, r] * y[m]
+        y[r] = acc / M[r, r]
+    return y
+
+
+@kernel
+def dls_steps(J: np.ndarray, e: np.ndarray, w: np.ndarray, damping2: float) -> np.ndarray:
+    """Joint steps (n, 5) ``(W J_i)^T ((W J_i)(W J_i)^T + d^2 I)^-1 e_i`` of the legs with
+    LOCAL Jacobians ``J`` (n, 6, 5), weighted errors ``e`` (n, 6), row weights ``w`` (6,)
+    and squared damping ``damping2``."""
+    n = J.shape[0]
     out = np.zeros((n, 5))
     Jw = np.empty((6, 5))
-    A = np.empty((6, 6))
-    y = np.empty(6)
-    for k in range(n):
-        i = legs[k]
+    M = np.empty((6, 6))
+    for i in range(n):
         for r in range(6):
             for c in range(5):
                 Jw[r, c] = w[r] * J[i, r, c]
@@ -37,34 +65,14 @@ def dls_steps(J: np.ndarray, legs: np.ndarray, e: np.ndarray, w: np.ndarray,
                 acc = 0.0
                 for c in range(5):
                     acc += Jw[r, c] * Jw[s, c]
-                A[r, s] = acc
-            A[r, r] += damping2
-        for j in range(6):  # Cholesky, lower triangle in place
-            acc = A[j, j]
-            for m in range(j):
-                acc -= A[j, m] * A[j, m]
-            d = math.sqrt(acc)
-            A[j, j] = d
-            for r in range(j + 1, 6):
-                acc = A[r, j]
-                for m in range(j):
-                    acc -= A[r, m] * A[j, m]
-                A[r, j] = acc / d
-        for r in range(6):
-            acc = e[k, r]
-            for m in range(r):
-                acc -= A[r, m] * y[m]
-            y[r] = acc / A[r, r]
-        for r in range(5, -1, -1):
-            acc = y[r]
-            for m in range(r + 1, 6):
-                acc -= A[m, r] * y[m]
-            y[r] = acc / A[r, r]
+                M[r, s] = acc
+            M[r, r] += damping2
+        y = spd_solve(M, e[i])
         for c in range(5):
             acc = 0.0
             for r in range(6):
                 acc += Jw[r, c] * y[r]
-            out[k, c] = acc
+            out[i, c] = acc
     return out
 
 

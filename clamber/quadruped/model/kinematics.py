@@ -14,14 +14,12 @@ import numpy as np
 import pinocchio as pin
 
 from clamber.exceptions import ConfigError
-from clamber.quadruped.model.clik_kernels import dls_steps
 from clamber.quadruped.model.robot import JOINTS_PER_LEG, LEG_NAMES, N_JOINTS, leg_index
 from clamber.quadruped.model.robot_model import NQ_BASE, NV_BASE, RobotModel, RobotState, leg_slice
+from clamber.quadruped.model.statics_kernels import HOLD, TARGET, clik_goal
 
 _IDENTITY_BASE = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
-#: Rows of all four legs, in ``LEG_NAMES`` order (never written; left writable so that the
-#: compiled step sees the array type it was compiled for).
-EVERY_LEG = np.arange(len(LEG_NAMES))
+_N_LEGS = len(LEG_NAMES)
 
 
 def body_configuration(q_joints: np.ndarray) -> np.ndarray:
@@ -137,34 +135,24 @@ class Clik:
                   leg_jacobians: np.ndarray, body_target: pin.SE3,
                   foot_targets: dict[str, pin.SE3]) -> np.ndarray:
         """:meth:`step` from kinematics already evaluated at ``q_joints`` (gripper poses in
-        {B}, LOCAL leg Jacobians (4, 6, 5)): one batched damped-least-squares solve."""
-        legs = [i for i, leg in enumerate(LEG_NAMES) if leg in foot_targets]
-        if not legs:
-            return self.rm.clip_joints(np.array(q_joints, dtype=float))
-        body_inv = body_target.inverse()
-        log6 = pin.log6
-        e = np.empty((len(legs), 6))
-        for k, i in enumerate(legs):
-            e[k] = log6(feet_body[i].actInv(body_inv * foot_targets[LEG_NAMES[i]])).vector
-        if len(legs) == len(LEG_NAMES):
-            return self.step_every_leg(q_joints, leg_jacobians, e)
-        e *= self.gain * self.w
-        dq = dls_steps(leg_jacobians, np.array(legs), e, self.w, self.damping**2)
-        out = np.array(q_joints, dtype=float)
-        for k, i in enumerate(legs):
-            out[i * JOINTS_PER_LEG:(i + 1) * JOINTS_PER_LEG] += dq[k]
-        return self.rm.clip_joints(out)
-
-    def step_every_leg(self, q_joints: np.ndarray, leg_jacobians: np.ndarray,
-                       errors: np.ndarray) -> np.ndarray:
-        """:meth:`step_from` with a target for every leg, from the LOCAL pose errors
-        ``log6(M_foot^-1 M_target)`` (4, 6) in {B} (overwritten: scaled by the gain and the
-        row weights)."""
-        errors *= self.gain * self.w
-        dq = dls_steps(leg_jacobians, EVERY_LEG, errors, self.w, self.damping**2)
-        out = np.array(q_joints, dtype=float)
-        out += dq.reshape(-1)
-        return self.rm.clip_joints(out)
+        {B}, LOCAL leg Jacobians (4, 6, 5)), in one compiled call
+        (:func:`~clamber.quadruped.model.statics_kernels.clik_goal` with the body at the
+        origin)."""
+        modes = np.full(_N_LEGS, HOLD, dtype=np.int64)
+        rotations, translations = np.zeros((_N_LEGS, 3, 3)), np.zeros((_N_LEGS, 3))
+        for i, leg in enumerate(LEG_NAMES):
+            target = foot_targets.get(leg)
+            if target is not None:
+                modes[i] = TARGET
+                rotations[i], translations[i] = target.rotation, target.translation
+        feet_R = np.array([f.rotation for f in feet_body])
+        feet_p = np.array([f.translation for f in feet_body])
+        out = np.empty(N_JOINTS)
+        clik_goal(feet_R, feet_p, np.eye(3), np.zeros(3), body_target.rotation,
+                  body_target.translation, rotations, translations, modes,
+                  np.asarray(q_joints, dtype=float), leg_jacobians, self.gain, self.w,
+                  self.damping**2, self.rm.q_min, self.rm.q_max, out)
+        return out
 
 
 def world_foot_poses(rm: RobotModel, state: RobotState) -> dict[str, pin.SE3]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -10,16 +11,22 @@ import pinocchio as pin
 from clamber.exceptions import ConfigError
 from clamber.quadruped.model.description import build_pinocchio_model, foot_name, joint_name
 from clamber.quadruped.model.robot import JOINTS_PER_LEG, LEG_NAMES, N_JOINTS, Marcbot, leg_index
+from clamber.quadruped.model.se3_kernels import rotation_defect
 
 #: Size of the free-flyer part of q (position + unit quaternion x, y, z, w) and of v.
 NQ_BASE, NV_BASE = 7, 6
 
 
+_F64 = np.dtype(np.float64)
+
+
 def _vector(name: str, x, n: int) -> np.ndarray:
-    a = np.asarray(x, dtype=float)
+    """``x`` as a float array of ``n`` finite numbers (a float array of that shape is taken
+    as it is, its finiteness proved by a finite sum where it can be)."""
+    a = x if type(x) is np.ndarray and x.dtype == _F64 else np.asarray(x, dtype=float)
     if a.shape != (n,):
         raise ConfigError(f"{name} must have shape ({n},), got {a.shape}")
-    if not np.all(np.isfinite(a)):
+    if not (math.isfinite(np.add.reduce(a)) or np.isfinite(a).all()):
         raise ConfigError(f"{name} must be finite, got {a}")
     return a
 
@@ -43,24 +50,23 @@ class RobotState:
         self.joint_positions = _vector("joint_positions", self.joint_positions, N_JOINTS)
         self.body_twist = _vector("body_twist", self.body_twist, 6)
         self.joint_velocities = _vector("joint_velocities", self.joint_velocities, N_JOINTS)
-        R = np.asarray(self.body_rotation, dtype=float)
-        if R.shape != (3, 3) or not np.all(np.isfinite(R)):
+        R = self.body_rotation
+        if not (type(R) is np.ndarray and R.dtype == _F64):
+            R = np.asarray(R, dtype=float)
+        if R.shape != (3, 3):
             raise ConfigError(f"body_rotation must be a finite 3x3 matrix, got shape {R.shape}")
-        if np.abs(R.T @ R - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0:
-            raise ConfigError("body_rotation must be a rotation matrix (R^T R = I, det R = 1)")
+        if not rotation_defect(R) <= 1e-6:
+            raise ConfigError("body_rotation must be a finite rotation matrix (R^T R = I, "
+                              "det R = 1)")
         self.body_rotation = R
 
     @classmethod
     def trusted(cls, body_position: np.ndarray, body_rotation: np.ndarray,
                 joint_positions: np.ndarray, body_twist: np.ndarray,
                 joint_velocities: np.ndarray) -> RobotState:
-        """A state from arrays a simulator or estimator produced, without the checks (they
-        cost as much as a controller's QP at every control cycle)."""
-        s = object.__new__(cls)
-        s.body_position, s.body_rotation, s.joint_positions = (body_position, body_rotation,
-                                                               joint_positions)
-        s.body_twist, s.joint_velocities = body_twist, joint_velocities
-        return s
+        """The constructor with every field positional (the simulator's and estimators'
+        spelling); checked like any other state."""
+        return cls(body_position, body_rotation, joint_positions, body_twist, joint_velocities)
 
     @property
     def body_pose(self) -> pin.SE3:

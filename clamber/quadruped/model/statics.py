@@ -14,7 +14,6 @@ frame of its wrench limits), ``J_i`` the gripper's LOCAL frame Jacobian.
 
 from __future__ import annotations
 
-import ctypes
 import math
 from dataclasses import dataclass, field
 
@@ -32,18 +31,6 @@ N_WRENCH = 6 * N_LEGS
 #: entry of the symmetric base block ``M_BB`` (CRBA writes the upper triangle only).
 _ROW, _COL = np.indices((NV_BASE, NV_BASE))
 _UPPER_ROW, _UPPER_COL = np.minimum(_ROW, _COL), np.maximum(_ROW, _COL)
-
-
-def _jacobian_indices(nv: int) -> tuple[np.ndarray, np.ndarray]:
-    """Flat indices into the four grippers' stacked Jacobians (4, 6, ``nv``) of the entries
-    of ``A`` (6, 24) (``A[c, 6 i + r] = J_i[r, c]``, base columns ``c``) and of the leg
-    Jacobians (4, 6, 5) (``J_i[r, 6 + 5 i + c]``), in the order of those arrays."""
-    c, i, r = np.meshgrid(np.arange(NV_BASE), np.arange(N_LEGS), np.arange(6), indexing="ij")
-    to_a = (i * 6 * nv + r * nv + c).reshape(-1)
-    i, r, c = np.meshgrid(np.arange(N_LEGS), np.arange(6), np.arange(JOINTS_PER_LEG),
-                          indexing="ij")
-    to_legs = (i * 6 * nv + r * nv + NV_BASE + JOINTS_PER_LEG * i + c).reshape(-1)
-    return to_a, to_legs
 
 
 @dataclass
@@ -78,110 +65,36 @@ class Statics:
         return T
 
 
-def placement_table(data: pin.Data) -> np.ndarray | None:
-    """Pinocchio's frame placements ``data.oMf`` as one (nframes, 12) array over their memory
-    (each row an ``SE3``: rotation column-major, then translation), or None where they do not
-    lie so. The array is a view: it follows every update of the placements, and it is valid
-    as long as ``data`` lives (the caller keeps ``data``)."""
-    n = len(data.oMf)
-    rot = [data.oMf[k].rotation for k in range(n)]
-    trans = [data.oMf[k].translation for k in range(n)]
-    base = rot[0].__array_interface__["data"][0]
-    size = np.dtype(float).itemsize
-    for k in range(n):
-        if not (rot[k].flags.f_contiguous and rot[k].shape == (3, 3)
-                and rot[k].__array_interface__["data"][0] == base + 12 * size * k
-                and trans[k].__array_interface__["data"][0] == base + (12 * k + 9) * size):
-            return None
-    table = np.ctypeslib.as_array((ctypes.c_double * (12 * n)).from_address(base))
-    table = table.reshape(n, 12)
-    for k in range(n):  # the view reads what the bindings read
-        if not (np.array_equal(table[k, :9].reshape(3, 3).T, rot[k])
-                and np.array_equal(table[k, 9:], trans[k])):
-            return None
-    return table
-
-
 class StaticsEvaluator:
     """Evaluates :class:`Statics` with Pinocchio, reusing one data object and output arrays.
 
     Pinocchio computes the joint Jacobians, the frame placements and the gravity torques
     (and the mass matrix under a body acceleration); one compiled call
-    (:func:`~clamber.quadruped.model.statics_kernels.fill_statics`) reads them in place and writes
-    the grippers' LOCAL Jacobians, ``A``, ``B``, the gravity torques and the grippers'
-    placements, the numbers ``getFrameJacobian`` and the slicing of :meth:`evaluate_plain`
-    give.
+    (:func:`~clamber.quadruped.model.statics_kernels.fill_statics`) turns them into the
+    grippers' LOCAL Jacobians (``getFrameJacobian``'s), ``A``, ``B``, the gravity torques
+    and the grippers' placements.
     """
 
     def __init__(self, rm: RobotModel) -> None:
         self.rm = rm
         self._out = Statics(np.zeros((6, N_WRENCH)), np.zeros(6),
                             np.zeros((N_LEGS, 6, JOINTS_PER_LEG)), np.zeros(N_JOINTS))
-        #: The four grippers' LOCAL Jacobians (4, 6, nv), copied into ``A`` and the leg
-        #: Jacobians by two flat takes (the same numbers as slicing each).
-        self._jacobians = np.zeros((N_LEGS, 6, rm.model.nv))
-        self._to_a, self._to_legs = _jacobian_indices(rm.model.nv)
         #: Flat indices into the (nv, nv) mass matrix of the symmetric ``M_BB`` (6, 6).
         self._base_block = _UPPER_ROW * rm.model.nv + _UPPER_COL
-        self._foot_rows = np.array(rm.foot_ids, dtype=np.int64)
-        self._views()
-
-    def _views(self) -> None:
-        """Pinocchio's arrays read in place: world joint Jacobians (6, nv), gravity torques
-        (nv,), frame placements (nframes, 12), valid while ``rm.data`` is this object."""
-        data = self.rm.data
-        self._data = data
-        self._J, self._g = data.J, data.g
-        self._frames = placement_table(data)
-
-    def __getstate__(self) -> dict:
-        """A copy or pickle reads the views again from its own model data."""
-        state = self.__dict__.copy()
-        for name in ("_data", "_J", "_g", "_frames"):
-            del state[name]
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self._views()
 
     def evaluate(self, q: np.ndarray, body_acceleration: np.ndarray | None = None) -> Statics:
-        """The model at configuration ``q`` (27,) and body acceleration (6,) in {B} [m/s^2]."""
+        """The model at configuration ``q`` (27,) and body acceleration (6,) in {B} [m/s^2].
+        The arrays returned are the evaluator's, overwritten by its next evaluation."""
         rm, out = self.rm, self._out
         model, data = rm.model, rm.data
-        if self._frames is None or data is not self._data:
-            return self.evaluate_plain(q, body_acceleration)
         pin.computeJointJacobians(model, data, q)
         pin.updateFramePlacements(model, data)
         pin.computeGeneralizedGravity(model, data, q)
-        fill_statics(self._J, self._frames, self._foot_rows, self._g, out.A,
-                     out.leg_jacobians, out.B, out.tau_bias, out.foot_rotations,
-                     out.foot_translations)
-        if body_acceleration is None:
-            return out
-        return self._accelerate(q, body_acceleration)
-
-    def evaluate_plain(self, q: np.ndarray,
-                       body_acceleration: np.ndarray | None = None) -> Statics:
-        """:meth:`evaluate` through Pinocchio's bindings, a call per gripper (the reference of
-        the compiled read-out)."""
-        rm, out = self.rm, self._out
-        model, data = rm.model, rm.data
-        pin.computeJointJacobians(model, data, q)
-        pin.updateFramePlacements(model, data)
-        g = pin.computeGeneralizedGravity(model, data, q)
-        out.B[:] = g[:NV_BASE]
-        out.tau_bias[:] = g[NV_BASE:]
-        oMf = data.oMf
-        for i, f in enumerate(rm.foot_ids):
-            out.foot_rotations[i] = oMf[f].rotation
-            out.foot_translations[i] = oMf[f].translation
-        jacobians, get = self._jacobians, pin.getFrameJacobian
-        for i, fid in enumerate(rm.foot_ids):
-            jacobians[i] = get(model, data, fid, pin.LOCAL)
-        flat = jacobians.reshape(-1)
-        flat.take(self._to_a, out=out.A.reshape(-1))
-        flat.take(self._to_legs, out=out.leg_jacobians.reshape(-1))
+        oMf, (f0, f1, f2, f3) = data.oMf, rm.foot_ids
+        feet = (oMf[f0].homogeneous, oMf[f1].homogeneous, oMf[f2].homogeneous,
+                oMf[f3].homogeneous)
+        fill_statics(data.J, feet, data.g, out.A, out.leg_jacobians, out.B, out.tau_bias,
+                     out.foot_rotations, out.foot_translations)
         if body_acceleration is None:
             return out
         return self._accelerate(q, body_acceleration)

@@ -1,15 +1,11 @@
-"""The statics' and the CLIK's per-cycle arithmetic on Pinocchio's data, in one compiled call each.
+"""The statics' and the CLIK's per-cycle arithmetic on Pinocchio's data, one compiled call each.
 
-After Pinocchio's joint Jacobians, frame placements and gravity torques are computed, a cycle
-needs the four grippers' LOCAL Jacobians (``getFrameJacobian``), split into the base block
-``A`` and the legs' blocks, their placements, and the CLIK's pose errors
-``log6((T_B^-1 T_foot)^-1 T_ref^-1 T_target)``. Through the bindings these are some forty
-Python calls a cycle. :func:`fill_statics` reads Pinocchio's arrays where they lie (the world
-joint Jacobians ``data.J``, the frame placements ``data.oMf``, the gravity torques ``data.g``)
-and writes the same numbers: each LOCAL Jacobian column is ``oMf.actInv`` of the world column,
-as ``getFrameJacobian`` computes it, with the same operations in the same order
-(:mod:`~clamber.quadruped.model.se3_kernels`); :func:`clik_goal` is the CLIK step of every leg,
-errors included. Both equal the Pinocchio and NumPy code bit for bit (checked in the tests).
+After Pinocchio has computed the joint Jacobians, the frame placements and the gravity
+torques, a cycle needs the four grippers' LOCAL Jacobians split into the base block ``A``
+and the legs' blocks, and the CLIK's pose errors ``log6((T_B^-1 T_foot)^-1 T_ref^-1
+T_target)`` with one damped least-squares step per leg. Through the bindings these are some
+forty Python calls a cycle; here one call each (numba, cached on disk). Tested against
+Pinocchio's ``getFrameJacobian`` and ``SE3`` algebra and against finite differences.
 """
 
 from __future__ import annotations
@@ -18,40 +14,40 @@ import numpy as np
 
 from clamber.compiled import kernel
 from clamber.quadruped.model.clik_kernels import dls_steps
-from clamber.quadruped.model.se3_kernels import _packet3, act_inv, compose, inverse, log6
+from clamber.quadruped.model.se3_kernels import act_inv, compose, inverse, log6
 
 _LEGS, _JOINTS, _BASE = 4, 5, 6
+#: :func:`clik_goal`'s target modes: hold the leg's angles, keep the foot where it is, keep
+#: its position with a given attitude, move it to a given pose.
+HOLD, STAY, ATTITUDE, TARGET = -1, 0, 1, 2
 
 
 @kernel
-def fill_statics(J: np.ndarray, frames: np.ndarray, foot_rows: np.ndarray, g: np.ndarray,
-                 A: np.ndarray, leg_jacobians: np.ndarray, B: np.ndarray,
-                 tau_bias: np.ndarray, foot_rotations: np.ndarray,
-                 foot_translations: np.ndarray) -> None:
+def fill_statics(J: np.ndarray, feet: tuple, g: np.ndarray, A: np.ndarray,
+                 leg_jacobians: np.ndarray, B: np.ndarray, tau_bias: np.ndarray,
+                 foot_rotations: np.ndarray, foot_translations: np.ndarray) -> None:
     """``A`` (6, 24), the leg Jacobians (4, 6, 5), ``B`` = base gravity (6,), ``tau_bias`` =
     joint gravity (20,) and the grippers' placements (4, 3, 3), (4, 3), from the world joint
-    Jacobians ``J`` (6, nv), the placement table ``frames`` (n, 12: each row an ``SE3`` as
-    it lies in memory, rotation column-major, then translation), the grippers' rows in it
-    (4,) and the gravity torques ``g`` (nv,)."""
+    Jacobians ``J`` (6, nv), the grippers' world placements ``feet`` (four homogeneous
+    (4, 4) matrices) and the gravity torques ``g`` (nv,). A gripper's LOCAL Jacobian column
+    is the world column seen from the gripper frame: ``R^T (v - p x w), R^T w``."""
     for i in range(_LEGS):
-        row = frames[foot_rows[i]]
+        M = feet[i]
         R = foot_rotations[i]
         p = foot_translations[i]
-        for c in range(3):
-            for r in range(3):
-                R[r, c] = row[3 * c + r]
-            p[c] = row[9 + c]
+        for r in range(3):
+            for c in range(3):
+                R[r, c] = M[r, c]
+            p[r] = M[r, 3]
         for k in range(_BASE + _JOINTS):
             col = k if k < _BASE else _BASE + _JOINTS * i + (k - _BASE)
-            v0, v1, v2 = J[0, col], J[1, col], J[2, col]
             w0, w1, w2 = J[3, col], J[4, col], J[5, col]
-            # Motion.se3ActionInverse: R^T (v - p x w), R^T w
-            l0 = v0 - (p[1] * w2 - p[2] * w1)
-            l1 = v1 - (p[2] * w0 - p[0] * w2)
-            l2 = v2 - (p[0] * w1 - p[1] * w0)
+            l0 = J[0, col] - (p[1] * w2 - p[2] * w1)
+            l1 = J[1, col] - (p[2] * w0 - p[0] * w2)
+            l2 = J[2, col] - (p[0] * w1 - p[1] * w0)
             for r in range(3):
-                lin = _packet3(R[0, r] * l0, R[1, r] * l1, R[2, r] * l2)
-                ang = _packet3(R[0, r] * w0, R[1, r] * w1, R[2, r] * w2)
+                lin = R[0, r] * l0 + R[1, r] * l1 + R[2, r] * l2
+                ang = R[0, r] * w0 + R[1, r] * w1 + R[2, r] * w2
                 if k < _BASE:
                     A[k, 6 * i + r] = lin
                     A[k, 6 * i + 3 + r] = ang
@@ -70,15 +66,16 @@ def clik_goal(foot_rotations: np.ndarray, foot_translations: np.ndarray,
               ref_rotation: np.ndarray, ref_translation: np.ndarray,
               target_rotations: np.ndarray, target_translations: np.ndarray,
               modes: np.ndarray, q_joints: np.ndarray, leg_jacobians: np.ndarray,
-              legs: np.ndarray, gain: float, w: np.ndarray, damping2: float,
+              gain: float, w: np.ndarray, damping2: float,
               q_min: np.ndarray, q_max: np.ndarray, out: np.ndarray) -> None:
-    """The CLIK's goal positions into ``out`` (20,) when every leg has a target: per leg the
-    pose error ``log6((T_B^-1 T_foot).actInv(T_ref^-1 T_target))`` in {B}, scaled by
-    ``gain * w``, one damped least-squares step (``legs``: every leg, in order) added to
-    ``q_joints`` and clipped to ``[q_min, q_max]``. ``T_B`` is the measured body pose,
-    ``T_ref`` the body target; the target of leg ``i`` is by ``modes[i]`` its foot (0), its
-    foot's translation with ``target_rotations[i]`` (1, a stance attitude) or
-    ``target_rotations[i]``, ``target_translations[i]`` (2, a swing target)."""
+    """The CLIK's goal positions into ``out`` (20,): per leg the pose error
+    ``log6((T_B^-1 T_foot)^-1 (T_ref^-1 T_target))`` in {B}, scaled by ``gain * w``, one
+    damped least-squares step per leg added to ``q_joints`` and
+    clipped to ``[q_min, q_max]``. ``T_B`` is the measured body pose, ``T_ref`` the body
+    target, ``T_foot`` the foot's world placement; the target of leg ``i`` is by
+    ``modes[i]``: :data:`STAY` its foot, :data:`ATTITUDE` its foot's translation with
+    ``target_rotations[i]`` (a stance attitude), :data:`TARGET` ``target_rotations[i]``,
+    ``target_translations[i]`` (a swing target); :data:`HOLD` keeps the leg's angles."""
     Rb, pb = np.empty((3, 3)), np.empty(3)
     Rr, pr = np.empty((3, 3)), np.empty(3)
     inverse(body_rotation, body_translation, Rb, pb)
@@ -88,12 +85,15 @@ def clik_goal(foot_rotations: np.ndarray, foot_translations: np.ndarray,
     Rz, pz = np.empty((3, 3)), np.empty(3)
     e = np.empty((_LEGS, 6))
     for i in range(_LEGS):
+        mode = modes[i]
+        if mode == HOLD:
+            e[i, :] = 0.0
+            continue
         Rf, pf = foot_rotations[i], foot_translations[i]
         compose(Rb, pb, Rf, pf, Rx, px)
-        mode = modes[i]
-        if mode == 0:
+        if mode == STAY:
             compose(Rr, pr, Rf, pf, Ry, py)
-        elif mode == 1:
+        elif mode == ATTITUDE:
             compose(Rr, pr, target_rotations[i], pf, Ry, py)
         else:
             compose(Rr, pr, target_rotations[i], target_translations[i], Ry, py)
@@ -101,12 +101,12 @@ def clik_goal(foot_rotations: np.ndarray, foot_translations: np.ndarray,
         log6(Rz, pz, e[i])
         for r in range(6):
             e[i, r] *= gain * w[r]
-    dq = dls_steps(leg_jacobians, legs, e, w, damping2)
+    dq = dls_steps(leg_jacobians, e, w, damping2)
     for i in range(_LEGS):
         for c in range(_JOINTS):
             k = _JOINTS * i + c
             x = q_joints[k] + dq[i, c]
-            if x < q_min[k]:  # np.maximum, then np.minimum (a NaN stays NaN)
+            if x < q_min[k]:  # a NaN stays NaN
                 x = q_min[k]
             if x > q_max[k]:
                 x = q_max[k]

@@ -23,7 +23,6 @@ from clamber.quadruped.model.kinematics import body_configuration, foot_poses
 from clamber.quadruped.model.robot import LEG_NAMES
 from clamber.quadruped.model.robot_model import NQ_BASE, NV_BASE, RobotModel, RobotState, leg_slice
 from clamber.quadruped.model.statics import StaticsEvaluator
-from clamber.small_linalg import clip, pinv, solve_vector
 
 _EYE3 = np.eye(3)
 _NEXT, _AFTER = np.array([1, 2, 0]), np.array([2, 0, 1])
@@ -96,8 +95,6 @@ def sole_ik(rm: RobotModel, leg: str, position: np.ndarray, normal: np.ndarray,
     along ``z``, the free yaw, projected out) is pursued in the position task's null space
     (damped least squares, each step clipped to the joint limits). Returns the angles, the
     position error [m] and the angle [rad] left between the sole normal and ``normal``.
-    (The planner runs it thousands of times per climb: the small products, solves and the
-    pseudo-inverse are NumPy's own kernels without their per-call wrapping.)
     """
     q = np.array(q_start, dtype=float)
     i = LEG_NAMES.index(leg)
@@ -123,11 +120,11 @@ def sole_ik(rm: RobotModel, leg: str, position: np.ndarray, normal: np.ndarray,
             break
         J = pin.getFrameJacobian(model, data, fid, pin.LOCAL_WORLD_ALIGNED)[:, cols]
         Jp, Jr = J[:3], (_EYE3 - z[:, None] * z) @ J[3:]
-        dq1 = Jp.T @ solve_vector(Jp @ Jp.T + damp_p, ep)
-        N = eye - pinv(Jp, 1e-6) @ Jp
+        dq1 = Jp.T @ np.linalg.solve(Jp @ Jp.T + damp_p, ep)
+        N = eye - np.linalg.pinv(Jp, rcond=1e-6) @ Jp
         JrN = Jr @ N
-        dq = dq1 + N @ (JrN.T @ solve_vector(JrN @ JrN.T + damp_r, er - Jr @ dq1))
-        q[sl] = clip(q[sl] + dq, lo, hi)
+        dq = dq1 + N @ (JrN.T @ np.linalg.solve(JrN @ JrN.T + damp_r, er - Jr @ dq1))
+        q[sl] = np.clip(q[sl] + dq, lo, hi)
     pin.framesForwardKinematics(model, data, body_configuration(q))
     M = data.oMf[fid]
     tilt = float(np.arccos(np.clip(M.rotation[:, 2] @ n, -1.0, 1.0)))

@@ -1,6 +1,5 @@
 """Leg kinematics: Jacobians, inverse kinematics and CLIK."""
 
-import math
 
 import numpy as np
 import pinocchio as pin
@@ -15,9 +14,8 @@ from clamber.quadruped.model.kinematics import (
     leg_jacobian,
     world_foot_poses,
 )
-from clamber.quadruped.model.mobility import body_mobility
 from clamber.quadruped.model.robot import LEG_NAMES, Marcbot
-from clamber.quadruped.model.robot_model import RobotModel, leg_slice
+from clamber.quadruped.model.robot_model import leg_slice
 
 
 def test_leg_jacobian_matches_finite_differences(rm, random_state):
@@ -85,31 +83,3 @@ def test_unknown_leg_and_bad_shapes_raise(rm):
         leg_ik(rm, "LF", pin.SE3.Identity(), q0[:5])
     with pytest.raises(ConfigError):
         Marcbot(link_masses=(0.1, 0.1))
-
-
-def test_mobility_five_dof_legs_translation_and_yaw(rm):
-    """All four 5-DOF legs attached, default stance: 4 DOF = spatial translation + yaw."""
-    mob = body_mobility(rm, rm.robot.default_joint_angles())
-    assert mob.dof == 4
-    # The feasible twists span exactly {v_x, v_y, v_z, w_z}: no roll or pitch component.
-    np.testing.assert_allclose(mob.twists[3:5], 0.0, atol=1e-9)
-    assert np.linalg.matrix_rank(mob.twists[[0, 1, 2, 5]]) == 4
-
-
-def test_mobility_four_dof_legs_restricted(rm):
-    """Without joint 5 the body only translates along its normal (1 DOF) in the default
-    stance, and keeps 3 DOF (v_y, v_z, w_x) in the singular stance with parallel pitch axes."""
-    q = rm.robot.default_joint_angles()
-    mob = body_mobility(rm, q, locked_joints=(5,))
-    assert mob.dof == 1
-    np.testing.assert_allclose(np.abs(mob.twists[:, 0]), [0, 0, 1, 0, 0, 0], atol=1e-9)
-    side = RobotModel(Marcbot(mount_yaw=(math.pi / 2, math.pi / 2, -math.pi / 2, -math.pi / 2)))
-    mob = body_mobility(side, q, locked_joints=(5,))
-    assert mob.dof == 3
-    np.testing.assert_allclose(mob.twists[[0, 4, 5]], 0.0, atol=1e-7)
-
-
-def test_mobility_three_legs_attached_has_more_freedom(rm):
-    """Releasing one gripper never reduces the body's mobility."""
-    q = rm.robot.default_joint_angles()
-    assert body_mobility(rm, q, attached=("LF", "LR", "RF")).dof >= 4

@@ -33,7 +33,6 @@ from clamber.quadruped.planning.stance import (
 from clamber.quadruped.rock.holding import hold_limits
 from clamber.quadruped.rock.wall import generate_wall
 from clamber.quadruped.trials.rock_climb import SEAT_RISE
-from clamber.small_linalg import clip
 
 
 @pytest.fixture(scope="module")
@@ -165,15 +164,6 @@ def test_a_leg_solution_depends_only_on_its_own_angles_and_is_kept_exactly(rm):
         fresh = stance._leg_reach(rm, leg, p, n, q0)
         for x in (kept, again):
             assert np.array_equal(x[0], fresh[0]) and x[1:] == fresh[1:]
-
-
-def test_small_clip_equals_numpy_clip():
-    """The unwrapped clip gives ``np.clip``'s numbers, NaN and infinities included."""
-    rng = np.random.default_rng(0)
-    x = rng.normal(0, 3, 200)
-    x[::17], x[5], x[6] = np.nan, np.inf, -np.inf
-    lo, hi = rng.uniform(-2, 0, 200), rng.uniform(0, 2, 200)
-    assert np.array_equal(clip(x, lo, hi), np.clip(x, lo, hi), equal_nan=True)
 
 
 @pytest.mark.parametrize("incline, seed", [(90.0, 0), (90.0, 1), (70.0, 2)])

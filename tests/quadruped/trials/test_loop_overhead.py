@@ -1,7 +1,6 @@
 """The climbing loop's shortcuts compute the numbers of the plain code they replace, bit for
-bit: the configuration from ``SE3ToXYZQUAT``, the statics' Jacobian takes and symmetric base
-block, the QP's stacked bounds, the load check's fast path, the servos' power, the
-stability watch, the gait's shared zero twist and a reference with another body pose."""
+bit: the configuration from ``SE3ToXYZQUAT``, the load check's fast path, the servos' power,
+the stability watch and the gait's shared zero twist; QP solutions own their arrays."""
 
 import mujoco
 import numpy as np
@@ -11,10 +10,9 @@ import pytest
 from clamber.attachment.wrench_limits import WrenchLimits
 from clamber.exceptions import ConfigError
 from clamber.quadruped.control.qwbc import WrenchQP
-from clamber.quadruped.control.reference import MotionReference
 from clamber.quadruped.control.wbc_problem import check_load
 from clamber.quadruped.model.robot import LEG_NAMES, Marcbot
-from clamber.quadruped.model.robot_model import NQ_BASE, NV_BASE, RobotModel, configuration
+from clamber.quadruped.model.robot_model import RobotModel, configuration
 from clamber.quadruped.model.statics import StaticsEvaluator
 from clamber.quadruped.sim.servos import ServoBank
 from clamber.sim_stability import StabilityWatch, instability
@@ -36,75 +34,6 @@ def test_configuration_equals_the_quaternion_coefficients():
         p, qj = rng.standard_normal(3), rng.standard_normal(20)
         plain = np.concatenate([p, pin.Quaternion(R).coeffs(), qj])
         assert np.array_equal(configuration(pin.SE3(R, p), qj), plain)
-
-
-def _plain_statics(rm, q, a):
-    """The statics written plainly: a Jacobian per gripper sliced into ``A`` and the legs,
-    the base block of the mass matrix mirrored from its upper triangle."""
-    model, data = rm.model, rm.data
-    pin.computeJointJacobians(model, data, q)
-    pin.updateFramePlacements(model, data)
-    g = pin.computeGeneralizedGravity(model, data, q).copy()
-    A, legs = np.zeros((6, 24)), np.zeros((4, 6, 5))
-    for i, fid in enumerate(rm.foot_ids):
-        J = pin.getFrameJacobian(model, data, fid, pin.LOCAL)
-        A[:, 6 * i:6 * i + 6] = J[:, :NV_BASE].T
-        legs[i] = J[:, NV_BASE + 5 * i:NV_BASE + 5 * i + 5]
-    M = pin.crba(model, data, q)
-    Mbb = M[:NV_BASE, :NV_BASE].copy()
-    lower = np.tril_indices(NV_BASE, -1)
-    Mbb[lower] = Mbb.T[lower]
-    B = g[:NV_BASE] + Mbb @ a
-    tau = g[NV_BASE:] + M[:NV_BASE, NV_BASE:].T @ a
-    return A, B, legs, tau
-
-
-def test_statics_equal_the_sliced_jacobians_and_mirrored_mass_matrix():
-    """On random configurations and body accelerations the evaluator's ``A``, ``B``, leg
-    Jacobians and joint bias equal the plain computation's bit for bit."""
-    rm = RobotModel()
-    evaluator = StaticsEvaluator(rm)
-    rng = np.random.default_rng(1)
-    for R in _rotations(rng, 60):
-        R, _ = np.linalg.qr(R)
-        qj = rng.uniform(rm.q_min, rm.q_max)
-        q = configuration(pin.SE3(R, rng.standard_normal(3)), qj)
-        a = rng.standard_normal(6)
-        st = evaluator.evaluate(q, a)
-        A, B, legs, tau = _plain_statics(rm, q, a)
-        assert np.array_equal(st.A, A) and np.array_equal(st.leg_jacobians, legs)
-        assert np.array_equal(st.B, B) and np.array_equal(st.tau_bias, tau)
-    assert q.shape == (NQ_BASE + 20,)
-
-
-def test_qp_solves_on_stacked_bounds_as_on_concatenated_ones():
-    """The QP's bounds are views into the stacked arrays DAQP takes: those equal the
-    concatenated bounds, the solve leaves every problem array as built, and the wrenches
-    equal those of a solver given fresh concatenations, over random loads."""
-    rm = RobotModel()
-    st = StaticsEvaluator(rm).evaluate(rm.default_state().q(), np.array([0.1, 0, 0.3, 0, 0.2, 0]))
-    stacked = WrenchQP([WrenchLimits.paper_box()] * 4, rm.tau_max)
-    fresh = WrenchQP([WrenchLimits.paper_box()] * 4, rm.tau_max)
-    build = fresh.builder.build
-
-    def unstacked(*args, **kwargs):
-        p = build(*args, **kwargs)
-        p.lower = p.upper = None  # the solver concatenates lb, lo and ub, up itself
-        return p
-
-    fresh.builder.build = unstacked
-    rng = np.random.default_rng(2)
-    for _ in range(200):
-        load = rng.uniform(0, 1, 4) * (rng.uniform(size=4) > 0.2)
-        a, b = stacked.solve(st, load), fresh.solve(st, load)
-        assert a.status == b.status and np.array_equal(a.F, b.F)
-        p = a.problem
-        assert np.array_equal(p.lower, np.concatenate([p.lb, p.lo]))
-        assert np.array_equal(p.upper, np.concatenate([p.ub, p.up]))
-        kept = [x.copy() for x in (p.H, p.f, p.C, p.lower, p.upper)]
-        stacked._solve(p, True)
-        assert all(np.array_equal(x, y) for x, y in zip(kept, (p.H, p.f, p.C, p.lower, p.upper),
-                                                        strict=True))
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, -1e-12, 1.0 + 1e-12])
@@ -169,41 +98,6 @@ def test_gait_shares_the_computed_zero_twist_read_only():
     assert not ref.body_twist.flags.writeable
     moving = gait._twist(np.array([0.0, 0.1, 0.0]))
     assert moving.flags.writeable and np.array_equal(moving[:3], R.T @ [0.0, 0.1, 0.0])
-
-
-def test_reference_with_another_body_pose_keeps_the_rest():
-    """``with_body_pose`` changes the body pose only: loads, stance and targets are those of
-    the reference it came from, which keeps its own pose."""
-    target = pin.SE3(np.eye(3), np.array([0.0, 0.0, 0.1]))
-    ref = MotionReference(pin.SE3.Identity(), load={"LF": 1.0, "RF": 0.4, "LR": 1.0},
-                          foot_targets={"RR": target})
-    moved = ref.with_body_pose(target)
-    assert moved.body_pose == target and ref.body_pose == pin.SE3.Identity()
-    assert moved.stance == ref.stance == ("LF", "LR", "RF")
-    assert np.array_equal(moved.load_array, ref.load_array)
-    assert moved.foot_targets == ref.foot_targets and moved.load == ref.load
-
-
-def test_weighted_distribution_without_masks_equals_the_masked_one():
-    """With every gripper holding, the distribution's weights written without the masks
-    give the wrenches of the masked formula bit for bit (random loads and body wrenches)."""
-    from clamber.quadruped.control.controllers import weighted_distribution
-    from clamber.quadruped.control.wbc_problem import MIN_LOAD
-    from clamber.small_linalg import solve_vector
-
-    rm = RobotModel()
-    st = StaticsEvaluator(rm).evaluate(rm.default_state().q())
-    rng = np.random.default_rng(5)
-    w = 1.0 / rng.uniform(0.5, 50.0, 6) ** 2
-    for _ in range(200):
-        load = rng.uniform(0.01, 1.0, 4)
-        B = rng.standard_normal(6) * 20.0
-        inv_w = np.zeros(24)
-        on = load > 0
-        inv_w[on.repeat(6)] = (np.maximum(load[on], MIN_LOAD)[:, None] ** 2
-                               / w[None, :]).reshape(-1)
-        plain = inv_w * (st.A.T @ solve_vector((st.A * inv_w) @ st.A.T, B))
-        assert np.array_equal(weighted_distribution(st.A, B, w, load), plain)
 
 
 def test_qp_solutions_own_their_arrays():

@@ -102,28 +102,6 @@ def test_stability_watch_kernel_says_what_the_numpy_watch_says():
     assert seen == {True, False}
 
 
-@pytest.mark.parametrize("swing_load", [None, 1.0, 0.999, 0.5, 1e-300, 0.0, -0.0, -0.2,
-                                        float("nan")])
-def test_gait_loads_equal_the_comprehension_and_the_derived_factors(swing_load):
-    """The gait's load dict, factors and stance for any swing leg and factor are those the
-    plain comprehension and ``MotionReference.trusted`` derive from it: the same keys in the
-    same order, the same values, the same factor array bit for bit."""
-    from clamber.quadruped.control.reference import MotionReference
-    from clamber.quadruped.gaits.climb import _loads, _loads_plain
-    from clamber.quadruped.model.robot import LEG_NAMES
-
-    zero = np.zeros(6)
-    for leg in LEG_NAMES:
-        plain = _loads_plain(leg, swing_load)
-        load, factors = _loads(leg, swing_load)
-        assert list(load.items()) == list(plain.items())
-        derived = MotionReference.trusted(None, zero, zero, plain, {})
-        fast = MotionReference.trusted(None, zero, zero, load, {}, factors=factors)
-        assert np.array_equal(fast.load_array, derived.load_array)
-        assert np.array_equal(np.signbit(fast.load_array), np.signbit(derived.load_array))
-        assert fast.stance == derived.stance and load is not _loads(leg, swing_load)[0]
-
-
 def test_servo_power_kernel_sums_as_numpy_does():
     """On torques of every scale (sums whose order shows in the last bits), the compiled
     power equals the NumPy form's ``V sum(|tau| c + I_idle)`` bit for bit; other inputs go

@@ -6,9 +6,7 @@ compiled EKF (predict and update) those of the plain NumPy filter to round-off."
 import numpy as np
 import pinocchio as pin
 import pytest
-from numpy.linalg import LinAlgError
 
-from clamber.attachment.wrench_limits import WrenchLimits
 from clamber.attachment.wrench_set import WRENCH_SCALE
 from clamber.quadruped.estimation.estimator import LegOdometryEkf, strapdown_step
 from clamber.quadruped.model.kinematics import body_configuration
@@ -16,25 +14,6 @@ from clamber.quadruped.model.robot import LEG_NAMES
 from clamber.quadruped.model.robot_model import RobotModel
 from clamber.quadruped.sim.failure import FailureClock, default_wrench_set
 from clamber.quadruped.sim.grippers import _sole_wrenches
-from clamber.small_linalg import solve, solve_vector
-
-
-def test_small_solves_equal_numpy_solve_bit_for_bit():
-    """On random well- and ill-conditioned systems (single, stacked, matrix and vector right
-    sides) the wrapped LAPACK call returns exactly ``np.linalg.solve``'s numbers; a singular
-    matrix raises LinAlgError as NumPy does."""
-    rng = np.random.default_rng(0)
-    for _ in range(300):
-        n = int(rng.integers(2, 13))
-        a = rng.standard_normal((n, n)) * 10.0 ** rng.uniform(-3, 3, (n, 1))
-        b = rng.standard_normal((n, int(rng.integers(1, 16))))
-        assert np.array_equal(solve(a, b), np.linalg.solve(a, b))
-        assert np.array_equal(solve_vector(a, b[:, 0]), np.linalg.solve(a, b[:, 0]))
-        stack = rng.standard_normal((4, 6, 6)) + 3 * np.eye(6)
-        rhs = rng.standard_normal((4, 6, 1))
-        assert np.array_equal(solve(stack, rhs), np.linalg.solve(stack, rhs))
-    with pytest.warns(RuntimeWarning), pytest.raises(LinAlgError):
-        solve(np.zeros((3, 3)), np.ones((3, 1)))
 
 
 def _plain_update(ekf, q_joints, contacts, dt):
@@ -194,96 +173,6 @@ def test_settle_skips_only_lower_bounds_that_raise_no_peak(monkeypatch):
                for a, b in zip(x, y, strict=True))
     assert np.array_equal(peaks, peaks_all) and peaks.max() > 0.3
     assert n_forming > 2 * n_skipping
-
-
-def test_box_bounds_and_active_limits_equal_the_per_gripper_code():
-    """The QP's box bounds written for all grippers at once equal those of a builder whose
-    limits are general polytopes in all but the box test (per-gripper loop), and the active
-    limit test agrees with its plain form, on random loads with swinging grippers."""
-    from clamber.quadruped.control.variants import limits_active
-    from clamber.quadruped.control.wbc_problem import WrenchProblemBuilder
-    from clamber.quadruped.model.statics import StaticsEvaluator
-
-    rm = RobotModel()
-    statics = StaticsEvaluator(rm).evaluate(rm.default_state().q())
-    builder = WrenchProblemBuilder([WrenchLimits.paper_box()] * 4, rm.tau_max)
-    loop = WrenchProblemBuilder([WrenchLimits.paper_box()] * 4, rm.tau_max)
-    loop._box_lower = None
-    rng = np.random.default_rng(4)
-
-    class Solution:
-        pass
-
-    for _ in range(200):
-        load = rng.uniform(0, 1, 4) * (rng.uniform(size=4) > 0.25)
-        a = builder.build(statics, load, np.zeros(24))
-        b = loop.build(statics, load, np.zeros(24))
-        assert np.array_equal(a.lb, b.lb) and np.array_equal(a.ub, b.ub)
-        assert np.array_equal(np.signbit(a.lb), np.signbit(b.lb))
-        sol = Solution()
-        sol.problem = a
-        sol.F = np.where(rng.uniform(size=24) < 0.05, a.ub, 0.5 * (a.lb + a.ub))
-        ctrl = Solution()
-        ctrl.last_solution = sol
-        stance = np.repeat(~a.swing, 6)
-        tol = 1e-6 * (np.abs(a.ub[stance]) + 1.0)
-        plain = bool(np.any(sol.F[stance] >= a.ub[stance] - tol)
-                     or np.any(sol.F[stance] <= a.lb[stance] + tol))
-        assert limits_active(ctrl) == plain
-
-
-def _plain_sole_ik(rm, leg, position, normal, q_start, iterations=100, damping=1e-3):
-    """The planner's sole IK written with NumPy's public functions (the reference)."""
-    from clamber.quadruped.model.robot_model import NV_BASE, leg_slice
-
-    def dls(A, e, d):
-        return A.T @ np.linalg.solve(A @ A.T + d**2 * np.eye(A.shape[0]), e)
-
-    q = np.array(q_start, dtype=float)
-    i = LEG_NAMES.index(leg)
-    sl = leg_slice(leg)
-    cols = slice(NV_BASE + sl.start, NV_BASE + sl.stop)
-    fid = rm.foot_ids[i]
-    n = np.asarray(normal, dtype=float) / np.linalg.norm(normal)
-    eye = np.eye(sl.stop - sl.start)
-    for _ in range(iterations):
-        pin.computeJointJacobians(rm.model, rm.data, body_configuration(q))
-        pin.updateFramePlacements(rm.model, rm.data)
-        M = rm.data.oMf[fid]
-        z = M.rotation[:, 2]
-        ep, er = position - M.translation, np.cross(z, n)
-        if np.linalg.norm(ep) < 1e-7 and np.linalg.norm(er) < 1e-6:
-            break
-        J = pin.getFrameJacobian(rm.model, rm.data, fid, pin.LOCAL_WORLD_ALIGNED)[:, cols]
-        Jp, Jr = J[:3], (np.eye(3) - np.outer(z, z)) @ J[3:]
-        dq1 = dls(Jp, ep, damping)
-        N = eye - np.linalg.pinv(Jp, rcond=1e-6) @ Jp
-        dq = dq1 + N @ dls(Jr @ N, er - Jr @ dq1, 1e-2)
-        q[sl] = np.clip(q[sl] + dq, rm.q_min[sl], rm.q_max[sl])
-    pin.framesForwardKinematics(rm.model, rm.data, body_configuration(q))
-    M = rm.data.oMf[fid]
-    tilt = float(np.arccos(np.clip(M.rotation[:, 2] @ n, -1.0, 1.0)))
-    return q, float(np.linalg.norm(position - M.translation)), tilt
-
-
-def test_planner_sole_ik_equals_its_plain_form():
-    """The planner's sole IK (unwrapped solves, pseudo-inverse and cross products) returns
-    the joint angles, position error and tilt of the same iteration written with NumPy's
-    public functions, bit for bit, for reachable and unreachable targets of every leg."""
-    from clamber.quadruped.planning.stance import sole_ik
-
-    rm = RobotModel()
-    rng = np.random.default_rng(0)
-    q0 = rm.robot.default_joint_angles()
-    pin.framesForwardKinematics(rm.model, rm.data, body_configuration(q0))
-    feet = [rm.data.oMf[f].translation.copy() for f in rm.foot_ids]
-    for k in range(12):
-        leg = LEG_NAMES[k % 4]
-        p = feet[k % 4] + rng.normal(0, 0.3 if k % 3 == 0 else 0.04, 3)
-        n = rng.normal(size=3) + np.array([0.0, 0.0, 3.0])
-        q, e, t = sole_ik(rm, leg, p, n, q0, iterations=40)
-        q_ref, e_ref, t_ref = _plain_sole_ik(rm, leg, p, n, q0, iterations=40)
-        assert np.array_equal(q, q_ref) and e == e_ref and t == t_ref
 
 
 def test_sole_wrenches_equal_the_fancy_indexed_shift_bit_for_bit():
