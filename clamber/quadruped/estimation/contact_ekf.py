@@ -29,22 +29,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pinocchio as pin
 
 from clamber import _validate as check
+from clamber.quadruped.estimation.ekf_kernels import (
+    ATTITUDE,
+    BIASES,
+    GYRO_BIAS,
+    N_BODY,
+    POSITION,
+    foot_block,
+    skew,
+)
 from clamber.quadruped.estimation.estimator import (
     GRAVITY_VECTOR,
+    ErrorStateEkf,
     ImuParameters,
     SimulatedImu,
-    skew,
-    strapdown_step,
 )
-from clamber.quadruped.model.kinematics import body_configuration
 from clamber.quadruped.model.robot import LEG_NAMES
-from clamber.quadruped.model.robot_model import RobotModel, RobotState
+from clamber.quadruped.model.robot_model import RobotModel
 
 #: Size of the error state: 15 body and bias states and four 3-D anchors.
-N_ERROR = 27
+N_ERROR = N_BODY + 3 * len(LEG_NAMES)
 _LEG_INDEX = {leg: i for i, leg in enumerate(LEG_NAMES)}
 
 
@@ -68,60 +74,40 @@ class AnchorEkfSettings:
                                     "initial_attitude"))
 
 
-class AnchorEkf:
+class AnchorEkf(ErrorStateEkf):
     """Error-state EKF over the body, the IMU biases and the anchors of the feet in contact."""
 
     def __init__(self, rm: RobotModel, position: np.ndarray, rotation: np.ndarray,
                  imu: ImuParameters | None = None,
                  settings: AnchorEkfSettings | None = None) -> None:
-        self.rm, self.imu = rm, imu or ImuParameters()
         self.par = settings or AnchorEkfSettings()
-        self.p = np.array(position, dtype=float)
-        self.v = np.zeros(3)
-        self.R = np.array(rotation, dtype=float)
-        self.b_a, self.b_g = np.zeros(3), np.zeros(3)
-        self.anchors = np.zeros((4, 3))
-        self.active = np.zeros(4, dtype=bool)
         e = self.par
-        self.P = np.zeros((N_ERROR, N_ERROR))
-        self.P[:15, :15] = np.diag(np.concatenate([
-            np.full(3, e.initial_position**2), np.full(3, e.initial_velocity**2),
-            np.full(3, e.initial_attitude**2), np.full(3, self.imu.accel_bias**2),
-            np.full(3, self.imu.gyro_bias**2)]))
-        self.rate = np.zeros(3)
-        #: Normalised innovations squared of the updates and their degrees of freedom.
+        super().__init__(rm, position, rotation, imu,
+                         (e.initial_position, e.initial_velocity, e.initial_attitude), N_ERROR)
+        #: World anchors (4, 3) [m] of the feet (``LEG_NAMES`` order), estimated where
+        #: ``active``.
+        self.anchors = np.zeros((len(LEG_NAMES), 3))
+        self.active = np.zeros(len(LEG_NAMES), dtype=bool)
+        #: Normalised innovations squared of the feet's updates and their degrees of freedom.
         self.nis: list[tuple[float, int]] = []
         #: Feet left out by the gate, counted over the run.
         self.rejected = 0
-        self._F = np.eye(N_ERROR)
-        self._eye3 = np.eye(3)
-        self._updates = 0
 
-    def predict(self, specific_force: np.ndarray, rate: np.ndarray, dt: float) -> None:
-        """Propagate over ``dt`` [s] with the IMU readings in {B}."""
-        w = strapdown_step(self, specific_force, rate, dt)
-        s = self.imu
-        q = np.zeros(N_ERROR)
-        q[:15] = np.repeat([1e-8, (s.accel_noise * dt) ** 2 + 1e-8,
-                            (s.gyro_noise * dt) ** 2 + 1e-10, s.accel_walk**2 * dt + 1e-12,
-                            s.gyro_walk**2 * dt + 1e-14], 3)
-        q[15:] = np.repeat(np.where(self.active, self.par.slip**2 * dt, 0.0), 3)
-        self.P.flat[::N_ERROR + 1] += q
-        self.rate = w
-
-    def foot_positions(self, q_joints: np.ndarray) -> np.ndarray:
-        """Kinematic foot positions in {B} (4, 3) [m] from the controller's model."""
-        pin.framesForwardKinematics(self.rm.model, self.rm.data, body_configuration(q_joints))
-        return np.array([self.rm.data.oMf[f].translation for f in self.rm.foot_ids])
+    def process_noise(self, dt: float) -> np.ndarray:
+        """The body's process noise over ``dt`` [s] and the anchors' slip (active feet)."""
+        q = super().process_noise(dt).copy()
+        for i in np.flatnonzero(self.active):
+            q[foot_block(i)] = self.par.slip**2 * dt
+        return q
 
     def update(self, q_joints: np.ndarray, contacts: tuple[str, ...]) -> None:
         """Drop the anchors of feet that left ``contacts``, anchor the new ones, and correct
         with the feet that were already anchored (joint angles [rad] from the encoders)."""
-        self.update_feet(self.foot_positions(q_joints), contacts)
+        self.update_feet(self.feet(q_joints), contacts)
 
     def update_feet(self, feet: np.ndarray, contacts: tuple[str, ...]) -> None:
         """:meth:`update` from the kinematic foot positions in {B} (4, 3) [m]."""
-        now = np.zeros(4, dtype=bool)
+        now = np.zeros(len(LEG_NAMES), dtype=bool)
         for leg in contacts:
             now[_LEG_INDEX[leg]] = True
         for i in np.flatnonzero(self.active & ~now):
@@ -133,36 +119,46 @@ class AnchorEkf:
             self._correct(measured, feet)
 
     def _drop(self, i: int) -> None:
-        s = slice(15 + 3 * i, 18 + 3 * i)
+        """Lift-off: foot ``i``'s anchor leaves the state."""
+        s = foot_block(i)
         self.P[s, :] = 0.0
         self.P[:, s] = 0.0
         self.active[i] = False
 
     def _anchor(self, i: int, z: np.ndarray) -> None:
-        """Add foot ``i``'s anchor from the body estimate and its kinematic position ``z``."""
-        s = slice(15 + 3 * i, 18 + 3 * i)
+        """Touchdown: foot ``i``'s anchor ``a = p + R z`` from the body estimate and its
+        kinematic position ``z`` [m], with the covariance carried through that map
+        (``da = dp - R [z]x dtheta + R dz``)."""
+        s = foot_block(i)
         self.anchors[i] = self.p + self.R @ z
         J = np.zeros((3, N_ERROR))
-        J[:, 0:3] = self._eye3
-        J[:, 6:9] = -self.R @ skew(z)
+        J[:, POSITION] = np.eye(3)
+        J[:, ATTITUDE] = -self.R @ skew(z)
         JP = J @ self.P
         self.P[s, :] = JP
         self.P[:, s] = JP.T
-        self.P[s, s] = JP @ J.T + self.par.foot_noise**2 * self._eye3
+        self.P[s, s] = JP @ J.T + self.par.foot_noise**2 * np.eye(3)
         self.active[i] = True
 
-    def _correct(self, legs: np.ndarray, feet: np.ndarray) -> None:
+    def measurement(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """Foot ``i``'s predicted kinematic position ``R^T (a_i - p)`` (3,) [m] in {B} and
+        its rows (3, 27) of the measurement Jacobian."""
         Rt = self.R.T
+        d = Rt @ (self.anchors[i] - self.p)
+        H = np.zeros((3, N_ERROR))
+        H[:, POSITION] = -Rt
+        H[:, ATTITUDE] = skew(d)
+        H[:, foot_block(i)] = Rt
+        return d, H
+
+    def _correct(self, legs: np.ndarray, feet: np.ndarray) -> None:
+        """One correction with the anchored ``legs`` whose innovation passes the gate."""
         noise = self.par.foot_noise**2
         rows, residuals = [], []
         for i in legs:
-            d_body = Rt @ (self.anchors[i] - self.p)
-            H = np.zeros((3, N_ERROR))
-            H[:, 0:3] = -Rt
-            H[:, 6:9] = skew(d_body)
-            H[:, 15 + 3 * i:18 + 3 * i] = Rt
-            r = feet[i] - d_body
-            S = H @ self.P @ H.T + noise * self._eye3
+            d, H = self.measurement(i)
+            r = feet[i] - d
+            S = H @ self.P @ H.T + noise * np.eye(3)
             nis = float(r @ np.linalg.solve(S, r))
             if self.par.gate > 0 and nis > self.par.gate:
                 self.rejected += 1
@@ -172,52 +168,25 @@ class AnchorEkf:
             residuals.append(r)
         if not rows:
             return
-        H = np.vstack(rows)
         r = np.concatenate(residuals)
-        m = r.size
-        PHt = self.P @ H.T
-        S = H @ PHt
-        S.flat[::m + 1] += noise
-        K = np.linalg.solve(S, PHt.T).T
-        dx = K @ r
-        self.p += dx[0:3]
-        self.v += dx[3:6]
-        self.R = self.R @ pin.exp3(dx[6:9])
-        self.b_a += dx[9:12]
-        self.b_g += dx[12:15]
-        self.anchors += dx[15:].reshape(4, 3) * self.active[:, None]
-        KH = K @ H
-        KH.flat[::N_ERROR + 1] -= 1.0
-        self.P = KH @ self.P @ KH.T + noise * (K @ K.T)
-        self._updates += 1
-        if self._updates % 500 == 0:
-            U, _, Vt = np.linalg.svd(self.R)
-            self.R = U @ Vt
+        dx, _ = self.correct(np.vstack(rows), r, np.full(r.size, noise))
+        for i in np.flatnonzero(self.active):
+            self.anchors[i] += dx[foot_block(i)]
 
     def set_gyro_bias(self, bias: np.ndarray, std: float) -> None:
         """Start from a calibrated gyro bias [rad/s] of standard deviation ``std`` [rad/s]."""
         self.b_g = np.array(bias, dtype=float)
-        self.P[12:15, :] = 0.0
-        self.P[:, 12:15] = 0.0
-        self.P[12:15, 12:15] = std**2 * self._eye3
+        self.P[GYRO_BIAS, :] = 0.0
+        self.P[:, GYRO_BIAS] = 0.0
+        self.P[GYRO_BIAS, GYRO_BIAS] = std**2 * np.eye(3)
 
     def keep_biases(self, other: AnchorEkf) -> None:
         """Take ``other``'s IMU bias estimates and their covariance (a filter restarted after
         standing still keeps the biases it learned there)."""
         self.b_a, self.b_g = other.b_a.copy(), other.b_g.copy()
-        self.P[9:15, :] = 0.0
-        self.P[:, 9:15] = 0.0
-        self.P[9:15, 9:15] = other.P[9:15, 9:15]
-
-    def body_covariance(self) -> np.ndarray:
-        """Covariance (9, 9) of the position, velocity and attitude errors."""
-        return self.P[:9, :9].copy()
-
-    def state(self, q_joints: np.ndarray, dq_joints: np.ndarray) -> RobotState:
-        """The estimate as a :class:`RobotState` (twist in {B} from ``v`` and the gyro)."""
-        R = self.R
-        return RobotState.trusted(self.p.copy(), R.copy(), q_joints,
-                                  np.concatenate([R.T @ self.v, self.rate]), dq_joints)
+        self.P[BIASES, :] = 0.0
+        self.P[:, BIASES] = 0.0
+        self.P[BIASES, BIASES] = other.P[BIASES, BIASES]
 
 
 def calibrate_gyro(imu: SimulatedImu, rotation: np.ndarray, duration: float,

@@ -1,30 +1,11 @@
-"""The leg-odometry EKF's control cycle compiled: IMU sample, predict, foot kinematics, update.
+"""The error-state EKF's steps, compiled: strapdown prediction, Kalman correction, leg kinematics.
 
-:class:`~clamber.quadruped.estimation.estimator.LegOdometryEkf` runs at 50 Hz on 15 x 15
-covariances and at most 15 measurement rows. In NumPy one predict and one update are some 40
-library calls, each spending microseconds in dispatch and array creation on a few hundred flops;
-these kernels do the same algebra in one compiled call each, and :func:`cycle` a whole control
-cycle in one. The formulas are those of
-:func:`~clamber.quadruped.estimation.estimator.strapdown_step` and of the NumPy update (kept in
-the tests as the reference): the same operations, summed in another order, so the results agree
-with NumPy's to round-off (about 1e-15 relative), not bit for bit. The innovation covariance is
-factored by Cholesky (it is symmetric positive definite: ``H P H^T`` plus positive noise)
-instead of LU.
-
-Sparsity, bit for bit. The transition ``F`` holds 45 nonzeros of 225 and each foot row of
-``H`` five of 15, so the products skip the structural zeros: every sum still starts at
-``+0.0`` and adds its nonzero terms in the dense product's order, and adding a product
-``0 * x`` (``+-0`` for finite ``x``) to such a sum never changes it, so the results are
-those of the dense products bit for bit (the tests keep the dense kernels as the
-reference). The long sums (the triangular solves, ``K diag(noise) K^T``) run over all
-their outputs at once, each output's terms in its own order, which the processor overlaps.
-
-Foot kinematics, bit for bit. :func:`foot_positions` composes each leg's chain as
-Pinocchio's forward kinematics does (``oMi = oMi[parent] * (placement * joint)``, the
-revolute joint's product written as Pinocchio's ``TransformRevolute`` writes it, then the
-foot frame), with the same sums in the same order (:func:`_se3_product`), so its positions
-equal ``framesForwardKinematics``'s ``oMf`` translations bit for bit; a test holds this on
-the robot and on random placements, where no zero term hides a sum's order.
+Both filters (:mod:`.estimator`, :mod:`.contact_ekf`) share the body's error state
+``[dp, dv, dtheta, db_a, db_g]`` (15; the attitude perturbed on the right,
+``R = R_hat exp(dtheta)``), which the anchor filter extends by one 3-D anchor per foot. The
+filters run at the control rate on 15 x 15 and 27 x 27 covariances, where NumPy spends
+more time dispatching its calls than computing; each step here is one compiled call (numba,
+cached on disk), written as the linear algebra it is.
 """
 
 from __future__ import annotations
@@ -34,427 +15,215 @@ import math
 import numpy as np
 
 from clamber.compiled import kernel
-from clamber.quadruped.blas_order import gemv_t3
 
-_G_Z = -9.81  # world gravity along z [m/s^2] (the estimator's GRAVITY_VECTOR)
+#: The error state's blocks: body position [m], velocity [m/s], attitude [rad] and the
+#: accelerometer [m/s^2] and gyro [rad/s] biases; the anchor filter's feet follow.
+POSITION = slice(0, 3)
+VELOCITY = slice(3, 6)
+ATTITUDE = slice(6, 9)
+ACCEL_BIAS = slice(9, 12)
+GYRO_BIAS = slice(12, 15)
+BIASES = slice(9, 15)
+N_BODY = 15
+#: World gravity along z [m/s^2].
+GRAVITY_Z = -9.81
+
+
+def foot_block(leg: int) -> slice:
+    """The anchor filter's error-state block of foot ``leg`` (0-3, ``LEG_NAMES`` order)."""
+    return slice(N_BODY + 3 * leg, N_BODY + 3 * leg + 3)
 
 
 @kernel
-def exp3(v: np.ndarray) -> np.ndarray:
-    """Rotation matrix ``exp(skew(v))`` (Rodrigues; Taylor series below 1e-4 rad)."""
-    t2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2]
+def skew(x: np.ndarray) -> np.ndarray:
+    """The cross-product matrix ``[x]x`` of a 3-vector (``[x]x y = x cross y``)."""
+    return np.array([[0.0, -x[2], x[1]], [x[2], 0.0, -x[0]], [-x[1], x[0], 0.0]])
+
+
+@kernel
+def exp3(phi: np.ndarray) -> np.ndarray:
+    """Rotation matrix ``exp([phi]x)`` (Rodrigues; its Taylor series below 1e-4 rad)."""
+    t2 = phi[0] * phi[0] + phi[1] * phi[1] + phi[2] * phi[2]
     if t2 < 1e-8:
-        c = 1.0 - t2 / 2.0 + t2 * t2 / 24.0
-        a = 1.0 - t2 / 6.0 + t2 * t2 / 120.0
-        b = 0.5 - t2 / 24.0 + t2 * t2 / 720.0
+        a, b = 1.0 - t2 / 6.0, 0.5 - t2 / 24.0
     else:
         t = math.sqrt(t2)
-        c = math.cos(t)
-        a = math.sin(t) / t
-        b = (1.0 - c) / t2
-    out = np.empty((3, 3))
-    for i in range(3):
-        for j in range(3):
-            out[i, j] = b * v[i] * v[j]
-        out[i, i] += c
-    out[0, 1] -= a * v[2]
-    out[0, 2] += a * v[1]
-    out[1, 0] += a * v[2]
-    out[1, 2] -= a * v[0]
-    out[2, 0] -= a * v[1]
-    out[2, 1] += a * v[0]
-    return out
+        a, b = math.sin(t) / t, (1.0 - math.cos(t)) / t2
+    K = skew(phi)
+    return np.eye(3) + a * K + b * (K @ K)
 
 
 @kernel
-def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    n, k = a.shape
-    m = b.shape[1]
-    out = np.zeros((n, m))
-    for i in range(n):
-        for p in range(k):
-            aip = a[i, p]
-            for j in range(m):
-                out[i, j] += aip * b[p, j]
-    return out
+def right_jacobian(phi: np.ndarray) -> np.ndarray:
+    """SO(3)'s right Jacobian: ``exp(phi + d) = exp(phi) exp(J_r(phi) d)`` to first order."""
+    t2 = phi[0] * phi[0] + phi[1] * phi[1] + phi[2] * phi[2]
+    if t2 < 1e-8:
+        a, b = 0.5 - t2 / 24.0, 1.0 / 6.0 - t2 / 120.0
+    else:
+        t = math.sqrt(t2)
+        a, b = (1.0 - math.cos(t)) / t2, (t - math.sin(t)) / (t2 * t)
+    K = skew(phi)
+    return np.eye(3) - a * K + b * (K @ K)
 
 
 @kernel
-def _transposed(a: np.ndarray) -> np.ndarray:
-    """``a.T`` as a new C-contiguous array."""
-    n, m = a.shape
-    out = np.empty((m, n))
-    for i in range(n):
-        for j in range(m):
-            out[j, i] = a[i, j]
-    return out
-
-
-@kernel
-def imu_sample(draws: np.ndarray, scales: np.ndarray, b_a: np.ndarray, b_g: np.ndarray,
-               specific_force: np.ndarray, rate: np.ndarray
-               ) -> tuple[np.ndarray, np.ndarray]:
-    """One IMU sample: the standard normal ``draws`` (12,) times their ``scales`` walk the
-    biases ``b_a``, ``b_g`` (in place; first six draws) and add white noise (last six) to
-    the true ``specific_force`` and ``rate``; returns the readings ``(f, w)``."""
-    f = np.empty(3)
-    w = np.empty(3)
-    for i in range(3):
-        b_a[i] += draws[i] * scales[i]
-        b_g[i] += draws[3 + i] * scales[3 + i]
-        f[i] = (specific_force[i] + b_a[i]) + draws[6 + i] * scales[6 + i]
-        w[i] = (rate[i] + b_g[i]) + draws[9 + i] * scales[9 + i]
-    return f, w
-
-
-@kernel
-def _transition_rows(X: np.ndarray, A: np.ndarray, B: np.ndarray, Rw: np.ndarray, dt: float
-                     ) -> np.ndarray:
-    """``F X`` for the strapdown transition ``F`` (identity but for ``I dt`` at
-    position-velocity, ``A`` and ``B`` at velocity-attitude and velocity-accelerometer bias,
-    ``Rw^T`` and ``-I dt`` at attitude-attitude and attitude-gyro bias), each entry summed
-    from ``+0.0`` over ``F``'s nonzeros in column order, as the dense product does."""
-    n = X.shape[1]
-    out = np.empty((15, n))
-    for i in range(3):
-        for j in range(n):
-            out[i, j] = (0.0 + X[i, j]) + dt * X[3 + i, j]
-        for j in range(n):
-            s = 0.0 + X[3 + i, j]
-            s += A[i, 0] * X[6, j]
-            s += A[i, 1] * X[7, j]
-            s += A[i, 2] * X[8, j]
-            s += B[i, 0] * X[9, j]
-            s += B[i, 1] * X[10, j]
-            out[3 + i, j] = s + B[i, 2] * X[11, j]
-        for j in range(n):
-            out[6 + i, j] = (((0.0 + Rw[0, i] * X[6, j]) + Rw[1, i] * X[7, j])
-                             + Rw[2, i] * X[8, j]) + (-dt) * X[12 + i, j]
-    for i in range(9, 15):
-        for j in range(n):
-            out[i, j] = 0.0 + X[i, j]
-    return out
+def transition(R: np.ndarray, f: np.ndarray, w: np.ndarray, dt: float, n: int) -> np.ndarray:
+    """The error-state transition (n, n) of :func:`predict` over ``dt`` [s], at attitude
+    ``R`` with the bias-corrected specific force ``f`` [m/s^2] and rate ``w`` [rad/s]:
+    the Jacobian of the discrete step, exact to first order in the errors. States past the
+    body's (anchors) stay put."""
+    F = np.eye(n)
+    dv_dtheta = -(R @ skew(f)) * dt
+    dv_dba = -R * dt
+    F[POSITION, VELOCITY] = np.eye(3) * dt
+    F[POSITION, ATTITUDE] = 0.5 * dt * dv_dtheta
+    F[POSITION, ACCEL_BIAS] = 0.5 * dt * dv_dba
+    F[VELOCITY, ATTITUDE] = dv_dtheta
+    F[VELOCITY, ACCEL_BIAS] = dv_dba
+    F[ATTITUDE, ATTITUDE] = exp3(w * dt).T
+    F[ATTITUDE, GYRO_BIAS] = -right_jacobian(w * dt) * dt
+    return F
 
 
 @kernel
 def predict(P: np.ndarray, p: np.ndarray, v: np.ndarray, R: np.ndarray, b_a: np.ndarray,
             b_g: np.ndarray, specific_force: np.ndarray, rate: np.ndarray, dt: float,
-            q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Strapdown step over ``dt`` [s] and covariance propagation ``F P F^T + diag(q)``.
+            process_noise: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One strapdown step over ``dt`` [s] from the IMU's ``specific_force`` [m/s^2] and
+    ``rate`` [rad/s] in {B}, held over the step: ``p += v dt + a dt^2 / 2``, ``v += a dt``
+    with ``a = R (f - b_a) + g``, ``R = R exp((w - b_g) dt)``; and the covariance
+    ``F P F^T + diag(process_noise)``.
 
-    Updates ``p`` and ``v`` in place; returns the new covariance, attitude and the
+    Updates ``p`` and ``v`` in place; returns the covariance, the attitude and the
     bias-corrected rate [rad/s].
     """
-    f = np.empty(3)
-    w = np.empty(3)
-    wdt = np.empty(3)
-    for i in range(3):
-        f[i] = specific_force[i] - b_a[i]
-        w[i] = rate[i] - b_g[i]
-        wdt[i] = w[i] * dt
-    a = np.empty(3)
-    for i in range(3):
-        a[i] = R[i, 0] * f[0] + R[i, 1] * f[1] + R[i, 2] * f[2]
-    a[2] += _G_Z
-    for i in range(3):
-        p[i] += v[i] * dt + 0.5 * a[i] * dt * dt
-        v[i] += a[i] * dt
-    Rw = exp3(wdt)
-    # -R skew(f) dt and -R dt (velocity rows); the rest of F is in _transition_rows.
-    S = np.zeros((3, 3))
-    S[0, 1], S[0, 2], S[1, 2] = -f[2], f[1], -f[0]
-    S[1, 0], S[2, 0], S[2, 1] = f[2], -f[1], f[0]
-    A = np.empty((3, 3))
-    B = np.empty((3, 3))
-    for i in range(3):
-        for j in range(3):
-            A[i, j] = -(R[i, 0] * S[0, j] + R[i, 1] * S[1, j] + R[i, 2] * S[2, j]) * dt
-            B[i, j] = -R[i, j] * dt
-    R_new = _matmul(R, Rw)
-    # F P F^T: its rows F (F P); its entry (i, j) sums (F P)[i, k] F[j, k] over k, which is
-    # row j of F applied to row i of F P: the transpose of F (F P)^T.
-    FP = _transition_rows(P, A, B, Rw, dt)
-    P_new = _transposed(_transition_rows(_transposed(FP), A, B, Rw, dt))
-    for i in range(15):
-        P_new[i, i] += q[i]
-    return P_new, R_new, w
+    f = specific_force - b_a
+    w = rate - b_g
+    a = R @ f
+    a[2] += GRAVITY_Z
+    p += v * dt + 0.5 * dt * dt * a
+    v += a * dt
+    F = transition(R, f, w, dt, P.shape[0])
+    P_new = F @ P @ F.T
+    for i in range(P_new.shape[0]):
+        P_new[i, i] += process_noise[i]
+    return P_new, R @ exp3(w * dt), w
 
 
 @kernel
-def update(P: np.ndarray, p: np.ndarray, v: np.ndarray, R: np.ndarray, b_a: np.ndarray,
-           b_g: np.ndarray, rate: np.ndarray, feet: np.ndarray, prev: np.ndarray,
-           idx: np.ndarray, anchors: np.ndarray, use_v: bool, dt: float, foot_var: float,
-           velocity_var: float) -> tuple[np.ndarray, np.ndarray, bool]:
-    """One leg-odometry correction (see the estimator's module docstring).
+def correct(P: np.ndarray, H: np.ndarray, r: np.ndarray, noise: np.ndarray, p: np.ndarray,
+            v: np.ndarray, R: np.ndarray, b_a: np.ndarray, b_g: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """The Kalman correction for the innovation ``r`` (m,) of rows ``H`` (m, n) with white
+    noise of variances ``noise`` (m,), applied to the body.
 
-    ``feet`` and ``prev`` (4, 3) [m]: kinematic foot positions in {B} now and at the last
-    update; ``idx`` (n,) the anchored legs' rows, ``anchors`` (n, 3) [m] their world
-    anchors; velocity rows when ``use_v`` (noise variance ``velocity_var / n``). Updates
-    ``p``, ``v``, ``b_a`` and ``b_g`` in place; returns the new covariance, attitude and
-    whether the innovation covariance was positive definite (if not, nothing changed).
+    Adds the error-state estimate ``dx`` to ``p``, ``v``, ``b_a`` and ``b_g`` in place and
+    returns ``dx`` (n,) (the anchor filter applies its feet's blocks), the covariance in
+    Joseph's form, ``(I - K H) P (I - K H)^T + K diag(noise) K^T`` (symmetric and positive
+    semidefinite whatever the round-off), the attitude ``R exp(dx_attitude)`` and the
+    normalised innovation squared ``r^T S^-1 r``. Raises
+    :class:`numpy.linalg.LinAlgError` if the innovation covariance ``S`` is not positive
+    definite (then nothing changed).
     """
-    n = idx.shape[0]
-    N = P.shape[0]  # 15 (a bound the compiler does not unroll)
+    S = H @ P @ H.T
+    for i in range(S.shape[0]):
+        S[i, i] += noise[i]
+    np.linalg.cholesky(S)  # the check that S is positive definite
+    # K^T = S^-1 H P (P and S symmetric), the innovation solved in the same call.
+    rhs = np.empty((S.shape[0], P.shape[0] + 1))
+    rhs[:, :-1] = H @ P
+    rhs[:, -1] = r
+    sol = np.linalg.solve(S, rhs)
+    K = np.ascontiguousarray(sol[:, :-1].T)
+    dx = K @ r
+    I_KH = np.eye(P.shape[0]) - K @ H
+    P_new = I_KH @ P @ I_KH.T + (K * noise) @ K.T
+    p += dx[POSITION]
+    v += dx[VELOCITY]
+    b_a += dx[ACCEL_BIAS]
+    b_g += dx[GYRO_BIAS]
+    return dx, P_new, R @ exp3(dx[ATTITUDE]), (r * sol[:, -1]).sum()
+
+
+@kernel
+def odometry_rows(p: np.ndarray, v: np.ndarray, R: np.ndarray, rate: np.ndarray,
+                  feet: np.ndarray, prev: np.ndarray, legs: np.ndarray, anchors: np.ndarray,
+                  use_v: bool, dt: float, foot_var: float, velocity_var: float
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The leg odometry's measurement (:class:`.estimator.LegOdometryEkf`): rows ``H``
+    (m, 15), innovation ``r`` (m,) and noise variances (m,).
+
+    Three rows per anchored leg (``legs`` (n,), rows of ``feet`` (4, 3) [m], the kinematic
+    foot positions in {B}, and of the world ``anchors`` (4, 3) [m]), variance ``foot_var``
+    [m^2]; if ``use_v``, three rows of the body velocity from the feet's mean motion since
+    ``prev`` (4, 3) [m], ``dt`` [s] ago, variance ``velocity_var / n`` [m^2/s^2].
+    """
+    n = legs.shape[0]
     m = 3 * n + 3 if use_v else 3 * n
-    # H's nonzeros by row, in column order: cols[j, :count[j]], vals[j, :count[j]].
-    cols = np.zeros((m, 5), dtype=np.int64)
-    vals = np.zeros((m, 5))
-    count = np.empty(m, dtype=np.int64)
+    H = np.zeros((m, N_BODY))
     r = np.empty(m)
-    noise = np.empty(m)
-    for i in range(m):
-        noise[i] = foot_var
-    d = np.empty(3)
-    for i in range(n):
-        for c in range(3):
-            d[c] = ((anchors[i, 0] - p[0]) * R[0, c] + (anchors[i, 1] - p[1]) * R[1, c]
-                    + (anchors[i, 2] - p[2]) * R[2, c])
-        row = 3 * i
-        for a in range(3):
-            for c in range(3):
-                cols[row + a, c] = c
-                vals[row + a, c] = -R[c, a]
-            count[row + a] = 5
-            r[row + a] = feet[idx[i], a] - d[a]
-        cols[row, 3], vals[row, 3], cols[row, 4], vals[row, 4] = 7, -d[2], 8, d[1]
-        cols[row + 1, 3], vals[row + 1, 3], cols[row + 1, 4], vals[row + 1, 4] = 6, d[2], 8, -d[0]
-        cols[row + 2, 3], vals[row + 2, 3], cols[row + 2, 4], vals[row + 2, 4] = 6, -d[1], 7, d[0]
+    noise = np.full(m, foot_var)
+    Rt = np.ascontiguousarray(R.T)
+    for k in range(n):
+        rows = slice(3 * k, 3 * k + 3)
+        d = Rt @ (anchors[legs[k]] - p)  # the anchor in {B}: where the foot should be
+        H[rows, POSITION] = -Rt
+        H[rows, ATTITUDE] = skew(d)
+        r[rows] = feet[legs[k]] - d
     if use_v:
-        zm = np.zeros(3)
-        pm = np.zeros(3)
-        for i in range(n):
-            for c in range(3):
-                zm[c] += feet[idx[i], c]
-                pm[c] += prev[idx[i], c]
-        s = np.empty(3)
-        for c in range(3):
-            zm[c] /= n
-            pm[c] /= n
-        for c in range(3):
-            s[c] = (zm[c] - pm[c]) / dt
-        s[0] += rate[1] * zm[2] - rate[2] * zm[1]
-        s[1] += rate[2] * zm[0] - rate[0] * zm[2]
-        s[2] += rate[0] * zm[1] - rate[1] * zm[0]
-        for c in range(3):
-            row = 3 * n + c
-            cols[row, 0], vals[row, 0], count[row] = 3 + c, 1.0, 1
-            noise[row] = velocity_var / n
-            r[row] = -(s[0] * R[c, 0] + s[1] * R[c, 1] + s[2] * R[c, 2]) - v[c]
-    # HPt = (P H^T)^T (m, N): row j sums P[:, k] H[j, k] over row j's nonzeros.
-    Pt = _transposed(P)
-    HPt = np.zeros((m, N))
-    for j in range(m):
-        for e in range(count[j]):
-            h = vals[j, e]
-            Pk = Pt[cols[j, e]]
-            for i in range(N):
-                HPt[j, i] += Pk[i] * h
-    # Innovation covariance S = H P H^T + diag(noise), lower triangle.
-    L = np.empty((m, m))
-    for i in range(m):
-        for j in range(i + 1):
-            s_ = 0.0
-            for e in range(count[i]):
-                s_ += vals[i, e] * HPt[j, cols[i, e]]
-            L[i, j] = s_
-        L[i, i] += noise[i]
-    # Cholesky in place (lower triangle).
-    for j in range(m):
-        s_ = L[j, j]
-        for k in range(j):
-            s_ -= L[j, k] * L[j, k]
-        if not s_ > 0.0:
-            return P, R, False
-        ljj = math.sqrt(s_)
-        L[j, j] = ljj
-        for i in range(j + 1, m):
-            s_ = L[i, j]
-            for k in range(j):
-                s_ -= L[i, k] * L[j, k]
-            L[i, j] = s_ / ljj
-    # K^T = S^-1 (P H^T)^T, every column of K at once (Kt[i, c] = K[c, i]).
-    Kt = HPt  # solved in place
-    for i in range(m):
-        for k in range(i):
-            lik = L[i, k]
-            for c in range(N):
-                Kt[i, c] -= lik * Kt[k, c]
-        lii = L[i, i]
-        for c in range(N):
-            Kt[i, c] /= lii
-    for i in range(m - 1, -1, -1):
-        for k in range(i + 1, m):
-            lki = L[k, i]
-            for c in range(N):
-                Kt[i, c] -= lki * Kt[k, c]
-        lii = L[i, i]
-        for c in range(N):
-            Kt[i, c] /= lii
-    dx = np.zeros(N)
-    for j in range(m):
-        rj = r[j]
-        for i in range(N):
-            dx[i] += Kt[j, i] * rj
-    for c in range(3):
-        p[c] += dx[c]
-        v[c] += dx[3 + c]
-        b_a[c] += dx[9 + c]
-        b_g[c] += dx[12 + c]
-    R_new = _matmul(R, exp3(np.array([dx[6], dx[7], dx[8]])))
-    # KH = K H - I: H has no nonzeros in columns 9-14, so there KH is -I.
-    KH = np.zeros((N, N))
-    for j in range(m):
-        for e in range(count[j]):
-            c = cols[j, e]
-            h = vals[j, e]
-            for i in range(N):
-                KH[i, c] += Kt[j, i] * h
-    for i in range(N):
-        KH[i, i] -= 1.0
-    # KH P KH^T: (KH P)[i] sums KH[i, k] P[k] over k in 0-8 and k = i from 9 on; entry
-    # (i, j) of the sandwich sums (KH P)[i, k] KH[j, k] over the same k for row j.
-    KHP = np.zeros((N, N))
-    for i in range(N):
-        for k in range(9):
-            h = KH[i, k]
-            for j in range(N):
-                KHP[i, j] += h * P[k, j]
-        if i >= 9:
-            for j in range(N):
-                KHP[i, j] += KH[i, i] * P[i, j]
-    KHPt = _transposed(KHP)
-    Pn = np.zeros((N, N))  # transposed sandwich: Pn[j, i]
-    for j in range(N):
-        for k in range(9):
-            h = KH[j, k]
-            for i in range(N):
-                Pn[j, i] += KHPt[k, i] * h
-        if j >= 9:
-            for i in range(N):
-                Pn[j, i] += KHPt[j, i] * KH[j, j]
-    P_new = _transposed(Pn)
-    # + K diag(noise) K^T, entry (i, j) summed over the rows in order.
-    acc = np.empty(N)
-    for i in range(N):
-        for j in range(N):
-            acc[j] = 0.0
-        for k in range(m):
-            kn = Kt[k, i] * noise[k]
-            for j in range(N):
-                acc[j] += kn * Kt[k, j]
-        for j in range(N):
-            P_new[i, j] += acc[j]
-    return P_new, R_new, True
+        z = np.zeros(3)
+        dz = np.zeros(3)
+        for k in range(n):
+            z += feet[legs[k]] / n
+            dz += (feet[legs[k]] - prev[legs[k]]) / (n * dt)
+        rows = slice(3 * n, 3 * n + 3)
+        H[rows, VELOCITY] = np.eye(3)
+        r[rows] = -(R @ (dz + skew(rate) @ z)) - v
+        noise[rows] = velocity_var / n
+    return H, r, noise
 
 
 @kernel
-def _se3_product(Ra: np.ndarray, ta: np.ndarray, Rb: np.ndarray, tb: np.ndarray,
-                 Ro: np.ndarray, to: np.ndarray) -> None:
-    """``(Ro, to) = (Ra, ta) * (Rb, tb)``, summed as Pinocchio's ``SE3 * SE3`` sums: rows 0
-    and 1 of each product in column order, row 2 its last two terms first (Eigen's
-    vectorized 3 x 3 products; the tests hold Pinocchio to this on random placements)."""
-    for i in range(2):
-        for j in range(3):
-            Ro[i, j] = Ra[i, 0] * Rb[0, j] + Ra[i, 1] * Rb[1, j] + Ra[i, 2] * Rb[2, j]
-        to[i] = ta[i] + (Ra[i, 0] * tb[0] + Ra[i, 1] * tb[1] + Ra[i, 2] * tb[2])
-    for j in range(3):
-        Ro[2, j] = (Ra[2, 1] * Rb[1, j] + Ra[2, 2] * Rb[2, j]) + Ra[2, 0] * Rb[0, j]
-    to[2] = ta[2] + ((Ra[2, 1] * tb[1] + Ra[2, 2] * tb[2]) + Ra[2, 0] * tb[0])
-
-
-@kernel
-def _copy_pose(R: np.ndarray, t: np.ndarray, R_to: np.ndarray, t_to: np.ndarray) -> None:
+def _compose(R: np.ndarray, t: np.ndarray, Rb: np.ndarray, tb: np.ndarray,
+             R_out: np.ndarray, t_out: np.ndarray) -> None:
+    """``(R_out, t_out) = (R, t) * (Rb, tb)``: ``R Rb`` and ``t + R tb`` (3 x 3 and 3)."""
     for i in range(3):
+        t_out[i] = t[i] + R[i, 0] * tb[0] + R[i, 1] * tb[1] + R[i, 2] * tb[2]
         for j in range(3):
-            R_to[i, j] = R[i, j]
-        t_to[i] = t[i]
+            R_out[i, j] = R[i, 0] * Rb[0, j] + R[i, 1] * Rb[1, j] + R[i, 2] * Rb[2, j]
 
 
 @kernel
 def foot_positions(q_joints: np.ndarray, rotations: np.ndarray, translations: np.ndarray,
                    axes: np.ndarray) -> np.ndarray:
-    """Foot positions (4, 3) [m] of the legs' revolute chains at the joint angles
+    """Foot positions (4, 3) [m] in {B} of the legs' revolute chains at the joint angles
     ``q_joints`` (leg-major) [rad].
 
-    ``rotations`` (4, 7, 3, 3) and ``translations`` (4, 7, 3): per leg the placement of the
-    body joint in the world, its joints' placements in their parents and the foot frame's
-    in the last joint; ``axes`` (4, 5): each joint's axis (0, 1, 2: x, y, z). A joint's
-    transform is its placement times the rotation about its axis, written column by column
-    as Pinocchio's ``TransformRevolute`` writes it (one column rotated, one kept, the third
-    their cross product).
+    ``rotations`` (4, k + 2, 3, 3) and ``translations`` (4, k + 2, 3): per leg the body
+    joint's placement, each of its k joints' placements in their parents and the foot
+    frame's in the last joint; ``axes`` (4, k): each joint's axis (0, 1, 2: x, y, z). Each
+    joint's transform is its placement times the rotation about its axis, whose rotation
+    matrix turns the placement's other two columns and keeps the axis's.
     """
     n_legs, n_joints = axes.shape
     out = np.empty((n_legs, 3))
-    R = np.empty((3, 3))
-    t = np.empty(3)
-    M = np.empty((3, 3))
-    Rn = np.empty((3, 3))
+    R, t = np.empty((3, 3)), np.empty(3)  # the chain's pose so far
+    R_next, t_next = np.empty((3, 3)), np.empty(3)
+    M = np.empty((3, 3))  # a joint's placement rotation times its own rotation
     for leg in range(n_legs):
-        _copy_pose(rotations[leg, 0], translations[leg, 0], R, t)
+        R[:], t[:] = rotations[leg, 0], translations[leg, 0]
         for k in range(n_joints):
             angle = q_joints[n_joints * leg + k]
-            s = math.sin(angle)
-            c = math.cos(angle)
+            c, s = math.cos(angle), math.sin(angle)
             X = rotations[leg, 1 + k]
-            axis = axes[leg, k]
-            a, b = (axis + 1) % 3, (axis + 2) % 3  # the rotated columns: a to b
+            a = axes[leg, k]
+            b, e = (a + 1) % 3, (a + 2) % 3  # the rotation turns column b towards e
             for i in range(3):
-                M[i, a] = c * X[i, a] + s * X[i, b]
-                M[i, axis] = X[i, axis]
-            # The third column is the cross product of the other two, in cyclic order.
-            M[0, b] = M[1, axis] * M[2, a] - M[2, axis] * M[1, a]
-            M[1, b] = M[2, axis] * M[0, a] - M[0, axis] * M[2, a]
-            M[2, b] = M[0, axis] * M[1, a] - M[1, axis] * M[0, a]
-            _se3_product(R, t, M, translations[leg, 1 + k], Rn, out[leg])
-            _copy_pose(Rn, out[leg], R, t)
-        _se3_product(R, t, rotations[leg, 1 + n_joints], translations[leg, 1 + n_joints], Rn,
-                     out[leg])
+                M[i, a] = X[i, a]
+                M[i, b] = c * X[i, b] + s * X[i, e]
+                M[i, e] = c * X[i, e] - s * X[i, b]
+            _compose(R, t, M, translations[leg, 1 + k], R_next, t_next)
+            R[:], t[:] = R_next, t_next
+        _compose(R, t, rotations[leg, 1 + n_joints], translations[leg, 1 + n_joints], R_next,
+                 out[leg])
     return out
-
-
-@kernel
-def cycle(P: np.ndarray, p: np.ndarray, v: np.ndarray, R: np.ndarray, b_a: np.ndarray,
-          b_g: np.ndarray, rate: np.ndarray, process_noise: np.ndarray, dt: float,
-          predicting: bool, draws: np.ndarray, scales: np.ndarray, imu_b_a: np.ndarray,
-          imu_b_g: np.ndarray, specific_force: np.ndarray, true_rate: np.ndarray,
-          q_joints: np.ndarray, rotations: np.ndarray, translations: np.ndarray,
-          axes: np.ndarray, prev: np.ndarray,
-          idx: np.ndarray, anchors: np.ndarray, use_v: bool, foot_var: float,
-          velocity_var: float
-          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]:
-    """One control cycle of the filter in one call: if ``predicting``, an IMU sample
-    (:func:`imu_sample`) and :func:`predict` over ``dt``; then the foot positions
-    (:func:`foot_positions`) and :func:`update` with the anchored legs ``idx`` (velocity
-    rows from ``prev`` if ``use_v``), none if ``idx`` is empty. Returns the covariance,
-    attitude, rate, foot positions and whether the update was made or skipped (if not, the
-    covariance and attitude are the prediction's)."""
-    if predicting:
-        f, w = imu_sample(draws, scales, imu_b_a, imu_b_g, specific_force, true_rate)
-        P, R, rate = predict(P, p, v, R, b_a, b_g, f, w, dt, process_noise)
-    feet = foot_positions(q_joints, rotations, translations, axes)
-    if idx.shape[0] == 0:
-        return P, R, rate, feet, True
-    P_new, R_new, ok = update(P, p, v, R, b_a, b_g, rate, feet, prev if use_v else feet, idx,
-                              anchors, use_v, dt, foot_var, velocity_var)
-    if not ok:
-        return P, R, rate, feet, False
-    return P_new, R_new, rate, feet, True
-
-
-@kernel
-def read_out(p: np.ndarray, R: np.ndarray, v: np.ndarray, rate: np.ndarray
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The estimate's arrays for a state in one call: copies of ``p`` and ``R`` (C-ordered,
-    as NumPy's ``copy``) and the twist ``(R^T v, rate)``, ``R^T v`` summed as NumPy's BLAS
-    sums ``R.T @ v`` for a C-ordered ``R`` (:func:`~clamber.quadruped.blas_order.gemv_t3`;
-    use it only there and where :func:`~clamber.quadruped.blas_order.same_as_numpy`)."""
-    p_out = np.empty(3)
-    R_out = np.empty((3, 3))
-    twist = np.empty(6)
-    for i in range(3):
-        p_out[i] = p[i]
-        twist[3 + i] = rate[i]
-        for j in range(3):
-            R_out[i, j] = R[i, j]
-    gemv_t3(R, v, twist[:3])
-    return p_out, R_out, twist

@@ -23,7 +23,6 @@ import pinocchio as pin
 from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS
 from clamber.exceptions import ConfigError, InfeasibleStart
 from clamber.failures import FailureReason
-from clamber.quadruped.blas_order import same_as_numpy
 from clamber.quadruped.control.controllers import Controller, JointCommand, MotionReference
 from clamber.quadruped.control.variants import CONTROLLER_NAMES, limits_active, make_controller
 from clamber.quadruped.estimation.estimator import LegOdometryEkf, SimulatedImu
@@ -45,12 +44,7 @@ from clamber.quadruped.sim.servos import ServoBank
 from clamber.quadruped.sim.simulator import QuadrupedSim, SimulationError, StepRecord
 from clamber.quadruped.sim.world import ModelMismatch, RockSpec, wall_layout
 from clamber.quadruped.trials.log import TrialLog, feet_in_body
-from clamber.quadruped.trials.metric_kernels import (
-    attitude_errors,
-    distance,
-    load_ratio,
-    sample_row,
-)
+from clamber.quadruped.trials.metric_kernels import load_ratio, sample_row
 from clamber.quadruped.trials.result import (
     METRIC_COLUMNS,
     TrialIdentity,
@@ -145,9 +139,6 @@ class ClimbTrial:
         self.reason = ""
         self.finished = False
         self.k = 0
-        #: Whether the compiled errors give NumPy's numbers here (None: asked on the first
-        #: cycle, as the loop's kernels load then).
-        self._blas: bool | None = None
         self.setup_time = time.perf_counter() - t0
         self._loop_start = time.perf_counter()
 
@@ -178,8 +169,9 @@ class ClimbTrial:
                             {leg: layout.holds[leg][0].top for leg in LEG_NAMES},
                             {leg: normals[leg][0] for leg in LEG_NAMES}, lift=0.001)
         self.sim.set_state(self.body0.translation, self.body0.rotation, q0)
+        self.held: tuple[str, ...] = ()
         for leg in LEG_NAMES:
-            self.sim.grippers.attach(leg, layout.holds[leg][0])
+            self._grip(leg, layout.holds[leg][0])
         self.sim.grippers.breakable = False
         self.t_end = gp.settle_time + PLACEMENT_TIME + 1.6 * gp.cycles * gp.nominal_cycle_time
         #: The cycle in which the placement ends (the grippers become breakable).
@@ -228,11 +220,7 @@ class ClimbTrial:
         self.push.update(None if self.first_release is None else t - self.first_release,
                          self.R)
         rec = sim.step(cmd)
-        blas = self._blas
-        if blas is None:
-            blas = self._blas = same_as_numpy()
-        err = distance(p_true, ref.body_pose.translation) if blas \
-            else _norm(p_true - ref.body_pose.translation)
+        err = _norm(p_true - ref.body_pose.translation)
         if t >= PLACEMENT_TIME:
             self._sample(cmd, rec, err, p_true, R_true)
         if self.log is not None:
@@ -244,7 +232,7 @@ class ClimbTrial:
         sim, dt = self.sim, self.dt
         qj, dqj = sim.joints()
         f, w = sim.imu_truth()
-        self.ekf.step(self.imu if self.k > 0 else None, f, w, dt, qj, sim.grippers.attached)
+        self.ekf.step(self.imu.measure(f, w, dt) if self.k > 0 else None, dt, qj, self.held)
         return self.ekf.state(qj, dqj) if self.settings.state == "estimate" \
             else sim.true_state()
 
@@ -261,14 +249,27 @@ class ClimbTrial:
             sim.grippers.reset_peaks()
         return self.gait.reference(t - PLACEMENT_TIME, feet, sim.joint4_torques())
 
+    def _grip(self, leg: str, hold) -> bool:
+        """Close ``leg``'s gripper on ``hold``; True when it holds. The robot's own record of
+        which grippers hold (``held``: its commands and the grasps it saw take, never the
+        simulator's attachment state) is what its estimator uses."""
+        if not self.sim.grippers.attach(leg, hold):
+            return False
+        self.held = tuple(g for g in LEG_NAMES if g in self.held or g == leg)
+        return True
+
+    def _let_go(self, leg: str) -> None:
+        """Open ``leg``'s gripper; the robot no longer counts it as holding."""
+        self.sim.grippers.release(leg)
+        self.held = tuple(g for g in self.held if g != leg)
+
     def _apply(self, events: list[ClimbEvent], t: float) -> None:
         """Release or grasp as the gait says; a grasp that misses its hold ends the trial."""
-        grippers = self.sim.grippers
         for ev in events:
             if ev.action == "release":
-                grippers.release(ev.leg)
+                self._let_go(ev.leg)
                 self.first_release = t if self.first_release is None else self.first_release
-            elif not grippers.attach(ev.leg, self.layout.holds[ev.leg][ev.hold]):
+            elif not self._grip(ev.leg, self.layout.holds[ev.leg][ev.hold]):
                 self._fail(FailureReason.GRASP_MISSED, f"{ev.leg} missed hold {ev.hold}")
 
     def _sample(self, cmd: JointCommand, rec: StepRecord, err: float, p_true: np.ndarray,
@@ -279,12 +280,7 @@ class ClimbTrial:
         self.n_active += limits_active(self.ctrl)
         ekf = self.ekf
         # One row of METRIC_COLUMNS, in its order.
-        if self._blas:
-            sample_row(self.samples.next_row(), err, rec.power, self.R, ekf.R, R_true, ekf.p,
-                       p_true)
-            return
-        attitude, est_attitude = attitude_errors(self.R, ekf.R, R_true)
-        self.samples.append((err, rec.power, attitude, _norm(ekf.p - p_true), est_attitude))
+        sample_row(self.samples.next_row(), err, rec.power, self.R, ekf.R, R_true, ekf.p, p_true)
 
     def _record(self, t: float, p_true: np.ndarray, R_true: np.ndarray,
                 ref: MotionReference, rec: StepRecord) -> None:
