@@ -1,116 +1,15 @@
 """The climbing loop's lean code paths give the numbers of the plain code they replace, bit for
 bit: LAPACK solves without NumPy's wrapping, the sole wrenches' moment shift, the failure
-clock's skipped lower bounds, the QP's box bounds and the active-limit test; and the
-compiled EKF (predict and update) those of the plain NumPy filter to round-off."""
+clock's skipped lower bounds, the QP's box bounds and the active-limit test."""
 
 import numpy as np
 import pinocchio as pin
 import pytest
 
 from clamber.attachment.wrench_set import WRENCH_SCALE
-from clamber.quadruped.estimation.estimator import LegOdometryEkf, strapdown_step
-from clamber.quadruped.model.kinematics import body_configuration
 from clamber.quadruped.model.robot import LEG_NAMES
-from clamber.quadruped.model.robot_model import RobotModel
 from clamber.quadruped.sim.failure import FailureClock, default_wrench_set
 from clamber.quadruped.sim.grippers import _sole_wrenches
-
-
-def _plain_update(ekf, q_joints, contacts, dt):
-    """The EKF update written plainly (fresh arrays every call, a loop per foot): the
-    reference the cached update must reproduce."""
-    for leg in list(ekf.anchors):
-        if leg not in contacts:
-            del ekf.anchors[leg]
-    rm = ekf.rm
-    pin.framesForwardKinematics(rm.model, rm.data, body_configuration(q_joints))
-    feet = np.array([rm.data.oMf[f].translation for f in rm.foot_ids])
-    prev, ekf._prev_feet = ekf._prev_feet, feet
-    legs = []
-    for leg in contacts:
-        if leg not in ekf.anchors:
-            ekf.anchors[leg] = ekf.p + ekf.R @ feet[LEG_NAMES.index(leg)]
-        else:
-            legs.append(leg)
-    if not legs:
-        return
-    n = len(legs)
-    idx = [LEG_NAMES.index(leg) for leg in legs]
-    z = feet[idx]
-    d_body = (np.array([ekf.anchors[leg] for leg in legs]) - ekf.p) @ ekf.R
-    use_v = dt > 0 and prev is not None
-    m = 3 * n + 3 if use_v else 3 * n
-    H = np.zeros((m, 15))
-    r = np.empty(m)
-    noise = np.full(m, ekf.par.foot_noise**2)
-    Rt = ekf.R.T
-    for k in range(n):
-        x, y, w = d_body[k]
-        H[3 * k:3 * k + 3, 0:3] = -Rt
-        H[3 * k, 7], H[3 * k, 8] = -w, y
-        H[3 * k + 1, 6], H[3 * k + 1, 8] = w, -x
-        H[3 * k + 2, 6], H[3 * k + 2, 7] = -y, x
-    r[:3 * n] = (z - d_body).reshape(-1)
-    if use_v:
-        zm = z.sum(axis=0) / n
-        dz = (zm - prev[idx].sum(axis=0) / n) / dt
-        a = ekf.rate
-        wxz = np.array([a[1] * zm[2] - a[2] * zm[1], a[2] * zm[0] - a[0] * zm[2],
-                        a[0] * zm[1] - a[1] * zm[0]])
-        H[3 * n:, 3:6] = np.eye(3)
-        r[3 * n:] = -(dz + wxz) @ Rt - ekf.v
-        noise[3 * n:] = ekf.par.velocity_noise**2 / n
-    PHt = ekf.P @ H.T
-    S = H @ PHt
-    S.flat[::m + 1] += noise
-    K = np.linalg.solve(S, PHt.T).T
-    dx = K @ r
-    ekf.p += dx[0:3]
-    ekf.v += dx[3:6]
-    ekf.R = ekf.R @ pin.exp3(dx[6:9])
-    ekf.b_a += dx[9:12]
-    ekf.b_g += dx[12:15]
-    KH = K @ H
-    KH.flat[::16] -= 1.0
-    ekf.P = KH @ ekf.P @ KH.T + (K * noise) @ K.T
-    ekf._updates += 1
-    if ekf._updates % 500 == 0:
-        U, _, Vt = np.linalg.svd(ekf.R)
-        ekf.R = U @ Vt
-
-
-def test_compiled_ekf_equals_the_plain_numpy_filter():
-    """Two filters fed the same 600 cycles of IMU readings, joint angles and changing foot
-    contacts (swings, touchdowns, all four feet, none) - one with the compiled predict and
-    update, one with the plain NumPy strapdown step and update - hold the same position,
-    velocity, attitude, biases, covariance and anchors to round-off (relative 1e-10) after
-    every cycle (the re-orthonormalisation included)."""
-    rm = RobotModel()
-    rng = np.random.default_rng(5)
-    q0 = rm.robot.default_joint_angles()
-    R0 = pin.utils.rpyToMatrix(0.1, -0.2, 0.3)
-    fast, plain = (LegOdometryEkf(rm, np.array([0.1, 0.2, 0.3]), R0) for _ in range(2))
-    plain._F, plain._eye3 = np.eye(15), np.eye(3)  # strapdown_step's work arrays
-    schedule = [LEG_NAMES, LEG_NAMES[1:], LEG_NAMES[1:], (), LEG_NAMES[:2], LEG_NAMES]
-    for k in range(600):
-        contacts = tuple(schedule[(k // 37) % len(schedule)])
-        q = q0 + 0.02 * np.sin(0.05 * k + np.arange(20))
-        f = np.array([0.0, 0.0, 9.81]) + rng.normal(0, 0.1, 3)
-        w = rng.normal(0, 0.01, 3)
-        dt = 0.0 if k % 50 == 7 else 0.02
-        if k:
-            fast.predict(f, w, 0.02)
-            plain.rate = strapdown_step(plain, f, w, 0.02)
-            plain.P.flat[::16] += plain._process_noise(0.02)
-        fast.update(q, contacts, dt)
-        _plain_update(plain, q, contacts, dt)
-        for name in ("p", "v", "R", "b_a", "b_g", "P", "rate"):
-            a, b = getattr(fast, name), getattr(plain, name)
-            scale = np.abs(b).max()
-            assert np.allclose(a, b, rtol=0.0, atol=1e-10 * scale), (k, name)
-        assert fast.anchors.keys() == plain.anchors.keys()
-        assert all(np.allclose(fast.anchors[g], plain.anchors[g], rtol=0, atol=1e-12)
-                   for g in fast.anchors)
 
 
 def test_sole_moment_shift_is_the_cross_product():
@@ -257,25 +156,6 @@ def test_servo_command_checks_and_numbers_equal_the_plain_apply(wall_sim):
         vectors[k] = np.zeros(19)
         with pytest.raises(ConfigError, match=f"command {name} must"):
             servos.apply(m, d, JointCommand(*vectors))
-
-
-def test_imu_random_walk_scales_equal_the_per_call_formula():
-    """The IMU's cached random-walk scales give exactly the readings and biases of scaling by
-    ``sqrt(dt)`` on every call, also when ``dt`` changes between calls."""
-    from clamber.quadruped.estimation.estimator import SimulatedImu
-
-    fast, plain = SimulatedImu(seed=3), SimulatedImu(seed=3)
-    s = plain.spec
-    rng = np.random.default_rng(1)
-    for dt in [0.02] * 50 + [0.005] * 20 + [0.02] * 10:
-        f, w = rng.standard_normal(3), rng.standard_normal(3)
-        a = fast.measure(f, w, dt)
-        e = plain.rng.standard_normal(12)
-        plain.b_a += e[0:3] * (s.accel_walk * np.sqrt(dt))
-        plain.b_g += e[3:6] * (s.gyro_walk * np.sqrt(dt))
-        b = (f + plain.b_a + e[6:9] * s.accel_noise, w + plain.b_g + e[9:12] * s.gyro_noise)
-        assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
-        assert np.array_equal(fast.b_a, plain.b_a) and np.array_equal(fast.b_g, plain.b_g)
 
 
 def _climb_state(settings, islands: bool):
