@@ -163,3 +163,32 @@ def save_simulation_figures(result: SimulationResult, sol: TrajectorySolution, o
     if animation:
         paths["sim_animation"] = animate_simulation(result, sol, out / "sim_climb.gif")
     return paths
+
+
+def plot_height_climbed(heights: np.ndarray, jumps: int, jump_height: float,
+                        title: str = ""):
+    """Share of climbs that went beyond ``h`` before their first failure, against ``h``
+    [m] (an empirical survival curve), with the full climb's height (``jumps`` times
+    ``jump_height`` [m]) marked; one curve per entry when ``heights`` maps labels to
+    arrays."""
+    series = heights if isinstance(heights, dict) else {"": heights}
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for i, (label, h) in enumerate(series.items()):
+        h = np.sort(np.asarray(h, float))
+        n = len(h)
+        if n == 0:
+            continue
+        share = 1.0 - (np.arange(n) + 1) / n  # share of climbs that went beyond h[i]
+        ax.step(np.r_[0.0, h], np.r_[1.0, share], where="post", color=f"C{i}",
+                label=f"{label} ({n} climbs)" if label else f"{n} climbs")
+    ax.axvline(jumps * jump_height, color="k", ls=":", lw=1,
+               label=f"{jumps} jumps ({jumps * jump_height:.2f} m)")
+    ax.set_xlabel("height climbed before the first failed landing [m]")
+    ax.set_ylabel("share of climbs going beyond it")
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower left", fontsize=8)
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig

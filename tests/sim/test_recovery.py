@@ -42,8 +42,8 @@ def _clock_run(settings, ticks=500, dt=0.002):
 
 def test_the_clock_rewinds_and_rearms_the_rear_gripper_after_the_landing_window():
     """With the rear switch open past the landing window the clock re-arms the rear gripper
-    once per try, goes back to the catch pose on the first try and into phase 4 by the
-    rewind on the second, then gives up with a disarm; without recovery the reference only
+    once per try, holds the catch pose on the first try and winds back into phase 4 on the
+    second, then gives up with a disarm; without recovery the reference only
     moves forward and no command is issued."""
     s = EventTriggeredSettings(recovery_attempts=2, recovery_rewind=0.06, recovery_after=0.05,
                                recovery_wait=0.04, recovery_rate=0.5)
@@ -52,10 +52,11 @@ def test_the_clock_rewinds_and_rearms_the_rear_gripper_after_the_landing_window(
     assert all(c[1] == 1 for c in commands)
     first, second = commands[0][0], commands[1][0]
     assert first == pytest.approx(0.35 + 0.05, abs=0.005)  # the window after the catch
-    assert refs[int(first / 0.002):].min() > PHASES[3]  # the front catch is not replayed
-    between = refs[int(first / 0.002):int(second / 0.002)]
-    assert between.min() == pytest.approx(PHASES[4], abs=1e-9)  # back to the catch pose
-    after = refs[int(second / 0.002):]
+    assert second - first == pytest.approx(0.04, abs=0.003)  # the first try's hold
+    i, j = round(first / 0.002) - 1, round(second / 0.002) - 1  # ticks of the commands
+    assert refs[i:].min() > PHASES[3]  # the front catch is not replayed
+    np.testing.assert_allclose(refs[i:j], PHASES[4], atol=1e-9)  # the catch pose held
+    after = refs[j:]
     assert after.min() == pytest.approx(PHASES[4] - 0.06, abs=1e-9)  # swung into phase 4
     off, none = _clock_run(EventTriggeredSettings(recovery=False))
     assert not none and np.all(np.diff(off) >= -1e-12)

@@ -27,12 +27,15 @@ happens (the paper's playback). :class:`EventTriggered` switches phases on event
 * rear re-catch (``recovery``): when the rear switch is still open ``recovery_after`` [s]
   after the reference reached the rear catch (the landing window) while the front switch
   is closed, the robot hangs from its front gripper. The board re-arms the rear gripper
-  and winds the reference back (at ``recovery_rate`` times real time): the first try only
-  to the rear catch pose, which it holds ``recovery_wait`` [s] (most misses are feet that
-  arrive a few milliseconds late); later tries ``recovery_rewind`` [s] into phase 4, which
+  and, on the first try, holds the rear catch pose ``recovery_wait`` [s] more (most misses
+  are feet that arrive a few milliseconds late); later tries wind the reference
+  ``recovery_rewind`` [s] back into phase 4 (at ``recovery_rate`` times real time), which
   swings the rear foot off the wall along its optimized approach, and play phase 4's tail
   again as slowly before the hold. A catch goes on with phase 5 and the next jump; after
-  ``recovery_attempts`` failed tries the jump ends as without recovery.
+  ``recovery_attempts`` failed tries the jump ends as without recovery. With recovery on
+  the rear catch pose is held through the whole landing window, not only ``rear_wait``:
+  starting phase 5 on the front gripper alone tore it off, and a late rear catch is
+  re-caught anyway.
 
 Neither changes the commanded torques beyond the reference's own (the ESC clips the
 voltage to the supply in every case), so a closed-loop robot never commands beyond its
@@ -250,8 +253,8 @@ class EventTriggered(ReferenceClock):
             self._gave_up = False
         if self._rewind_to is not None:
             return self._rewind(dt, switches, base)
-        window = (self.s.recovery_wait if self._recovering
-                  else min(self.s.recovery_after, 0.8 * (T - pt[4])))
+        landing = min(self.s.recovery_after, 0.8 * (T - pt[4]))  # the landing window [s]
+        window = self.s.recovery_wait if self._recovering else landing
         if (self.s.recovery and k < self.jumps and switches[0] and not switches[1]
                 and not self._gave_up and ri >= pt[4] - 1e-9
                 and self._time - self._catch_time >= window - 1e-9):
@@ -259,7 +262,8 @@ class EventTriggered(ReferenceClock):
                 return self._rewind(dt, switches, base)
             self._commands.append((1, "disarm"))  # out of tries: the miss is final
             self._recovering, self._gave_up = False, True
-        rear_wait = self.s.recovery_wait if self._recovering else self.s.rear_wait
+        rear_wait = (window if self._recovering or self.s.recovery  # hold while it may catch
+                     else self.s.rear_wait)
         for gi, catch, wait in ((0, pt[3], self.s.front_wait), (1, pt[4], rear_wait)):
             if k < self.jumps and new[gi] and catch - self.s.reflex_lead <= ri < catch:
                 self.r, self._held = base + catch, 0.0  # reflex: the phase starts now

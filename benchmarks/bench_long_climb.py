@@ -1,0 +1,116 @@
+"""Long-climb benchmark: per-jump reliability, rear re-catch, and margins past calibration.
+
+Plays the stored long-climb design (``docs/data/long_climb``, with the hardware options it
+records) closed loop in the calibrated simulator: thirty-jump climbs at the calibrated
+tolerances and ten-jump climbs at 1.5 times them, each with the rear re-catch on and off
+on the same seeds. Reports per configuration the per-jump ready rate with its Wilson
+interval, the share of climbs that finished, the rear misses and how many the re-catch
+turned into ready landings (with the time it took), the height climbed before the first
+failure (median, quartiles, range) and the measured climbing speed.
+
+    python benchmarks/bench_long_climb.py [--quick] [--trials N] [--seeds 12345,777]
+        [--workers N] [--solution PATH] [--figure PATH]
+
+The evaluation seeds (12345 and 777 by default) were used by no tuning step: the clock's
+re-catch settings were chosen on master seed 1. ``--quick`` runs 20 trials of 10 and 5
+jumps on one seed. ``--figure`` writes the height-climbed survival curves. The last line
+is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from clamber.experiments.calibration import calibrated_config, calibrated_tolerances
+from clamber.experiments.robustness import RobustnessResult, robustness
+from clamber.experiments.statistics import wilson_interval
+from clamber.jumper.sim.control import EventTriggeredSettings
+from clamber.jumper.sim.gripper import FootPivot
+from clamber.jumper.sim.settings import hardware_options
+from clamber.jumper.solution import TrajectorySolution
+from clamber.parallel.factory import make_evaluator
+
+ROOT = Path(__file__).resolve().parents[1]
+DESIGN = ROOT / "docs" / "data" / "long_climb" / "solution.npz"
+
+
+def _summary(res: RobustnessResult, wall: float) -> dict:
+    s = res.summary()
+    keys = ("trials", "jumps", "per_jump_ready_rate", "per_jump_ready_interval", "jumps_played",
+            "landing_rate", "landing_interval", "rear_misses", "recovered_rear_misses",
+            "rear_miss_recovery_rate", "mean_recovery_time_s", "height_climbed_m",
+            "climb_speed_mps", "failures")
+    per_jump = res.per_jump_ready
+    return {**{k: s[k] for k in keys}, "jumps_ready": per_jump.successes if per_jump else 0,
+            "wall_s": wall}
+
+
+def main(argv: list[str] | None = None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="20 trials, 10 and 5 jumps, one seed")
+    ap.add_argument("--trials", type=int, default=200, help="trials per study (200)")
+    ap.add_argument("--seeds", default="12345,777", help="master seeds, comma-separated")
+    ap.add_argument("--workers", type=int, default=2, help="Dask workers (0: this process)")
+    ap.add_argument("--solution", type=Path, default=DESIGN, help="design to play")
+    ap.add_argument("--figure", type=Path, help="write the height-climbed figure here")
+    args = ap.parse_args(argv)
+    seeds = [int(s) for s in args.seeds.split(",")]
+    trials, long_jumps, short_jumps = args.trials, 30, 10
+    if args.quick:
+        trials, long_jumps, short_jumps, seeds = 20, 10, 5, seeds[:1]
+    sol = TrajectorySolution.load(args.solution)
+    hardware = hardware_options(sol)
+    pivot = FootPivot().with_rear_spar() if hardware.get("rear_spar") else FootPivot()
+    base = calibrated_config(controller="closed-loop", pivot=pivot)
+    studies = {}
+    heights = {}
+    with make_evaluator(args.workers) as evaluator:
+        for seed in seeds:
+            for scale, jumps in ((1.0, long_jumps), (1.5, short_jumps)):
+                for recovery in (True, False):
+                    cfg = replace(base, event_triggered=EventTriggeredSettings(
+                        recovery=recovery))
+                    name = (f"seed{seed}_tol{scale:g}_{jumps}jumps_"
+                            f"{'recovery' if recovery else 'no-recovery'}")
+                    print(f"{name} ...", file=sys.stderr)
+                    t0 = time.perf_counter()
+                    res = robustness(sol, trials, seed=seed, jumps=jumps, config=cfg,
+                                     tolerances=calibrated_tolerances(scale),
+                                     evaluator=evaluator)
+                    studies[name] = _summary(res, time.perf_counter() - t0)
+                    heights[name] = [float(t.metrics.get("climbed_m", 0.0))
+                                     for t in res.trials]
+    if args.figure:
+        from clamber.report.simulation import plot_height_climbed
+
+        args.figure.parent.mkdir(parents=True, exist_ok=True)
+        curves = {k.replace("_", " "): v for k, v in heights.items()
+                  if f"_{long_jumps}jumps_" in k}
+        plot_height_climbed(curves, long_jumps, sol.height,
+                            "calibrated tolerances, closed loop").savefig(args.figure, dpi=120)
+    pooled = {}
+    for tag in (f"tol1_{long_jumps}jumps_recovery", f"tol1.5_{short_jumps}jumps_recovery"):
+        rows = [v for k, v in studies.items() if k.endswith(tag)]
+        played = sum(r["jumps_played"] for r in rows)
+        ci = wilson_interval(sum(r["jumps_ready"] for r in rows), played) if played else None
+        pooled[tag] = {"per_jump_ready_rate": ci.rate if ci else None,
+                       "per_jump_ready_interval": [ci.low, ci.high] if ci else None,
+                       "jumps_played": played,
+                       "climbs_finished": float(np.mean([r["landing_rate"] for r in rows])),
+                       "recovered_rear_misses": sum(r["recovered_rear_misses"] for r in rows),
+                       "rear_misses": sum(r["rear_misses"] for r in rows)}
+    out = {"solution": str(args.solution), "hardware": hardware, "speed_mps": sol.speed,
+           "trials": trials, "seeds": seeds, "studies": studies, "pooled": pooled}
+    print(json.dumps(out))
+    return out
+
+
+if __name__ == "__main__":
+    main()
