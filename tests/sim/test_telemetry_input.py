@@ -60,11 +60,26 @@ def test_absurd_voltages_are_named_not_called_zero(tmp_path, log_rows):
         read_csv(_write(tmp_path, header, bad), LOG_COLUMNS)
 
 
-def test_a_motor_fit_of_the_wrong_sign_is_refused(tmp_path, log_rows):
-    """Voltages of the wrong sign fit no DC motor (a negative gain or damping): a
-    ConfigError naming the joint, the figure and its range, not a result."""
+def test_a_motor_fit_of_the_wrong_sign_is_flagged(tmp_path, log_rows, caplog):
+    """Voltages of the wrong sign fit no DC motor (a negative gain or damping): the
+    analysis warns naming the joint and the range, and marks that fit implausible."""
     header, rows = log_rows
     cols = [header.index(c) for c in ("v_hip_V", "v_spine_V", "v_shoulder_V")]
     flipped = [[str(-float(x)) if i in cols else x for i, x in enumerate(r)] for r in rows]
-    with pytest.raises(ConfigError, match=r"motor fit\.\w+\.(gain|damping) = -.*N m"):
-        load_and_analyze(_write(tmp_path, header, flipped), Morphology.nominal())
+    with caplog.at_level("WARNING", logger="clamber"):
+        fits = load_and_analyze(_write(tmp_path, header, flipped),
+                                Morphology.nominal()).summary()["motor_fit"]
+    assert not all(f["plausible"] for f in fits.values())
+    assert any("motor fit." in r.getMessage() and "N m" in r.getMessage()
+               for r in caplog.records)
+
+
+def test_an_absurd_motor_fit_is_refused(tmp_path, log_rows):
+    """Voltages logged a million times too small (a unit error) fit a gain beyond any DC
+    motor's: a ConfigError naming the joint and the gain range, not a result."""
+    header, rows = log_rows
+    cols = [header.index(c) for c in ("v_hip_V", "v_spine_V", "v_shoulder_V")]
+    tiny = [[repr(float(x) * 1e-6) if i in cols else x for i, x in enumerate(r)]
+            for r in rows]
+    with pytest.raises(ConfigError, match=r"motor fit of \w+: (gain|damping) = .* N m"):
+        load_and_analyze(_write(tmp_path, header, tiny), Morphology.nominal())

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import csv
 import io
+import logging
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,7 @@ from clamber.exceptions import ConfigError, FileFormatError
 from clamber.jumper.model import JOINT_NAMES, jumper_model
 from clamber.jumper.morphology import Morphology
 
+logger = logging.getLogger("clamber")
 LOG_RATE_HZ = 167.0
 LOG_COLUMNS = ("t_s", "x5_m", "y5_m", "phi5_rad", "hip_rad", "spine_rad", "shoulder_rad",
                "v_hip_V", "v_spine_V", "v_shoulder_V", "front_hooked", "rear_hooked")
@@ -129,6 +131,7 @@ class MotorFit:
     damping: float  # c [N m s/rad]
     rms_residual: float  # [N m]
     samples: int
+    plausible: bool = True  # gain and damping within RANGES (a DC motor's signs)
 
 
 @dataclass
@@ -155,7 +158,8 @@ class TelemetryAnalysis:
             "samples": len(self.t),
             "jumps": len(self.jump_bounds),
             "motor_fit": {f.joint: {"gain_nm_per_v": f.gain, "damping_nms_per_rad": f.damping,
-                                    "rms_residual_nm": f.rms_residual, "samples": f.samples}
+                                    "rms_residual_nm": f.rms_residual, "samples": f.samples,
+                                    "plausible": f.plausible}
                           for f in self.fits},
             "work_per_jump_j": {n: self.work_positive[:, j].tolist()
                                 for j, n in enumerate(JOINT_NAMES)},
@@ -163,6 +167,29 @@ class TelemetryAnalysis:
                                     for j, n in enumerate(JOINT_NAMES)},
             "stance_outside_safe_region": self.outside_safe,
         }
+
+
+def _plausible(joint: str, gain: float, damping: float) -> bool:
+    """Whether a fit is a DC motor's: gain and damping within ``RANGES``. A magnitude
+    beyond the range (a unit or time-stamp error) is a ConfigError; a sign or zero within
+    it (a log with too few or too uniform samples for this joint) is a warning, and the
+    fit is marked implausible."""
+    plausible = True
+    for field, value, quantity in (("gain", gain, "motor_gain"),
+                                   ("damping", damping, "motor_damping")):
+        r = check.RANGES[quantity]
+        if not math.isfinite(value) or abs(value) > r.high:
+            raise ConfigError(f"motor fit of {joint}: {field} = {value:.4g} {r.unit} is "
+                              f"outside {check.range_text(quantity)}: the log's torques and "
+                              "voltages do not fit a DC motor (check its time column, units "
+                              "and joint order)")
+        try:
+            check.in_range("motor fit", f"{joint}.{field}", value, quantity)
+        except ConfigError as e:
+            logger.warning("warning: %s: no DC motor has that; this joint's fitted torques "
+                        "are not trustworthy (too few or too uniform samples?)", e)
+            plausible = False
+    return plausible
 
 
 def _guard(hooked: np.ndarray) -> np.ndarray:
@@ -258,16 +285,9 @@ def analyze(log: dict[str, np.ndarray], morphology: Morphology,
                               f"the {int(usable.sum())} usable samples; the motor model "
                               "tau = a V - c omega cannot be fitted")
         a, c, res = _robust_fit(A, tau_id[usable, j])
-        for field, value, quantity in (("gain", a, "motor_gain"),
-                                       ("damping", c, "motor_damping")):
-            try:
-                check.in_range("motor fit", f"{name}.{field}", value, quantity)
-            except ConfigError as e:
-                raise ConfigError(f"{e}: the log's torques and voltages do not fit a DC "
-                                  "motor (check its time column, units and joint order)") from None
         torque[:, j] = a * volt[:, j] - c * w
         fits.append(MotorFit(name, float(a), float(c), float(np.sqrt(np.mean(res**2))),
-                             int(usable.sum())))
+                             int(usable.sum()), _plausible(name, a, c)))
 
     bounds = jump_bounds(t_s, hs[:, 1])
     work = torque * np.diff(q_s[:, 3:6], axis=0)  # interval mean torque x angle step [J]
