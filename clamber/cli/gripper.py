@@ -37,6 +37,10 @@ def run(trials_path: Path | None, unit: str, out: Path) -> dict:
     else:
         source = str(trials_path)
         trials = read_trials(trials_path, unit)
+        from clamber import _validate as check
+
+        for k, t in enumerate(trials, start=1):
+            check.in_range(f"{trials_path}: trial {k}", "load_n", t.load_n, "gripper_load")
     fit = fit_safe_region(trials)
     out.mkdir(parents=True, exist_ok=True)
     region = {"angle_deg": fit.angle_deg, "max_load_n": fit.max_load_n,
