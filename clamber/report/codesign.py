@@ -12,6 +12,7 @@ from matplotlib.patches import Circle
 
 from clamber.jumper.morphology import Morphology
 from clamber.jumper.solution import TrajectorySolution
+from clamber.report.save import save_figure
 from clamber.storage.runs import CandidateTrial, TrialState
 
 #: Angle of links L1..L4 from the wall in the drawing pose [rad]: bowed away from the wall.
@@ -20,19 +21,29 @@ _DRAW_ANGLES = np.radians([-40.0, -15.0, 15.0, 40.0])
 _DISC_RADIUS_100G = 0.012
 
 
+def _generation_axis(ax, count: int) -> None:
+    """Generations counted from 1, whole numbers only."""
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+    ax.set_xlim(0.5, max(count, 1) + 0.5)
+    ax.set_xlabel("generation")
+
+
 def plot_progress(summaries: Sequence[dict[str, Any]]):
     """Best and median speed of each generation, and the best so far [m/s]."""
     fig, ax = plt.subplots(figsize=(6.5, 3.8))
-    g = [s["generation"] for s in summaries]
+    g = [s["generation"] + 1 for s in summaries]
     ax.plot(g, [s["best_speed_mps"] for s in summaries], "o-", ms=3, label="generation best")
     ax.plot(g, [s["median_speed_mps"] for s in summaries], "s-", ms=3,
             label="generation median")
     ax.plot(g, [s["best_so_far_mps"] for s in summaries], "k--", lw=1, label="best so far")
-    failed = [s["generation"] for s in summaries if s["failed"]]
+    failed = [s["generation"] + 1 for s in summaries if s["failed"]]
     if failed:
         ax.plot(failed, [0.0] * len(failed), "rx", ms=4, label="generation with failures")
-    ax.set_xlabel("generation")
+    _generation_axis(ax, len(summaries))
     ax.set_ylabel("climbing speed [m/s]")
+    ax.set_title("Co-design progress")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -42,10 +53,10 @@ def plot_progress(summaries: Sequence[dict[str, Any]]):
 def plot_parameters(trials: Sequence[CandidateTrial], summaries: Sequence[dict[str, Any]]):
     """Every candidate's link lengths [mm] and inner masses [g] per generation (dots), with
     the CMA-ES mean after each generation (lines)."""
-    fig, (a1, a2) = plt.subplots(2, 1, sharex=True, figsize=(6.5, 6))
-    gens = np.array([t.generation for t in trials])
+    fig, (a1, a2) = plt.subplots(2, 1, sharex=True, figsize=(7.5, 6))
+    gens = np.array([t.generation + 1 for t in trials])
     means = np.array([s["mean_design"] for s in summaries]) if summaries else np.empty((0, 7))
-    mg = [s["generation"] for s in summaries]
+    mg = [s["generation"] + 1 for s in summaries]
     for j in range(4):
         vals = np.array([t.lengths[j] for t in trials]) * 1e3
         a1.scatter(gens, vals, s=6, color=f"C{j}", alpha=0.35)
@@ -58,10 +69,12 @@ def plot_parameters(trials: Sequence[CandidateTrial], summaries: Sequence[dict[s
             a2.plot(mg, means[:, 4 + j], color=f"C{j + 4}", label=f"m{j + 2}")
     a1.set_ylabel("link length [mm]")
     a2.set_ylabel("inner mass [g]")
-    a2.set_xlabel("generation")
+    a1.set_title("Candidates (dots) and the CMA-ES mean after each generation (lines)",
+                 fontsize=10)
+    _generation_axis(a2, max([*mg, *gens.tolist(), 1]))
     for ax in (a1, a2):
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8, ncol=4)
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     return fig
 
@@ -203,9 +216,7 @@ def plot_pareto(trials: Sequence[CandidateTrial]):
 
 
 def _save(fig, path: Path) -> Path:
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def save_codesign_figures(trials: Sequence[CandidateTrial], summaries: Sequence[dict[str, Any]],

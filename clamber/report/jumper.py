@@ -12,19 +12,24 @@ from clamber.jumper.model import JOINT_NAMES
 from clamber.jumper.schedule import PHASES
 from clamber.jumper.solution import TrajectorySolution
 from clamber.report.gripper import region_polygon
+from clamber.report.save import save_figure
 
-PHASE_COLORS = ("#dbe9f6", "#fde6cf", "#ffffff", "#e2f0d9", "#ece2f0")
-#: Marker colours of the five phases (tab10: distinct, colour-blind-safe first five).
+#: Colours of the five phases (tab10: distinct, colour-blind-safe first five): markers in
+#: full, shaded time spans as light tints of the same colour, so a phase reads alike in
+#: every panel.
 PHASE_MARKERS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd")
+PHASE_SHADE_ALPHA = 0.13
 
 
 def shade_phases(ax, sol: TrajectorySolution) -> None:
     """Shade the five phases on a time axis and label them."""
     edges = sol.phase_times
     for p, (a, b) in zip(PHASES, zip(edges[:-1], edges[1:], strict=True), strict=True):
-        ax.axvspan(a, b, color=PHASE_COLORS[p.index - 1], zorder=0)
+        ax.axvspan(a, b, color=PHASE_MARKERS[p.index - 1], alpha=PHASE_SHADE_ALPHA, zorder=0,
+                   lw=0)
         ax.text(0.5 * (a + b), 1.0, str(p.index), transform=ax.get_xaxis_transform(),
-                ha="center", va="bottom", fontsize=8)
+                ha="center", va="bottom", fontsize=8, color=PHASE_MARKERS[p.index - 1],
+                fontweight="bold")
 
 
 def plot_joints(sol: TrajectorySolution):
@@ -171,8 +176,7 @@ def save_all(sol: TrajectorySolution, out: str | Path, animation: bool = True) -
                        ("filmstrip", filmstrip)):
         fig = make(sol)
         paths[name] = out / f"{name}.png"
-        fig.savefig(paths[name], dpi=110)
-        plt.close(fig)
+        save_figure(fig, paths[name])
     if animation:
         paths["animation"] = animate(sol, out / "climb.gif")
     return paths

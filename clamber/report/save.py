@@ -9,8 +9,10 @@ from matplotlib.figure import Figure
 
 
 def save_figure(fig: Figure, path: str | Path, dpi: int = 110) -> Path:
-    """Write ``fig`` to ``path`` at ``dpi`` [dots per inch], close it, return the path."""
+    """Write ``fig`` to ``path`` at ``dpi`` [dots per inch], close it, return the path.
+    The canvas is cropped to what is drawn (``bbox_inches="tight"``), so a legend or label
+    placed outside the axes is never cut off."""
     path = Path(path)
-    fig.savefig(path, dpi=dpi)
+    fig.savefig(path, dpi=dpi, bbox_inches="tight", pad_inches=0.08)
     plt.close(fig)
     return path
