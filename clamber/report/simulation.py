@@ -165,27 +165,33 @@ def save_simulation_figures(result: SimulationResult, sol: TrajectorySolution, o
     return paths
 
 
-def plot_height_climbed(heights: np.ndarray, jumps: int, jump_height: float,
+
+
+def plot_height_climbed(ready_jumps: dict[str, tuple[np.ndarray, int]], jump_height: float,
                         title: str = ""):
-    """Share of climbs that went beyond ``h`` before their first failure, against ``h``
-    [m] (an empirical survival curve), with the full climb's height (``jumps`` times
-    ``jump_height`` [m]) marked; one curve per entry when ``heights`` maps labels to
-    arrays."""
-    series = heights if isinstance(heights, dict) else {"": heights}
+    """Share of climbs with at least ``n`` ready landings before their first failure,
+    against ``n`` (an empirical survival curve; its last step is the share that finished),
+    with the nominal height climbed, ``n`` times ``jump_height`` [m], on the top axis.
+
+    ``ready_jumps`` maps a label to the per-climb counts and the climb's length in jumps.
+    """
     fig, ax = plt.subplots(figsize=(6.5, 4))
-    for i, (label, h) in enumerate(series.items()):
-        h = np.sort(np.asarray(h, float))
-        n = len(h)
-        if n == 0:
+    longest = max((jumps for _, jumps in ready_jumps.values()), default=1)
+    for i, (label, (counts, jumps)) in enumerate(ready_jumps.items()):
+        counts = np.asarray(counts, int)
+        if len(counts) == 0:
             continue
-        share = 1.0 - (np.arange(n) + 1) / n  # share of climbs that went beyond h[i]
-        ax.step(np.r_[0.0, h], np.r_[1.0, share], where="post", color=f"C{i}",
-                label=f"{label} ({n} climbs)" if label else f"{n} climbs")
-    ax.axvline(jumps * jump_height, color="k", ls=":", lw=1,
-               label=f"{jumps} jumps ({jumps * jump_height:.2f} m)")
-    ax.set_xlabel("height climbed before the first failed landing [m]")
-    ax.set_ylabel("share of climbs going beyond it")
+        n = np.arange(jumps + 1)
+        share = (counts[None, :] >= n[:, None]).mean(axis=1)
+        ax.step(n, share, where="post", color=f"C{i}",
+                label=f"{label}: {len(counts)} climbs, {share[-1]:.0%} finished")
+    ax.set_xlabel("ready landings before the first failed one")
+    ax.set_ylabel("share of climbs")
+    ax.set_xlim(0, longest)
     ax.set_ylim(0, 1.02)
+    top = ax.secondary_xaxis("top", functions=(lambda x: x * jump_height,
+                                               lambda h: h / jump_height))
+    top.set_xlabel("height climbed [m] (nominal jump height)")
     ax.grid(alpha=0.3)
     ax.legend(loc="lower left", fontsize=8)
     if title:
