@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -279,3 +281,23 @@ def solution_in_range(sol: Any, owner: str = "solution") -> Any:
             raise ConfigError(f"{owner}: a {name} of {peak:.4g} {RANGES[quantity].unit} is "
                               f"outside {range_text(quantity)}")
     return sol
+
+
+def open_no_follow(path: Path, flags: int, mode: int = 0o644) -> int:
+    """``os.open`` that never follows a link at ``path`` (``O_NOFOLLOW``; where the system
+    lacks it, a link found first is refused) and only opens a regular file; a ConfigError
+    names the path otherwise. A link planted in a run or output folder would make clamber
+    write, as the user, over whatever file it points to."""
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
+    if not nofollow and os.path.islink(path):
+        raise ConfigError(f"{path} is a link; clamber never writes through links")
+    try:
+        fd = os.open(path, flags | nofollow, mode)
+    except OSError as e:
+        if os.path.islink(path):
+            raise ConfigError(f"{path} is a link; clamber never writes through links") from None
+        raise ConfigError(f"{path}: cannot open ({e.strerror})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ConfigError(f"{path} is not a regular file")
+    return fd

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import os
 import socket
-import stat
 from pathlib import Path
 
+from clamber._validate import open_no_follow
 from clamber.exceptions import ConfigError
 
 LOCK_NAME = "run.lock"
@@ -45,26 +45,6 @@ except ImportError:  # Windows
     def _unlock(fd: int) -> None:
         os.lseek(fd, 0, os.SEEK_SET)
         msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
-
-
-def open_no_follow(path: Path, flags: int, mode: int = 0o644) -> int:
-    """``os.open`` that never follows a link at ``path`` (``O_NOFOLLOW``; where the system
-    lacks it, a link found first is refused) and only opens a regular file; a ConfigError
-    names the path otherwise. A link planted in a run folder would make clamber write, as
-    the user, over whatever file it points to."""
-    nofollow = getattr(os, "O_NOFOLLOW", 0)
-    if not nofollow and os.path.islink(path):
-        raise ConfigError(f"{path} is a link; clamber never writes through links")
-    try:
-        fd = os.open(path, flags | nofollow, mode)
-    except OSError as e:
-        if os.path.islink(path):
-            raise ConfigError(f"{path} is a link; clamber never writes through links") from None
-        raise ConfigError(f"{path}: cannot open ({e.strerror})") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise ConfigError(f"{path} is not a regular file")
-    return fd
 
 
 class RunLock:

@@ -96,3 +96,19 @@ def test_a_bad_hardware_description_is_refused(tmp_path, capsys):
         rc, out, err = _run(capsys, ["jumper", "export", sol, "--hardware", hw,
                                      "--out", tmp_path / "o"])
         assert rc == 2 and match in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_an_output_that_is_a_link_is_not_written_through(tmp_path, capsys):
+    """A reference.csv in the output folder that links elsewhere makes the export exit 2
+    naming the link, and the file it points to keeps its content."""
+    sol = _save(tmp_path, "sol", accuracy=CHECKED)
+    out = tmp_path / "out"
+    rc, _, err = _run(capsys, ["jumper", "export", sol, "--out", out])
+    assert rc == 0, err
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    (out / "reference.csv").unlink()
+    (out / "reference.csv").symlink_to(victim)
+    rc, _, err = _run(capsys, ["jumper", "export", sol, "--out", out])
+    assert rc == 2 and "is a link" in err and len(err.strip().splitlines()) == 1
+    assert victim.read_text() == "precious"

@@ -33,15 +33,17 @@ A hardware description is a TOML file (units in brackets; ranges in
 from __future__ import annotations
 
 import json
+import os
 import struct
 import tomllib
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from clamber import _validate as check
+from clamber._validate import open_no_follow
 from clamber.exceptions import ConfigError, ExportError, FileFormatError
 from clamber.jumper.model import JOINT_NAMES
 from clamber.jumper.sim.motor import REFERENCE_RATE_HZ, MotorParameters
@@ -220,13 +222,20 @@ def _flags(ref: Reference) -> np.ndarray:
     return ref.front_closed.astype(np.uint8) | (ref.rear_closed.astype(np.uint8) << 1)
 
 
+def _open_new(path: Path) -> BinaryIO:
+    """``path`` opened for writing (truncated) without following a link there: a link
+    planted in the output folder would make the export overwrite what it points to."""
+    return os.fdopen(open_no_follow(Path(path), os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "wb")
+
+
 def write_csv(ref: Reference, path: Path) -> Path:
     """One row per sample: time [s], angles [rad], voltages [V], gripper commands (0/1)."""
     head = (["t_s"] + [f"{n}_rad" for n in JOINT_NAMES] + [f"{n}_ff_V" for n in JOINT_NAMES]
             + ["front_closed", "rear_closed"])
     data = np.column_stack([ref.t, ref.theta, ref.voltage, ref.front_closed, ref.rear_closed])
     fmt = ["%.4f"] + ["%.6f"] * 3 + ["%.4f"] * 3 + ["%d", "%d"]
-    np.savetxt(path, data, delimiter=",", header=",".join(head), comments="", fmt=fmt)
+    with _open_new(path) as f:
+        np.savetxt(f, data, delimiter=",", header=",".join(head), comments="", fmt=fmt)
     return path
 
 
@@ -242,7 +251,8 @@ def write_binary(ref: Reference, path: Path) -> Path:
     body["angle"] = ref.theta
     body["voltage"] = ref.voltage
     body["flags"] = _flags(ref)
-    path.write_bytes(head + body.tobytes())
+    with _open_new(path) as f:
+        f.write(head + body.tobytes())
     return path
 
 
@@ -294,8 +304,8 @@ def export_reference(sol: TrajectorySolution, out_dir: str | Path,
     record = {"limits_checked": limits.to_dict(), "limits_source": hw.source,
               "motor": asdict(hw.motor), "solution": verdict, "samples": len(ref.t),
               "rate_hz": ref.rate_hz}
-    (out / "export.json").write_text(json.dumps(record, indent=1, allow_nan=False) + "\n",
-                                     encoding="utf-8")
+    with _open_new(out / "export.json") as f:
+        f.write((json.dumps(record, indent=1, allow_nan=False) + "\n").encode())
     return {"csv": write_csv(ref, out / "reference.csv"),
             "binary": write_binary(ref, out / "reference.bin"),
             "record": out / "export.json"}
