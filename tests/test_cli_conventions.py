@@ -145,6 +145,12 @@ def test_robustness_resumes_without_options_and_refuses_others_before_workers(
                  "--jumps", "2", "--out", str(run), "--json"]) == 0
     first = json.loads(capsys.readouterr().out)
     assert not (run / LOCK_NAME).exists()
+    rows = (run / "trials.csv").read_text().splitlines()
+    assert first["trials_csv"] == str(run / "trials.csv") and len(rows) == 1 + 3
+    for key, value in first.items():  # docs/json_keys.md: <what>_interval brackets <what>_rate
+        if key.endswith("_interval"):
+            low, high = value
+            assert low <= first[key.replace("_interval", "_rate")] <= high
 
     def no_cluster(*a, **k):
         raise AssertionError("a cluster was started")

@@ -88,7 +88,7 @@ def optimize_command(args: argparse.Namespace) -> dict:
         figures = {k: str(v) for k, v in paths.items()}
     summary = sol.summary()
     summary["total_solve_time_s"] = sum(h["solve_time_s"] for h in sol.history)
-    summary["wall_time_s"] = time.perf_counter() - t0
+    summary["total_wall_time_s"] = time.perf_counter() - t0
     summary["solution_path"] = str(path)
     summary["figures"] = figures
     return summary

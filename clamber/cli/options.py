@@ -460,6 +460,23 @@ def release_run(run_dir: str | Path) -> None:
             lock.release()
 
 
+def write_trials_csv(path: Path, trials: Sequence[Any]) -> Path:
+    """``trials.csv`` of a study: one row per recorded trial (its condition's group, seed,
+    success, failure reason, detail, then its metrics; the union of every trial's metric
+    names as columns, empty where a trial has none)."""
+    import csv
+
+    rows = [{"group": t.group, "seed": t.seed, "success": t.success,
+             "failure": t.outcome.failure.name.lower() if t.outcome.failure else "",
+             "detail": t.outcome.detail, **t.metrics} for t in trials]
+    names = list(dict.fromkeys(k for row in rows for k in row))
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=names, restval="")
+        w.writeheader()
+        w.writerows(rows)
+    return Path(path)
+
+
 # --- exit statuses ----------------------------------------------------------------------------
 #: What exit status 1 means for the commands that use it (every other command: 0, 2, 130).
 EXIT_ONE = {

@@ -19,6 +19,7 @@ from clamber.cli.options import (
     quantity_type,
     seed_int,
     strict_json,
+    write_trials_csv,
 )
 from clamber.cli.quadruped_evaluate import (
     CYCLE_S,
@@ -189,7 +190,7 @@ def _climb(args: argparse.Namespace) -> dict:
         rows.append({**row, **result.summary})
     summary = dict(rows[0]) if len(rows) == 1 else {"command": "climb", "wall": args.wall,
                                                      "conditions": rows}
-    _write_trials(out / "trials.csv", trials)
+    write_trials_csv(out / "trials.csv", trials)
     figures = {}
     if not args.no_figures:
         figures = _climb_figures(args, conditions[0], inclines[0], out)
@@ -266,7 +267,7 @@ def _trot(args: argparse.Namespace) -> dict:
                                       out / "trot.png")
         if not args.no_animation:
             figures["animation"], _ = animate(trace, out / "trot.gif")
-    _write_trials(out / "trials.csv", trials)
+    write_trials_csv(out / "trials.csv", trials)
     summary = {"command": "trot", "results": study, "run_dir": str(out),
                "figures": {k: str(v) for k, v in figures.items()},
                "total_wall_time_s": time.perf_counter() - t0}
@@ -338,7 +339,7 @@ def _compare(args: argparse.Namespace) -> dict:
                         r.settings.controller, r.settings.incline_deg, r.settings.scenario,
                         r.settings.gait.cycles,
                         *["" if row[k] is None else row[k] for k in COMPARISON_COLUMNS]])
-    _write_trials(out / "trials.csv", trials)
+    write_trials_csv(out / "trials.csv", trials)
     summary["table"] = str(out / "comparison.md")
     summary["csv"] = str(out / "comparison.csv")
     summary["run_dir"] = str(out)
@@ -346,17 +347,6 @@ def _compare(args: argparse.Namespace) -> dict:
     _write_json(out / "comparison.json", summary)
     log.info("%s", "\n".join(text))
     return summary
-
-
-def _write_trials(path: Path, trials: list) -> None:
-    """One CSV row per trial: its condition, seed, failure and metrics."""
-    rows = [{"group": t.group, "seed": t.seed, "success": t.success,
-             "failure": t.outcome.failure.name.lower() if t.outcome.failure else "",
-             "detail": t.outcome.detail, **t.metrics} for t in trials]
-    with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -205,6 +205,7 @@ def _robustness(args: argparse.Namespace) -> dict:
         progress_enabled,
         release_run,
         run_folder,
+        write_trials_csv,
     )
     from clamber.experiments.calibration import calibrated_tolerances
     from clamber.experiments.robustness import robustness
@@ -236,8 +237,18 @@ def _robustness(args: argparse.Namespace) -> dict:
         res = robustness(sol, args.trials, seed=args.seed, jumps=args.jumps,
                          config=_config(args), tolerances=tol, evaluator=evaluator,
                          run_dir=run_dir, resume=bool(args.resume), progress=bar)
+    trials_csv = write_trials_csv(run_dir / "trials.csv", res.trials)
     release_run(run_dir)
-    return {**res.summary(), "run_dir": str(run_dir)}
+    out = {**res.summary(), "trials_csv": str(trials_csv), "run_dir": str(run_dir)}
+    if args.jumps > 1:  # a climb: how far it went before its first failed landing
+        from clamber.report.simulation import plot_height_climbed
+
+        counts = [int(t.metrics.get("ready_jumps", 0)) for t in res.trials]
+        label = f"{args.controller}, tolerances x{args.tol_scale:g}"
+        plot_height_climbed({label: (counts, args.jumps)}, sol.height).savefig(
+            run_dir / "height_climbed.png", dpi=120)
+        out["figure"] = str(run_dir / "height_climbed.png")
+    return out
 
 
 def _calibrate(args: argparse.Namespace) -> dict:

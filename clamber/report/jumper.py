@@ -70,7 +70,7 @@ def plot_forces(sol: TrajectorySolution):
         span = max(1.0, float(np.abs(finite).max()) * 1.3) if len(finite) else 1.0
         poly = region_polygon(region, (-span, span), (-span, span))
         if len(poly):
-            ax.fill(poly[:, 0], poly[:, 1], color="#cfe8cf", label="safe region")
+            ax.fill(poly[:, 0], poly[:, 1], color="0.88", label="safe region")
         ph = sol.phase[np.all(np.isfinite(f), axis=1)]
         for k in np.unique(ph):  # one discrete colour per phase (the attached ones only)
             sel = ph == k
