@@ -11,6 +11,7 @@ import numpy as np
 from clamber.quadruped.model.robot import LEG_NAMES
 from clamber.quadruped.trials.log import TrialLog
 from clamber.quadruped.trials.result import TrialResult
+from clamber.report.save import save_figure
 
 LEG_COLORS = {"LF": "#1f77b4", "LR": "#ff7f0e", "RF": "#2ca02c", "RR": "#d62728"}
 AXES = ("x", "y", "z")
@@ -40,7 +41,12 @@ def plot_climb(log: TrialLog, title: str = ""):
             ax.plot(t, 1000 * a["feet_body"][:, i, k], c=LEG_COLORS[leg], label=leg, lw=1)
         ax.set_ylabel(f"foot {AXES[k]} in {{B}} [mm]")
         shade_swings(ax, log)
-    axes[0].legend(ncol=4, fontsize=8, loc="upper right")
+    from matplotlib.patches import Patch
+
+    swing = Patch(color="0.5", alpha=0.25, lw=0, label="shaded: a leg's swing\n(unload to "
+                  "reload,\nin the leg's colour)")
+    axes[0].legend(handles=[*axes[0].get_legend_handles_labels()[0], swing], fontsize=8,
+                   loc="upper left", bbox_to_anchor=(1.01, 1.0), title="foot", title_fontsize=8)
     ax = axes[3]
     ax2 = ax.twinx()
     for k, ls in zip(range(3), ("-", "--", ":"), strict=True):
@@ -53,9 +59,9 @@ def plot_climb(log: TrialLog, title: str = ""):
     ax.set_ylabel("joint power [W]", color="tab:purple")
     ax.set_xlabel("time [s]")
     shade_swings(ax, log)
-    ref = plt.Line2D([], [], c="0.6", lw=1, label="reference (same axis style)")
+    ref = plt.Line2D([], [], c="0.6", lw=1, label="reference (same line style)")
     handles = [*ax2.get_legend_handles_labels()[0], ref, *ax.get_legend_handles_labels()[0]]
-    ax2.legend(handles=handles, ncol=3, fontsize=7, loc="upper left")
+    ax2.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.2, 1.0))
     if title:
         fig.suptitle(title)
     fig.tight_layout()
@@ -172,6 +178,23 @@ def _render_matplotlib(log: TrialLog) -> list[np.ndarray]:
     return frames
 
 
+def _stamped(frames: list[np.ndarray], log: TrialLog) -> list[np.ndarray]:
+    """Each frame with its time and how far the body has moved from its start [m]."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    font = ImageFont.load_default(size=15)
+    start = np.asarray(log.snapshots[0][1][:3])
+    out = []
+    for frame, (t, qpos, _) in zip(frames, log.snapshots, strict=True):
+        image = Image.fromarray(frame)
+        moved = float(np.linalg.norm(np.asarray(qpos[:3]) - start))
+        ImageDraw.Draw(image).text((8, 8), f"t = {t:5.1f} s   body moved {moved:.2f} m",
+                                   fill=(255, 255, 255), font=font, stroke_width=2,
+                                   stroke_fill=(0, 0, 0))
+        out.append(np.asarray(image))
+    return out
+
+
 def animate(log: TrialLog, path: str | Path, fps: float = 8.0) -> tuple[Path, str]:
     """Write a GIF of the trial's snapshots: MuJoCo offscreen rendering if a GL context
     exists (``MUJOCO_GL=egl`` or ``osmesa``), otherwise matplotlib stick figures.
@@ -188,6 +211,8 @@ def animate(log: TrialLog, path: str | Path, fps: float = 8.0) -> tuple[Path, st
             frames = None
     if frames is None:
         frames, how = _render_matplotlib(log), "matplotlib"
+    else:  # the camera follows the body: a stamp tells the frames apart
+        frames = _stamped(frames, log)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     images = [Image.fromarray(f) for f in frames]
@@ -202,9 +227,7 @@ def save_climb(log: TrialLog, out: str | Path, title: str = "",
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"figure": out / "climb.png", "log": out / "climb_log.npz"}
-    fig = plot_climb(log, title)
-    fig.savefig(paths["figure"], dpi=110)
-    plt.close(fig)
+    save_figure(plot_climb(log, title), paths["figure"])
     np.savez_compressed(paths["log"], **log.arrays())
     if animation:
         paths["animation"], _ = animate(log, out / "climb.gif")
@@ -216,8 +239,8 @@ def plot_loads(trials: list[TrialResult], path: str | Path, title: str = "") -> 
     controllers' box) for every controller and scenario: how close each comes to its limits."""
     scenarios = list(dict.fromkeys(r.setting for r in trials))
     names = list(dict.fromkeys(r.controller for r in trials))
-    fig, axes = plt.subplots(1, 2, figsize=(12, 0.5 + 0.35 * len(scenarios) * len(names)),
-                             sharey=True)
+    rows = len(scenarios) * len(names)
+    fig, axes = plt.subplots(1, 2, figsize=(12, max(3.2, 1.4 + 0.35 * rows)), sharey=True)
     labels = []
     for row, (sc, c) in enumerate((sc, c) for sc in scenarios for c in names):
         rs = [r for r in trials if r.setting == sc and r.controller == c]
@@ -232,10 +255,10 @@ def plot_loads(trials: list[TrialResult], path: str | Path, title: str = "") -> 
     axes[1].axvline(1.0, color="k", lw=1)
     axes[1].set_xlabel("peak planned wrench / controllers' box (per axis; 1 = box limit)")
     axes[0].set_yticks(range(len(labels)), labels, fontsize=7)
-    axes[0].invert_yaxis()
+    axes[0].set_ylim(rows - 0.5, -0.5)  # every row's markers inside, the first on top
+    for ax in axes:
+        ax.margins(x=0.08)
+        ax.grid(axis="x", alpha=0.3)
     fig.suptitle(title or "Gripper loads against their limits (green: completed, red: failed)")
     fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, Path(path))
