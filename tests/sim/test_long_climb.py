@@ -83,3 +83,19 @@ def test_height_climbed_figure_ends_at_the_finished_share():
     line = fig.axes[0].lines[0]
     y = line.get_ydata()
     assert y[0] == 1.0 and y[-1] == pytest.approx(np.mean(counts >= 10))
+
+
+def test_the_demo_shows_the_design_that_climbs_furthest(tmp_path, monkeypatch):
+    """The demo's simulation step races its landing design against the stored long-climb
+    design and shows the one that climbs higher on average before its first failed landing,
+    with its long-climb figure; both designs' summaries are reported."""
+    from clamber.cli import sim as sim_cli
+
+    monkeypatch.setattr(sim_cli, "DEMO_CLIMBS", (3, 3))
+    landing = DATA / "landing_design_spar" / "solution.npz"
+    out, sections = sim_cli.demo_step(tmp_path, {"landing_solution": str(landing)}, True)
+    assert set(out["long_climb"]) == {str(landing), str(sim_cli.LONG_CLIMB)}
+    mean = {k: v["height_climbed_m"]["mean"] for k, v in out["long_climb"].items()}
+    assert mean[out["simulated_solution"]] == max(mean.values())
+    assert Path(out["simulation_figures"]["height_climbed"]).exists()
+    assert sections and "climbs furthest" in sections[0].title
