@@ -325,8 +325,9 @@ class RockClimbTrial(ClimbTrial):
         lifted = {leg: tops[leg] + START_CLEARANCE * true_normals[leg] for leg in LEG_NAMES}
         q0 = self._start_joints(lifted, true_normals)
         self.sim.set_state(self.body0.translation, self.body0.rotation, q0)
+        self.held: tuple[str, ...] = ()
         for leg in LEG_NAMES:
-            self.sim.grippers.attach(leg, layout.holds[leg][0])
+            self._grip(leg, layout.holds[leg][0])
         self.sim.grippers.breakable = False
         self.planning_cpu = 0.0
         #: The body state the controller saw this cycle (none before the first).
@@ -497,7 +498,7 @@ class RockClimbTrial(ClimbTrial):
         if mode == "free":
             return ref, events
         feet = world_foot_poses(self.rm, state)
-        kept = self.attitudes.update(self.sim.grippers.attached, lambda: feet)
+        kept = self.attitudes.update(self.held, lambda: feet)
         ref.stance_attitudes = self.attitudes.targets(feet, self.dt)
         if mode == "body" and kept:
             feet_b, J = self.ctrl.clik.kinematics(state.joint_positions)
@@ -543,7 +544,7 @@ class RockClimbTrial(ClimbTrial):
             for ev in events:
                 if ev.action == "grasp":
                     self.grasps += 1
-                    if self.sim.grippers.attach(ev.leg, self.layout.holds[ev.leg][ev.hold]):
+                    if self._grip(ev.leg, self.layout.holds[ev.leg][ev.hold]):
                         self.engaged += 1
                         self._limit_to_hold(ev.leg, ev.hold)
                     else:
@@ -553,7 +554,7 @@ class RockClimbTrial(ClimbTrial):
                         return
                 else:
                     self._plan_next()
-                    self.sim.grippers.release(ev.leg)
+                    self._let_go(ev.leg)
                     self.first_release = t if self.first_release is None \
                         else self.first_release
             return
@@ -602,12 +603,12 @@ class RockClimbTrial(ClimbTrial):
         that did not take is placed again (``replacements``) or ends the climb."""
         leg, action, k, report = self.pending
         self.busy_until = self.pending = None
-        grippers, where = self.sim.grippers, f"at {self._height(self.k * self.dt):.2f} m"
+        where = f"at {self._height(self.k * self.dt):.2f} m"
         if action == "release":
             if report.status is not GraspStatus.OPENED:
                 self._fail(FailureReason.GRIPPER_STUCK, f"{leg} did not open {where}")
             else:
-                grippers.release(leg)
+                self._let_go(leg)
             return
         if action == "reopen":
             if report.status is not GraspStatus.OPENED:
@@ -618,7 +619,7 @@ class RockClimbTrial(ClimbTrial):
                    f"({report.fault or report.status.value}; {self.landing}) {where}")
             if not self._replace(leg, k, self.gait_clock, why):
                 self._fail(FailureReason.GRASP_MISSED, why)
-        elif not grippers.attach(leg, self.layout.holds[leg][k]):
+        elif not self._grip(leg, self.layout.holds[leg][k]):
             why = f"{leg} hold {k}: the winch held but the sole had left the hold {where}"
             if not self._replace(leg, k, self.gait_clock, why):
                 self._fail(FailureReason.GRASP_MISSED, why)
