@@ -97,6 +97,10 @@ RANGES: dict[str, Range] = {
                         "climb's steps; above 20 ms the grasp welds are unstable"),
     "control_rate": Range(1.0, 1000.0, "Hz", "the controller's loop rate (the robot's 100 "
                           "Hz); below 1 Hz a cycle has no control step"),
+    "climb_distance": Range(0.0, 10.0, "m", "a climb within one trial (the rock walls are "
+                            "2.8-3.1 m)", low_open=True),
+    "seat_tolerance": Range(0.0, 100.0, "mm", "how far a gripper may seat from its hold",
+                            low_open=True),
     "gain_multiplier": Range(1e-3, 1e3, "", "a multiple of a controller's class-default "
                              "gain (the tuning searches within spread**[-1, 1])"),
     "gait_cycles": Range(1, 1000, "", "gait cycles of one trial"),

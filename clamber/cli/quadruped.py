@@ -15,7 +15,6 @@ from clamber.cli.options import (
     add_execution_options,
     add_output_options,
     number_type,
-    positive_float,
     quantity_type,
     seed_int,
     strict_json,
@@ -408,7 +407,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="rock wall: choose no hold where mapped rock under the footpad "
                        "stands more than 1 cm above the landing sole's plane (default), or "
                        "do not check")
-    climb.add_argument("--seat-tolerance", type=positive_float, default=None, metavar="MM",
+    climb.add_argument("--seat-tolerance", type=quantity_type(float, "seat_tolerance"),
+                       default=None, metavar="MM",
                        help="rock wall: with --seat-check on, how far [mm] mapped rock under "
                        "the footpad may stand above the landing sole's plane (default 10, "
                        "the planner's SEAT_RISE)")
@@ -443,7 +443,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "to the body, placed in the world where the estimate puts the body "
                        "(body, default), or the map is in the true world frame while the "
                        "controller works in the estimate's (world, for comparison)")
-    climb.add_argument("--distance", type=positive_float, default=2.0,
+    climb.add_argument("--distance", type=quantity_type(float, "climb_distance"),
+                       default=2.0,
                        help="rock wall: distance to climb [m] (2.0; at most 2.0 on the "
                        "default 3.1 m wall)")
     climb.add_argument("--cycles", type=cycle_count, default=1, help="gait cycles (1)")

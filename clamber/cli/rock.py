@@ -10,7 +10,7 @@ from clamber.cli.options import (
     add_execution_options,
     add_output_options,
     number_type,
-    positive_float,
+    quantity_type,
     seed_int,
     strict_json,
 )
@@ -106,7 +106,7 @@ def register(qsub: argparse._SubParsersAction) -> None:
                    help="wall inclines [deg] (70 90 110)")
     h.add_argument("--rules", nargs="+", choices=("planner", "nearest"),
                    default=["planner", "nearest"], help="selection rules (both)")
-    h.add_argument("--distance", type=positive_float, default=1.0,
+    h.add_argument("--distance", type=quantity_type(float, "climb_distance"), default=1.0,
                    help="distance to climb [m] (1.0; at most 1.9 on the 2.8 m wall)")
     h.add_argument("--grasp", choices=("instant", "winch"), default="instant",
                    help="grasp model: instant, or the winch state machine on its plant with "
