@@ -68,7 +68,8 @@ NUMERIC = [
     (["quadruped", "wall"], "--seed", INT, 0, 2**32 - 1, False),
     (["quadruped", "wall"], "--incline", FLOAT, 0, 135, False),
     (["quadruped", "holds"], "--inclines", FLOAT, 0, 135, False),
-    (["quadruped", "holds"], "--distance", FLOAT, 0, None, True),
+    (["quadruped", "holds"], "--distance", FLOAT, 0, 10, True),
+    (["quadruped", "climb"], "--distance", FLOAT, 0, 10, True),
     (["quadruped", "holds"], "--trials", INT, 1, 100_000, False),
     (["quadruped", "holds"], "--seed", INT, 0, 2**32 - 1, False),
 ]
