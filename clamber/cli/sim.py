@@ -127,6 +127,12 @@ def _simulate(args: argparse.Namespace) -> dict:
         summary["telemetry_log"] = str(args.log)
         summary["force_plate_log"] = str(forces)
     summary["events"] = [f"{t:.3f} s {g} {e}" for t, g, e in res.events]
+    played = len(summary.get("jumps", []))
+    if played < args.jumps:
+        last = summary["events"][-1] if summary["events"] else "no event"
+        log.warning("warning: the simulation stopped after %d of %d jumps (the last event: "
+                    "%s; a jump that does not land ready ends the climb)", played,
+                    args.jumps, last)
     return summary
 
 

@@ -124,8 +124,9 @@ def stick_axes(P: np.ndarray, margin: float = 0.03):
     ax.set_xlim(-0.03, max(0.25, P[:, 0].max() + 0.03))
     ax.set_ylim(ymin, ymax)
     ax.set_aspect("equal")
-    ax.set_xlabel("x [m]")
-    ax.set_ylabel("y [m]")
+    ax.set_xlabel("x [m] (from the wall)")
+    ax.set_ylabel("y [m] (up the wall)")
+    fig.tight_layout()
     return fig, ax, line, text
 
 

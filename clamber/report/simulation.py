@@ -15,6 +15,7 @@ from clamber.jumper.sim.telemetry import TelemetryAnalysis
 from clamber.jumper.solution import TrajectorySolution
 from clamber.report.gripper import region_polygon
 from clamber.report.jumper import stick_axes
+from clamber.report.save import save_figure
 
 
 def _hook_spans(ax, t: np.ndarray, hooked: np.ndarray, color: str, label: str) -> None:
@@ -43,9 +44,10 @@ def plot_tracking(result: SimulationResult, sol: TrajectorySolution):
             if j == 0:
                 ax.annotate(f"{g} tears off", (te, 1.0), xycoords=("data", "axes fraction"),
                             fontsize=7, color="C3", ha="left", va="top")
-    axes[0].legend(fontsize=7, loc="upper right", ncols=4)
+    axes[0].legend(fontsize=7, loc="lower left", bbox_to_anchor=(0.0, 1.08), ncols=4,
+                   frameon=False)  # above the panels: no trace or label under it
     axes[-1].set_xlabel("t [s]")
-    fig.suptitle("open-loop playback: joint angles")
+    fig.suptitle("Open-loop playback: joint angles")
     fig.tight_layout()
     return fig
 
@@ -91,7 +93,8 @@ def plot_telemetry(analysis: TelemetryAnalysis):
     for j, name in enumerate(JOINT_NAMES):
         axes[0].plot(t, np.degrees(analysis.q[:, 3 + j]), label=name)
         axes[1].plot(t, analysis.torque[:, j], c=f"C{j}", label=f"{name} (motor fit)")
-        axes[1].plot(t, analysis.torque_id[:, j], ".", ms=2, c=f"C{j}")
+        axes[1].plot(t, analysis.torque_id[:, j], ".", ms=2, c=f"C{j}",
+                     label="inverse dynamics\nof the measured motion" if j == 0 else None)
         axes[2].plot(t, analysis.torque[:, j] * analysis.qd[:, 3 + j], c=f"C{j}")
     for g, f, ls in (("front", analysis.f_front, "-"), ("rear", analysis.f_rear, "--")):
         axes[3].plot(t, f[:, 0], ls, c="C3", label=f"{g} f_x")
@@ -102,7 +105,10 @@ def plot_telemetry(analysis: TelemetryAnalysis):
     axes[3].set_ylabel("wall force [N]")
     axes[3].set_xlabel("t [s]")
     axes[0].legend(fontsize=7, ncols=3)
-    axes[1].legend(fontsize=7, ncols=3)
+    handles, labels = axes[1].get_legend_handles_labels()
+    dots = labels.index("inverse dynamics\nof the measured motion")
+    handles[dots] = plt.Line2D([], [], ls="", marker=".", c="0.3")  # for every joint
+    axes[1].legend(handles, labels, fontsize=7, ncols=2)
     axes[3].legend(fontsize=7, ncols=4)
     for ax in axes:
         _hook_spans(ax, t, analysis.hooked[:, 0].astype(float), "C2", None)
@@ -129,6 +135,11 @@ def animate_simulation(result: SimulationResult, sol: TrajectorySolution, path: 
     T = result.reference.period
     fig, ax, line, text = stick_axes(P, margin=0.04)
     (ghost,) = ax.plot([], [], "-", c="0.6", lw=1)
+    line.set_label("simulated")
+    ghost.set_label("optimized (this jump)")
+    ax.legend(loc="lower right", fontsize=7)
+    ax.set_title("Simulated climb", fontsize=9)
+    fig.tight_layout()
     front = result.column("front_hooked")[idx]
     rear = result.column("rear_hooked")[idx]
 
@@ -156,10 +167,7 @@ def save_simulation_figures(result: SimulationResult, sol: TrajectorySolution, o
     out.mkdir(parents=True, exist_ok=True)
     paths = {}
     for name, fn in (("sim_tracking", plot_tracking), ("sim_forces", plot_forces)):
-        fig = fn(result, sol)
-        paths[name] = out / f"{name}.png"
-        fig.savefig(paths[name], dpi=120)
-        plt.close(fig)
+        paths[name] = save_figure(fn(result, sol), out / f"{name}.png", dpi=120)
     if animation:
         paths["sim_animation"] = animate_simulation(result, sol, out / "sim_climb.gif")
     return paths
