@@ -125,13 +125,14 @@ def correct(P: np.ndarray, H: np.ndarray, r: np.ndarray, noise: np.ndarray, p: n
     :class:`numpy.linalg.LinAlgError` if the innovation covariance ``S`` is not positive
     definite (then nothing changed).
     """
-    S = H @ P @ H.T
+    HP = H @ P
+    S = HP @ H.T
     for i in range(S.shape[0]):
         S[i, i] += noise[i]
     np.linalg.cholesky(S)  # the check that S is positive definite
     # K^T = S^-1 H P (P and S symmetric), the innovation solved in the same call.
     rhs = np.empty((S.shape[0], P.shape[0] + 1))
-    rhs[:, :-1] = H @ P
+    rhs[:, :-1] = HP
     rhs[:, -1] = r
     sol = np.linalg.solve(S, rhs)
     K = np.ascontiguousarray(sol[:, :-1].T)
@@ -181,6 +182,27 @@ def odometry_rows(p: np.ndarray, v: np.ndarray, R: np.ndarray, rate: np.ndarray,
         r[rows] = -(R @ (dz + skew(rate) @ z)) - v
         noise[rows] = velocity_var / n
     return H, r, noise
+
+
+@kernel
+def odometry_update(P: np.ndarray, p: np.ndarray, v: np.ndarray, R: np.ndarray,
+                    b_a: np.ndarray, b_g: np.ndarray, rate: np.ndarray, feet: np.ndarray,
+                    prev: np.ndarray, anchors: np.ndarray, anchored: np.ndarray,
+                    contact: np.ndarray, use_v: bool, dt: float, foot_var: float,
+                    velocity_var: float) -> tuple[np.ndarray, np.ndarray, bool]:
+    """One leg-odometry update: the feet in ``contact`` (4,) but not ``anchored`` (4,) get
+    their world ``anchors`` (4, 3) [m] at the estimate (in place), and the feet anchored
+    before correct the state (:func:`odometry_rows`, :func:`correct`). Returns the
+    covariance, the attitude and whether a correction was made."""
+    for i in np.flatnonzero(contact & ~anchored):
+        anchors[i] = p + R @ feet[i]
+    legs = np.flatnonzero(contact & anchored)
+    if legs.shape[0] == 0:
+        return P, R, False
+    H, r, noise = odometry_rows(p, v, R, rate, feet, prev, legs, anchors, use_v, dt,
+                                foot_var, velocity_var)
+    _, P_new, R_new, _ = correct(P, H, r, noise, p, v, R, b_a, b_g)
+    return P_new, R_new, True
 
 
 @kernel

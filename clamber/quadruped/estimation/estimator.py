@@ -46,7 +46,6 @@ from clamber.quadruped.model.robot import LEG_NAMES, N_JOINTS
 from clamber.quadruped.model.robot_model import NQ_BASE, RobotModel, RobotState
 
 GRAVITY_VECTOR = np.array([0.0, 0.0, kernels.GRAVITY_Z])
-_LEG_INDEX = {leg: i for i, leg in enumerate(LEG_NAMES)}
 
 
 @dataclass(frozen=True)
@@ -197,16 +196,20 @@ class ErrorStateEkf:
     def correct(self, H: np.ndarray, r: np.ndarray, noise: np.ndarray) -> tuple[np.ndarray,
                                                                                   float]:
         """Correct with innovation ``r`` (m,) of rows ``H`` (m, n) and noise variances (m,)
-        (:func:`.ekf_kernels.correct`; the attitude re-orthonormalised every 500
-        corrections); returns the error-state estimate (n,) and the normalised innovation
-        squared."""
-        dx, self.P, self.R, nis = kernels.correct(self.P, H, r, noise, self.p, self.v,
-                                                  self.R, self.b_a, self.b_g)
+        (:func:`.ekf_kernels.correct`); returns the error-state estimate (n,) and the
+        normalised innovation squared."""
+        dx, self.P, R, nis = kernels.correct(self.P, H, r, noise, self.p, self.v, self.R,
+                                             self.b_a, self.b_g)
+        self._corrected(R)
+        return dx, nis
+
+    def _corrected(self, R: np.ndarray) -> None:
+        """Take a correction's attitude, re-orthonormalised every 500 corrections."""
         self._updates += 1
         if self._updates % 500 == 0:
-            U, _, Vt = np.linalg.svd(self.R)
-            self.R = U @ Vt
-        return dx, nis
+            U, _, Vt = np.linalg.svd(R)
+            R = U @ Vt
+        self.R = R
 
     def body_covariance(self) -> np.ndarray:
         """Covariance (9, 9) of the position, velocity and attitude errors."""
@@ -248,9 +251,8 @@ class LegOdometryEkf(ErrorStateEkf):
         self.anchors = np.zeros((len(LEG_NAMES), 3))
         self.active = np.zeros(len(LEG_NAMES), dtype=bool)
         self._prev_feet: np.ndarray | None = None
-        #: The legs (indices) of each set of contacts seen, and the last set's.
-        self._legs: dict[tuple[str, ...], np.ndarray] = {}
-        self._contacts: tuple[str, ...] = ()
+        #: The feet (4,) in each set of contacts seen.
+        self._masks: dict[tuple[str, ...], np.ndarray] = {}
 
     def update(self, q_joints: np.ndarray, contacts: tuple[str, ...], dt: float = 0.0) -> None:
         """Correct with the feet in ``contacts`` (encoder angles ``q_joints`` [rad]) that
@@ -260,27 +262,20 @@ class LegOdometryEkf(ErrorStateEkf):
         self.update_feet(self.feet(q_joints), contacts, dt)
 
     def update_feet(self, feet: np.ndarray, contacts: tuple[str, ...], dt: float = 0.0) -> None:
-        """:meth:`update` from the kinematic foot positions in {B} (4, 3) [m]."""
+        """:meth:`update` from the kinematic foot positions in {B} (4, 3) [m]
+        (:func:`.ekf_kernels.odometry_update`)."""
         prev, self._prev_feet = self._prev_feet, feet
-        legs = self._legs.get(contacts)
-        if legs is None:
-            legs = self._legs[contacts] = np.array([_LEG_INDEX[leg] for leg in contacts],
-                                                   dtype=np.int64)
-        kept = legs
-        if contacts != self._contacts:  # anchor new contacts, drop the others' anchors
-            kept = legs[self.active[legs]]
-            for i in legs[~self.active[legs]]:
-                self.anchors[i] = self.p + self.R @ feet[i]
-            self.active[:] = False
-            self.active[legs] = True
-            self._contacts = contacts
-        if not kept.size:
-            return
+        contact = self._masks.get(contacts)
+        if contact is None:
+            contact = self._masks[contacts] = np.isin(LEG_NAMES, contacts)
         use_v = dt > 0 and prev is not None
-        H, r, noise = kernels.odometry_rows(
-            self.p, self.v, self.R, self.rate, feet, prev if use_v else feet, kept,
-            self.anchors, use_v, dt, self.par.foot_noise**2, self.par.velocity_noise**2)
-        self.correct(H, r, noise)
+        self.P, R, corrected = kernels.odometry_update(
+            self.P, self.p, self.v, self.R, self.b_a, self.b_g, self.rate, feet,
+            prev if use_v else feet, self.anchors, self.active, contact, use_v, dt,
+            self.par.foot_noise**2, self.par.velocity_noise**2)
+        self.active = contact
+        if corrected:
+            self._corrected(R)
 
     def step(self, imu: tuple[np.ndarray, np.ndarray] | None, dt: float,
              q_joints: np.ndarray, contacts: tuple[str, ...]) -> None:
