@@ -15,6 +15,7 @@ from clamber.cli.options import (
     add_output_options,
     evaluator_for,
     input_file,
+    non_negative_float,
     number_type,
     positive_float,
     progress_enabled,
@@ -89,6 +90,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     cd.add_argument("--rear-spar", action="store_true",
                     help="with --fitness robust: simulate the landings with a spar on the "
                     "rear foot too (a hardware option; the paper's rear foot has none)")
+    cd.add_argument("--tol-scale", type=non_negative_float,
+                    help="with --fitness robust: draw the landing trials' robots from the "
+                    "calibrated tolerances times this (default 1; above 1 trades speed for "
+                    "margin)")
     cd.add_argument("--finalists", type=number_type(int, 0, 100),
                     help="with --fitness robust: rescore this many best designs on held-out "
                     "climbs after the run and recommend the best of them (default 5; 0: "
@@ -160,7 +165,8 @@ def _fitness_from_dict(d: dict[str, Any]):
                          landing_jumps=d.get("landing_jumps", 1), starts=d.get("starts", 1),
                          landing_race=d.get("landing_race", False),
                          landing_score=d.get("landing_score", "jumps"),
-                         landing_rear_spar=d.get("landing_rear_spar", False))
+                         landing_rear_spar=d.get("landing_rear_spar", False),
+                         landing_tol_scale=d.get("landing_tol_scale", 1.0))
 
 
 def codesign_config(args: argparse.Namespace):
@@ -204,7 +210,8 @@ def codesign_config(args: argparse.Namespace):
                                 landing_controller=fitness.landing_controller,
                                 landing_jumps=jumps, starts=starts, landing_race=race,
                                 landing_score=fitness.landing_score,
-                                landing_rear_spar=fitness.landing_rear_spar)
+                                landing_rear_spar=fitness.landing_rear_spar,
+                                landing_tol_scale=fitness.landing_tol_scale)
     from dataclasses import replace
 
     if args.starts is not None:
@@ -215,6 +222,8 @@ def codesign_config(args: argparse.Namespace):
         fitness = replace(fitness, landing_score=args.landing_score)
     if args.rear_spar:
         fitness = replace(fitness, landing_rear_spar=True)
+    if args.tol_scale is not None:
+        fitness = replace(fitness, landing_tol_scale=args.tol_scale)
 
     def pick(name):
         v = getattr(args, name)

@@ -93,6 +93,9 @@ class FitnessSettings:
     landing_rear_spar: bool = False
     """Simulate the landings with a spar on the rear foot too (a hardware option:
     :meth:`~clamber.jumper.sim.gripper.FootPivot.with_rear_spar`)."""
+    landing_tol_scale: float = 1.0
+    """The landing trials' robots are drawn from the calibrated tolerances times this [-]:
+    the margin the design must hold (speed traded for it above 1)."""
     landing_race: bool = False
     """Stop a candidate's landing trials once its expected speed cannot reach the best
     fitness of the co-design's finished generations (an exact bound, not a statistical
@@ -113,6 +116,7 @@ class FitnessSettings:
         v.choice("fitness", "landing_score", self.landing_score,
                  ("jumps", "climbs", "measured"))
         v.choice("fitness", "landing_rear_spar", self.landing_rear_spar, (False, True))
+        v.number("fitness", "landing_tol_scale", self.landing_tol_scale, low=0.0)
 
     def to_dict(self) -> dict[str, Any]:
         # the default landing score is left out, so runs recorded before it existed resume
@@ -133,6 +137,8 @@ class FitnessSettings:
             d["landing_score"] = self.landing_score
         if self.landing_rear_spar:
             d["landing_rear_spar"] = True
+        if self.landing_tol_scale != 1.0:
+            d["landing_tol_scale"] = self.landing_tol_scale
         return d
 
 
@@ -268,7 +274,8 @@ def evaluate_start(task: CandidateTask, k: int) -> CandidateResult:
                                       jumps=cfg.landing_jumps,
                                       beat=task.beat if cfg.landing_race else None,
                                       score=cfg.landing_score,
-                                      rear_spar=cfg.landing_rear_spar)
+                                      rear_spar=cfg.landing_rear_spar,
+                                      tol_scale=cfg.landing_tol_scale)
             info.update(landing)
             fitness = landing["landing_fitness_mps"]
         c2 = time.process_time()

@@ -127,7 +127,8 @@ def race(outcomes: Iterable[TrialOutcome], speed: float, trials: int, jumps: int
 def landing_fitness(sol: TrajectorySolution, trials: int, controller: str = "closed-loop",
                     seed: int = 0, jumps: int = 1, beat: float | None = None,
                     min_trials: int = MIN_RACE_TRIALS,
-                    score: str = "jumps", rear_spar: bool = False) -> dict[str, float]:
+                    score: str = "jumps", rear_spar: bool = False,
+                    tol_scale: float = 1.0) -> dict[str, float]:
     """Ready rate (first jump), climb success, the expected speed [m/s] and the fitness
     [m/s] (``score``, see :func:`tally_fitness`) of ``trials`` seeded trials of ``jumps``
     jumps in the calibrated simulator.
@@ -135,12 +136,13 @@ def landing_fitness(sol: TrajectorySolution, trials: int, controller: str = "clo
     With ``beat`` [m/s] the trials stop once the expected speed cannot reach it (after at
     least ``min_trials``); the rates are then over the trials run (``landing_trials_run``)
     and ``raced`` is true. ``rear_spar`` plays the climbs with a spar on the rear foot too
-    (:meth:`~clamber.jumper.sim.gripper.FootPivot.with_rear_spar`).
+    (:meth:`~clamber.jumper.sim.gripper.FootPivot.with_rear_spar`). ``tol_scale`` multiplies
+    the calibrated tolerances the robots are drawn from [-] (margin as a design target).
     """
     changes = {"pivot": FootPivot().with_rear_spar()} if rear_spar else {}
     study = robustness_study(sol, trials, seed, jumps,
                              calibrated_config(controller=controller, **changes),
-                             calibrated_tolerances())
+                             calibrated_tolerances(tol_scale))
     speed = sol.speed if sol.status.success else math.nan
     if score not in SCORES:
         raise ValueError(f"score must be one of {SCORES}, not {score!r}")
@@ -153,7 +155,7 @@ def landing_fitness(sol: TrajectorySolution, trials: int, controller: str = "clo
             "ready_jump_fraction": fraction, "expected_speed_mps": speed * fraction,
             # 0 when no jump landed ready (a record holds no NaN)
             "climb_speed_mps": tally.climb_speed if tally.climb_time_s > 0 else 0.0,
-            "rear_spar": rear_spar,
+            "rear_spar": rear_spar, "tol_scale": tol_scale,
             "landing_fitness_mps": tally_fitness(speed, tally, jumps, score),
             "landing_score": score,
             "landing_trials": trials, "landing_jumps": jumps,
