@@ -215,3 +215,28 @@ def test_dashboard_without_bokeh_is_one_clear_line(tmp_path, capsys):
                "--out", str(tmp_path / "r")])
     err = capsys.readouterr().err
     assert rc == 2 and "clamber[dashboard]" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_solve_that_does_not_converge_says_so_once_under_quiet(tmp_path, capsys):
+    """`clamber -q jumper optimize` whose solver stops at its iteration limit exits 1 and
+    prints exactly one line on stderr, a warning naming how the solve ended."""
+    settings = tmp_path / "settings.toml"
+    settings.write_text("max_iterations = 1\n")
+    rc = main(["-q", "jumper", "optimize", "--resolution", "coarse", "--settings",
+               str(settings), "--no-figures", "--out", str(tmp_path / "o"), "--json"])
+    out, err = capsys.readouterr()
+    assert rc == 1
+    assert json.loads(out)["status"] not in ("converged", "acceptable")
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("warning:") and "not converged" in lines[0]
+
+
+def test_verbose_adds_debug_messages(tmp_path, capsys):
+    """`clamber -v` adds debug lines to the default messages: here where the study ran
+    and why (in this process: two cheap trials do not pay for a cluster)."""
+    assert main(["-v", "jumper", "robustness", SEED, "--trials", "2", "--out",
+                 str(tmp_path / "r"), "--json"]) == 0
+    assert "in this process: 2 task(s)" in capsys.readouterr().err
+    assert main(["jumper", "robustness", SEED, "--trials", "2", "--out",
+                 str(tmp_path / "s"), "--json"]) == 0
+    assert "in this process:" not in capsys.readouterr().err

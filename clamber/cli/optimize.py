@@ -66,6 +66,12 @@ def optimize_command(args: argparse.Namespace) -> dict:
     solved = sum(h["solve_time_s"] for h in sol.history)
     log.info("solver: %s; built in %.1f s, solved in %.1f s (%d iterations)",
              sol.status.value, elapsed - solved, solved, sol.iterations)
+    for stage in sol.history:  # -v: each IPOPT run of the coarse-to-fine sequence
+        log.debug("  IPOPT on %s nodes (%s%s): %s after %d iterations, %.2f s, %.4f m/s",
+                  stage.get("nodes"), stage.get("backend"),
+                  ", warm start" if stage.get("warm_start") else "", stage.get("status"),
+                  stage.get("iterations", 0), stage.get("solve_time_s", 0.0),
+                  stage.get("speed_mps", float("nan")))
     if sol.status.success:
         log.info("checking the accuracy (replaying the torques with an adaptive "
                  "integrator) ...")
