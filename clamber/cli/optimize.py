@@ -136,7 +136,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="seed of the random guess")
     opt.add_argument("--torque-limit", type=quantity_type(float, "joint_torque"),
                      help="joint torque bound [N m] (0.25)")
-    opt.add_argument("--collocation", choices=("trapezoidal", "hermite-simpson"))
+    opt.add_argument("--collocation", choices=("trapezoidal", "hermite-simpson"),
+                     help="how the dynamics are enforced between nodes: the trapezoidal "
+                     "rule (the paper's, default) or Hermite-Simpson (4th order, adds a "
+                     "midpoint per interval)")
     opt.add_argument("--torque-rate-weight", type=quantity_type(float, "torque_rate_weight"),
                      help="penalty on torque changes between nodes (1e-2; 0 = off)")
     opt.add_argument("--backend", choices=("compiled", "reference"),

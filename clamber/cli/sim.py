@@ -397,7 +397,8 @@ def register(subparsers) -> None:
         "voltage feed-forward; check joint, torque, speed and voltage limits; write "
         "reference.csv and reference.bin (versioned header).",
         epilog=EXAMPLES_EXPORT, formatter_class=FMT)
-    exp.add_argument("solution", type=input_file)
+    exp.add_argument("solution", type=input_file,
+                     help="solution .npz (with its .json) of `clamber jumper optimize`")
     exp.add_argument("--hardware", type=input_file,
                      help="hardware description TOML of the robot (joint limits, motors); "
                      "default: the paper's motors. Never taken from the solution")
