@@ -9,12 +9,14 @@ turned into ready landings (with the time it took), the height climbed before th
 failure (median, quartiles, range) and the measured climbing speed.
 
     python benchmarks/bench_long_climb.py [--quick] [--trials N] [--seeds 12345,777]
-        [--workers N] [--solution PATH] [--figure PATH]
+        [--workers N] [--solution PATH] [--figure PATH] [--origins N]
 
 The evaluation seeds (12345 and 777 by default) were used by no tuning step: the clock's
 re-catch settings were chosen on master seed 1. ``--quick`` runs 20 trials of 10 and 5
-jumps on one seed. ``--figure`` writes the height-climbed survival curves. The last line
-is one JSON object.
+jumps on one seed. ``--figure`` writes the height-climbed survival curves. ``--origins N``
+only measures where first-jump misses come from at 1.5 times the calibrated tolerances
+(N one-jump trials on the tuning seed 1; ``miss_origins``). The last line is one JSON
+object.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from clamber.experiments.calibration import calibrated_config, calibrated_tolerances
-from clamber.experiments.robustness import RobustnessResult, robustness
+from clamber.experiments.robustness import RobustnessResult, miss_origins, robustness
 from clamber.experiments.statistics import wilson_interval
 from clamber.jumper.sim.control import EventTriggeredSettings
 from clamber.jumper.sim.gripper import FootPivot
@@ -60,6 +62,8 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--workers", type=int, default=2, help="Dask workers (0: this process)")
     ap.add_argument("--solution", type=Path, default=DESIGN, help="design to play")
     ap.add_argument("--figure", type=Path, help="write the height-climbed figure here")
+    ap.add_argument("--origins", type=int, default=0,
+                    help="only measure where misses come from, over this many trials")
     args = ap.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
     trials, long_jumps, short_jumps = args.trials, 30, 10
@@ -69,6 +73,11 @@ def main(argv: list[str] | None = None) -> dict:
     hardware = hardware_options(sol)
     pivot = FootPivot().with_rear_spar() if hardware.get("rear_spar") else FootPivot()
     base = calibrated_config(controller="closed-loop", pivot=pivot)
+    if args.origins:
+        out = miss_origins(sol, args.origins, seed=1, config=base,
+                           tolerances=calibrated_tolerances(1.5))
+        print(json.dumps(out))
+        return out
     studies = {}
     heights = {}  # ready landings before the first failure, per climb
     with make_evaluator(args.workers) as evaluator:

@@ -99,3 +99,21 @@ def test_the_demo_shows_the_design_that_climbs_furthest(tmp_path, monkeypatch):
     assert mean[out["simulated_solution"]] == max(mean.values())
     assert Path(out["simulation_figures"]["height_climbed"]).exists()
     assert sections and "climbs furthest" in sections[0].title
+
+
+def test_miss_origins_count_every_trial_and_bound_the_areas(design):
+    """Each one-jump trial lands ready, misses a gripper or fails otherwise, so the counts
+    add up to at most the trials; every reported area under the ROC curve lies in [0, 1]
+    and is listed from the most to the least separating feature."""
+    from clamber.experiments.robustness import ORIGIN_FEATURES, miss_origins
+
+    cfg = calibrated_config(controller="closed-loop", pivot=FootPivot().with_rear_spar())
+    out = miss_origins(design, 12, seed=1, config=cfg, tolerances=calibrated_tolerances(2.0))
+    assert out["ready"] + out["front_misses"] + out["rear_misses"] <= out["trials"] == 12
+    for name in ("front", "rear"):
+        if f"{name}_auc" in out:
+            auc = out[f"{name}_auc"]
+            assert set(auc) == set(ORIGIN_FEATURES)
+            assert all(0.0 <= a <= 1.0 for a in auc.values())
+            spread = [abs(a - 0.5) for a in auc.values()]
+            assert spread == sorted(spread, reverse=True)
