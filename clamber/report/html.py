@@ -94,6 +94,9 @@ def title_of(key: str) -> str:
 def _sentence(words: str) -> str:
     """``snake_case`` as words with a capital first letter (the rest kept: L1, Q-WBC)."""
     text = words.replace("_", " ").strip()
+    first = text.split(" ", 1)[0]
+    if any(c.isdigit() for c in first) and len(first) <= 3:  # a symbol: m2, L1
+        return text
     return text[:1].upper() + text[1:]
 
 
