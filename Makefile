@@ -17,8 +17,10 @@ $(STAMP): pyproject.toml requirements.lock
 demo: $(STAMP)
 	MPLBACKEND=Agg MUJOCO_GL=egl $(BIN)/clamber demo --out out/demo
 
+# The fast suite (checks marked slow are left out: a fast test covers the same code); the
+# 15 slowest tests are listed at the end.
 test: $(STAMP)
-	MPLBACKEND=Agg MUJOCO_GL=egl $(BIN)/python -m pytest -q
+	MPLBACKEND=Agg MUJOCO_GL=egl $(BIN)/python -m pytest -q --durations=15
 
 lint: $(STAMP)
 	$(BIN)/ruff check clamber tests benchmarks examples
