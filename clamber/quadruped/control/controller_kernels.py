@@ -19,7 +19,6 @@ from clamber.quadruped.model.se3_kernels import (
     compose,
     exp6,
     log6,
-    xyz_quaternion,
 )
 
 _LEGS, _JOINTS = 4, 5
@@ -51,16 +50,6 @@ def pd_acceleration(a_ref: np.ndarray, kp: np.ndarray, pose: np.ndarray, kd: np.
         if x > hi[k]:
             x = hi[k]
         a[k] = x
-
-
-@kernel
-def configuration(rotation: np.ndarray, translation: np.ndarray, joints: np.ndarray,
-                  out: np.ndarray) -> None:
-    """Pinocchio's configuration (27,) of a body pose and joint angles into ``out``
-    (position, quaternion ``(x, y, z, w)``, joints)."""
-    xyz_quaternion(rotation, translation, out)
-    for k in range(joints.shape[0]):
-        out[7 + k] = joints[k]
 
 
 @kernel

@@ -41,7 +41,8 @@ from clamber.exceptions import ConfigError
 from clamber.quadruped.control import controller_kernels as kernels
 from clamber.quadruped.control.qwbc import WrenchQP, WrenchStatus
 from clamber.quadruped.control.reference import MotionReference
-from clamber.quadruped.control.wbc_problem import MIN_LOAD, QWBCWeights
+from clamber.quadruped.control.wbc_kernels import MIN_LOAD
+from clamber.quadruped.control.wbc_problem import QWBCWeights
 from clamber.quadruped.model.kinematics import Clik
 from clamber.quadruped.model.robot import LEG_NAMES, N_JOINTS
 from clamber.quadruped.model.robot_model import RobotModel, RobotState
@@ -125,9 +126,7 @@ class Controller(ABC):
 
     def _configuration(self, state: RobotState) -> np.ndarray:
         """Pinocchio's configuration (27,) of the state, in a buffer reused every cycle."""
-        kernels.configuration(state.body_rotation, state.body_position, state.joint_positions,
-                              self._q)
-        return self._q
+        return state.q(self._q)
 
     def _check(self, state: RobotState, ref: MotionReference) -> None:
         if not isinstance(state, RobotState) or not isinstance(ref, MotionReference):
@@ -143,6 +142,9 @@ class Controller(ABC):
         (or stays where it is without one)."""
         modes, rotations, translations = self._targets
         stance, swing, keep = ref.stance, ref.foot_targets, ref.stance_attitudes
+        if not swing and not keep:  # every leg stays where it is
+            modes.fill(STAY)
+            return modes, rotations, translations
         for i, leg in enumerate(LEG_NAMES):
             target = swing.get(leg) if leg not in stance else None
             if target is not None:

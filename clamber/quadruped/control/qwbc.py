@@ -77,7 +77,7 @@ class WrenchSolution:
         """Whether a stance gripper's wrench lies on a bound of its limits (within
         ``rtol * (|ub| + 1)``): the QP traded the body's wrench against a gripper's."""
         p = self.problem
-        return bool(limit_active(self.F, p.lower, p.upper, (~p.swing).astype(float), rtol))
+        return limit_active(self.F, p.lower, p.upper, p.swing, rtol)
 
     def kkt_residuals(self) -> dict[str, float]:
         """Stationarity, primal and complementarity residuals of the solved QP.

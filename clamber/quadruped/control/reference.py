@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pinocchio as pin
 
+from clamber.compiled import kernel
 from clamber.exceptions import ConfigError
 from clamber.quadruped.model.robot import LEG_NAMES
 
@@ -19,13 +20,18 @@ _LEGS = frozenset(LEG_NAMES)
 _F64 = np.dtype(np.float64)
 
 
-def _finite_vector(name: str, x, n: int) -> np.ndarray:
-    """``x`` as a float array of ``n`` finite numbers (a float array of that shape is taken
-    as it is, its finiteness proved by a finite sum where it can be)."""
-    a = x if type(x) is np.ndarray and x.dtype == _F64 else np.asarray(x, dtype=float)
-    if a.shape != (n,) or not (math.isfinite(np.add.reduce(a)) or np.isfinite(a).all()):
-        raise ConfigError(f"{name} must be {n} finite numbers, got {a}")
-    return a
+@kernel
+def _all_finite(twist: np.ndarray, acceleration: np.ndarray, pose: np.ndarray) -> bool:
+    """Whether every entry of the twist (6,), the acceleration (6,) and the homogeneous
+    pose (4, 4) is finite."""
+    for k in range(6):
+        if not (math.isfinite(twist[k]) and math.isfinite(acceleration[k])):
+            return False
+    for i in range(4):
+        for j in range(4):
+            if not math.isfinite(pose[i, j]):
+                return False
+    return True
 
 
 @dataclass
@@ -51,11 +57,17 @@ class MotionReference:
     stance_attitudes: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.body_twist = _finite_vector("body_twist", self.body_twist, 6)
-        self.body_acceleration = _finite_vector("body_acceleration", self.body_acceleration, 6)
-        if not isinstance(self.body_pose, pin.SE3) or not math.isfinite(
-                np.add.reduce(self.body_pose.homogeneous, axis=None)):
-            raise ConfigError("body_pose must be a finite pinocchio.SE3")
+        twist, acc = self.body_twist, self.body_acceleration
+        if not (type(twist) is np.ndarray and twist.dtype == _F64):
+            twist = self.body_twist = np.asarray(twist, dtype=float)
+        if not (type(acc) is np.ndarray and acc.dtype == _F64):
+            acc = self.body_acceleration = np.asarray(acc, dtype=float)
+        if not isinstance(self.body_pose, pin.SE3):
+            raise ConfigError("body_pose must be a pinocchio.SE3")
+        if twist.shape != (6,) or acc.shape != (6,) or not _all_finite(
+                twist, acc, self.body_pose.homogeneous):
+            raise ConfigError(f"body_twist and body_acceleration must be 6 finite numbers and "
+                              f"body_pose finite, got {twist}, {acc}, {self.body_pose}")
         load = self.load
         if not isinstance(load, dict):
             raise ConfigError(f"load must map legs to load factors, got {load!r}")
@@ -63,10 +75,13 @@ class MotionReference:
                 and self.stance_attitudes.keys() <= _LEGS):
             unknown = (set(load) | set(self.foot_targets) | set(self.stance_attitudes)) - _LEGS
             raise ConfigError(f"unknown legs {sorted(unknown)}; legs are {', '.join(LEG_NAMES)}")
-        values = [load.get(leg, 0.0) for leg in LEG_NAMES]
-        a, b, c, d = values
-        # A NaN fails both comparisons.
-        if not (0.0 <= a <= 1.0 and 0.0 <= b <= 1.0 and 0.0 <= c <= 1.0 and 0.0 <= d <= 1.0):
-            raise ConfigError(f"load factors must lie in [0, 1], got {load}")
+        values, stance = [], []
+        for leg in LEG_NAMES:
+            x = load.get(leg, 0.0)
+            if not 0.0 <= x <= 1.0:  # a NaN fails too
+                raise ConfigError(f"load factors must lie in [0, 1], got {load}")
+            values.append(x)
+            if x > 0.0:
+                stance.append(leg)
         self.load_array = np.array(values)
-        self.stance = tuple(leg for leg, x in zip(LEG_NAMES, values, strict=True) if x > 0)
+        self.stance = tuple(stance)

@@ -32,14 +32,17 @@ import numpy as np
 
 from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS, WrenchLimits
 from clamber.exceptions import ConfigError
-from clamber.quadruped.control.wbc_kernels import BOX_LOWER, BOX_UPPER, IS_BOX, W2, W3, fill_problem
+from clamber.quadruped.control.wbc_kernels import (
+    BOX_LOWER,
+    BOX_UPPER,
+    IS_BOX,
+    W2,
+    W3,
+    buffer_size,
+    fill_problem,
+)
 from clamber.quadruped.model.robot import LEG_NAMES, N_JOINTS, N_LEGS
 from clamber.quadruped.model.statics import N_WRENCH, Statics
-
-#: Smallest load factor used to scale a weight during a ramp (avoids 1/0).
-MIN_LOAD = 0.05
-#: DAQP's infinity.
-INF = 1e30
 
 
 def _positive(name: str, x, n: int = 6) -> np.ndarray:
@@ -107,7 +110,7 @@ def check_load(load) -> np.ndarray:
     return a
 
 
-@dataclass(frozen=True)
+@dataclass
 class WrenchProblem:
     """``min 1/2 F^T H F + f^T F`` s.t. ``lower <= [F, C F] <= upper``.
 
@@ -116,7 +119,7 @@ class WrenchProblem:
     (equalities, only if ``hard``), then the polytope rows of non-box grippers, then the 20
     joint-torque rows. ``A`` (6, 24) and ``B`` (6,) are the body statics it was built from;
     ``swing`` (4,) the grippers of load 0, whose wrench is fixed to zero. Every array is the
-    problem's own: no later build writes into it.
+    problem's own: no later build writes into it, and nothing writes into it once built.
     """
 
     H: np.ndarray
@@ -178,21 +181,23 @@ class WrenchProblemBuilder:
             raise ConfigError(f"torque_margin must lie in (0, 1], got {torque_margin}")
         self.torque_rows = torque_rows
         self.limits, self.weights = list(limits), weights or QWBCWeights()
-        self.tau_max = _positive("tau_max", tau_max, N_JOINTS) * torque_margin
+        tau_max = _positive("tau_max", tau_max, N_JOINTS) * torque_margin
+        #: The ``w1`` weights (6,) and the servos' torque limits (20,) the QP may use.
+        self.per_row = np.r_[self.weights.w1, tau_max]
+        self.tau_max = self.per_row[6:]
         self.boxes = [box_of(x) for x in limits]
         #: Per gripper and axis: the ``w2`` and ``w3`` weights, the box and whether there is
         #: one (rows of :func:`~clamber.quadruped.control.wbc_kernels.fill_problem`).
         self.per_variable = np.zeros((5, N_WRENCH))
         self.per_variable[W3] = np.tile(self.weights.w3, N_LEGS)
         poly = [i for i, b in enumerate(self.boxes) if b is None]
-        self.poly_rows = np.zeros((sum(self.limits[i].H.shape[0] for i in poly), N_WRENCH))
-        self.poly_h = np.zeros(self.poly_rows.shape[0])
-        self.poly_leg = np.zeros(self.poly_rows.shape[0], dtype=np.int64)
+        #: The non-box grippers' rows (p, 26): ``H`` row in ``F``'s columns, ``h``, gripper.
+        self.poly = np.zeros((sum(self.limits[i].H.shape[0] for i in poly), N_WRENCH + 2))
         r = 0
         for i in poly:
             H, h = self.limits[i].H, self.limits[i].h
-            self.poly_rows[r:r + len(h), 6 * i:6 * i + 6] = H
-            self.poly_h[r:r + len(h)], self.poly_leg[r:r + len(h)] = h, i
+            self.poly[r:r + len(h), 6 * i:6 * i + 6] = H
+            self.poly[r:r + len(h), N_WRENCH], self.poly[r:r + len(h), N_WRENCH + 1] = h, i
             r += len(h)
         self.n_rows = {hard: (6 if hard else 0) + r + N_JOINTS for hard in (True, False)}
         #: Per-gripper multipliers (4, 6) of the ``w2`` weights (:meth:`set_limits`).
@@ -226,11 +231,13 @@ class WrenchProblemBuilder:
         """This cycle's problem in new arrays; ``load`` (4,) in [0, 1] (checked by the
         caller, :func:`check_load`), 0 = swing; ``F_prev`` (24,) the last wrench."""
         m = self.n_rows[hard]
-        H, f, C = np.zeros((N_WRENCH, N_WRENCH)), np.zeros(N_WRENCH), np.zeros((m, N_WRENCH))
-        lower, upper = np.empty(N_WRENCH + m), np.empty(N_WRENCH + m)
-        fill_problem(H, f, C, lower, upper, statics.A, statics.B, statics.leg_jacobians,
-                     statics.tau_bias, load, F_prev, self.per_variable, self.weights.w1,
-                     self.tau_max, self.poly_rows, self.poly_h, self.poly_leg, hard,
-                     self.torque_rows, MIN_LOAD, INF)
+        buf = np.zeros(buffer_size(m))
+        fill_problem(buf, m, hard, self.torque_rows, statics.A, statics.B,
+                     statics.leg_jacobians, statics.tau_bias, load, F_prev, self.per_variable,
+                     self.per_row, self.poly)
+        n2, c0 = N_WRENCH * N_WRENCH, N_WRENCH * (N_WRENCH + 1)
+        c1 = c0 + m * N_WRENCH
+        H, f, C = buf[:n2].reshape(N_WRENCH, N_WRENCH), buf[n2:c0], buf[c0:c1].reshape(m, -1)
+        lower, upper = buf[c1:c1 + N_WRENCH + m], buf[c1 + N_WRENCH + m:]
         return WrenchProblem(H, f, C, lower, upper, statics.A.copy(), statics.B.copy(), hard,
                              load <= 0.0)

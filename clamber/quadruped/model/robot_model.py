@@ -8,27 +8,48 @@ from dataclasses import dataclass, field
 import numpy as np
 import pinocchio as pin
 
+from clamber.compiled import kernel
 from clamber.exceptions import ConfigError
 from clamber.quadruped.model.description import build_pinocchio_model, foot_name, joint_name
 from clamber.quadruped.model.robot import JOINTS_PER_LEG, LEG_NAMES, N_JOINTS, Marcbot, leg_index
-from clamber.quadruped.model.se3_kernels import rotation_defect
+from clamber.quadruped.model.se3_kernels import configuration, rotation_defect
 
 #: Size of the free-flyer part of q (position + unit quaternion x, y, z, w) and of v.
 NQ_BASE, NV_BASE = 7, 6
 
 
 _F64 = np.dtype(np.float64)
+#: The fields of a :class:`RobotState`, their shapes, and what :func:`_state_defect` answers
+#: for each (its index + 1); the last code says the rotation is not one.
+_FIELDS = ("body_position", "body_rotation", "joint_positions", "body_twist",
+           "joint_velocities")
+_SHAPES = ((3,), (3, 3), (N_JOINTS,), (6,), (N_JOINTS,))
+_NOT_ROTATION = len(_FIELDS) + 1
 
 
-def _vector(name: str, x, n: int) -> np.ndarray:
-    """``x`` as a float array of ``n`` finite numbers (a float array of that shape is taken
-    as it is, its finiteness proved by a finite sum where it can be)."""
-    a = x if type(x) is np.ndarray and x.dtype == _F64 else np.asarray(x, dtype=float)
-    if a.shape != (n,):
-        raise ConfigError(f"{name} must have shape ({n},), got {a.shape}")
-    if not (math.isfinite(np.add.reduce(a)) or np.isfinite(a).all()):
-        raise ConfigError(f"{name} must be finite, got {a}")
-    return a
+@kernel
+def _state_defect(p: np.ndarray, R: np.ndarray, q: np.ndarray, v: np.ndarray,
+                  dq: np.ndarray) -> int:
+    """0 if every entry is finite and ``R`` a rotation (``|R^T R - I| <= 1e-6``,
+    ``det R > 0``), else the first bad field's index + 1 (:data:`_FIELDS`) or
+    :data:`_NOT_ROTATION`."""
+    for j in range(p.shape[0]):
+        if not math.isfinite(p[j]):
+            return 1
+    for i in range(3):
+        for j in range(3):
+            if not math.isfinite(R[i, j]):
+                return 2
+    for j in range(q.shape[0]):
+        if not math.isfinite(q[j]):
+            return 3
+    for j in range(v.shape[0]):
+        if not math.isfinite(v[j]):
+            return 4
+    for j in range(dq.shape[0]):
+        if not math.isfinite(dq[j]):
+            return 5
+    return 0 if rotation_defect(R) <= 1e-6 else _NOT_ROTATION
 
 
 @dataclass
@@ -46,19 +67,21 @@ class RobotState:
     joint_velocities: np.ndarray = field(default_factory=lambda: np.zeros(N_JOINTS))
 
     def __post_init__(self) -> None:
-        self.body_position = _vector("body_position", self.body_position, 3)
-        self.joint_positions = _vector("joint_positions", self.joint_positions, N_JOINTS)
-        self.body_twist = _vector("body_twist", self.body_twist, 6)
-        self.joint_velocities = _vector("joint_velocities", self.joint_velocities, N_JOINTS)
-        R = self.body_rotation
-        if not (type(R) is np.ndarray and R.dtype == _F64):
-            R = np.asarray(R, dtype=float)
-        if R.shape != (3, 3):
-            raise ConfigError(f"body_rotation must be a finite 3x3 matrix, got shape {R.shape}")
-        if not rotation_defect(R) <= 1e-6:
-            raise ConfigError("body_rotation must be a finite rotation matrix (R^T R = I, "
-                              "det R = 1)")
-        self.body_rotation = R
+        arrays = [self.body_position, self.body_rotation, self.joint_positions,
+                  self.body_twist, self.joint_velocities]
+        for k, shape in enumerate(_SHAPES):
+            x = arrays[k]
+            if not (type(x) is np.ndarray and x.dtype == _F64):
+                x = arrays[k] = np.asarray(x, dtype=float)
+            if x.shape != shape:
+                raise ConfigError(f"{_FIELDS[k]} must have shape {shape}, got {x.shape}")
+        bad = _state_defect(*arrays)
+        if bad == _NOT_ROTATION:
+            raise ConfigError("body_rotation must be a rotation matrix (R^T R = I, det R = 1)")
+        if bad:
+            raise ConfigError(f"{_FIELDS[bad - 1]} must be finite, got {arrays[bad - 1]}")
+        (self.body_position, self.body_rotation, self.joint_positions, self.body_twist,
+         self.joint_velocities) = arrays
 
     @classmethod
     def trusted(cls, body_position: np.ndarray, body_rotation: np.ndarray,
@@ -72,9 +95,13 @@ class RobotState:
     def body_pose(self) -> pin.SE3:
         return pin.SE3(self.body_rotation, self.body_position)
 
-    def q(self) -> np.ndarray:
-        """Pinocchio configuration (27,)."""
-        return configuration(self.body_pose, self.joint_positions)
+    def q(self, out: np.ndarray | None = None) -> np.ndarray:
+        """Pinocchio configuration (27,): position, unit quaternion ``(x, y, z, w)`` of the
+        rotation, joints; written into ``out`` (27,) if given."""
+        if out is None:
+            out = np.empty(NQ_BASE + N_JOINTS)
+        configuration(self.body_rotation, self.body_position, self.joint_positions, out)
+        return out
 
     def v(self) -> np.ndarray:
         """Pinocchio velocity (26,)."""
@@ -83,13 +110,6 @@ class RobotState:
     def leg_joints(self, leg: str) -> np.ndarray:
         """The five joint angles of ``leg`` [rad]."""
         return self.joint_positions[leg_slice(leg)]
-
-
-def configuration(body_pose: pin.SE3, joint_positions: np.ndarray) -> np.ndarray:
-    """Pinocchio configuration (27,) of a body pose and joint angles [rad]: position, unit
-    quaternion ``(x, y, z, w)`` of the rotation (Pinocchio's ``SE3ToXYZQUAT``, the same
-    numbers as ``Quaternion(R).coeffs()`` in a tenth of the time), joints."""
-    return np.concatenate([pin.SE3ToXYZQUAT(body_pose), joint_positions])
 
 
 def leg_slice(leg: str) -> slice:

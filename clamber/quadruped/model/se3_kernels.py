@@ -200,3 +200,13 @@ def rotation_defect(R: np.ndarray) -> float:
            - R[0, 1] * (R[1, 0] * R[2, 2] - R[1, 2] * R[2, 0])
            + R[0, 2] * (R[1, 0] * R[2, 1] - R[1, 1] * R[2, 0]))
     return worst if det > 0.0 else math.inf
+
+
+@kernel
+def configuration(rotation: np.ndarray, translation: np.ndarray, joints: np.ndarray,
+                  out: np.ndarray) -> None:
+    """Pinocchio's configuration of a free-flying body and its joints into ``out``: the
+    position, the quaternion ``(x, y, z, w)`` (:func:`xyz_quaternion`), the joint angles."""
+    xyz_quaternion(rotation, translation, out)
+    for k in range(joints.shape[0]):
+        out[7 + k] = joints[k]

@@ -258,8 +258,7 @@ def _box_gauge(limits: WrenchLimits, w: np.ndarray) -> float:
 def support(rm: RobotModel, statics: StaticsEvaluator, body: pin.SE3, q_joints: np.ndarray,
             limits: list[WrenchLimits], swing: str | None = None) -> Support:
     """Distribute the robot's weight over the stance legs (``swing`` carries nothing)."""
-    state = RobotState.trusted(body.translation, body.rotation, q_joints, np.zeros(6),
-                               np.zeros(q_joints.size))
+    state = RobotState(body.translation, body.rotation, q_joints)
     qp = WrenchQP(limits, rm.tau_max)
     load = {leg: (0.0 if leg == swing else 1.0) for leg in LEG_NAMES}
     sol = qp.solve(statics.evaluate(state.q()), load)

@@ -9,7 +9,7 @@ import pytest
 from clamber.quadruped.control import controller_kernels as kernels
 from clamber.quadruped.control.reference import MotionReference
 from clamber.quadruped.control.variants import make_controller
-from clamber.quadruped.control.wbc_problem import MIN_LOAD
+from clamber.quadruped.control.wbc_kernels import MIN_LOAD
 from clamber.quadruped.model.robot import LEG_NAMES
 from clamber.quadruped.model.robot_model import RobotState
 
@@ -61,9 +61,9 @@ def test_body_pd_law_is_pinocchios(rm):
 
 
 def test_configuration_is_pinocchios(rm):
-    """The configuration of a state is Pinocchio's ``SE3ToXYZQUAT`` of its pose (the
-    quaternion up to its sign) followed by the joints, on every branch of the conversion
-    (the trace or one of the three diagonal entries largest)."""
+    """A state's configuration (the controllers' too) is Pinocchio's ``SE3ToXYZQUAT`` of its
+    pose (the quaternion up to its sign, to 1e-14) followed by the joints, on every branch
+    of the conversion (the trace or one of the three diagonal entries largest)."""
     ctrl = make_controller("vmc", rm)
     rng = np.random.default_rng(2)
     s0 = rm.default_state()
@@ -71,11 +71,12 @@ def test_configuration_is_pinocchios(rm):
     for k in range(40):
         R = pin.exp3(axes[k % 4] + rng.normal(0, 0.05, 3))
         state = RobotState(s0.body_position, R, s0.joint_positions)
-        q, want = ctrl._configuration(state), state.q()
-        sign = np.sign(q[6] * want[6]) if want[6] != 0 else 1.0
-        np.testing.assert_allclose(q[:3], want[:3], atol=0)
-        np.testing.assert_allclose(sign * q[3:7], want[3:7], atol=1e-14)
-        np.testing.assert_array_equal(q[7:], want[7:])
+        want = np.r_[pin.SE3ToXYZQUAT(state.body_pose), s0.joint_positions]
+        for q in (state.q(), ctrl._configuration(state)):
+            sign = np.sign(q[3:7] @ want[3:7])
+            np.testing.assert_array_equal(q[:3], want[:3])
+            np.testing.assert_allclose(sign * q[3:7], want[3:7], rtol=0, atol=1e-14)
+            np.testing.assert_array_equal(q[7:], want[7:])
 
 
 def _clik_goal(ctrl, rm, state, ref, statics):

@@ -14,7 +14,8 @@ from clamber.exceptions import ConfigError
 from clamber.quadruped.control import qwbc
 from clamber.quadruped.control.qwbc import WrenchQP, WrenchStatus
 from clamber.quadruped.control.variants import limits_active
-from clamber.quadruped.control.wbc_problem import INF, MIN_LOAD, QWBCWeights, WrenchProblemBuilder
+from clamber.quadruped.control.wbc_kernels import INF, MIN_LOAD
+from clamber.quadruped.control.wbc_problem import QWBCWeights, WrenchProblemBuilder
 from clamber.quadruped.model.statics import StaticsEvaluator
 
 

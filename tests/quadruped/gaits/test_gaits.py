@@ -89,6 +89,33 @@ def test_climbing_gait_one_leg_at_a_time():
     assert np.isclose(s, 0.5) and np.isclose(ds, 1.5) and np.isclose(dds, 0.0)
 
 
+def test_climbing_gait_loads_ramp_the_swing_leg_only():
+    """Every reference's load factors are 1 for the legs not swinging; the swing leg's ramps
+    down (unload), is absent while the gripper is open (swing), and ramps up again
+    (reload), monotonically within each ramp; the stance legs are those of positive factor."""
+    from clamber.quadruped.gaits.climb import _loads
+
+    holds = {leg: [np.array([x, y, 0.0]), np.array([x + 0.22, y, 0.0])]
+             for leg, (x, y) in zip(LEG_NAMES, [(0.2, 0.25), (-0.2, 0.25), (0.2, -0.25),
+                                                 (-0.2, -0.25)], strict=True)}
+    normals = {leg: [np.array([0, 0, 1.0])] * 2 for leg in LEG_NAMES}
+    log = _run_gait(ClimbGait(holds, normals, np.eye(3), ClimbGaitSettings()))
+    ramps: dict[tuple[str, str], list[float]] = {}
+    for _, phase, load, _, _ in log:
+        partial = [leg for leg, x in load.items() if x != 1.0]
+        assert len(partial) <= 1 and all(0.0 < x <= 1.0 for x in load.values())
+        if phase.value in ("unload", "reload") and partial:
+            ramps.setdefault((phase.value, partial[0]), []).append(load[partial[0]])
+        if phase.value in ("release", "lift", "transfer", "descend", "grasp"):
+            assert len(load) == 3
+    assert len(ramps) == 8 and all(len(r) > 10 for r in ramps.values())
+    for (phase, _), r in ramps.items():
+        assert np.all(np.diff(r) <= 0) if phase == "unload" else np.all(np.diff(r) >= 0)
+    assert _loads("LF", None) == dict.fromkeys(LEG_NAMES, 1.0)
+    assert _loads("LF", 0.0) == {leg: 1.0 for leg in LEG_NAMES if leg != "LF"}
+    assert _loads("RR", 0.4)["RR"] == 0.4
+
+
 def test_climbing_gait_moves_the_body_where_the_plan_puts_it():
     """A body position planned for a swing (``bodies[k]``) replaces the footholds' centre
     as the target of that swing's body move; swings without one keep the centre. A swing

@@ -1,6 +1,6 @@
 """The climbing loop's shortcuts compute the numbers of the plain code they replace, bit for
-bit: the configuration from ``SE3ToXYZQUAT``, the load check's fast path, the servos' power,
-the stability watch and the gait's shared zero twist; QP solutions own their arrays."""
+bit: the load check's fast path, the servos' power, the stability watch and the gait's
+shared zero twist; QP solutions own their arrays."""
 
 import mujoco
 import numpy as np
@@ -12,28 +12,10 @@ from clamber.exceptions import ConfigError
 from clamber.quadruped.control.qwbc import WrenchQP
 from clamber.quadruped.control.wbc_problem import check_load
 from clamber.quadruped.model.robot import LEG_NAMES, Marcbot
-from clamber.quadruped.model.robot_model import RobotModel, configuration
+from clamber.quadruped.model.robot_model import RobotModel
 from clamber.quadruped.model.statics import StaticsEvaluator
 from clamber.quadruped.sim.servos import ServoBank
 from clamber.sim_stability import StabilityWatch, instability
-
-
-def _rotations(rng, n):
-    """Random rotations at every scale of angle, some slightly off orthonormal (as an
-    estimator's attitude is between its re-orthonormalizations)."""
-    for k in range(n):
-        R = pin.exp3(rng.standard_normal(3) * [1e-9, 1e-3, 1.0, 3.0][k % 4])
-        yield R + rng.standard_normal((3, 3)) * 1e-12 if k % 3 == 0 else R
-
-
-def test_configuration_equals_the_quaternion_coefficients():
-    """``configuration`` (``SE3ToXYZQUAT``) gives the position, ``Quaternion(R).coeffs()``
-    and the joints, bit for bit."""
-    rng = np.random.default_rng(0)
-    for R in _rotations(rng, 3000):
-        p, qj = rng.standard_normal(3), rng.standard_normal(20)
-        plain = np.concatenate([p, pin.Quaternion(R).coeffs(), qj])
-        assert np.array_equal(configuration(pin.SE3(R, p), qj), plain)
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, -1e-12, 1.0 + 1e-12])
