@@ -9,8 +9,7 @@ and the comparison (``clamber quadruped compare --trials 20``: tuning, then 3 co
 on complete gait cycles (grippers made unbreakable so that every trial runs the whole 94 s),
 the loop only (scene building is reported apart), as wall-clock and CPU-time factors (the
 latter less sensitive to a shared machine); the same Q-WBC climb is also timed with the
-failure model checked after every physics step one by one and switched off, side by side,
-for the model's cost. The comparison is timed
+failure model switched off, side by side, for the model's cost. The comparison is timed
 as run (``--quick``: 1 trial per cell, no tuning) and bounded above by the worst case in
 which every trial runs a whole cycle. ``--rock`` times only the climb on a generated rock
 wall (height field, holds planned from noisy maps, the winch state machine and tendon plant
@@ -314,12 +313,9 @@ def side_by_side(baseline: str | None, quick: bool, repeat: int = 1,
 
 
 #: Parts of a control cycle, innermost first: (part, file, function) matched on the stack;
-#: the physics steps are the lines of ``_advance`` that call ``mj_step`` or the compiled
-#: period (whose copies of the steps' data, a few per cent of it, count with them), and the
-#: line of ``step`` that calls the compiled cycle (whose servo command, gripper check of
-#: the recorded steps, stability pre-check and power count with them too).
+#: the physics steps are the line of the simulator's ``step`` that calls ``mj_step``.
 _PARTS = (
-    ("gripper failure check", "sim/grippers.py", ("end_cycle", "record_step", "check")),
+    ("gripper failure check", "sim/grippers.py", ("check",)),
     ("wrench QP (build, DAQP)", "quadruped/qwbc.py", ("solve",)),
     ("statics (Pinocchio)", "quadruped/statics.py", ("evaluate", "torques")),
     ("CLIK goal positions", "quadruped/controllers.py", ("_positions",)),
@@ -328,7 +324,7 @@ _PARTS = (
     ("EKF predict, IMU, encoders", "trials/climb.py", ("_estimate",)),
     ("gait reference", "trials/climb.py", ("_reference",)),
     ("metric samples", "trials/climb.py", ("_sample",)),
-    ("rest of the simulator step", "sim/simulator.py", ("step", "_advance")),
+    ("rest of the simulator step", "sim/simulator.py", ("step",)),
 )
 
 
@@ -337,12 +333,11 @@ def _part(frame) -> str:
     f = frame
     while f is not None:
         code = f.f_code
-        if code.co_name in ("_advance", "step") and code.co_filename.endswith(
-                "sim/simulator.py"):
+        if code.co_name == "step" and code.co_filename.endswith("sim/simulator.py"):
             import linecache
 
             line = linecache.getline(code.co_filename, f.f_lineno)
-            if "step(m, d)" in line or "the physics steps" in line:
+            if "mj_step(" in line:
                 return "MuJoCo mj_step"
         for name, path, functions in _PARTS:
             if code.co_name in functions and code.co_filename.endswith(path):
@@ -503,15 +498,13 @@ def main() -> None:
         print(json.dumps({k: v for k, v in out.items() if controller in k}))
     out["climb_qwbc_true_state_realtime_factor"] = realtime("qwbc", seeds[:1], "true")[
         "climb_qwbc_realtime_factor_median"]
-    check, begin = GripperBank.check, GripperBank.begin_cycle
+    check = GripperBank.check
     side = {"failure_model": realtime("qwbc", seeds[:1])}
-    GripperBank.begin_cycle = lambda self, substeps: False
-    side["failure_model_checked_every_step"] = realtime("qwbc", seeds[:1])
     GripperBank.check = lambda self, dt: []
     try:
         side["no_failure_check"] = realtime("qwbc", seeds[:1])
     finally:
-        GripperBank.check, GripperBank.begin_cycle = check, begin
+        GripperBank.check = check
     for kind in ("realtime", "cpu_time"):
         out[f"climb_qwbc_{kind}_factor_side_by_side"] = {
             k: v[f"climb_qwbc_{kind}_factor_median"] for k, v in side.items()}

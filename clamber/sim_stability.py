@@ -15,7 +15,6 @@ import math
 import mujoco
 import numpy as np
 
-from clamber.compiled import kernel
 from clamber.exceptions import ClamberError
 
 #: Warnings that mean the physics cannot be trusted: diverging accelerations, positions,
@@ -26,10 +25,6 @@ FATAL_WARNINGS = tuple(int(w) for w in (
     mujoco.mjtWarning.mjWARN_CONTACTFULL, mujoco.mjtWarning.mjWARN_CNSTRFULL))
 _FATAL = np.array(FATAL_WARNINGS)
 _sum = np.add.reduce
-#: Largest magnitude of a position or velocity the compiled pre-check passes: a sum of fewer
-#: than 1e7 such numbers stays finite, so where every one is below it the sums
-#: :func:`instability` tests are finite.
-_SAFE = 1e300
 
 
 class UnstableSimulation(ClamberError):
@@ -49,12 +44,10 @@ def instability(data: mujoco.MjData) -> str | None:
 
 
 class StabilityWatch:
-    """:func:`instability` of one ``MjData``, called every control cycle: the warning
-    counters, positions and velocities read through views made once (MjData's buffers never
-    move) by one compiled call (:func:`_suspect`), which passes exactly the states in which
-    :func:`instability` finds nothing but for sums it cannot tell from overflow (a number
-    above 1e300, which no stable state has), whose verdict is then :func:`instability`'s;
-    a stable step costs that one call, an unstable one gets :func:`instability`'s message."""
+    """:func:`instability` of one ``MjData``, called every control cycle: a fatal warning
+    counted, or a sum of the positions and velocities that is not finite (a non-finite
+    entry makes it so), asks :func:`instability` for its message. The arrays are read
+    through views made once (MjData's buffers never move)."""
 
     def __init__(self, data: mujoco.MjData) -> None:
         self.data = data
@@ -62,35 +55,10 @@ class StabilityWatch:
 
     def __call__(self) -> str | None:
         """What :func:`instability` says of the data now."""
-        if _suspect(self._warnings, _FATAL, self._qpos, self._qvel, _SAFE):
+        if (self._warnings.take(_FATAL).any()
+                or not math.isfinite(_sum(self._qpos) + _sum(self._qvel))):
             return instability(self.data)
         return None
-
-    def plain(self) -> str | None:
-        """The watch in NumPy: a fatal warning counted, or a sum of the positions or
-        velocities not finite, asks :func:`instability` (the reference of the compiled
-        pre-check)."""
-        if (np.count_nonzero(self._warnings.take(_FATAL))
-                or not (math.isfinite(_sum(self._qpos)) and math.isfinite(_sum(self._qvel)))):
-            return instability(self.data)
-        return None
-
-
-@kernel
-def _suspect(warnings: np.ndarray, fatal: np.ndarray, qpos: np.ndarray, qvel: np.ndarray,
-             safe: float) -> bool:
-    """Whether a fatal warning was counted or a position or velocity is not finite or above
-    ``safe`` in magnitude."""
-    for w in fatal:
-        if warnings[w] != 0:
-            return True
-    for x in qpos:
-        if not abs(x) <= safe:
-            return True
-    for x in qvel:
-        if not abs(x) <= safe:
-            return True
-    return False
 
 
 def check_stable(data: mujoco.MjData, what: str, t: float) -> None:

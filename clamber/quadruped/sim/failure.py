@@ -9,19 +9,18 @@ every combination of axes (combined loading) and no per-axis box. A hold's
 ``w / factor`` is in ``W``); a seventh factor, where a hold has one, scales compression
 (``+f_z``) alone, which the footpad bears (:func:`scaled_wrench`). Membership is the gauge
 ``g(w) = min {t : w in t W}``, ``<= 1`` inside
-(:func:`clamber.attachment.wrench_set.wrench_gauge`'s LP). Evaluated every physics step,
-the gauge is bracketed cheaply first: an inner polytope of ``W`` (the fitted
-polytope; gauge above the true one) and supporting half-spaces of ``W`` in 1136
-directions (gauge below it, within a few per cent). Only a wrench the bracket leaves
-undecided, or one outside, goes to the LP (solved by DAQP, with scipy's HiGHS as fallback),
-so the decision is the LP's. Before the LP, an undecided wrench gets a second certificate from
-the last wrench whose gauge an LP measured on the same gripper: the gauge is sublinear
-(``W`` is convex with the origin inside), so ``g(w) <= g(w_0) + g(w - w_0)``, and the inner
-polytope bounds ``g(w - w_0)`` from above. Wrenches move little in a 4 ms step, so this
-certifies most wrenches the inner polytope leaves undecided (it is loosest, by about a
-factor two, on the moments CLIK's grippers carry) without an LP; a certificate is accepted
-only 1e-6 below the boundary, far outside the LP's 1e-9 tolerance, so every decision is the
-one the LP makes.
+(:func:`clamber.attachment.wrench_set.wrench_gauge`'s LP). Evaluated every physics step, the
+gauge is bracketed cheaply first: an inner polytope of ``W`` (the fitted polytope; gauge
+above the true one) and supporting half-spaces of ``W`` in 1136 directions (gauge below it,
+by a median 16 % on random wrenches). Only a wrench the bracket leaves undecided, or one
+outside, goes to the LP (solved by DAQP, with scipy's HiGHS as fallback), so the decision is
+the LP's. Before the LP, an undecided wrench gets a second certificate from the last wrench
+whose gauge an LP measured on the same gripper: the gauge is sublinear (``W`` is convex with
+the origin inside), so ``g(w) <= g(w_0) + g(w - w_0)``, and the inner polytope bounds
+``g(w - w_0)`` from above. Wrenches move little in a 4 ms step, so this certifies most wrenches
+the inner polytope leaves undecided (it is loosest, by about a factor two, on the moments
+CLIK's grippers carry) without an LP; a certificate is accepted only 1e-6 below the
+boundary, far outside the LP's 1e-9 tolerance, so every decision is the one the LP makes.
 
 Time filter (spine slip). Spines hold by hooking asperities; a wrench outside ``W`` is not
 an instant detachment but an unbalanced load that drags the spines across their asperities
@@ -59,10 +58,8 @@ from clamber.quadruped.sim import failure_kernels as kernels
 
 #: DAQP exit flags meaning an optimum was found.
 _DAQP_OK = (1, 2)
-#: Whether a boolean array has a true entry (``np.count_nonzero``: the cheapest test).
-_any = np.count_nonzero
-#: How far [gauge] the bound on a step's lower bounds must stay below a peak for
-#: :meth:`FailureClock.settle` to skip forming them (round-off is about 1e-15).
+#: How far [gauge] the bound on a step's lower bound must stay below a peak for
+#: :func:`.failure_kernels.certify` to skip forming it (round-off is about 1e-15).
 _LOWER_MARGIN = 1e-9
 #: Largest gauge bound accepted as a certificate of membership without an LP: 1e-6 below
 #: the boundary, far outside the LP's tolerance (1e-9), so that it never decides otherwise.
@@ -108,12 +105,13 @@ def scaled_wrench(w: np.ndarray, factor: np.ndarray) -> np.ndarray:
     star-shaped set: the gauge of ``w`` in it is the gauge of the scaled wrench in ``W``,
     and every bound of this module is taken on scaled wrenches).
     """
-    f = np.asarray(factor, dtype=float)
-    if f.shape[-1] == 6:
-        return w / f
-    ws = w / f[..., :6]
-    ws[..., 2] = np.where(w[..., 2] > 0.0, w[..., 2] / f[..., 6], ws[..., 2])
-    return ws
+    w, f = np.asarray(w, dtype=float), np.asarray(factor, dtype=float)
+    lead = np.broadcast_shapes(w.shape[:-1], f.shape[:-1])
+    rows = _rows(np.broadcast_to(w, (*lead, 6)))
+    out = np.empty_like(rows)
+    kernels.scale_into(rows, np.ascontiguousarray(
+        np.broadcast_to(f, (*lead, f.shape[-1]))).reshape(-1, f.shape[-1]), out)
+    return out.reshape(*lead, 6)
 
 
 class WrenchSet:
@@ -160,22 +158,14 @@ class WrenchSet:
 
     def bounds(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper bounds (n,) of the gauge of wrenches ``w`` (n, 6) [N, N m]."""
-        w = _rows(w)
-        return (kernels.polytope_gauges(w, self._cuts_t),
-                kernels.polytope_gauges(w, self._inner_t))
+        return self.lower(w), self.upper(w)
 
     def lower(self, w: np.ndarray) -> np.ndarray:
-        """The lower bounds of :meth:`bounds` of wrenches (n, 6) alone, (n,) (the same
-        numbers)."""
+        """The supporting half-spaces' gauge (n,) of wrenches (n, 6): a lower bound."""
         return kernels.polytope_gauges(_rows(w), self._cuts_t)
 
-    def upper_all(self, w: np.ndarray) -> np.ndarray:
-        """:meth:`upper` of a stack of wrenches (steps, k, 6), (steps, k): each slice's
-        numbers are those of :meth:`upper` on it."""
-        return kernels.polytope_gauges(_rows(w), self._inner_t).reshape(w.shape[:-1])
-
     def upper(self, w: np.ndarray) -> np.ndarray:
-        """The upper bound of :meth:`bounds` alone (the inner polytope's gauge), (n,)."""
+        """The inner polytope's gauge (n,) of wrenches (n, 6): an upper bound."""
         return kernels.polytope_gauges(_rows(w), self._inner_t)
 
     def exact(self, w: np.ndarray) -> float:
@@ -214,7 +204,7 @@ class FailureClock:
 
     ``wrench_set`` is ``W``; ``slip`` the clock's parameters. The peak load of each gripper
     is kept as the wrench with the largest lower gauge bound (supporting half-spaces, within
-    a few per cent of the gauge) and made exact by one LP when read (:meth:`peaks`); above 1
+    some 20 % of the gauge) and made exact by one LP when read (:meth:`peaks`); above 1
     every gauge is exact. Each gripper keeps the last wrench an LP measured and its gauge,
     the reference of the sublinearity certificate (see the module docstring).
     """
@@ -231,9 +221,15 @@ class FailureClock:
         self._ref_wrench = np.zeros((n, 6))
         self._ref_gauge = np.full(n, np.inf)
         #: Per gripper: the last wrench (over the factors) whose lower bound was formed, and
-        #: that bound (the reference of the peaks' skip test in :meth:`settle`).
+        #: that bound (the reference of the peaks' skip test in :func:`.failure_kernels.certify`).
         self._lo_wrench = np.zeros((n, 6))
         self._lo_gauge = np.full(n, np.inf)
+        #: :func:`.failure_kernels.certify`'s arguments after ``rows``, before ``g``: the
+        #: wrench set's planes, the margins and the clocks' arrays (updated in place).
+        self.certify_args = (self.set._inner_t, self.set._cuts_t, CERTIFIED, _LOWER_MARGIN,
+                             self._ref_wrench, self._ref_gauge, self._peak_lo,
+                             self._peak_wrench, self._lo_wrench, self._lo_gauge, self.slide,
+                             self.speed)
 
     def reset(self, i: int) -> None:
         """Gripper ``i`` grasped anew: no slide."""
@@ -248,27 +244,6 @@ class FailureClock:
         return np.array([max(lo, self.set.exact(w)) if lo > 0 else 0.0
                          for lo, w in zip(self._peak_lo, self._peak_wrench, strict=True)])
 
-    def save(self) -> tuple[np.ndarray, ...]:
-        """A copy of the clocks' state (slides, speeds, peaks) for :meth:`restore`."""
-        return tuple(a.copy() for a in self._state())
-
-    def restore(self, saved: tuple[np.ndarray, ...]) -> None:
-        """Return to a state :meth:`save` copied."""
-        for mine, copy in zip(self._state(), saved, strict=True):
-            mine[...] = copy
-
-    def arrays(self) -> tuple[np.ndarray, ...]:
-        """The clocks' arrays in the order :func:`.failure_kernels.settle` takes them:
-        reference wrenches and gauges, peaks (lower bounds and wrenches), lower-bound
-        references (wrenches and gauges), slides and speeds (the arrays themselves,
-        updated in place)."""
-        return (self._ref_wrench, self._ref_gauge, self._peak_lo, self._peak_wrench,
-                self._lo_wrench, self._lo_gauge, self.slide, self.speed)
-
-    def _state(self) -> tuple[np.ndarray, ...]:
-        return (self.slide, self.speed, self._peak_lo, self._peak_wrench, self._ref_wrench,
-                self._ref_gauge)
-
     def _measured(self, i: int, ws: np.ndarray) -> float:
         """Exact gauge of gripper ``i``'s wrench ``ws`` (6,) over its hold's factors, by LP;
         kept as the gripper's certificate reference."""
@@ -277,106 +252,40 @@ class FailureClock:
         self._ref_gauge[i] = g
         return g
 
-    def settle(self, rows: np.ndarray, w: np.ndarray, factor: np.ndarray) -> np.ndarray | None:
-        """Several physics steps' wrenches ``w`` (steps, k, 6) of the grippers ``rows`` at
-        once: if every wrench is certified inside its set, the clocks, peaks and last gauges
-        (k,) are exactly what :meth:`advance` step by step leaves (slides reset to zero),
-        and the gauges are returned; else nothing changes and None is returned (the steps
-        must be advanced one by one).
-
-        The bounds come from the same compiled gauge kernel as :meth:`advance`'s, wrench by
-        wrench, so the numbers are the same. A step's lower bounds are formed only when its
-        upper bounds could raise a peak. This is the reference of :meth:`settle_into`.
-        """
-        ws = scaled_wrench(w, factor)
-        g = self.set.upper_all(ws)
-        gauges = g[-1]
-        above = g > 1.0
-        if _any(above):
-            bound = self._ref_gauge[rows] + self.set.upper_all(ws - self._ref_wrench[rows])
-            if _any(bound[above] > CERTIFIED):
-                return None
-            gauges = np.where(above[-1], bound[-1], gauges)
-        self.slide[rows] = 0.0
-        self.speed[rows] = 0.0
-        # As in advance: the lower bound can only raise a peak where the upper one is above it.
-        peak_lo = self._peak_lo
-        peak = peak_lo[rows]
-        above = g > peak
-        if not _any(above):
-            return gauges
-        # A step whose lower bounds provably stay below the peaks is skipped (they would
-        # raise none): the lower bound is sublinear, so lo(w) <= lo(w0) + upper(w - w0) for
-        # the last wrench w0 whose lower bound was formed; the margin covers round-off.
-        # Peaks only grow, so a step not above them at the start is not above them later.
-        possible = above & (self._lo_gauge[rows] + self.set.upper_all(ws - self._lo_wrench[rows])
-                            > peak - _LOWER_MARGIN)
-        lower = self.set.lower
-        for j in range(g.shape[0]):
-            if _any(possible[j]) and _any(g[j] > peak):
-                lo = lower(ws[j])
-                self._lo_wrench[rows] = ws[j]
-                self._lo_gauge[rows] = lo
-                higher = lo > peak
-                if _any(higher):
-                    peak[higher] = lo[higher]
-                    self._peak_wrench[rows[higher]] = ws[j][higher]
-        peak_lo[rows] = peak
-        return gauges
-
-    def settle_into(self, rows: np.ndarray, w: np.ndarray, factor: np.ndarray,
-                    gauges: np.ndarray) -> bool:
-        """:meth:`settle` in one compiled call (:func:`.failure_kernels.settle`): True, with
-        the gauges written into ``gauges[rows]``, where :meth:`settle` returns them; False,
-        with nothing changed, where it returns None. The same arithmetic summed in another
-        order: the numbers agree to round-off."""
-        s = self.set
-        ws = np.ascontiguousarray(scaled_wrench(w, factor))
-        return kernels.settle(ws, rows, s._inner_t, s._cuts_t, CERTIFIED, _LOWER_MARGIN,
-                              self._ref_wrench, self._ref_gauge, self._peak_lo,
-                              self._peak_wrench, self._lo_wrench, self._lo_gauge, self.slide,
-                              self.speed, gauges)
-
-    def settle_recorded(self, rows: np.ndarray, recorded: tuple, factor: np.ndarray,
-                        gauges: np.ndarray, w: np.ndarray) -> bool:
-        """:meth:`settle_into` of the sole wrenches that
-        :func:`.failure_kernels.sole_wrenches` computes from ``recorded`` (its arguments),
-        written into ``w`` (steps, k, 6) either way, in one compiled call
-        (:func:`.failure_kernels.settle_recorded`): the same numbers and decisions."""
-        s = self.set
-        return kernels.settle_recorded(*recorded, factor, w, rows, s._inner_t, s._cuts_t,
-                                       CERTIFIED, _LOWER_MARGIN, self._ref_wrench,
-                                       self._ref_gauge, self._peak_lo, self._peak_wrench,
-                                       self._lo_wrench, self._lo_gauge, self.slide,
-                                       self.speed, gauges)
-
     def advance(self, rows: np.ndarray, w: np.ndarray, factor: np.ndarray,
                 dt: float) -> tuple[np.ndarray, np.ndarray]:
         """Advance the grippers ``rows`` by ``dt`` [s] under wrenches ``w`` (k, 6) [N, N m]
         on holds of capacity factors ``factor`` (k, 6) or (k, 7) (:func:`scaled_wrench`).
 
         Returns the gauges (k,) (exact above 1, else an upper bound <= 1) and which
-        grippers' slides passed the engagement depth. A wrench the inner polytope leaves
-        undecided is certified inside by the sublinearity bound when it can be, else
-        measured by LP.
+        grippers' slides passed the engagement depth. Where every wrench is certified
+        inside its set, one compiled call (:func:`.failure_kernels.certify`) does it all;
+        otherwise a wrench the inner polytope leaves undecided is certified by the
+        sublinearity bound when it can be, else measured by LP.
         """
-        ws = scaled_wrench(w, factor)
-        g = self.set.upper(ws)
+        w = _rows(w)
+        ws = np.empty_like(w)
+        kernels.scale_into(w, np.ascontiguousarray(factor, dtype=float), ws)
+        g = np.empty(len(rows))
+        if kernels.certify(ws, rows, *self.certify_args, g):
+            return g, np.zeros(len(rows), dtype=bool)
+        return self.uncertified(rows, w, ws, g, dt)
+
+    def uncertified(self, rows: np.ndarray, w: np.ndarray, ws: np.ndarray, g: np.ndarray,
+                    dt: float) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`advance` where :func:`.failure_kernels.certify` did not certify every
+        wrench: ``w`` (k, 6) the wrenches, ``ws`` the same over the holds' factors, ``g`` its
+        upper bounds (k,) of their gauges."""
+        failed = np.zeros(len(rows), dtype=bool)
         # The lower bound can only raise a peak where the upper bound is above it.
         if (g > self._peak_lo[rows]).any():
-            lo = self.set.bounds(ws)[0]
+            lo = self.set.lower(ws)
             higher = lo > self._peak_lo[rows]
             self._peak_lo[rows[higher]] = lo[higher]
             self._peak_wrench[rows[higher]] = ws[higher]
-        failed = np.zeros(len(rows), dtype=bool)
-        if not (g > 1.0).any():  # every wrench certified inside: all spines re-seat
-            self.slide[rows] = 0.0
-            self.speed[rows] = 0.0
-            return g, failed
-        undecided = np.flatnonzero(g > 1.0)
         s = self.slip
         bound = self._ref_gauge[rows] + self.set.upper(ws - self._ref_wrench[rows])
-        for k in undecided:
+        for k in np.flatnonzero(g > 1.0):
             g[k] = bound[k] if bound[k] <= CERTIFIED else self._measured(rows[k], ws[k])
         for k, i in enumerate(rows):
             if g[k] > 1.0:

@@ -13,8 +13,7 @@ model, combined loading, scaled per axis by the hold's ``capacity_factor``, see
 :class:`~clamber.quadruped.sim.world.RockSpec`) long enough for the spines to slide off
 their asperities (0.5 mm; 6 ms at 15 N over the set, 20 ms at 1 N). The set is checked on
 the total wrench of the rock on the gripper (weld plus footpad contacts), the quantity the
-gripper's wrench space describes. The simulator may record a control period's steps and
-check them together (:meth:`GripperBank.begin_cycle`), with the same result. The
+gripper's wrench space describes. The
 controllers' conservative box (35 N, 35 N, 62 N, 0.25 N m, 0.25 N m, 1.4 N m) lies inside
 it (the largest multiple of that box inside the set is 1.17 times it; at the weakest hold
 factor 0.7 the box itself is not always inside).
@@ -48,7 +47,6 @@ import numpy as np
 from clamber.exceptions import ConfigError
 from clamber.quadruped.model.description import foot_name
 from clamber.quadruped.model.robot import LEG_NAMES
-from clamber.quadruped.sim import failure
 from clamber.quadruped.sim import failure_kernels as kernels
 from clamber.quadruped.sim.failure import (
     FailureClock,
@@ -97,29 +95,6 @@ def _seven(factor: np.ndarray) -> np.ndarray:
     six factors scales compression like pull)."""
     f = np.asarray(factor, dtype=float)
     return f if f.shape == (7,) else np.append(f, f[2])
-
-
-#: Column order taking MuJoCo's [torque, force] rows to [force, torque].
-_FORCE_FIRST = np.array([3, 4, 5, 0, 1, 2])
-
-
-#: Cyclic index shifts of a 3-vector's components (the cross product's two terms).
-_NEXT, _AFTER = np.array([1, 2, 0]), np.array([2, 0, 1])
-
-
-def _sole_wrenches(ext: np.ndarray, r: np.ndarray, xmat: np.ndarray) -> np.ndarray:
-    """Wrenches [f, tau] (n, 6) in the sole frames from external wrenches ``ext`` (n, 6)
-    [torque, force] about a point ``r`` (n, 3) [m] from the sole, soles' rotation matrices
-    ``xmat`` (n, 9). ``ext`` is overwritten. The NumPy reference of the compiled
-    :func:`.failure_kernels.sole_wrenches` the bank uses (checked against it in the tests)."""
-    f = ext[:, 3:]
-    # Moment about the sole: tau + r x f, component k += r_(k+1) f_(k+2) - r_(k+2) f_(k+1)
-    # (the products and differences np.cross forms, without its overhead at these sizes).
-    ext[:, :3] += (r.take(_NEXT, axis=1) * f.take(_AFTER, axis=1)
-                   - r.take(_AFTER, axis=1) * f.take(_NEXT, axis=1))
-    R = xmat.reshape(-1, 1, 3, 3)
-    # Rows [torque; force] times R give each in the site frame; reorder to [f, tau].
-    return (ext.reshape(-1, 2, 1, 3) @ R).reshape(-1, 6)[:, _FORCE_FIRST]
 
 
 #: The default sole compliance of climbing scenes.
@@ -244,7 +219,7 @@ class GripperBank:
         if reach <= 0:
             raise ConfigError(f"reach must be > 0, got {reach}")
         self.model, self.data = model, data
-        #: What :meth:`record_step` copies: views into MjData's buffers (which never move).
+        #: What the wrenches are formed from: views into MjData's buffers (which never move).
         self._sources = (data.cfrc_ext, data.subtree_com, data.site_xpos, data.site_xmat)
         self.reach = reach
         self.clock = FailureClock(len(LEG_NAMES), wrench_set, slip)
@@ -272,15 +247,15 @@ class GripperBank:
         #: (outside), else an upper bound <= 1 (the certificate that held it inside).
         self.gauges = np.zeros(len(LEG_NAMES))
         self.events: list[GripperEvent] = []
-        self._indices: dict[tuple[str, ...], tuple[np.ndarray, ...]] = {}
-        #: Attached legs and their holds' capacity factors (k, 6), kept with ``state``.
+        #: Per tuple of legs: index rows (5, k) (see :meth:`_index`).
+        self._indices: dict[tuple[str, ...], np.ndarray] = {}
+        #: Attached legs, their index rows and their holds' capacity factors (k, 6) or
+        #: (k, 7), kept with ``state``.
         self._attached: tuple[str, ...] = ()
+        self._attached_index = np.zeros((5, 0), dtype=np.int64)
         self._factors = np.zeros((0, 6))
-        #: Raw wrench data of the physics steps of one control cycle (see begin_cycle).
-        self._cycle: tuple[np.ndarray, ...] | None = None
-        self._cycle_legs: tuple[str, ...] = ()
-        #: :meth:`cycle_check`'s arguments per attached legs and steps.
-        self._checks: dict[tuple, tuple] = {}
+        #: :meth:`check`'s work arrays: wrenches (k, 6), over the factors, gauge bounds (k,).
+        self._work = (np.zeros((0, 6)), np.zeros((0, 6)), np.zeros(0))
         #: While False (the robot being placed on the wall), overloads are recorded, not fatal.
         self.breakable = True
 
@@ -297,6 +272,9 @@ class GripperBank:
         if any(f.shape == (7,) for f in factors):
             factors = [_seven(f) for f in factors]
         self._factors = np.array(factors, dtype=float) if factors else np.zeros((0, 6))
+        self._attached_index = self._index(self._attached)
+        k = len(self._attached)
+        self._work = (np.empty((k, 6)), np.empty((k, 6)), np.empty(k))
 
     def load_ratio(self, leg: str, w: np.ndarray) -> float:
         """Gauge of wrench ``w`` (6,) [N, N m] on ``leg``'s hold: > 1 outside the set."""
@@ -354,137 +332,59 @@ class GripperBank:
         MuJoCo's ``cfrc_ext`` (after ``mj_rnePostConstraint``) holds every body's external
         wrench from contacts and equality constraints as ``[torque, force]`` about the
         subtree centre of mass; the gripper's and its pad's are summed (same reference
-        point), shifted to the sole and rotated into the sole (pad) frame.
+        point), shifted to the sole and rotated into the sole (pad) frame
+        (:func:`.failure_kernels.sole_wrenches`).
         """
-        m, d = self.model, self.data
         legs = tuple(legs)
-        if not legs:
-            return np.zeros((0, 6))
-        mujoco.mj_rnePostConstraint(m, d)
-        bodies, grippers, sites, roots, _ = self._index(legs)
-        # The kernel end_cycle uses, on this one step: the same numbers either way.
-        return kernels.sole_wrenches(d.cfrc_ext[None], d.subtree_com[None], d.site_xpos[None],
-                                     d.site_xmat[None], bodies, grippers, sites, roots,
-                                     self.compliant)[0]
-
-    def _index(self, legs: tuple[str, ...]) -> tuple[np.ndarray, ...]:
-        """Body, gripper, site, root and row indices of ``legs`` (cached per tuple)."""
-        idx = self._indices.get(legs)
-        if idx is None:
-            bodies = np.array([self.body[leg] for leg in legs])
-            idx = self._indices[legs] = (
-                bodies, np.array([self.gripper_body[leg] for leg in legs]),
-                np.array([self.wrench_site[leg] for leg in legs]),
-                self.model.body_rootid[bodies],
-                np.array([LEG_NAMES.index(leg) for leg in legs]))
-        return idx
-
-    # ---- one control cycle's checks at once ------------------------------------------------
-    def begin_cycle(self, substeps: int) -> bool:
-        """Start recording the raw data of ``substeps`` physics steps, to be checked together
-        by :meth:`end_cycle`; False (record nothing) when no gripper is attached."""
-        legs = self._attached
-        if not legs:
-            return False
-        m = self.model
-        if self._cycle is None or self._cycle[0].shape[0] != substeps:
-            self._cycle = (np.empty((substeps, m.nbody, 6)), np.empty((substeps, m.nbody, 3)),
-                           np.empty((substeps, m.nsite, 3)), np.empty((substeps, m.nsite, 9)))
-        self._cycle_legs = legs
-        return True
-
-    @property
-    def cycle_data(self) -> tuple[np.ndarray, ...]:
-        """The arrays :meth:`record_step` fills (``cfrc_ext``, ``subtree_com``, ``site_xpos``,
-        ``site_xmat`` per step), for a caller that records the steps itself."""
-        return self._cycle
-
-    def record_step(self, j: int) -> None:
-        """Keep the raw data of physics step ``j`` of the cycle (after ``mj_step``): whole
-        arrays, copied without indexing; :meth:`end_cycle` picks the grippers' rows."""
-        mujoco.mj_rnePostConstraint(self.model, self.data)
-        ext, com, pos, mat = self._cycle
-        src_ext, src_com, src_pos, src_mat = self._sources
-        ext[j] = src_ext
-        com[j] = src_com
-        pos[j] = src_pos
-        mat[j] = src_mat
-
-    def end_cycle(self, dt: float) -> bool:
-        """Check the recorded steps (``dt`` [s] each) together; True if the clocks, peaks
-        and gauges are now exactly what :meth:`check` after every step leaves, False if a
-        gripper broke off in one of them (nothing changed then: the cycle must be rerun with
-        :meth:`check` after every step, since the physics changes when a weld lets go).
-
-        If every wrench is certified inside its set, the clocks only re-seat; otherwise the
-        failure clocks are advanced step by step over the recorded wrenches, which is what
-        :meth:`check` does as long as no gripper breaks off.
-        """
-        ext_all, com, pos, mat = self._cycle
-        bodies, grippers, sites, roots, rows = self._index(self._cycle_legs)
-        w = np.empty((ext_all.shape[0], len(rows), 6))
-        recorded = (ext_all, com, pos, mat, bodies, grippers, sites, roots, self.compliant)
-        if self.clock.settle_recorded(rows, recorded, self._factors, self.gauges, w):
-            return True
-        return self.advance_recorded(dt, w)
-
-    def cycle_check(self) -> tuple:
-        """What a compiled cycle needs to check the recorded steps as :meth:`end_cycle`
-        does (:func:`.step_kernel.step`'s gripper arguments): the attached grippers' index
-        rows (5, k) (bodies, grippers, sites, roots, clock rows), whether the soles are
-        compliant, the holds' factors, a wrench array (steps, k, 6) to fill, the wrench
-        set's inner and cut planes, the certificate and lower-bound margins, the clock's
-        arrays and the gauges. Only after :meth:`begin_cycle` returned True."""
-        legs = self._cycle_legs
-        key = (legs, self._cycle[0].shape[0])
-        found = self._checks.get(key)
-        if found is None:
-            found = self._checks[key] = (np.ascontiguousarray(np.stack(self._index(legs)),
-                                                              dtype=np.int64),
-                                         np.empty((key[1], len(legs), 6)))
-        s = self.clock.set
-        return (found[0], self.compliant, self._factors, found[1], s._inner_t, s._cuts_t,
-                failure.CERTIFIED, failure._LOWER_MARGIN, self.clock.arrays(), self.gauges)
-
-    def advance_recorded(self, dt: float, w: np.ndarray) -> bool:
-        """The rest of :meth:`end_cycle` once the recorded steps' sole wrenches ``w``
-        (steps, k, 6) were not all certified: the failure clocks advanced over them step by
-        step; False, with nothing changed, if a gripper broke off in one of them."""
-        rows = self._index(self._cycle_legs)[4]
-        saved, gauges = self.clock.save(), self.gauges.copy()
-        for w_step in w:
-            g, failed = self.clock.advance(rows, w_step, self._factors, dt)
-            self.gauges[rows] = g
-            if failed.any() and self.breakable:
-                self.clock.restore(saved)
-                self.gauges[:] = gauges
-                return False
-        return True
+        out = np.empty((len(legs), 6))
+        if legs:
+            mujoco.mj_rnePostConstraint(self.model, self.data)
+            kernels.sole_wrenches(*self._sources, self._index(legs), self.compliant, out)
+        return out
 
     def wrench(self, leg: str) -> np.ndarray:
         """Total wrench (6,) on ``leg``'s gripper (see :meth:`wrenches`)."""
         return self.wrenches((leg,))[0]
 
+    def _index(self, legs: tuple[str, ...]) -> np.ndarray:
+        """Index rows (5, k) of ``legs`` (cached per tuple): the bodies the welds hold, the
+        gripper bodies, the wrench sites, the root bodies and the rows in ``LEG_NAMES``."""
+        idx = self._indices.get(legs)
+        if idx is None:
+            bodies = [self.body[leg] for leg in legs]
+            idx = self._indices[legs] = np.array(
+                [bodies, [self.gripper_body[leg] for leg in legs],
+                 [self.wrench_site[leg] for leg in legs], self.model.body_rootid[bodies],
+                 [LEG_NAMES.index(leg) for leg in legs]], dtype=np.int64).reshape(5, -1)
+        return idx
+
     def check(self, dt: float) -> list[str]:
         """Advance the failure clocks of the attached grippers by ``dt`` [s] (one physics
-        step) under their present wrenches; break off those whose spines slid off.
+        step) under their present wrenches (:meth:`wrenches`); break off those whose spines
+        slid off. Where every wrench is certified inside its set this is one compiled call
+        (:func:`.failure_kernels.check_step`), else :meth:`.FailureClock.uncertified`.
 
         Returns the legs that broke off in this call.
         """
-        broken: list[str] = []
         legs = self._attached
         if not legs:
-            return broken
-        now = self.wrenches(legs)
-        rows = self._indices[legs][4]
-        g, failed = self.clock.advance(rows, now, self._factors, dt)
+            return []
+        mujoco.mj_rnePostConstraint(self.model, self.data)
+        w, ws, g = self._work
+        index = self._attached_index
+        if kernels.check_step(*self._sources, index, self.compliant, self._factors, w, ws, g,
+                              *self.clock.certify_args, self.gauges):
+            return []
+        rows = index[4]
+        g, failed = self.clock.uncertified(rows, w, ws, g, dt)
         self.gauges[rows] = g
         if not (failed.any() and self.breakable):
-            return broken
+            return []
+        broken: list[str] = []
         for i in np.flatnonzero(failed):
             leg = legs[i]
             self.events.append(GripperEvent(self.data.time, leg, "break",
-                                            f"gauge {g[i]:.2f}, wrench {now[i].round(2)}"))
+                                            f"gauge {g[i]:.2f}, wrench {w[i].round(2)}"))
             self.data.eq_active[self.eq[leg]] = 0
             self._set_state(leg, GripperState.BROKEN, self.hold[leg])
             broken.append(leg)

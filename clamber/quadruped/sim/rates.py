@@ -7,7 +7,7 @@ with 4 ms and 1 ms on every comparison scenario and controller, each one-gait-cy
 ends the same way, its tracking error, power and peak gripper load move by a few percent at
 most and its estimation error by up to 10-14 % (the grasp welds stiffen with a finer step,
 :func:`.grippers.weld_timeconst`); at 20 ms the pushed climb breaks a gripper
-(docs/quadruped_sim.md, "Physics step"). The simulated IMU averages both its readings over
+(docs/results/quadruped_physics.md). The simulated IMU averages both its readings over
 the period (:meth:`.QuadrupedSim.imu_truth`), so the gyro adds no step dependence.
 
 Near a gripper's boundary those few percent can decide a trial: a climb whose peak gripper
@@ -52,7 +52,7 @@ def check_physics_step(control_rate: float, dt: float) -> float:
 
 
 #: The step a marginal verdict is rerun at [s]: 4 ms keeps a gripper's peak gauge within
-#: 1.7 % of 1 ms on every comparison scenario (docs/quadruped_sim.md, "Physics step").
+#: 1.7 % of 1 ms on every comparison scenario (docs/results/quadruped_physics.md).
 FINE_CLIMB_PHYSICS_DT = 0.004
 #: How close to its set's boundary (gauge 1) a climb's peak gripper gauge must come for its
 #: verdict to be rerun at the fine step: over one gait cycle the peak gauges at 10 ms are

@@ -44,7 +44,7 @@ def _robot_spec(robot: Marcbot, servos: ServoBank, physics_dt: float) -> mujoco.
     # One robot is one kinematic tree, so its constraints form a single island: searching
     # for islands every step finds that one, and the climbing loop without the search takes
     # 2-5 % less CPU; the solve gives the same numbers (checked in
-    # tests/quadruped_sim/test_quadruped_loop_speed.py).
+    # tests/quadruped/trials/test_loop_speed.py).
     spec.option.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_ISLAND)
     spec.visual.global_.offwidth = 640
     spec.visual.global_.offheight = 480

@@ -149,28 +149,28 @@ def test_certified_clock_decides_as_the_lp_clock(wset, monkeypatch):
     assert n_certified < n_measured / 2
 
 
-def test_checking_a_control_period_at_once_equals_checking_every_step(monkeypatch):
-    """The simulator checks the grippers' wrenches of a control period together and reruns
-    the period step by step when one was not certified inside its set: a climb in which a
-    gripper breaks off (plain CLIK, seed 1) ends with the same result, gripper events and
-    peak loads as with a check after every physics step."""
-    from clamber.quadruped.sim.grippers import GripperBank
+def test_a_gripper_outside_its_set_breaks_off_unless_unbreakable():
+    """Plain CLIK on the vertical wall (seed 1) overloads a gripper at its first release: the
+    climb ends with that gripper broken off, its peak load (LP-exact above 1) over 1 and the
+    break's gauge over 1. Made unbreakable, the same overload leaves every gripper attached
+    while its spines slide (peak over 1, no break event)."""
     from clamber.quadruped.trials.climb import ClimbSettings, ClimbTrial
 
-    def run():
-        trial = ClimbTrial(ClimbSettings(controller="clik-plain", incline_deg=90.0), 1,
-                           time_limit=12.0)
+    def run(breakable):
+        trial = ClimbTrial(ClimbSettings(controller="clik-plain", incline_deg=90.0,
+                                         breakable=breakable), 1, time_limit=8.0)
         while trial.step():
             pass
-        r = trial.result().to_dict()
-        r.pop("wall_time_s"), r.pop("setup_time_s")
-        g = trial.sim.grippers
-        return r, g.events, g.peak_loads(), g.gauges.tolist(), trial.sim.data.qpos.tolist()
+        return trial.result(), trial.sim.grippers
 
-    batched = run()
-    monkeypatch.setattr(GripperBank, "begin_cycle", lambda self, substeps: False)
-    assert run() == batched
-    assert "broke off" in batched[0]["reason"]
+    result, grippers = run(True)
+    breaks = [e for e in grippers.events if e.kind == "break"]
+    assert "broke off" in result.reason and len(breaks) >= 1
+    assert grippers.peak_loads()[breaks[0].leg] > 1.0
+    assert float(breaks[0].detail.split()[1].rstrip(",")) > 1.0
+    result, grippers = run(False)
+    assert not any(e.kind == "break" for e in grippers.events)
+    assert max(grippers.peak_loads().values()) > 1.0
 
 
 def test_a_diverging_climb_is_an_unstable_trial(wset):
@@ -181,41 +181,3 @@ def test_a_diverging_climb_is_an_unstable_trial(wset):
     out = quadruped_trial(TrialTask(0, 0, 0, ClimbSettings(sole=stiff)))
     assert not out.success and out.failure is FailureReason.UNSTABLE
     assert "BADQACC" in out.detail
-
-
-def test_advancing_the_clocks_over_a_recorded_period_equals_checking_every_step(monkeypatch):
-    """A plain-CLIK climb whose grippers cannot break (seed 1, 8 s) has a gripper outside
-    its set, its spines sliding, from the first release on (5 s): the simulator then
-    advances the failure clocks over each period's recorded wrenches instead of rerunning
-    its physics, and the trial (result, events, peak loads, gauges, final state) is the
-    same, bit for bit, as with a check after every physics step; no period was rerun."""
-    from clamber.quadruped.sim.grippers import GripperBank
-    from clamber.quadruped.trials.climb import ClimbSettings, ClimbTrial
-
-    def run():
-        trial = ClimbTrial(ClimbSettings(controller="clik-plain", incline_deg=90.0,
-                                         breakable=False), 1, time_limit=8.0)
-        while trial.step():
-            pass
-        r = trial.result().to_dict()
-        r.pop("wall_time_s"), r.pop("setup_time_s")
-        g, d = trial.sim.grippers, trial.sim.data
-        return r, g.events, g.peak_loads(), g.gauges.tolist(), d.qpos.tolist(), d.qvel.tolist()
-
-    counts = {"uncertified": 0, "rerun": 0}
-    advance_recorded = GripperBank.advance_recorded
-
-    def counted_advance(self, dt, w):
-        # Called for every period whose check did not certify it (the compiled cycle's and
-        # end_cycle's alike); False asks for the rerun.
-        out = advance_recorded(self, dt, w)
-        counts["uncertified"] += 1
-        counts["rerun"] += not out
-        return out
-
-    monkeypatch.setattr(GripperBank, "advance_recorded", counted_advance)
-    batched = run()
-    assert counts["uncertified"] > 100 and counts["rerun"] == 0, counts
-    assert max(batched[2].values()) > 1.0
-    monkeypatch.setattr(GripperBank, "begin_cycle", lambda self, substeps: False)
-    assert run() == batched

@@ -1,99 +1,17 @@
-"""The climbing loop's lean code paths give the numbers of the plain code they replace, bit for
-bit: LAPACK solves without NumPy's wrapping, the sole wrenches' moment shift, the failure
-clock's skipped lower bounds, the QP's box bounds and the active-limit test."""
+"""The climbing loop's lean paths give the numbers of reading MuJoCo directly: the simulator's
+readings through views, the servos' command against its formula, and the scenes' physics
+without MuJoCo's island search."""
 
 import numpy as np
-import pinocchio as pin
 import pytest
 
-from clamber.attachment.wrench_set import WRENCH_SCALE
 from clamber.quadruped.model.robot import LEG_NAMES
-from clamber.quadruped.sim.failure import FailureClock, default_wrench_set
-from clamber.quadruped.sim.grippers import _sole_wrenches
-
-
-def test_sole_moment_shift_is_the_cross_product():
-    """The moment about the sole, ``tau + r x f``, written with cyclic index shifts equals
-    NumPy's cross product bit for bit; the rotated wrench matches ``R^T`` times it."""
-    rng = np.random.default_rng(2)
-    ext = rng.standard_normal((20, 6)) * 30
-    r = rng.standard_normal((20, 3)) * 0.1
-    Rs = np.array([pin.utils.rpyToMatrix(*rng.uniform(-3, 3, 3)) for _ in range(20)])
-    w = _sole_wrenches(ext.copy(), r, Rs.reshape(20, 9))
-    tau = ext[:, :3] + np.cross(r, ext[:, 3:])
-    assert np.allclose(w[:, 3:], np.einsum("nji,nj->ni", Rs, tau), rtol=0, atol=1e-12)
-    assert np.allclose(w[:, :3], np.einsum("nji,nj->ni", Rs, ext[:, 3:]), rtol=0, atol=1e-12)
-    shifted = ext.copy()
-    f = shifted[:, 3:]
-    shifted[:, :3] += r[:, [1, 2, 0]] * f[:, [2, 0, 1]] - r[:, [2, 0, 1]] * f[:, [1, 2, 0]]
-    assert np.array_equal(shifted[:, :3], tau)
-
-
-def test_settle_skips_only_lower_bounds_that_raise_no_peak(monkeypatch):
-    """Two failure clocks settle the same 300 control periods of five wrenches per gripper
-    (loads rising, falling and rising past earlier peaks, all certified inside the set by
-    the inner polytope), one skipping
-    the lower bounds its sublinearity test rules out, one forming them at every step: their
-    peaks, peak wrenches, gauges and slides are equal bit for bit, and the skip saves most
-    lower bounds."""
-    import clamber.quadruped.sim.failure as failure
-
-    wset = default_wrench_set()
-    rng = np.random.default_rng(9)
-    base = rng.standard_normal((3, 6)) * WRENCH_SCALE
-    base /= wset.upper(base)[:, None]  # on the inner polytope's boundary
-    level = 0.3 + 0.5 * np.abs(np.sin(np.linspace(0, 7, 1500)))
-    walk = base[None] * level[:, None, None] + np.cumsum(
-        rng.standard_normal((1500, 3, 6)) * WRENCH_SCALE * 1e-4, axis=0)
-    rows, factor = np.array([0, 1, 3]), np.ones((3, 6))
-    calls = {"n": 0}
-    lower = failure.WrenchSet.lower
-
-    def counted(self, w):
-        calls["n"] += 1
-        return lower(self, w)
-
-    monkeypatch.setattr(failure.WrenchSet, "lower", counted)
-
-    def drive():
-        clock = FailureClock(4, wset)
-        calls["n"] = 0
-        out = []
-        for period in walk.reshape(300, 5, 3, 6):
-            g = clock.settle(rows, period, factor)
-            assert g is not None
-            out.append((g, clock._peak_lo.copy(), clock._peak_wrench.copy()))
-        return out, clock.peaks(), calls["n"]
-
-    skipping, peaks, n_skipping = drive()
-    monkeypatch.setattr(failure, "_LOWER_MARGIN", np.inf)
-    forming, peaks_all, n_forming = drive()
-    assert all(np.array_equal(a, b) for x, y in zip(skipping, forming, strict=True)
-               for a, b in zip(x, y, strict=True))
-    assert np.array_equal(peaks, peaks_all) and peaks.max() > 0.3
-    assert n_forming > 2 * n_skipping
-
-
-def test_sole_wrenches_equal_the_fancy_indexed_shift_bit_for_bit():
-    """:func:`_sole_wrenches` (moment shift through ``take``) returns exactly the numbers of
-    the shift written with fancy indexing and the same rotation, on random wrenches."""
-    rng = np.random.default_rng(5)
-    for n in (1, 4, 20):
-        ext = rng.standard_normal((n, 6)) * 30
-        r = rng.standard_normal((n, 3)) * 0.1
-        Rs = np.array([pin.utils.rpyToMatrix(*rng.uniform(-3, 3, 3)) for _ in range(n)])
-        plain = ext.copy()
-        f = plain[:, 3:]
-        plain[:, :3] += r[:, [1, 2, 0]] * f[:, [2, 0, 1]] - r[:, [2, 0, 1]] * f[:, [1, 2, 0]]
-        plain = (plain.reshape(-1, 2, 1, 3) @ Rs.reshape(-1, 1, 3, 3)).reshape(-1, 6)
-        plain = plain[:, [3, 4, 5, 0, 1, 2]]
-        assert np.array_equal(_sole_wrenches(ext.copy(), r, Rs.reshape(n, 9)), plain)
 
 
 def test_simulator_reads_through_cached_views_equal_fresh_reads(wall_sim, hold_still):
     """After physics steps and after a state restore, the simulator's readings (body pose,
-    encoders, IMU truth, joint-4 torques, the recorded gripper data) are exactly what reading
-    MjData's arrays afresh gives."""
+    encoders, IMU truth, joint-4 torques) are exactly what reading MjData's arrays afresh
+    gives."""
     import mujoco
 
     from clamber.quadruped.sim.simulator import GRAVITY_VECTOR
@@ -122,11 +40,6 @@ def test_simulator_reads_through_cached_views_equal_fresh_reads(wall_sim, hold_s
         mujoco.mju_subQuat(rate, d.qpos[3:7], q0)
         assert np.array_equal(w, rate / sim.dt)
         assert np.array_equal(sim.joint4_torques(), d.actuator_force[3::5])
-        sim.grippers.begin_cycle(1)
-        sim.grippers.record_step(0)
-        ext, com, pos, mat = sim.grippers._cycle
-        assert np.array_equal(ext[0], d.cfrc_ext) and np.array_equal(com[0], d.subtree_com)
-        assert np.array_equal(pos[0], d.site_xpos) and np.array_equal(mat[0], d.site_xmat)
 
 
 def test_servo_command_checks_and_numbers_equal_the_plain_apply(wall_sim):
