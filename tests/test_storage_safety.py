@@ -185,3 +185,15 @@ def test_a_tampered_fitness_is_not_reported_as_the_best(run, changes, match):
     with RunStore.open(run, KIND, CONFIG) as store:
         with pytest.raises(FileFormatError, match=match):
             store.trials()
+
+
+def test_generation_figures_are_recomputed_from_the_trials(run):
+    """A generation summary claiming a best speed of 99 m/s reports the best of its
+    trials instead (0.5); what the trials cannot give (sigma) is read as stored."""
+    _sql(run, ("UPDATE generations SET summary = ?",
+               (json.dumps({"best_speed_mps": 99.0, "median_speed_mps": 99.0,
+                            "best_so_far_mps": 99.0, "failed": 7, "sigma": 0.3}),)))
+    with RunStore.open(run, KIND, CONFIG) as store:
+        (summary,) = store.generation_summaries()
+    assert summary == {"best_speed_mps": 0.5, "median_speed_mps": 0.5,
+                       "best_so_far_mps": 0.5, "failed": 0, "sigma": 0.3}

@@ -29,6 +29,7 @@ import json
 import math
 import os
 import sqlite3
+import statistics
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -435,7 +436,12 @@ class RunStore:
             ) from None
 
     def generation_summaries(self) -> list[dict[str, Any]]:
-        """The summaries of the finished generations, in order (0, 1, ... without gaps)."""
+        """The summaries of the finished generations, in order (0, 1, ... without gaps).
+
+        Of a candidate run, the figures its trials determine (best and median fitness,
+        failures, best so far) are recomputed from the trials, never taken from the
+        stored summary: only what the trials cannot give (the optimizer's mean and step
+        size, which a replay checks against its own) is read from it."""
         where = self.run_dir / STORE_NAME
         rows = self._db.execute(
             "SELECT generation, summary FROM generations ORDER BY generation").fetchall()
@@ -452,7 +458,29 @@ class RunStore:
                 raise FileFormatError(f"{where}: table generations, row {generation}: "
                                       "field summary is not a JSON object")
             out.append(summary)
+        if self.record_type is CandidateTrial and out:
+            out = _recomputed(out, self.trials())
         return out
+
+
+def _recomputed(summaries: list[dict[str, Any]],
+                trials: list[CandidateTrial]) -> list[dict[str, Any]]:
+    """``summaries`` with the figures the generations' trials determine recomputed
+    (only the keys a summary holds)."""
+    out = []
+    for g, summary in enumerate(summaries):
+        gen = [t for t in trials if t.generation == g]
+        if not gen:
+            out.append(summary)
+            continue
+        speeds = [t.fitness for t in gen]
+        best = best_trial(t for t in trials if t.generation <= g)
+        figures = {"best_speed_mps": max(speeds),
+                   "median_speed_mps": statistics.median(speeds),
+                   "failed": sum(t.state is not TrialState.COMPLETE for t in gen),
+                   "best_so_far_mps": best.fitness if best else math.nan}
+        out.append({**summary, **{k: x for k, x in figures.items() if k in summary}})
+    return out
 
 
 def _table_shapes(db: sqlite3.Connection) -> dict[tuple[str, str], list[tuple]]:
