@@ -15,10 +15,10 @@ from clamber.cli.options import (
     add_output_options,
     evaluator_for,
     input_file,
-    non_negative_float,
     number_type,
     positive_float,
     progress_enabled,
+    quantity_type,
     release_run,
     run_folder,
     seed_int,
@@ -90,7 +90,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     cd.add_argument("--rear-spar", action="store_true",
                     help="with --fitness robust: simulate the landings with a spar on the "
                     "rear foot too (a hardware option; the paper's rear foot has none)")
-    cd.add_argument("--tol-scale", type=non_negative_float,
+    cd.add_argument("--tol-scale", type=quantity_type(float, "tolerance_scale"),
                     help="with --fitness robust: draw the landing trials' robots from the "
                     "calibrated tolerances times this (default 1; above 1 trades speed for "
                     "margin)")
