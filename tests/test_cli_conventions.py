@@ -240,3 +240,29 @@ def test_verbose_adds_debug_messages(tmp_path, capsys):
     assert main(["jumper", "robustness", SEED, "--trials", "2", "--out",
                  str(tmp_path / "s"), "--json"]) == 0
     assert "in this process:" not in capsys.readouterr().err
+
+
+def test_a_long_step_says_it_is_still_running():
+    """A step wrapped in Heartbeat logs a line naming it at every period while it runs, and
+    none after it ended."""
+    import logging
+
+    from clamber.cli.options import Heartbeat
+
+    lines: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: lines.append(record.getMessage())
+    log = logging.getLogger("clamber")
+    level = log.level
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    try:
+        with Heartbeat("building", period_s=0.05):
+            time.sleep(0.3)
+        beats = len([m for m in lines if m.startswith("building: still running")])
+        time.sleep(0.15)
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(level)
+    assert beats >= 3
+    assert len([m for m in lines if "still running" in m]) == beats
