@@ -136,11 +136,3 @@ def clipped_torques(tau_bias: np.ndarray, leg_jacobians: np.ndarray, F: np.ndarr
     raw = joint_torques(tau_bias, leg_jacobians, F)
     for k in range(raw.shape[0]):
         tau[k] = _clipped(raw[k], tau_max[k])
-
-
-@kernel
-def virtual_wrench(B: np.ndarray, k: np.ndarray, e: np.ndarray, d: np.ndarray,
-                   twist_ref: np.ndarray, twist: np.ndarray, wrench: np.ndarray) -> None:
-    """The VMC's body wrench ``B + k * e + d * (twist_ref - twist)`` into ``wrench`` (6,)."""
-    for j in range(6):
-        wrench[j] = B[j] + k[j] * e[j] + d[j] * (twist_ref[j] - twist[j])

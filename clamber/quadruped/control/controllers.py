@@ -104,10 +104,6 @@ class BodyPD:
                            pose.translation, Ad, e)
         return e, Ad @ ref.body_twist - state.body_twist
 
-    def pose_error(self, state: RobotState, ref: MotionReference) -> np.ndarray:
-        """The pose error ``log6(T^-1 T_ref)`` of :meth:`wrench_error` alone."""
-        return self.wrench_error(state, ref)[0]
-
 
 class Controller(ABC):
     """Shared plumbing: checks, statics, CLIK goal positions, torque and current mapping."""
@@ -316,17 +312,12 @@ class VMCController(Controller):
         self.axis_weights = np.ones(6) if axis_weights is None else np.asarray(axis_weights)
         self.unload = unload
         self.pd = BodyPD()
-        self._action, self._error = np.zeros((6, 6)), np.zeros(6)
 
     def step(self, state: RobotState, ref: MotionReference) -> JointCommand:
         self._check(state, ref)
         statics = self.statics.evaluate(self._configuration(state))
-        # statics.B + k * e + d * de of the pose and twist errors (BodyPD.wrench_error)
-        Ad, e, wrench, pose = self._action, self._error, np.empty(6), ref.body_pose
-        kernels.pose_error(state.body_rotation, state.body_position, pose.rotation,
-                           pose.translation, Ad, e)
-        kernels.virtual_wrench(statics.B, self.k, e, self.d, Ad @ ref.body_twist,
-                               state.body_twist, wrench)
+        e, de = self.pd.wrench_error(state, ref)
+        wrench = statics.B + self.k * e + self.d * de
         load = ref.load_array if self.unload else (ref.load_array > 0).astype(float)
         F = weighted_distribution(statics.A, wrench, self.axis_weights, load)
         return self._command(self._positions(state, ref, statics), statics, None, F)

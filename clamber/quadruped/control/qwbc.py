@@ -25,7 +25,6 @@ from clamber.quadruped.control.wbc_problem import (
     WrenchProblemBuilder,
     check_load,
 )
-from clamber.quadruped.model.robot import LEG_NAMES
 from clamber.quadruped.model.statics import N_WRENCH, Statics
 
 #: DAQP's constraint flags: free inequality and equality.
@@ -67,11 +66,6 @@ class WrenchSolution:
     @property
     def found(self) -> bool:
         return self.status is not WrenchStatus.FAILED
-
-    def wrench(self, leg: str) -> np.ndarray:
-        """The wrench [f, tau] on ``leg``'s gripper in its gripper frame."""
-        i = LEG_NAMES.index(leg)
-        return self.F[6 * i:6 * i + 6]
 
     def limit_active(self, rtol: float = LIMIT_RTOL) -> bool:
         """Whether a stance gripper's wrench lies on a bound of its limits (within

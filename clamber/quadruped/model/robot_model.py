@@ -103,14 +103,6 @@ class RobotState:
         configuration(self.body_rotation, self.body_position, self.joint_positions, out)
         return out
 
-    def v(self) -> np.ndarray:
-        """Pinocchio velocity (26,)."""
-        return np.concatenate([self.body_twist, self.joint_velocities])
-
-    def leg_joints(self, leg: str) -> np.ndarray:
-        """The five joint angles of ``leg`` [rad]."""
-        return self.joint_positions[leg_slice(leg)]
-
 
 def leg_slice(leg: str) -> slice:
     """Slice of ``leg``'s five joints in a 20-vector of joints."""

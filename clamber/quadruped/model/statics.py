@@ -57,13 +57,6 @@ class Statics:
         return joint_torques(self.tau_bias, self.leg_jacobians,
                              np.ascontiguousarray(F, dtype=float).reshape(N_WRENCH))
 
-    def torque_map(self) -> np.ndarray:
-        """Block-diagonal (20, 24) matrix ``T`` with ``tau = tau_bias - T F``."""
-        T = np.zeros((N_JOINTS, N_WRENCH))
-        for i in range(N_LEGS):
-            T[i * 5:(i + 1) * 5, i * 6:(i + 1) * 6] = self.leg_jacobians[i].T
-        return T
-
 
 class StaticsEvaluator:
     """Evaluates :class:`Statics` with Pinocchio, reusing one data object and output arrays.
