@@ -111,6 +111,29 @@ def predict(P: np.ndarray, p: np.ndarray, v: np.ndarray, R: np.ndarray, b_a: np.
 
 
 @kernel
+def cholesky_solve(S: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """``S^-1 B`` for a symmetric positive definite ``S`` (m, m) and ``B`` (m, k), by
+    Cholesky's factor ``S = L L^T`` and two triangular substitutions. Raises
+    :class:`numpy.linalg.LinAlgError` if ``S`` is not positive definite."""
+    L = np.linalg.cholesky(S)
+    m, k = B.shape
+    X = B.copy()
+    for i in range(m):  # L Y = B, top down
+        for j in range(i):
+            for c in range(k):
+                X[i, c] -= L[i, j] * X[j, c]
+        for c in range(k):
+            X[i, c] /= L[i, i]
+    for i in range(m - 1, -1, -1):  # L^T X = Y, bottom up
+        for j in range(i + 1, m):
+            for c in range(k):
+                X[i, c] -= L[j, i] * X[j, c]
+        for c in range(k):
+            X[i, c] /= L[i, i]
+    return X
+
+
+@kernel
 def correct(P: np.ndarray, H: np.ndarray, r: np.ndarray, noise: np.ndarray, p: np.ndarray,
             v: np.ndarray, R: np.ndarray, b_a: np.ndarray, b_g: np.ndarray
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
@@ -129,12 +152,11 @@ def correct(P: np.ndarray, H: np.ndarray, r: np.ndarray, noise: np.ndarray, p: n
     S = HP @ H.T
     for i in range(S.shape[0]):
         S[i, i] += noise[i]
-    np.linalg.cholesky(S)  # the check that S is positive definite
     # K^T = S^-1 H P (P and S symmetric), the innovation solved in the same call.
     rhs = np.empty((S.shape[0], P.shape[0] + 1))
     rhs[:, :-1] = HP
     rhs[:, -1] = r
-    sol = np.linalg.solve(S, rhs)
+    sol = cholesky_solve(S, rhs)
     K = np.ascontiguousarray(sol[:, :-1].T)
     dx = K @ r
     I_KH = np.eye(P.shape[0]) - K @ H
@@ -203,6 +225,29 @@ def odometry_update(P: np.ndarray, p: np.ndarray, v: np.ndarray, R: np.ndarray,
                                 foot_var, velocity_var)
     _, P_new, R_new, _ = correct(P, H, r, noise, p, v, R, b_a, b_g)
     return P_new, R_new, True
+
+
+@kernel
+def odometry_cycle(P: np.ndarray, p: np.ndarray, v: np.ndarray, R: np.ndarray,
+                   b_a: np.ndarray, b_g: np.ndarray, rate: np.ndarray, predicting: bool,
+                   specific_force: np.ndarray, imu_rate: np.ndarray, dt: float,
+                   process_noise: np.ndarray, q_joints: np.ndarray, rotations: np.ndarray,
+                   translations: np.ndarray, axes: np.ndarray, prev: np.ndarray,
+                   anchors: np.ndarray, anchored: np.ndarray, contact: np.ndarray,
+                   use_v: bool, foot_var: float, velocity_var: float
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]:
+    """One control cycle of the leg odometry in one call: :func:`predict` (if
+    ``predicting``), the feet (:func:`foot_positions`) and :func:`odometry_update`.
+    Returns the covariance, attitude, bias-corrected rate, the feet and whether a
+    correction was made."""
+    if predicting:
+        P, R, rate = predict(P, p, v, R, b_a, b_g, specific_force, imu_rate, dt,
+                             process_noise)
+    feet = foot_positions(q_joints, rotations, translations, axes)
+    P, R, corrected = odometry_update(P, p, v, R, b_a, b_g, rate, feet,
+                                      prev if use_v else feet, anchors, anchored, contact,
+                                      use_v, dt, foot_var, velocity_var)
+    return P, R, rate, feet, corrected
 
 
 @kernel

@@ -165,7 +165,7 @@ class ErrorStateEkf:
         self.feet = LegKinematics(rm)
         self.p = np.array(position, dtype=float)
         self.v = np.zeros(3)
-        self.R = np.array(rotation, dtype=float)
+        self.R = np.array(rotation, dtype=float, order="C")
         self.b_a, self.b_g = np.zeros(3), np.zeros(3)
         self.rate = np.zeros(3)
         variances = np.zeros(n)
@@ -213,7 +213,8 @@ class ErrorStateEkf:
 
     def body_covariance(self) -> np.ndarray:
         """Covariance (9, 9) of the position, velocity and attitude errors."""
-        return self.P[:9, :9].copy()
+        body = slice(POSITION.start, ATTITUDE.stop)
+        return self.P[body, body].copy()
 
     def state(self, q_joints: np.ndarray, dq_joints: np.ndarray) -> RobotState:
         """The estimate as a :class:`RobotState` (twist in {B} from ``v`` and the gyro)."""
@@ -253,6 +254,8 @@ class LegOdometryEkf(ErrorStateEkf):
         self._prev_feet: np.ndarray | None = None
         #: The feet (4,) in each set of contacts seen.
         self._masks: dict[tuple[str, ...], np.ndarray] = {}
+        #: Stand-ins for the feet of a last update and the noise of a prediction, unused.
+        self._no_feet, self._no_noise = np.zeros((len(LEG_NAMES), 3)), np.zeros(N_BODY)
 
     def update(self, q_joints: np.ndarray, contacts: tuple[str, ...], dt: float = 0.0) -> None:
         """Correct with the feet in ``contacts`` (encoder angles ``q_joints`` [rad]) that
@@ -264,23 +267,46 @@ class LegOdometryEkf(ErrorStateEkf):
     def update_feet(self, feet: np.ndarray, contacts: tuple[str, ...], dt: float = 0.0) -> None:
         """:meth:`update` from the kinematic foot positions in {B} (4, 3) [m]
         (:func:`.ekf_kernels.odometry_update`)."""
-        prev, self._prev_feet = self._prev_feet, feet
+        prev, contact, use_v = self._update_inputs(contacts, dt)
+        self._prev_feet = feet
+        self.P, R, corrected = kernels.odometry_update(
+            self.P, self.p, self.v, self.R, self.b_a, self.b_g, self.rate, feet, prev,
+            self.anchors, self.active, contact, use_v, dt, self.par.foot_noise**2,
+            self.par.velocity_noise**2)
+        self._updated(R, contact, corrected)
+
+    def _update_inputs(self, contacts: tuple[str, ...], dt: float
+                       ) -> tuple[np.ndarray, np.ndarray, bool]:
+        """The last update's feet (zeros without one), the feet (4,) in ``contacts`` and
+        whether the update has velocity rows."""
         contact = self._masks.get(contacts)
         if contact is None:
             contact = self._masks[contacts] = np.isin(LEG_NAMES, contacts)
+        prev = self._prev_feet
         use_v = dt > 0 and prev is not None
-        self.P, R, corrected = kernels.odometry_update(
-            self.P, self.p, self.v, self.R, self.b_a, self.b_g, self.rate, feet,
-            prev if use_v else feet, self.anchors, self.active, contact, use_v, dt,
-            self.par.foot_noise**2, self.par.velocity_noise**2)
-        self.active = contact
+        return prev if use_v else self._no_feet, contact, use_v
+
+    def _updated(self, R: np.ndarray, contact: np.ndarray, corrected: bool) -> None:
+        """Take an update's attitude and the feet now anchored."""
+        self.active = contact.copy()
         if corrected:
             self._corrected(R)
+        else:
+            self.R = R
 
     def step(self, imu: tuple[np.ndarray, np.ndarray] | None, dt: float,
              q_joints: np.ndarray, contacts: tuple[str, ...]) -> None:
         """One control cycle: :meth:`predict` from the IMU reading ``(specific force,
-        rate)`` (none: no sample this cycle), then :meth:`update`."""
-        if imu is not None:
-            self.predict(imu[0], imu[1], dt)
-        self.update(q_joints, contacts, dt)
+        rate)`` (none: no sample this cycle), then :meth:`update`, in one compiled call
+        (:func:`.ekf_kernels.odometry_cycle`)."""
+        prev, contact, use_v = self._update_inputs(contacts, dt)
+        f, w = imu if imu is not None else (self._no_feet[0], self._no_feet[0])
+        kin = self.feet
+        self.P, R, self.rate, self._prev_feet, corrected = kernels.odometry_cycle(
+            self.P, self.p, self.v, self.R, self.b_a, self.b_g, self.rate, imu is not None,
+            np.asarray(f, dtype=float), np.asarray(w, dtype=float), dt,
+            self.process_noise(dt) if imu is not None else self._no_noise,
+            np.asarray(q_joints, dtype=float), kin.rotations, kin.translations, kin.axes, prev,
+            self.anchors, self.active, contact, use_v, self.par.foot_noise**2,
+            self.par.velocity_noise**2)
+        self._updated(R, contact, corrected)

@@ -267,3 +267,64 @@ def test_bad_steps_and_settings_are_refused():
         ekf.predict(np.array([0.0, 0.0, 9.81]), np.zeros(3), 0.0)
     with pytest.raises(ConfigError):
         EkfSettings(foot_noise=0.0)
+
+
+def test_odometry_update_anchors_new_feet_and_corrects_with_the_others():
+    """A leg-odometry update anchors the feet newly in contact at ``p + R z`` (their
+    kinematic positions carried into the world by the estimate before the correction) and
+    corrects with the feet anchored before exactly as ``correct`` does with
+    ``odometry_rows``'s rows; with no foot anchored before it changes nothing but anchors."""
+    rng = np.random.default_rng(10)
+    x = _state(rng)
+    A = rng.normal(0, 0.05, (15, 15))
+    P = A @ A.T + 1e-4 * np.eye(15)
+    feet, prev = rng.normal(0, 0.2, (4, 3)), rng.normal(0, 0.2, (4, 3))
+    anchors = rng.normal(0, 0.5, (4, 3))
+    anchored = np.array([True, True, False, False])
+    contact = np.array([False, True, True, False])
+    y = {k: a.copy() for k, a in x.items()}
+    got_anchors = anchors.copy()
+    P_new, R_new, corrected = kernels.odometry_update(
+        P, y["p"], y["v"], y["R"], y["b_a"], y["b_g"], np.zeros(3), feet, prev, got_anchors,
+        anchored, contact, True, 0.02, 1e-5, 2e-3)
+    assert corrected
+    assert np.allclose(got_anchors[2], x["p"] + x["R"] @ feet[2], atol=1e-15)
+    assert np.array_equal(got_anchors[[0, 1, 3]], anchors[[0, 1, 3]])
+    z = {k: a.copy() for k, a in x.items()}
+    rows = kernels.odometry_rows(z["p"], z["v"], z["R"], np.zeros(3), feet, prev,
+                                 np.array([1]), anchors, True, 0.02, 1e-5, 2e-3)
+    _, P_want, R_want, _ = kernels.correct(P, *rows, z["p"], z["v"], z["R"], z["b_a"],
+                                           z["b_g"])
+    assert np.array_equal(P_new, P_want) and np.array_equal(R_new, R_want)
+    assert all(np.array_equal(y[k], z[k]) for k in ("p", "v", "b_a", "b_g"))
+    P_same, R_same, corrected = kernels.odometry_update(
+        P, y["p"], y["v"], y["R"], y["b_a"], y["b_g"], np.zeros(3), feet, prev, got_anchors,
+        np.zeros(4, dtype=bool), contact, True, 0.02, 1e-5, 2e-3)
+    assert not corrected and P_same is P and np.array_equal(y["p"], z["p"])
+
+
+def test_a_cycle_is_a_prediction_then_an_update():
+    """Over 300 cycles of random readings, joint angles and contacts that change (grasps,
+    releases, none, all), now and then without an IMU sample or velocity rows, ``step``
+    holds the state, covariance and anchors of ``predict`` then ``update`` to 1e-12
+    (relative)."""
+    rm = RobotModel()
+    rng = np.random.default_rng(11)
+    q0 = rm.robot.default_joint_angles()
+    R0 = pin.exp3(np.array([0.2, -0.1, 0.4]))
+    one, two = (LegOdometryEkf(rm, np.array([0.3, -0.2, 0.5]), R0) for _ in range(2))
+    contacts = ("LF", "LR", "RF", "RR")
+    for k in range(300):
+        if rng.uniform() < 0.15:
+            contacts = tuple(leg for leg in ("LF", "LR", "RF", "RR") if rng.uniform() < 0.7)
+        q = q0 + 0.03 * np.sin(0.07 * k + np.arange(20))
+        f, w = np.array([0.0, 0.0, 9.81]) + rng.normal(0, 0.2, 3), rng.normal(0, 0.02, 3)
+        dt = 0.0 if k % 41 == 13 else 0.02
+        reading = (f, w) if k > 0 and dt > 0 and k % 29 != 5 else None
+        one.step(reading, dt, q, contacts)
+        if reading is not None:
+            two.predict(f, w, dt)
+        two.update(q, contacts, dt)
+        for name in ("p", "v", "R", "b_a", "b_g", "P", "rate", "anchors", "active"):
+            a, b = getattr(one, name), getattr(two, name)
+            assert np.allclose(a, b, rtol=0, atol=1e-12 * max(np.abs(b).max(), 1e-300)), name
