@@ -96,28 +96,19 @@ MIN_FACTOR = 0.05
 
 
 #: How far [m] the soles are held off the start holds' fitted tops when the robot is placed
-#: and welded: 1 mm (as on the plane) left the flat pads inside the rock's bumps around
-#: the top, whose contact forces broke grippers as soon as the placement ended; 1 cm
-#: clears them (checked on walls 1-3 at 90 deg) and lies within the grasp's 2 cm reach.
+#: and welded: clear of the rock's bumps around the top, within the grasp's 2 cm reach.
 START_CLEARANCE = 0.01
-#: The planner's seat check [m]: a hold is not chosen where mapped rock under the footpad
-#: stands more than 1 cm above the landing sole's plane. On walls 2 and 7 at 90 deg the
-#: two grasps that missed had 20-22 mm of rock there (the descent stopped on it 21-22 mm
-#: above the top, the grasp's reach is 20 mm); the holds the climbs grasped had 1-8 mm.
+#: The planner's seat check [m]: no hold where mapped rock under the footpad stands more
+#: than this above the landing sole's plane (the grasp reaches 20 mm).
 SEAT_RISE = 0.01
 #: A descent ends on contact when the force pressing the swing foot along its hold's normal,
-#: estimated from the leg's servo torques (quasi-static: ``J^T f = g(q, R) + kv qdot - tau``,
-#: :class:`~clamber.quadruped.estimation.contact.FootForceEstimator`), has grown by this much
-#: [N] since the end of the transfer. The plane gait's rule (the joint-4 torque 0.25 N m off its
-#: value then) let the pad push first (11 N on wall 0's first swing at 90 deg); on walls 0, 1,
-#: 3, 4 and 5 a stance gripper broke during a descent (on wall 4 the stance sat at gauges
-#: 0.96-0.98 before the pad touched, and its push broke one off). A lower torque threshold (0.08
-#: N m) ended descents in the air: the joint-4 torque drifts by up to 0.2 N m as the leg's pose
-#: changes (gravity), which the force estimate accounts for.
+#: estimated from the leg's servo torques (quasi-static ``J^T f = g(q, R) + kv qdot - tau``,
+#: :class:`~clamber.quadruped.estimation.contact.FootForceEstimator`), has grown by this
+#: much [N] since the end of the transfer; the estimate accounts for the gravity torques
+#: that make a joint-torque threshold fire in the air.
 CONTACT_FORCE = 1.5
 #: A swing whose grasp did not take is planned again off the grid cells within this radius
-#: [m] of the missed hold, so that the spines meet other rock (two grid cells; chosen once,
-#: not tuned on any wall).
+#: [m] of the missed hold, so that the spines meet other rock (two grid cells).
 REPLACE_EXCLUSION = 0.02
 
 
@@ -127,48 +118,36 @@ def _default_wall() -> RockWallSpec:
 
 @dataclass(frozen=True)
 class RockClimbSettings:
-    """A dynamic rock climb: the plane trial's settings ``climb`` (controller, incline
-    [deg], rates, state, gait timings, sole, mismatch; its ``gait.cycles`` and ``rocks``
-    are not used), the ``distance`` [m] to climb, the hold-selection ``rule``, the grasp
-    model (``"winch"`` or ``"fixed"``), the wall's texture and size, the depth map's noise,
-    the winch controller and plant, the re-grasps after a detected non-engaging try, the
-    winch cycle [s], and whether a swing turns the sole to the attitude the planner's leg
-    IK found for the landing (``turn_soles``; otherwise it keeps its lift-off attitude,
-    which a 5-DOF leg cannot keep away from the nominal footholds), and whether the Q-WBC
-    limits each gripper to its hold's capacity as the planner estimated it from the map
-    (``capacity_limits``; otherwise every gripper gets the paper's box), and whether each
-    attached gripper is steered back to the attitude it had when its weld closed
-    (``sole_attitude``, see :mod:`clamber.quadruped.trials.sole_attitude`): ``"legs"`` by
-    its leg's joints, ``"body"`` also by turning the body's attitude reference, ``"free"``
-    not at all (a stance leg keeps whatever attitude it has, as on the plane); and whether
-    the planner tries the other legs when the one whose turn it is finds no hold
-    (``reorder``, :class:`~clamber.quadruped.planning.sequence.SequencePlanner`), and
-    within what angle [rad] of a hold's normal a swing may land its sole nearer the body's
-    normal (``landing_cone``, :mod:`clamber.quadruped.planning.landing`; None: along the
-    hold's normal); and how high [m] mapped rock may stand under the footpad above the
-    landing sole's plane for a hold to be chosen (``seat_rise``, the planner's seat check;
-    None: not checked), and the rise [N] of the force pressing the swing foot along its
-    hold's normal, estimated from the leg's servo torques, that ends a descent as contact
-    (``contact_force``; None: the gait's joint-4 torque rule), and whether compression
-    (the rock pushing a gripper off, ``+f_z``) is borne by the footpad, its capacity
-    lowered by the seat alone, in the simulated truth, the planner's map and the Q-WBC's
-    limits (``footpad_push``; otherwise it is scaled by the same factor as pull,
-    :class:`~clamber.quadruped.rock.holding.GripperSurfaceModel`), and whether the anchor
-    EKF runs alongside from the sensors alone (``anchor_ekf``,
-    :class:`~clamber.quadruped.trials.shadow.AnchorShadow`: contacts from the servo
-    currents, foot anchors in its state) to measure its drift while climbing; whether the
-    controller sees that EKF's body estimate (``estimator="anchor"``, which needs
-    ``anchor_ekf``) or the leg odometry on the grippers' attachment state in the simulator
-    (``"odometry"``, the default); and whether the planner moves each stance's body to lower the
-    largest load gauge of its wrench QP over the four legs and over the three of the next
-    swing (``body_search``, :meth:`~clamber.quadruped.planning.selection.HoldPlanner.refine_body`;
-    otherwise the first body pose that reaches and balances); and how many times a swing
-    whose grasp did not take (no try engaged, or the sole left the hold) lifts off again
-    to another hold the planner chooses from the same stance before the miss ends the climb
-    (``replacements``, :meth:`RockClimbTrial._replace`); and where the robot puts each
-    swing's depth map: where its estimate puts the body that carries the camera
-    (``map_frame="body"``, the default) or in the true world frame (``"world"``, the code
-    before; :meth:`RockClimbTrial._as_placed`)."""
+    """A dynamic rock climb.
+
+    * ``climb``: the plane trial's settings (controller, incline [deg], rates, state, gait
+      timings, sole, mismatch; its ``gait.cycles`` and ``rocks`` are not used);
+      ``distance`` [m] to climb; ``wall`` the wall's texture and size; ``noise`` the depth
+      map's noise.
+    * Planning: ``rule`` (hold selection); ``reorder``: try the other legs when the one
+      whose turn it is finds no hold; ``landing_cone`` [rad]: how far from a hold's normal
+      a sole may land nearer the body's normal (:mod:`clamber.quadruped.planning.landing`;
+      None: along the normal); ``seat_rise`` [m]: the seat check (None: off);
+      ``body_search``: move each stance's body to lower the largest gauge of its wrench QP
+      (:meth:`~clamber.quadruped.planning.selection.HoldPlanner.refine_body`);
+      ``map_frame``: the depth map placed where the estimate puts the body that carries the
+      camera, or in the true world frame (:meth:`RockClimbTrial._as_placed`).
+    * Grasping: ``grasp`` (:class:`~clamber.quadruped.options.GraspModel`); the winch's
+      controller ``winch``, ``plant`` and cycle ``winch_dt`` [s]; ``regrasps`` after a
+      detected non-engaging try; ``replacements``: how often a missed swing lifts off to
+      another hold (:meth:`RockClimbTrial._replace`); ``contact_force`` [N]: the descent's
+      contact rule (None: the gait's joint-4 torque rule); ``turn_soles``: land at the
+      attitude the planner's leg IK found (else keep the lift-off attitude).
+    * Loads: ``capacity_limits``: the Q-WBC limits each gripper to its hold's capacity as
+      the planner estimated it (else the paper's box); ``footpad_push``: compression is
+      borne by the footpad (:class:`~clamber.quadruped.rock.holding.GripperSurfaceModel`);
+      ``sole_attitude``: steer attached grippers back to their weld attitude
+      (:mod:`clamber.quadruped.trials.sole_attitude`).
+    * Estimation: ``estimator`` (:class:`~clamber.quadruped.options.Estimator`): leg
+      odometry on the robot's own record of held grippers, or the anchor EKF's estimate
+      (needs ``anchor_ekf``, which runs it alongside from the sensors alone,
+      :class:`~clamber.quadruped.trials.shadow.AnchorShadow`).
+    """
 
     climb: ClimbSettings = field(default_factory=ClimbSettings)
     distance: float = 2.0
