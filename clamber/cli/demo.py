@@ -116,6 +116,8 @@ def landing_demo(out_dir: Path, summary: dict[str, Any],
     options and played with closed-loop catching in the calibrated simulator (30 seeded
     one-jump trials and 30 ten-jump climbs each); the one with the larger expected speed
     is the demo's landing design, simulated next (docs/results/jumper_landing.md)."""
+    from clamber.cli.options import pays_for_a_cluster
+    from clamber.cli.sim import ROBUSTNESS_JUMP_S
     from clamber.experiments.landing_check import check_landing
     from clamber.jumper.morphology import Morphology
     from clamber.parallel.dask import available_cores
@@ -130,7 +132,10 @@ def landing_demo(out_dir: Path, summary: dict[str, Any],
         designs.insert(0, ("co-design best", Morphology.load(best)))
     log.info("landing: robust optimum + closed-loop catching of %d designs ...", len(designs))
     checks = []
-    with make_evaluator(min(2, available_cores())) as evaluator:
+    # 30 one-jump trials and 30 ten-jump climbs per design: a cluster only where it pays
+    jumps = len(designs) * 30 * (1 + 10)
+    workers = min(2, available_cores()) if pays_for_a_cluster(jumps, ROBUSTNESS_JUMP_S) else 0
+    with make_evaluator(workers) as evaluator:
         for name, morph in designs:
             checks.append(check_landing(name, morph, evaluator=evaluator))
     rows = [c.summary() for c in checks]

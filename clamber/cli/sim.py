@@ -462,6 +462,7 @@ def demo_step(out_dir: Path, summary: dict, as_json: bool) -> tuple[dict, list]:
     :data:`DEMO_CLIMBS`, and the one that climbs higher on average before its first failed
     landing is shown with its long-climb figure; otherwise the design is played open loop
     with 30 one-jump trials."""
+    from clamber.cli.options import pays_for_a_cluster
     from clamber.experiments.robustness import robustness
     from clamber.jumper.sim.simulate import simulate
     from clamber.parallel.dask import available_cores
@@ -482,7 +483,9 @@ def demo_step(out_dir: Path, summary: dict, as_json: bool) -> tuple[dict, list]:
     config = tolerances = None
     trials, jumps = (30, 1) if not landing else DEMO_CLIMBS
     climbs = {}
-    with make_evaluator(min(2, available_cores())) as evaluator:
+    cost = len(candidates) * trials * jumps  # simulated jumps: a cluster only where it pays
+    workers = min(2, available_cores()) if pays_for_a_cluster(cost, ROBUSTNESS_JUMP_S) else 0
+    with make_evaluator(workers) as evaluator:
         for name, cand in candidates:
             if landing:  # calibrated simulator, closed-loop catching, the design's hardware
                 from clamber.experiments.calibration import calibrated_tolerances
