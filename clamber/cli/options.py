@@ -300,7 +300,9 @@ def run_folder(args: argparse.Namespace) -> Path:
 
 # --- progress ---------------------------------------------------------------------------------
 class TrialProgress:
-    """A tqdm bar on stderr for a study: trials done, rate and time left."""
+    """A tqdm bar on stderr for a study: trials done, rate and time left. It is redrawn
+    every second, so its clock runs while the first trials wait for workers to start or
+    for a first run to compile the simulation's kernels (said after 10 s without one)."""
 
     def __init__(self, total: int, label: str, enabled: bool) -> None:
         from tqdm import tqdm
@@ -308,13 +310,29 @@ class TrialProgress:
         self.bar = tqdm(total=total, desc=label, file=sys.stderr, disable=not enabled,
                         unit="trial", dynamic_ncols=True)
         self.t0 = time.perf_counter()
+        self._stop = threading.Event()
+        self._ticker = threading.Thread(target=self._tick, daemon=True)
+        if enabled:
+            self._ticker.start()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(1.0):
+            if self.bar.n == 0 and time.perf_counter() - self.t0 > 10.0:
+                self.bar.set_postfix_str("first trials: starting workers, compiling kernels "
+                                         "on a first run", refresh=False)
+            self.bar.refresh()
 
     def __call__(self, done: int, total: int) -> None:
         self.bar.total = total
         self.bar.n = done
+        if done and self.bar.postfix:
+            self.bar.set_postfix_str("", refresh=False)
         self.bar.refresh()
 
     def close(self) -> None:
+        self._stop.set()
+        if self._ticker.is_alive():
+            self._ticker.join()
         self.bar.close()
 
     def __enter__(self) -> TrialProgress:
