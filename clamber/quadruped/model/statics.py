@@ -61,7 +61,7 @@ class Statics:
 class StaticsEvaluator:
     """Evaluates :class:`Statics` with Pinocchio, reusing one data object and output arrays.
 
-    Pinocchio computes the joint Jacobians, the frame placements and the gravity torques
+    Pinocchio computes the joint Jacobians, the grippers' placements and the gravity torques
     (and the mass matrix under a body acceleration); one compiled call
     (:func:`~clamber.quadruped.model.statics_kernels.fill_statics`) turns them into the
     grippers' LOCAL Jacobians (``getFrameJacobian``'s), ``A``, ``B``, the gravity torques
@@ -81,11 +81,10 @@ class StaticsEvaluator:
         rm, out = self.rm, self._out
         model, data = rm.model, rm.data
         pin.computeJointJacobians(model, data, q)
-        pin.updateFramePlacements(model, data)
         pin.computeGeneralizedGravity(model, data, q)
-        oMf, (f0, f1, f2, f3) = data.oMf, rm.foot_ids
-        feet = (oMf[f0].homogeneous, oMf[f1].homogeneous, oMf[f2].homogeneous,
-                oMf[f3].homogeneous)
+        place, (f0, f1, f2, f3) = pin.updateFramePlacement, rm.foot_ids
+        feet = (place(model, data, f0).homogeneous, place(model, data, f1).homogeneous,
+                place(model, data, f2).homogeneous, place(model, data, f3).homogeneous)
         fill_statics(data.J, feet, data.g, out.A, out.leg_jacobians, out.B, out.tau_bias,
                      out.foot_rotations, out.foot_translations)
         if body_acceleration is None:
