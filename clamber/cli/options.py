@@ -312,6 +312,7 @@ class TrialProgress:
         self.t0 = time.perf_counter()
         self._stop = threading.Event()
         self._ticker = threading.Thread(target=self._tick, daemon=True)
+        self._waiting_note = False
         if enabled:
             self._ticker.start()
 
@@ -320,13 +321,15 @@ class TrialProgress:
             if self.bar.n == 0 and time.perf_counter() - self.t0 > 10.0:
                 self.bar.set_postfix_str("first trials: starting workers, compiling kernels "
                                          "on a first run", refresh=False)
+                self._waiting_note = True
             self.bar.refresh()
 
     def __call__(self, done: int, total: int) -> None:
         self.bar.total = total
         self.bar.n = done
-        if done and self.bar.postfix:
+        if done and self._waiting_note:
             self.bar.set_postfix_str("", refresh=False)
+            self._waiting_note = False
         self.bar.refresh()
 
     def close(self) -> None:
