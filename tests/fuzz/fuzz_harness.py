@@ -1,8 +1,14 @@
-"""The fuzz suite's harness: call `clamber` in-process and check what a user would see."""
+"""The fuzz suite's harness: call `clamber` in-process and check what a user would see.
+
+Every fuzz test draws ``examples(n)`` cases: ``n`` scaled by ``$CLAMBER_FUZZ_SCALE``
+(default 0.25, which keeps the default run to tens of seconds; ``CLAMBER_FUZZ_SCALE=4``
+for a thorough run before a release).
+"""
 
 import contextlib
 import io
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -13,6 +19,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from clamber.cli import main  # noqa: E402
 from clamber.jumper.seed import SEED_PATH  # noqa: E402
+
+
+def examples(n: int) -> int:
+    """How many cases a test with a nominal ``n`` draws (module docstring)."""
+    return max(5, round(n * float(os.environ.get("CLAMBER_FUZZ_SCALE", "0.25"))))
 
 
 def run_cli(argv: list[str]) -> tuple[int, str, str]:

@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from fuzz_harness import assert_refused
+from fuzz_harness import assert_refused, examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -16,7 +16,7 @@ from clamber.jumper.seed import SEED_PATH
 from clamber.jumper.sim.telemetry import LOG_COLUMNS
 from clamber.storage.runs import STORE_NAME
 
-FUZZ = settings(max_examples=60, deadline=None,
+FUZZ = settings(max_examples=examples(60), deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
 #: Values that are never a number, a list of numbers or a table of the right kind.
 NOT_A_NUMBER = st.one_of(st.text(max_size=6), st.booleans(), st.none(),
@@ -299,7 +299,7 @@ def test_bad_safe_region_trials_are_refused(raw):
     shutil.rmtree(folder, ignore_errors=True)
 
 
-@settings(max_examples=30, deadline=None,
+@settings(max_examples=examples(30), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.one_of(st.binary(max_size=200).map(lambda b: ("file", b)),
                  st.one_of(st.text(max_size=30), st.binary(max_size=30)).map(

@@ -3,13 +3,13 @@ number at all exits with rc 2 and one line on stderr, before any work is done.""
 
 import math
 
-from fuzz_harness import assert_refused
+from fuzz_harness import assert_refused, examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from clamber.jumper.seed import SEED_PATH
 
-FUZZ = settings(max_examples=120, deadline=None,
+FUZZ = settings(max_examples=examples(120), deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 SEED = str(SEED_PATH)
@@ -130,7 +130,7 @@ def test_numeric_options_refuse_what_they_cannot_use(argv):
     assert_refused(argv)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.sampled_from(CHOICES), st.text(max_size=10).filter(lambda s: s not in VALID_CHOICES))
 def test_choice_options_refuse_unknown_values(cmd_opt, value):
     """A value outside an option's choices: rc 2, one line."""

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fuzz_harness import run_cli
+from fuzz_harness import examples, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,7 +23,7 @@ from clamber import _validate as v
 from clamber.exceptions import ClamberError, ConfigError, FileFormatError
 from clamber.jumper.seed import SEED_PATH
 
-FUZZ = settings(max_examples=60, deadline=None,
+FUZZ = settings(max_examples=examples(60), deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
 #: Any float a user could type, from denormals to 1e308, with both signs and non-finite.
 ANY_FLOAT = st.one_of(st.floats(allow_nan=True, allow_infinity=True),
@@ -167,7 +167,7 @@ def test_run_records_with_another_schema_are_refused(changes):
             RunStore.open(run, "codesign", {"a": 1})
 
 
-@settings(max_examples=25, deadline=None,
+@settings(max_examples=examples(25), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.booleans(), st.sampled_from([csv.QUOTE_MINIMAL, csv.QUOTE_ALL,
                                        csv.QUOTE_NONNUMERIC]),
@@ -195,7 +195,7 @@ def test_telemetry_dialects_read_alike(telemetry_log, bom, quoting, newline, pad
         np.testing.assert_array_equal(plain[k], other[k])
 
 
-@settings(max_examples=30, deadline=None,
+@settings(max_examples=examples(30), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(["t", "phase_durations", "q", "qd", "tau"]),
        st.integers(-300, 300), st.sampled_from(["export", "simulate"]))
