@@ -4,10 +4,9 @@ Usage: ``python benchmarks/bench_ekf.py [--quick] [--baseline DIR]``. A cycle of
 odometry is what a climb runs every 20 ms: an IMU sample, the prediction, the update with
 three anchored feet (velocity rows on) and the state read out for the controller; the
 anchor EKF's cycle is a prediction and an update with two feet (a trot's). Times are CPU
-microseconds per cycle, medians over repeats. ``--baseline DIR`` times the leg odometry's
-cycle also with the clamber of another checkout (its layout of commit 7d1957b or this
-one), alternating with this checkout's, each in a fresh process. The last printed line is
-one JSON object.
+microseconds per cycle, medians over repeats. ``--baseline DIR`` times both also with the
+clamber of another checkout (its layout of commit 7d1957b or this one), alternating with
+this checkout's, each in a fresh process. The last printed line is one JSON object.
 """
 
 from __future__ import annotations
@@ -15,9 +14,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
-import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -26,10 +25,12 @@ _ONE_CHECKOUT = r'''
 import json, sys, time
 import numpy as np
 try:
+    from clamber.quadruped.estimation.contact_ekf import AnchorEkf
     from clamber.quadruped.estimation.estimator import LegOdometryEkf, SimulatedImu
     from clamber.quadruped.model.robot import LEG_NAMES
     from clamber.quadruped.model.robot_model import RobotModel
 except ImportError:  # the flat layout of older checkouts
+    from clamber.quadruped.contact_ekf import AnchorEkf
     from clamber.quadruped.estimator import LegOdometryEkf, SimulatedImu
     from clamber.quadruped.robot import LEG_NAMES
     from clamber.quadruped.model import RobotModel
@@ -37,28 +38,35 @@ cycles, repeats = int(sys.argv[1]), int(sys.argv[2])
 rm = RobotModel()
 q0 = rm.robot.default_joint_angles()
 ekf, imu = LegOdometryEkf(rm, np.zeros(3), np.eye(3)), SimulatedImu(seed=1)
+anchor = AnchorEkf(rm, np.zeros(3), np.eye(3))
 f, w, contacts = np.array([0.0, 0.0, 9.81]), np.array([0.01, 0.0, 0.0]), LEG_NAMES[1:]
 fused = "specific_force" in LegOdometryEkf.step.__code__.co_varnames
-def cycle(k):
+def leg_odometry(k):
     q = q0 + 1e-3 * np.sin(0.1 * k)
     if fused:
         ekf.step(imu, f, w, 0.02, q, contacts)
     else:
         ekf.step(imu.measure(f, w, 0.02), 0.02, q, contacts)
     ekf.state(q, q)
-times = []
-for r in range(repeats + 1):
-    t = time.process_time()
-    for k in range(cycles):
-        cycle(k)
-    if r:  # the first repeat compiles and warms up
-        times.append((time.process_time() - t) / cycles * 1e6)
-print(json.dumps(float(np.median(times))))
+def anchor_ekf(k):
+    anchor.predict(f, w, 0.02)
+    anchor.update(q0 + 1e-3 * np.sin(0.1 * k), ("LF", "RR"))
+out = {}
+for name, cycle in (("leg_odometry", leg_odometry), ("anchor_ekf", anchor_ekf)):
+    times = []
+    for r in range(repeats + 1):
+        t = time.process_time()
+        for k in range(cycles):
+            cycle(k)
+        if r:  # the first repeat compiles and warms up
+            times.append((time.process_time() - t) / cycles * 1e6)
+    out[name] = float(np.median(times))
+print(json.dumps(out))
 '''
 
 
-def leg_odometry_us(cycles: int, repeats: int, path: str | None = None) -> float:
-    """CPU microseconds per leg-odometry cycle, in a fresh process (``path``: the checkout
+def cycle_us(cycles: int, repeats: int, path: str | None = None) -> dict[str, float]:
+    """CPU microseconds per cycle of each filter, in a fresh process (``path``: the checkout
     whose clamber it imports; None: this one)."""
     env = dict(os.environ)
     if path is not None:
@@ -66,29 +74,7 @@ def leg_odometry_us(cycles: int, repeats: int, path: str | None = None) -> float
     out = subprocess.run([sys.executable, "-c", _ONE_CHECKOUT, str(cycles), str(repeats)],
                          env=env, capture_output=True, text=True, check=True,
                          cwd=path or os.getcwd())
-    return float(out.stdout.strip().splitlines()[-1])
-
-
-def anchor_ekf_us(cycles: int, repeats: int) -> float:
-    """CPU microseconds per anchor-EKF cycle (prediction, update with two feet)."""
-    import numpy as np
-
-    from clamber.quadruped.estimation.contact_ekf import AnchorEkf
-    from clamber.quadruped.model.robot_model import RobotModel
-
-    rm = RobotModel()
-    q0 = rm.robot.default_joint_angles()
-    ekf = AnchorEkf(rm, np.zeros(3), np.eye(3))
-    f, w = np.array([0.0, 0.0, 9.81]), np.array([0.01, 0.0, 0.0])
-    times = []
-    for r in range(repeats + 1):
-        t = time.process_time()
-        for k in range(cycles):
-            ekf.predict(f, w, 0.02)
-            ekf.update(q0 + 1e-3 * np.sin(0.1 * k), ("LF", "RR"))
-        if r:
-            times.append((time.process_time() - t) / cycles * 1e6)
-    return float(np.median(times))
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -97,17 +83,18 @@ def main() -> None:
     parser.add_argument("--baseline", metavar="DIR", help="another checkout to time alongside")
     args = parser.parse_args()
     cycles, repeats = (500, 3) if args.quick else (3000, 7)
-    out: dict[str, float] = {}
     ours, theirs = [], []
     for _ in range(1 if args.quick else 3):
-        ours.append(leg_odometry_us(cycles, repeats))
+        ours.append(cycle_us(cycles, repeats))
         if args.baseline:
-            theirs.append(leg_odometry_us(cycles, repeats, args.baseline))
-    out["leg_odometry_cycle_us"] = sorted(ours)[len(ours) // 2]
-    if theirs:
-        out["baseline_leg_odometry_cycle_us"] = sorted(theirs)[len(theirs) // 2]
-        out["speed_ratio"] = out["baseline_leg_odometry_cycle_us"] / out["leg_odometry_cycle_us"]
-    out["anchor_ekf_cycle_us"] = anchor_ekf_us(cycles, repeats)
+            theirs.append(cycle_us(cycles, repeats, args.baseline))
+    out: dict[str, float] = {}
+    for name in ("leg_odometry", "anchor_ekf"):
+        out[f"{name}_cycle_us"] = statistics.median(o[name] for o in ours)
+        if theirs:
+            base = statistics.median(o[name] for o in theirs)
+            out[f"baseline_{name}_cycle_us"] = base
+            out[f"{name}_speed_ratio"] = base / out[f"{name}_cycle_us"]
     print(json.dumps(out))
 
 

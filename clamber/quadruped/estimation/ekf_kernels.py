@@ -41,29 +41,47 @@ def skew(x: np.ndarray) -> np.ndarray:
 
 
 @kernel
+def _so3_series(phi: np.ndarray, c: float, a: float, b: float) -> np.ndarray:
+    """``c I + a [phi]x + b phi phi^T`` (3 x 3), the form of SO(3)'s exponential and
+    Jacobians, written entry by entry (no temporaries)."""
+    out = np.empty((3, 3))
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = b * phi[i] * phi[j]
+        out[i, i] += c
+    out[0, 1] -= a * phi[2]
+    out[0, 2] += a * phi[1]
+    out[1, 0] += a * phi[2]
+    out[1, 2] -= a * phi[0]
+    out[2, 0] -= a * phi[1]
+    out[2, 1] += a * phi[0]
+    return out
+
+
+@kernel
 def exp3(phi: np.ndarray) -> np.ndarray:
-    """Rotation matrix ``exp([phi]x)`` (Rodrigues; its Taylor series below 1e-4 rad)."""
+    """Rotation matrix ``exp([phi]x) = cos t I + sin t / t [phi]x + (1 - cos t) / t^2 phi
+    phi^T`` with ``t = |phi|`` (Rodrigues; Taylor series below 1e-4 rad)."""
     t2 = phi[0] * phi[0] + phi[1] * phi[1] + phi[2] * phi[2]
     if t2 < 1e-8:
-        a, b = 1.0 - t2 / 6.0, 0.5 - t2 / 24.0
+        c, a, b = 1.0 - t2 / 2.0, 1.0 - t2 / 6.0, 0.5 - t2 / 24.0
     else:
         t = math.sqrt(t2)
-        a, b = math.sin(t) / t, (1.0 - math.cos(t)) / t2
-    K = skew(phi)
-    return np.eye(3) + a * K + b * (K @ K)
+        c, a, b = math.cos(t), math.sin(t) / t, (1.0 - math.cos(t)) / t2
+    return _so3_series(phi, c, a, b)
 
 
 @kernel
 def right_jacobian(phi: np.ndarray) -> np.ndarray:
-    """SO(3)'s right Jacobian: ``exp(phi + d) = exp(phi) exp(J_r(phi) d)`` to first order."""
+    """SO(3)'s right Jacobian, ``exp(phi + d) = exp(phi) exp(J_r(phi) d)`` to first order:
+    ``J_r = sin t / t I - (1 - cos t) / t^2 [phi]x + (t - sin t) / t^3 phi phi^T``."""
     t2 = phi[0] * phi[0] + phi[1] * phi[1] + phi[2] * phi[2]
     if t2 < 1e-8:
-        a, b = 0.5 - t2 / 24.0, 1.0 / 6.0 - t2 / 120.0
+        c, a, b = 1.0 - t2 / 6.0, 0.5 - t2 / 24.0, 1.0 / 6.0 - t2 / 120.0
     else:
         t = math.sqrt(t2)
-        a, b = (1.0 - math.cos(t)) / t2, (t - math.sin(t)) / (t2 * t)
-    K = skew(phi)
-    return np.eye(3) - a * K + b * (K @ K)
+        c, a, b = math.sin(t) / t, (1.0 - math.cos(t)) / t2, (t - math.sin(t)) / (t2 * t)
+    return _so3_series(phi, c, -a, b)
 
 
 @kernel
@@ -107,7 +125,8 @@ def predict(P: np.ndarray, p: np.ndarray, v: np.ndarray, R: np.ndarray, b_a: np.
     P_new = F @ P @ F.T
     for i in range(P_new.shape[0]):
         P_new[i, i] += process_noise[i]
-    return P_new, R @ exp3(w * dt), w
+    step_rotation = np.ascontiguousarray(F[ATTITUDE, ATTITUDE].T)  # exp((w - b_g) dt)
+    return P_new, R @ step_rotation, w
 
 
 @kernel
