@@ -193,7 +193,7 @@ def test_ctrl_c_exits_130_with_a_resume_hint(tmp_path):
          "--workers", "0", "--no-progress", "--out", str(run)],
         stderr=subprocess.PIPE, text=True, env=env,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as in a terminal
-    for _ in range(600):  # until the study has started recording
+    for _ in range(1800):  # until the study has started recording (3 min under load)
         if (run / "run.sqlite").exists():
             break
         time.sleep(0.1)
