@@ -254,8 +254,10 @@ class GripperBank:
         self._attached: tuple[str, ...] = ()
         self._attached_index = np.zeros((5, 0), dtype=np.int64)
         self._factors = np.zeros((0, 6))
-        #: :meth:`check`'s work arrays: wrenches (k, 6), over the factors, gauge bounds (k,).
+        #: :meth:`check`'s work arrays: wrenches (k, 6), over the factors, gauge bounds (k,),
+        #: and :func:`.failure_kernels.check_step`'s arguments (all kept with ``state``).
         self._work = (np.zeros((0, 6)), np.zeros((0, 6)), np.zeros(0))
+        self._check_args: tuple = ()
         #: While False (the robot being placed on the wall), overloads are recorded, not fatal.
         self.breakable = True
 
@@ -275,6 +277,8 @@ class GripperBank:
         self._attached_index = self._index(self._attached)
         k = len(self._attached)
         self._work = (np.empty((k, 6)), np.empty((k, 6)), np.empty(k))
+        self._check_args = (*self._sources, self._attached_index, self.compliant,
+                            self._factors, *self._work, *self.clock.certify_args, self.gauges)
 
     def load_ratio(self, leg: str, w: np.ndarray) -> float:
         """Gauge of wrench ``w`` (6,) [N, N m] on ``leg``'s hold: > 1 outside the set."""
@@ -370,12 +374,10 @@ class GripperBank:
         if not legs:
             return []
         mujoco.mj_rnePostConstraint(self.model, self.data)
-        w, ws, g = self._work
-        index = self._attached_index
-        if kernels.check_step(*self._sources, index, self.compliant, self._factors, w, ws, g,
-                              *self.clock.certify_args, self.gauges):
+        if kernels.check_step(*self._check_args):
             return []
-        rows = index[4]
+        w, ws, g = self._work
+        rows = self._attached_index[4]
         g, failed = self.clock.uncertified(rows, w, ws, g, dt)
         self.gauges[rows] = g
         if not (failed.any() and self.breakable):

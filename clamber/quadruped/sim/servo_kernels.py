@@ -31,10 +31,16 @@ def write_command(position: np.ndarray, torque: np.ndarray, current: np.ndarray,
 
 
 @kernel
-def bus_power(torque: np.ndarray, current_per_torque: np.ndarray, idle_current: float,
-              voltage: float) -> float:
-    """``voltage * sum(|torque| current_per_torque + idle_current)`` [W]."""
+def period_power(forces: np.ndarray, current_per_torque: np.ndarray, idle_current: float,
+                 voltage: float, torque: np.ndarray) -> float:
+    """Mean ``|forces|`` (steps, n) [N m] over the steps into ``torque`` (n,), and the bus
+    power ``voltage * sum(|torque| current_per_torque + idle_current)`` [W] at it."""
+    steps = forces.shape[0]
     total = 0.0
-    for i in range(torque.shape[0]):
-        total += abs(torque[i]) * current_per_torque[i] + idle_current
+    for i in range(forces.shape[1]):
+        s = 0.0
+        for j in range(steps):
+            s += abs(forces[j, i])
+        torque[i] = s / steps
+        total += torque[i] * current_per_torque[i] + idle_current
     return voltage * total

@@ -30,7 +30,7 @@ from clamber import _validate as check
 from clamber.exceptions import ConfigError
 from clamber.quadruped.control.controllers import JointCommand
 from clamber.quadruped.model.robot import N_JOINTS, Marcbot
-from clamber.quadruped.sim.servo_kernels import bus_power, write_command
+from clamber.quadruped.sim.servo_kernels import period_power, write_command
 
 #: Current per position error of the Dynamixel position loop at default gains [A/rad].
 POSITION_GAIN_A_PER_RAD = 6.25 * 2.69e-3 / np.deg2rad(0.088)
@@ -85,24 +85,32 @@ class ServoBank:
 
     def apply(self, model: mujoco.MjModel, data: mujoco.MjData, cmd: JointCommand) -> None:
         """Write goal positions, feed-forward torques and current limits into the actuators:
-        ``ctrl = position + torque / kp`` and ``forcerange = +-torque_limit(current_limit)``
-        (one compiled call, :func:`.servo_kernels.write_command`, a fifth of NumPy's cost
-        on 20-vectors). A command that is not 20 finite numbers per vector is refused."""
-        vectors = [np.asarray(a, dtype=float) for a in
-                   (cmd.position, cmd.torque, cmd.current_limit)]
-        bad = next((k for k, a in enumerate(vectors) if a.shape != (N_JOINTS,)), -1)
-        if bad < 0:
-            bad = write_command(*vectors, self.kp, self.current_per_torque, self.tau_max,
-                                data.ctrl, model.actuator_forcerange)
+        ``ctrl = position + torque / kp`` and ``forcerange = +-min(max(current_limit, 0) /
+        (A per N m), tau_max)`` (one compiled call, :func:`.servo_kernels.write_command`, a
+        fifth of NumPy's cost on 20-vectors). A command that is not 20 finite numbers per
+        vector is refused."""
+        p = np.asarray(cmd.position, dtype=float)
+        t = np.asarray(cmd.torque, dtype=float)
+        c = np.asarray(cmd.current_limit, dtype=float)
+        shape = (N_JOINTS,)
+        bad = 0 if p.shape != shape else 1 if t.shape != shape else 2 if c.shape != shape else (
+            write_command(p, t, c, self.kp, self.current_per_torque, self.tau_max, data.ctrl,
+                          model.actuator_forcerange))
         if bad >= 0:
             names = ("position", "torque", "current_limit")
             raise ConfigError(f"command {names[bad]} must be {N_JOINTS} finite numbers")
 
+    def period(self, forces: np.ndarray, torque: np.ndarray) -> float:
+        """The mean ``|force|`` (20,) [N m] of each servo over a period's physics steps
+        ``forces`` (steps, 20) into ``torque``; returns the electrical power [W] at those
+        torques (:meth:`power`), in one compiled call."""
+        return period_power(forces, self.current_per_torque, self.params.idle_current,
+                            self.params.voltage, torque)
+
     def power(self, torque: np.ndarray) -> float:
         """Electrical power of all servos [W] at joint torques ``torque`` (20,) [N m]:
-        ``V sum(|tau| (A per N m) + I_idle)`` (one compiled call)."""
+        ``V sum(|tau| (A per N m) + I_idle)``."""
         tau = np.asarray(torque, dtype=float)
         if tau.shape != (N_JOINTS,):
             raise ConfigError(f"torque must be {N_JOINTS} numbers, got shape {tau.shape}")
-        return bus_power(tau, self.current_per_torque, self.params.idle_current,
-                         self.params.voltage)
+        return self.period(tau[None], np.empty(N_JOINTS))

@@ -142,9 +142,9 @@ class QuadrupedSim:
         problem = self._instability()
         if problem is not None:
             raise SimulationError(f"simulation unstable at t = {d.time:.3f} s ({problem})")
-        torque = np.abs(forces).sum(axis=0)
-        torque /= self.substeps
-        return StepRecord(d.time, torque, self.servos.power(torque), tuple(broken))
+        torque = np.empty(N_JOINTS)
+        power = self.servos.period(forces, torque)
+        return StepRecord(d.time, torque, power, tuple(broken))
 
     def joint_torques(self) -> np.ndarray:
         """Torques (20,) [N m] the servos apply now (their current readings)."""
