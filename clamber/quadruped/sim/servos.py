@@ -87,7 +87,7 @@ class ServoBank:
         """Write goal positions, feed-forward torques and current limits into the actuators:
         ``ctrl = position + torque / kp`` and ``forcerange = +-min(max(current_limit, 0) /
         (A per N m), tau_max)`` (one compiled call, :func:`.servo_kernels.write_command`, a
-        fifth of NumPy's cost on 20-vectors). A command that is not 20 finite numbers per
+        quarter of NumPy's cost on 20-vectors). A command that is not 20 finite numbers per
         vector is refused."""
         p = np.asarray(cmd.position, dtype=float)
         t = np.asarray(cmd.torque, dtype=float)
