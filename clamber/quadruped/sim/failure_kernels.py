@@ -3,8 +3,9 @@
 Every physics step the attached grippers' sole wrenches are formed from MuJoCo's data and
 bracketed in their wrench sets by polytope gauges (:mod:`.failure`). In NumPy that is some
 30 calls on 4 x 6 arrays, each mostly dispatch; compiled (numba, cached on disk) it is one
-call per step, about a tenth of the cost (``benchmarks/bench_sim_kernels.py``). Only what these kernels cannot certify (a wrench
-the bracket leaves undecided) goes on to the LP in Python.
+call per step, about a tenth of the cost (``benchmarks/bench_sim_kernels.py``). Only what
+these kernels cannot certify (a wrench the bracket leaves undecided) goes on to the LP in
+Python.
 """
 
 from __future__ import annotations
