@@ -396,6 +396,9 @@ def claim_output_folder(path: str | Path, command: str = "clamber") -> Path:
         raise ConfigError(f"{root} holds files clamber did not write; give a new or empty "
                           "folder with --out")
     root.mkdir(parents=True, exist_ok=True)
+    from clamber.storage.runs import refuse_links
+
+    refuse_links(root, root=False)  # a link planted inside would be written through
     (root / FOLDER_MARK).write_text(f"written by `{command}`; clamber writes into a folder "
                                     "only if it is empty or holds this file\n",
                                     encoding="utf-8")

@@ -517,10 +517,11 @@ def check_schema(db: sqlite3.Connection, path: Path) -> None:
                               f"{'; '.join(parts)}); a run record holds data only")
 
 
-def refuse_links(run_dir: Path) -> None:
-    """FileFormatError if anything inside ``run_dir`` (or ``run_dir`` itself) is a
-    symbolic link: a run writes into its folder and must never write through one."""
-    if os.path.islink(run_dir):
+def refuse_links(run_dir: Path, root: bool = True) -> None:
+    """FileFormatError if anything inside ``run_dir`` (or, with ``root``, ``run_dir``
+    itself) is a symbolic link: a run writes into its folder and must never write
+    through one."""
+    if root and os.path.islink(run_dir):
         raise FileFormatError(f"{run_dir} is a link; clamber never writes through links")
     for folder, dirs, files in os.walk(run_dir):
         for name in dirs + files:
