@@ -22,10 +22,10 @@ PAIRS = (("LF", "RR"), ("RF", "LR"))
 def _run(rm, seed, steps, assumed_noise=0.003, dt=0.02, half_period=0.3):
     """One simulated trot: the truth follows the filter's discrete strapdown step with
     smooth accelerations and rates, the IMU adds turn-on biases, bias walks and white
-    noise, each stance foot's kinematic position has the assumed white noise, and the
-    filter starts from an error drawn from its initial covariance (it assumes the foot
-    noise ``assumed_noise`` [m]; the truth's is 3 mm). Returns the NEES of the
-    body's position, velocity and attitude (9 dof) at every step and the filter."""
+    noise, each stance foot's kinematic position has 3 mm of white noise (the filter
+    assumes ``assumed_noise`` [m]), and the filter starts from an error drawn from its
+    initial covariance. Returns the NEES of the body's position, velocity and attitude
+    (9 dof) at every step and the filter."""
     rng = np.random.default_rng(seed)
     spec = ImuParameters()
     settings = AnchorEkfSettings(foot_noise=assumed_noise, slip=0.0, gate=0.0)
