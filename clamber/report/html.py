@@ -74,7 +74,7 @@ TITLES = {
 #: Units named by a key's suffix.
 _UNITS = (("_mps", "m/s"), ("_bl_per_s", "body lengths/s"), ("_time_s", "s"), ("_s", "s"),
           ("_mm", "mm"), ("_m", "m"), ("_g", "g"), ("_kg", "kg"), ("_w", "W"),
-          ("_deg", "deg"), ("_nm", "N m"), ("_hz", "Hz"))
+          ("_deg", "deg"), ("_nm", "N m"), ("_n", "N"), ("_hz", "Hz"))
 
 
 def title_of(key: str) -> str:
@@ -244,7 +244,8 @@ def write_page(path: str | Path, title: str, sections: Sequence[Section],
         parts.append(f"<p>{html.escape(notes)}</p>")
     for sec in sections:
         parts.append(f"<h2>{html.escape(sec.title)}</h2>" + _table(sec.table))
-        parts.extend(_figure(name, fig) for name, fig in sec.figures.items())
+        parts.extend(_figure(FIGURE_TITLES.get(name, name), fig)
+                     for name, fig in sec.figures.items())
     parts.append("</body></html>")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(parts), encoding="utf-8")
@@ -319,7 +320,13 @@ def write_codesign_outputs(result: Any, figures: bool = True, live: bool = False
 FIGURE_TITLES = {"progress": "Best and median speed per generation",
                  "parameters": "Design parameters of each generation's mean",
                  "pareto": "Planned speed against simulated ready rate",
-                 "trends": "Speed against each design characteristic"}
+                 "trends": "Speed against each design characteristic",
+                 "joints": "Joint angles and torques over one jump",
+                 "forces": "Gripper forces over one jump and in their safe regions",
+                 "filmstrip": "One jump, pose by pose",
+                 "sim_tracking": "Simulated joint angles against the optimized ones",
+                 "sim_forces": "Simulated gripper forces in their safe regions",
+                 "height_climbed": "Height climbed before the first failed landing"}
 
 
 def _codesign_table(result: Any, summary: Mapping[str, Any]) -> dict[str, Any]:
