@@ -103,6 +103,7 @@ def main(argv: list[str] | None = None) -> dict:
         curves = {k.replace("_", " "): v for k, v in heights.items()}
         plot_height_climbed(curves, sol.height,
                             "closed loop, re-catch on and off").savefig(args.figure, dpi=120)
+        args.figure.with_suffix(".json").write_text(json.dumps(heights))  # redraw from it
     pooled = {}
     for tag in (f"tol1_{long_jumps}jumps_recovery", f"tol1.5_{short_jumps}jumps_recovery"):
         rows = [v for k, v in studies.items() if k.endswith(tag)]

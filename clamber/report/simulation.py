@@ -201,7 +201,7 @@ def plot_height_climbed(ready_jumps: dict[str, tuple[np.ndarray, int]], jump_hei
                                                lambda h: h / jump_height))
     top.set_xlabel("height climbed [m] (nominal jump height)")
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower left", fontsize=8)
+    ax.legend(loc="center right", fontsize=7)
     if title:
         ax.set_title(title, fontsize=10)
     fig.tight_layout()
