@@ -7,7 +7,8 @@ in its own process under a time limit, and counted as
 - clear warning: a doubtful input the command may use, saying so in a warning (a
   motor fit of the wrong sign);
 - silent acceptance: a bad input that exits 0 or 1 (it was used) without a warning;
-- valid refused: a valid input (a byte-order mark, quoted CSV fields) that was not read.
+- valid refused: a valid input (a byte-order mark, quoted CSV fields) that was not read;
+- case error: the case itself names an option or command that does not exist.
 
 The families: every numeric option with non-finite, negative, huge and non-numeric
 values; the issue's named values (climb --rate 1e-9, --physics-dt 1e-9, evaluate --cycles
@@ -104,13 +105,11 @@ NUMERIC = [
     (["quadruped", "climb"], "--replace-missed"),
     (["quadruped", "trot"], "--cycles"), (["quadruped", "trot"], "--level-gain"),
     (["quadruped", "trot"], "--trials"),
-    (["quadruped", "compare"], "--inclines"), (["quadruped", "compare"], "--sole-stiffness"),
-    (["quadruped", "compare"], "--cycles"),
-    (["quadruped", "evaluate"], "--trials"), (["quadruped", "evaluate"], "--cycles"),
-    (["quadruped", "evaluate"], "--tune-budget"),
-    (["quadruped", "evaluate"], "--sole-stiffness"),
-    (["quadruped", "evaluate"], "--sole-armature"),
-    (["quadruped", "evaluate"], "--physics-dt"),
+    (["quadruped", "compare"], "--trials"), (["quadruped", "compare"], "--cycles"),
+    (["quadruped", "compare"], "--tune-budget"),
+    (["quadruped", "compare"], "--sole-stiffness"),
+    (["quadruped", "compare"], "--sole-armature"),
+    (["quadruped", "compare"], "--physics-dt"),
     (["quadruped", "wall"], "--incline"), (["quadruped", "holds"], "--distance"),
     (["quadruped", "holds"], "--trials"),
 ]
@@ -132,10 +131,10 @@ def named(b: Battery) -> None:
     for name, argv in [
         ("climb --rate 1e-9", ["quadruped", "climb", "--rate", "1e-9"]),
         ("climb --physics-dt 1e-9", ["quadruped", "climb", "--physics-dt", "1e-9"]),
-        ("evaluate --cycles 1e9", ["quadruped", "evaluate", "--cycles", "1000000000"]),
-        ("evaluate --sole-stiffness 1e300", ["quadruped", "evaluate", "--sole-stiffness",
+        ("compare --cycles 1e9", ["quadruped", "compare", "--cycles", "1000000000"]),
+        ("compare --sole-stiffness 1e300", ["quadruped", "compare", "--sole-stiffness",
                                              "1e300"]),
-        ("evaluate --sole-armature 1e300", ["quadruped", "evaluate", "--sole-armature",
+        ("compare --sole-armature 1e300", ["quadruped", "compare", "--sole-armature",
                                             "1e300"]),
         ("robustness --tol-scale 1e300", ["jumper", "robustness", SEED, "--tol-scale",
                                           "1e300"]),
@@ -348,7 +347,7 @@ def gains(b: Battery) -> None:
     """Gains files for `quadruped evaluate --gains`."""
     for k, (name, text) in enumerate(GAINS.items()):
         path = b.write(f"gains/{k}.json", text)
-        b.add(f"gains {name}", ["quadruped", "evaluate", "--gains", path, "--trials", "1",
+        b.add(f"gains {name}", ["quadruped", "compare", "--gains", path, "--trials", "1",
                                 "--workers", "0", "--no-progress", "--out", b.out(f"g{k}")])
 
 
@@ -485,7 +484,7 @@ def run_folders(b: Battery) -> None:
     run = b.path("runs/trot_for_evaluate")
     with RunStore.create(run, "quadruped-trot", {"x": 1}, record_type=StudyTrial):
         pass
-    b.add("evaluate --resume of a trot run", ["quadruped", "evaluate", "--resume", run,
+    b.add("compare --resume of a trot run", ["quadruped", "compare", "--resume", run,
                                               "--workers", "0", "--no-progress"])
 
 
@@ -502,6 +501,8 @@ def classify(case: Case, rc: int | None, err: str) -> str:
         warned = case.expect == WARN and "warning" in err
         return "clear warning" if warned else "silent acceptance"
     lines = [x for x in err.strip().splitlines() if x.strip()]
+    if lines and ("unrecognized arguments" in lines[-1] or "invalid choice" in lines[-1]):
+        return "case error"  # the case names an option or command that does not exist
     return "clean error" if len(lines) == 1 else "noisy error"
 
 

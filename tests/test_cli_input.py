@@ -139,9 +139,9 @@ def test_a_non_scheduler_file_fails_fast(tmp_path, text):
     ("[" * 100000, "not valid JSON"),
 ])
 def test_a_gains_file_is_checked(tmp_path, text, match):
-    """`evaluate --gains`: a JSON list, an unknown controller, missing gains, huge, tiny or
+    """`compare --gains`: a JSON list, an unknown controller, missing gains, huge, tiny or
     non-numeric multipliers and absurdly nested JSON are ConfigErrors naming the field."""
-    from clamber.cli.quadruped_evaluate import _read_gains
+    from clamber.cli.quadruped_compare import _read_gains
     from clamber.exceptions import ConfigError
 
     path = tmp_path / "gains.json"
@@ -154,7 +154,23 @@ def test_the_documented_gains_file_reads():
     """The gains the docs ship (docs/quadruped_gains.json) pass the same checks."""
     from pathlib import Path
 
-    from clamber.cli.quadruped_evaluate import _read_gains
+    from clamber.cli.quadruped_compare import _read_gains
 
     gains = _read_gains(Path(__file__).parents[1] / "docs" / "quadruped_gains.json")
     assert set(gains) == {"qwbc", "vmc", "clik"}
+
+
+def test_a_link_inside_an_output_folder_is_refused(tmp_path, capsys):
+    """An output folder clamber wrote, holding a link planted since, is refused (rc 2, one
+    line) before anything is written, and the file the link points to is untouched."""
+    out = tmp_path / "model"
+    assert main(["jumper", "model", "--out", str(out)]) == 0
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    (out / "scene.xml").unlink()
+    (out / "scene.xml").symlink_to(victim)
+    capsys.readouterr()
+    assert main(["jumper", "model", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "is a link" in err and len(err.strip().splitlines()) == 1
+    assert victim.read_text() == "precious"

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from clamber.cli.quadruped_evaluate import check_evaluation_folder, check_stored_trials
+from clamber.cli.quadruped_compare import check_comparison_folder, check_stored_trials
 from clamber.exceptions import ConfigError, FileFormatError
 from clamber.experiments.record import StudyTrial, TrialOutcome
 from clamber.storage.runs import RunStore, TrialState
@@ -50,17 +50,17 @@ def test_foreign_or_damaged_trials_are_named(tmp_path, trial, match):
         check_stored_trials(run, KIND, 1, [0, 1])
 
 
-def test_evaluate_resume_of_a_trot_run_is_refused(tmp_path):
-    """`evaluate --resume` of a folder that records a trot run is a ConfigError naming
+def test_compare_resume_of_a_trot_run_is_refused(tmp_path):
+    """`compare --resume` of a folder that records a trot run is a ConfigError naming
     the run's kind, before anything is written into it."""
     run = _run(tmp_path / "run", [_trial()])
-    with pytest.raises(ConfigError, match="'quadruped-trot' run, not an evaluation"):
-        check_evaluation_folder(run)
+    with pytest.raises(ConfigError, match="'quadruped-trot' run, not a comparison"):
+        check_comparison_folder(run)
 
 
-def test_evaluate_resume_checks_its_sub_studies(tmp_path):
-    """A damaged metric in an evaluation's tuning record is refused on resume."""
+def test_compare_resume_checks_its_sub_studies(tmp_path):
+    """A damaged metric in a comparison's tuning record is refused on resume."""
     run = tmp_path / "eval"
     _run(run / "tuning", [_trial(distance_m=[1])], kind="quadruped-tune")
     with pytest.raises(FileFormatError, match="metric 'distance_m'"):
-        check_evaluation_folder(run)
+        check_comparison_folder(run)

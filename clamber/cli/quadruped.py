@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import csv
 import logging
 import os
 import time
@@ -20,12 +19,12 @@ from clamber.cli.options import (
     strict_json,
     write_trials_csv,
 )
-from clamber.cli.quadruped_evaluate import (
+from clamber.cli.quadruped_compare import (
     CYCLE_S,
     add_physics_dt,
     check_stored_trials,
     physics_dt_of,
-    register_evaluate,
+    register_compare,
     sole_compliance,
 )
 from clamber.exceptions import ConfigError
@@ -54,13 +53,11 @@ EXAMPLES = """examples:
   clamber quadruped climb --wall rock --grasp fixed --incline 90 --distance 0.5 --trials 5
   clamber quadruped trot --terrain gravel --feet both --cycles 20
   clamber quadruped trot --terrain flat --feet all --contacts torque --level-gain 2 --json
-  clamber quadruped compare --trials 20 --workers 2 --json   # 70 and 90 deg, 5 cycles
-  clamber quadruped compare --trials 20 --scenarios all --workers 2 --json
-  clamber quadruped evaluate --trials 20 --workers 2 --json   # tuned, every scenario
-  clamber quadruped evaluate --trials 20 --ablations --scenarios wall90 payload90 --workers 2
-  clamber quadruped evaluate --trials 5 --cycles 5 --gains out/quadruped/evaluate/comparison.json
-  clamber quadruped evaluate --resume out/quadruped/evaluate   # a killed evaluation goes on
-  clamber quadruped compare --trials 20 --sole-stiffness 0 --workers 2   # rigid soles
+  clamber quadruped compare --trials 20 --workers 2 --json   # every scenario, 5 cycles
+  clamber quadruped compare --trials 20 --scenarios wall70 wall90 --sole-stiffness 50
+  clamber quadruped compare --trials 20 --tune --ablations --scenarios wall90 --workers 2
+  clamber quadruped compare --trials 5 --gains out/quadruped/compare/comparison.json
+  clamber quadruped compare --trials 20 --cycles 1 --state true   # one cycle, true state
   clamber quadruped compare --resume out/quadruped/compare    # a killed comparison goes on
   clamber quadruped model --out models/marcbot                # MJCF, URDF, README
 """
@@ -274,80 +271,6 @@ def _trot(args: argparse.Namespace) -> dict:
     return summary
 
 
-#: Columns of comparison.csv: one row per condition; intervals as two numeric columns.
-COMPARISON_COLUMNS = ("success_rate", "success_low", "success_high", "max_tracking_error_mm",
-                      "mean_power_w", "peak_power_w", "cost_of_transport",
-                      "peak_gripper_load", "estimation_rms_mm", "sim_time_s", "wall_time_s")
-
-
-def _compare(args: argparse.Namespace) -> dict:
-    from clamber.experiments.quadruped import comparison_conditions, scenario_conditions
-    from clamber.quadruped.gaits import ClimbGaitSettings
-    from clamber.report.quadruped_comparison import comparison_table, rerun_note
-
-    out = _study_folder(args)
-    if args.scenarios and args.inclines:
-        raise ConfigError("give --inclines or --scenarios, not both")
-    physics_dt = physics_dt_of(args)
-    t0 = time.perf_counter()
-    sole = sole_compliance(args.sole_stiffness)
-    scenarios = list(SCENARIO_NAMES) if args.scenarios and "all" in args.scenarios else \
-        list(dict.fromkeys(args.scenarios or ()))
-
-    def conditions_of(breakable: bool) -> list:
-        if scenarios:
-            return scenario_conditions(scenarios, breakable, args.state, sole, args.cycles,
-                                       physics_dt)
-        return comparison_conditions(args.inclines or [70.0, 90.0], breakable, args.state,
-                                     sole, args.cycles, physics_dt)
-
-    conditions = conditions_of(True)
-    if args.unbreakable_too:
-        conditions += conditions_of(False)
-    results, trials = _run(args, "quadruped-compare", conditions, out, args.cycles)
-    breakable = [r for r in results if r.settings.breakable]
-    stride = ClimbGaitSettings().stride
-    text = ["# Controller comparison in simulation",
-            "",
-            f"{args.trials} seeded trials per controller and "
-            f"{'scenario' if scenarios else 'wall'}, {args.cycles} gait cycle(s) each "
-            f"({args.cycles * stride:.2f} m), sole stiffness {args.sole_stiffness:g} N m/rad "
-            f"(0: rigid), physics step {1000 * physics_dt:g} ms; paper values in parentheses.",
-            "",
-            comparison_table(breakable, "grippers break at their true capacity")]
-    measured = [t for t in trials if t.metrics]
-    note = rerun_note(sum(bool(t.metrics.get("verdict_rerun")) for t in measured), len(trials))
-    text += ["", note] if note else []
-    summary = {"command": "compare", "trials": args.trials, "cycles": args.cycles,
-               "scenarios": scenarios or None, "sole_stiffness": args.sole_stiffness,
-               "physics_dt": physics_dt,
-               "breakable": [r.to_dict() for r in breakable]}
-    if args.unbreakable_too:
-        free = [r for r in results if not r.settings.breakable]
-        text += ["", comparison_table(free, "grippers never break (overloads recorded)")]
-        summary["unbreakable"] = [r.to_dict() for r in free]
-    (out / "comparison.md").write_text("\n".join(text) + "\n")
-    with open(out / "comparison.csv", "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["grippers", "controller", "incline_deg", "scenario", "cycles",
-                    *COMPARISON_COLUMNS])
-        for r in results:
-            row = {**r.summary, "success_low": r.summary["success_interval"][0],
-                   "success_high": r.summary["success_interval"][1]}
-            w.writerow(["breakable" if r.settings.breakable else "unbreakable",
-                        r.settings.controller, r.settings.incline_deg, r.settings.scenario,
-                        r.settings.gait.cycles,
-                        *["" if row[k] is None else row[k] for k in COMPARISON_COLUMNS]])
-    write_trials_csv(out / "trials.csv", trials)
-    summary["table"] = str(out / "comparison.md")
-    summary["csv"] = str(out / "comparison.csv")
-    summary["run_dir"] = str(out)
-    summary["total_wall_time_s"] = time.perf_counter() - t0
-    _write_json(out / "comparison.json", summary)
-    log.info("%s", "\n".join(text))
-    return summary
-
-
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the `quadruped` command and its subcommands to the top-level parser."""
     fmt = argparse.RawDescriptionHelpFormatter
@@ -486,31 +409,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     common(trot, "out/quadruped/trot")
     trot.set_defaults(func=_trot)
 
-    comp = qsub.add_parser(
-        "compare", help="Q-WBC vs CLIK vs VMC on the 70-degree and vertical walls",
-        description="The paper's comparison: seeded trials per controller and incline (or "
-        "comparison scenario), five gait cycles (1.1 m) each by default, written as "
-        "comparison.md, comparison.csv and comparison.json.",
-        epilog=examples_of("compare"), formatter_class=fmt)
-    comp.add_argument("--inclines", type=incline_deg, nargs="+", default=None,
-                      help="wall inclines [deg] (70 90)")
-    comp.add_argument("--scenarios", nargs="+",
-                      choices=LazyChoices(*SCENARIO_NAMES_AT, extra=("all",)), default=None,
-                      metavar="NAME", help="comparison scenarios instead of plain walls "
-                      "(all: every one): %(choices)s")
-    comp.add_argument("--cycles", type=cycle_count, default=5,
-                      help="gait cycles per trial, 0.22 m each (5)")
-    comp.add_argument("--state", choices=("estimate", "true"), default="estimate",
-                      help="controllers see the EKF estimate (default) or the true state")
-    comp.add_argument("--sole-stiffness", type=sole_stiffness, default=25.0,
-                      help="sole stiffness about x and y [N m/rad] (25; 0: rigid weld)")
-    add_physics_dt(comp)
-    comp.add_argument("--unbreakable-too", action="store_true",
-                      help="also run every cell with unbreakable grippers")
-    common(comp, "out/quadruped/compare", trials=20, figures=False)
-    comp.set_defaults(func=_compare)
-
-    register_evaluate(qsub, examples_of("evaluate"))
+    register_compare(qsub, examples_of("compare"))
     rock.register(qsub)
 
     mod = qsub.add_parser(

@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from clamber.exceptions import ConfigError
-from clamber.experiments.quadruped_scenarios import scenario_settings
 from clamber.experiments.record import StudyTrial, TrialOutcome
 from clamber.experiments.statistics import wilson_interval
 from clamber.experiments.study import (
@@ -29,15 +28,12 @@ from clamber.experiments.study import (
 )
 from clamber.failures import FailureReason
 from clamber.parallel.base import Evaluator
-from clamber.quadruped.gaits import ClimbGaitSettings, TrotGaitSettings
-from clamber.quadruped.sim.grippers import DEFAULT_SOLE, SoleCompliance
+from clamber.quadruped.gaits import TrotGaitSettings
 from clamber.quadruped.trials.climb import ClimbSettings, run_climb
 from clamber.quadruped.trials.rock_climb import RockClimbSettings, run_rock_climb
 from clamber.quadruped.trials.trot import TrotSettings, run_trot
 
 Settings = ClimbSettings | RockClimbSettings | TrotSettings
-#: The controllers the paper compares, in its order.
-COMPARED = ("qwbc", "clik", "vmc")
 
 
 def quadruped_trial(task: TrialTask) -> TrialOutcome:
@@ -201,31 +197,6 @@ def _climb_drift(trials: Sequence[StudyTrial], dist: list[float]) -> dict[str, A
             "anchor_rms_mm": _mean([t.metrics.get("anchor_rms_mm") for t in trials]),
             "anchor_drift_percent_pooled": pooled("anchor_drift_m"),
             "estimation_drift_percent_pooled": pooled("estimation_drift_m")}
-
-
-def comparison_conditions(inclines: Sequence[float] = (70.0, 90.0), breakable: bool = True,
-                          state: str = "estimate",
-                          sole: SoleCompliance | None = DEFAULT_SOLE,
-                          cycles: int = 1, physics_dt: float | None = None
-                          ) -> list[ClimbSettings]:
-    """Every controller on every wall, all else equal; ``cycles`` gait cycles per trial
-    (``physics_dt`` None: the climbs' default step)."""
-    gait = ClimbGaitSettings(cycles=cycles)
-    return [ClimbSettings(controller=name, incline_deg=incline, breakable=breakable,
-                          state=state, sole=sole, gait=gait, physics_dt=physics_dt)
-            for incline in inclines for name in COMPARED]
-
-
-def scenario_conditions(scenarios: Sequence[str], breakable: bool = True,
-                        state: str = "estimate", sole: SoleCompliance | None = DEFAULT_SOLE,
-                        cycles: int = 1, physics_dt: float | None = None
-                        ) -> list[ClimbSettings]:
-    """Every controller in every named comparison scenario
-    (:mod:`clamber.experiments.quadruped_scenarios`: wall, holds, disturbance), all else equal."""
-    gait = ClimbGaitSettings(cycles=cycles)
-    return [scenario_settings(sc, controller=name, breakable=breakable, state=state,
-                              sole=sole, gait=gait, physics_dt=physics_dt)
-            for sc in scenarios for name in COMPARED]
 
 
 def trot_conditions(terrains: Sequence[str], feet: Sequence[str] = ("gripper", "rubber"),

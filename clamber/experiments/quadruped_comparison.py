@@ -115,7 +115,7 @@ def run_cells(cells: Sequence[tuple[str, str]], seeds: Sequence[int], gains: Gai
         check_name(name)
     conditions = [cell_settings(sc, c, gains.get(parent(c), ()), cycles, **kwargs)
                   for sc, c in cells]
-    study = quadruped_study("quadruped-evaluate", conditions, seeds)
+    study = quadruped_study("quadruped-compare", conditions, seeds)
     sub, again = _sub_run(run_dir, "cells", resume)
     groups = group_trials(run_study(study, evaluator, sub, again, progress), len(cells))
     return {cell: [trial_result(t) for t in g] for cell, g in zip(cells, groups, strict=True)}
@@ -181,12 +181,13 @@ def run_comparison(trials: int, scenarios: Sequence[str], controllers: Sequence[
                    sole: SoleCompliance | None = DEFAULT_SOLE, physics_dt: float | None = None,
                    run_dir: str | Path | None = None, resume: bool = False,
                    progress: ProgressCallback | None = None,
-                   time_limit: float | None = None) -> dict:
+                   time_limit: float | None = None, state: str = "estimate") -> dict:
     """Tune (unless ``gains`` are given or ``tuning`` is None: class defaults), then run every
     cell on seeds ``seed .. seed + trials - 1``. Returns the gains, the tuning record, the
     cell summaries keyed ``"controller@scenario"`` and every trial's result. With
     ``run_dir`` both studies are recorded there (``tuning/``, ``cells/``) and ``resume``
-    continues them. ``physics_dt`` None: the climbs' default step (10 ms at 50 Hz)."""
+    continues them. ``physics_dt`` None: the climbs' default step (10 ms at 50 Hz); ``state``:
+    the controllers run on the estimate or (an ablation) the simulator's true state."""
     for sc in scenarios:
         if sc not in SCENARIOS:
             raise ConfigError(f"unknown scenario {sc!r}; scenarios are {', '.join(SCENARIOS)}")
@@ -195,7 +196,8 @@ def run_comparison(trials: int, scenarios: Sequence[str], controllers: Sequence[
     if set(range(seed, seed + trials)) & set(tuning.seeds if tuning else ()):
         raise ConfigError("evaluation seeds overlap the tuning seeds")
     run_dir = None if run_dir is None else Path(run_dir)
-    common = {"sole": sole, "physics_dt": physics_dt, "time_limit": time_limit}
+    common = {"sole": sole, "physics_dt": physics_dt, "time_limit": time_limit,
+              "state": state}
     cells = [(sc, c) for sc in scenarios for c in controllers]
     n_cells = len(cells) * trials
     n_tune = 0 if gains is not None or tuning is None else \

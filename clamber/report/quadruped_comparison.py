@@ -3,50 +3,12 @@
 from __future__ import annotations
 
 import math
-
 from collections.abc import Sequence
-from typing import Any
 
 #: The paper's 70-degree results (Q-WBC, CLIK, VMC): successes of 5, maximum body error
 #: [mm], mean and peak power [W]; on the vertical wall only Q-WBC completed its climbs.
 PAPER_70 = {"qwbc": (5, 6.64, 64.65, 120.29), "clik": (3, 11.12, 80.84, 147.65),
             "vmc": (3, 8.54, 69.71, 128.03)}
-PAPER_90 = {"qwbc": "completed", "clik": "failed", "vmc": "failed"}
-
-
-def comparison_table(results: Sequence[Any], title: str = "") -> str:
-    """Markdown table of ``clamber quadruped compare``'s condition summaries
-    (:class:`~clamber.experiments.quadruped.ConditionSummary`) beside the paper's numbers."""
-    lines = [f"### {title}" if title else "",
-             "| wall or scenario | controller | success (95 % CI) | paper "
-             "| max body error [mm] (paper) "
-             "| mean power [W] (paper) | peak power [W] (paper) | cost of transport "
-             "| peak gripper load / capacity | EKF error [mm] |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    for c in results:
-        name, incline, s = c.settings.controller, c.settings.incline_deg, c.summary
-        scenario = c.settings.scenario
-        plain = scenario in ("", f"wall{incline:g}")
-        lo, hi = s["success_interval"]
-        if plain and incline == 70.0:
-            p = PAPER_70[name]
-            paper = f"{p[0]}/5"
-            err, mean_p, peak_p = (f"({p[1]:.2f})", f"({p[2]:.2f})", f"({p[3]:.2f})")
-        else:
-            paper = PAPER_90[name] if plain and incline == 90.0 else "-"
-            err = mean_p = peak_p = ""
-        label = scenario or f"{incline:g} deg"
-        lines.append(
-            f"| {label} | {name} | {s['successes']}/{s['trials']} ({lo:.2f}-{hi:.2f}) "
-            f"| {paper} | {_fmt(s['max_tracking_error_mm'], 2)} {err} | "
-            f"{_fmt(s['mean_power_w'], 1)} {mean_p} | {_fmt(s['peak_power_w'], 1)} {peak_p} | "
-            f"{_fmt(s['cost_of_transport'], 0)} | {_fmt(s['peak_gripper_load'], 2)} | "
-            f"{_fmt(s['estimation_rms_mm'], 2)} |")
-    return "\n".join(line for line in lines if line)
-
-
-def _fmt(x: float | None, digits: int) -> str:
-    return "-" if x is None else f"{x:.{digits}f}"
 
 
 def _num(x, fmt: str = ".1f") -> str:
@@ -54,7 +16,9 @@ def _num(x, fmt: str = ".1f") -> str:
 
 
 def cell_table(cells: dict[str, dict], rows: Sequence[str], scenarios: Sequence[str]) -> str:
-    """Markdown table: one row per (scenario, controller) cell."""
+    """Markdown table: one row per (scenario, controller) cell; on the 70-degree wall the
+    paper's hardware figures in brackets (successes of 5, maximum body error, mean / peak
+    power)."""
     lines = ["| scenario | controller | success (95 % CI) | max body error [mm] (worst) "
              "| mean / peak power [W] | peak gripper load / capacity (median, max) "
              "| QP limit active [% cycles] | where failed trials failed |",
@@ -65,16 +29,18 @@ def cell_table(cells: dict[str, dict], rows: Sequence[str], scenarios: Sequence[
             if s is None:
                 continue
             lo, hi = s["success_interval"] or (math.nan, math.nan)
-            paper = ""
+            paper = error = power = ""
             if sc == "wall70" and c in PAPER_70:
-                paper = f" [paper {PAPER_70[c][0]}/5]"
+                n, e, mean, peak = PAPER_70[c]
+                paper, error = f" [paper {n}/5]", f" [paper {e:.2f}]"
+                power = f" [paper {mean:.1f} / {peak:.1f}]"
             act = s["limit_active_fraction"]
             fails = "; ".join(f"{k}: {v}" for k, v in sorted(s["failures"].items())) or "-"
             lines.append(
                 f"| {sc} | {c} | {s['successes']}/{s['trials']} ({lo:.2f}-{hi:.2f}){paper} | "
                 f"{_num(s['max_tracking_error_mm'], '.2f')} "
-                f"({_num(s['worst_tracking_error_mm'], '.2f')}) | "
-                f"{_num(s['mean_power_w'])} / {_num(s['peak_power_w'])} | "
+                f"({_num(s['worst_tracking_error_mm'], '.2f')}){error} | "
+                f"{_num(s['mean_power_w'])} / {_num(s['peak_power_w'])}{power} | "
                 f"{s['peak_gripper_load_median']:.2f}, {s['peak_gripper_load_max']:.2f} | "
                 f"{'-' if act is None else format(100 * act, '.1f')} | {fails} |")
     return "\n".join(lines)

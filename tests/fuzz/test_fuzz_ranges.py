@@ -122,7 +122,7 @@ def gains_documents(draw):
 def test_gains_files_are_in_range_or_refused(doc):
     """`evaluate --gains`: a ConfigError, or tuned controllers only with every multiplier
     within the gain multiplier range."""
-    from clamber.cli.quadruped_evaluate import _read_gains
+    from clamber.cli.quadruped_compare import _read_gains
     from clamber.quadruped.control.variants import GAINS
 
     with tempfile.TemporaryDirectory() as d:

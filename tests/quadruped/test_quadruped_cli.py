@@ -14,7 +14,7 @@ def _run(*args: str) -> subprocess.CompletedProcess:
                           text=True, timeout=120)
 
 
-@pytest.mark.parametrize("sub", [[], ["climb"], ["trot"], ["compare"], ["evaluate"]])
+@pytest.mark.parametrize("sub", [[], ["climb"], ["trot"], ["compare"]])
 def test_help(sub, capsys):
     """Every quadruped subcommand prints its help with examples."""
     with pytest.raises(SystemExit) as e:
@@ -58,7 +58,7 @@ def test_sole_stiffness_option(tmp_path):
     for bad in ("-1", "inf"):
         p = _run("quadruped", "climb", "--sole-stiffness", bad)
         assert p.returncode == 2 and "must be finite in [0, 10000] N m/rad" in p.stderr
-    from clamber.cli.quadruped_evaluate import sole_compliance as _sole
+    from clamber.cli.quadruped_compare import sole_compliance as _sole
 
     assert _sole(0.0) is None
     assert _sole(40.0).stiffness == 40.0

@@ -1,4 +1,5 @@
-"""`clamber quadruped evaluate`: the tuned controller comparison on every scenario, ablations."""
+"""`clamber quadruped compare`: Q-WBC, CLIK and VMC on the comparison's scenarios, with the
+gains tuned alike on request, and the ablations."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import time
 from pathlib import Path
 
 from clamber.cli.options import (
+    LazyChoices,
     add_execution_options,
     add_output_options,
     positive_float,
@@ -18,6 +20,7 @@ from clamber.cli.options import (
     strict_json,
 )
 from clamber.exceptions import ConfigError
+from clamber.quadruped.options import StateSource
 
 log = logging.getLogger("clamber")
 
@@ -64,8 +67,9 @@ def sole_compliance(stiffness: float, armature: float | None = None):
     return replace(sole, armature=armature)
 
 
-def _evaluate(args: argparse.Namespace) -> dict:
-    """Tune the three controllers alike, then run every scenario (and ablations)."""
+def _compare(args: argparse.Namespace) -> dict:
+    """Tune the three controllers alike (``--tune``), then run every scenario (and the
+    ablations)."""
     from clamber.cli.options import (
         TrialProgress,
         evaluator_for,
@@ -79,27 +83,30 @@ def _evaluate(args: argparse.Namespace) -> dict:
     from clamber.report.quadruped import plot_loads
     from clamber.report.quadruped_comparison import cell_table, failure_table, rerun_note
 
+    if args.tune and args.gains:
+        raise ConfigError("give --tune or --gains, not both")
     out = run_folder(args)
     if args.resume:
-        check_evaluation_folder(out)
+        check_comparison_folder(out)
     restore_options(args, out)
     physics_dt = physics_dt_of(args)
     t0 = time.perf_counter()
     from clamber.experiments.quadruped_scenarios import SCENARIOS
 
-    scenarios = args.scenarios or list(SCENARIOS)
+    scenarios = list(SCENARIOS) if not args.scenarios or "all" in args.scenarios \
+        else list(dict.fromkeys(args.scenarios))
     rows = ABLATION_ROWS if args.ablations else MAIN
     gains = _read_gains(args.gains) if args.gains else None
-    tuning = None if args.no_tune or gains else TuningSettings(budget=args.tune_budget)
+    tuning = TuningSettings(budget=args.tune_budget) if args.tune and not gains else None
     sole = sole_compliance(args.sole_stiffness, args.sole_armature)
     total = len(scenarios) * len(rows) * args.trials + (
         0 if tuning is None else len(MAIN) * tuning.budget * len(tuning.seeds)
         * len(tuning.scenarios))
     with evaluator_for(args, total, CYCLE_S * args.cycles) as evaluator, \
-            TrialProgress(total, "quadruped-evaluate", progress_enabled(args)) as bar:
+            TrialProgress(total, "quadruped-compare", progress_enabled(args)) as bar:
         res = run_comparison(args.trials, scenarios, rows, args.seed, evaluator, args.cycles,
                              tuning, gains, sole, physics_dt, out, bool(args.resume),
-                             bar, args.time_limit)
+                             bar, args.time_limit, args.state)
     release_run(out)
     text = ["# Controller comparison in simulation", "",
             f"{args.trials} trials per cell on seeds {args.seed}-{args.seed + args.trials - 1} "
@@ -120,7 +127,7 @@ def _evaluate(args: argparse.Namespace) -> dict:
     _write_results(out / "trials.csv", res["trials"])
     figure = None if args.no_figures else str(plot_loads(res["trials"],
                                                          out / "gripper_loads.png"))
-    summary = {"command": "evaluate", "trials": args.trials, "cycles": args.cycles,
+    summary = {"command": "compare", "trials": args.trials, "cycles": args.cycles,
                "scenarios": scenarios, "controllers": list(rows),
                "sole_stiffness": args.sole_stiffness, "physics_dt": physics_dt,
                "gains": res["gains"],
@@ -166,15 +173,14 @@ def check_stored_trials(run_dir: Path, kind: str | None, conditions: int | None 
                                       f"not a {types.get(name, 'plain value')}")
 
 
-def check_evaluation_folder(run_dir: Path) -> None:
-    """``evaluate --resume``: the folder holds an evaluation (its sub-studies), not a run
-    of another command, and its records are sound."""
+def check_comparison_folder(run_dir: Path) -> None:
+    """``compare --resume``: the folder holds a comparison (its sub-studies), not a run of
+    another command, and its records are sound."""
     from clamber.storage.runs import RunStore
 
     if RunStore.exists(run_dir):
-        raise ConfigError(f"{run_dir} holds a {RunStore.stored_kind(run_dir)!r} run, not an "
-                          "evaluation; resume it "
-                          "with its own command")
+        raise ConfigError(f"{run_dir} holds a {RunStore.stored_kind(run_dir)!r} run, not a "
+                          "comparison; resume it with its own command")
     for sub in ("tuning", "cells"):
         if RunStore.exists(run_dir / sub):
             check_stored_trials(run_dir / sub, None)
@@ -219,27 +225,35 @@ def _write_results(path: Path, results: list) -> None:
         w.writerows(rows)
 
 
-def register_evaluate(qsub: argparse._SubParsersAction, examples: str) -> None:
-    """Add `quadruped evaluate` to the quadruped command's subparsers."""
+def register_compare(qsub: argparse._SubParsersAction, examples: str) -> None:
+    """Add `quadruped compare` to the quadruped command's subparsers."""
     fmt = argparse.RawDescriptionHelpFormatter
     ev = qsub.add_parser(
-        "evaluate", help="Q-WBC vs CLIK vs VMC tuned alike, on every scenario; ablations",
-        description="The paper's comparison: the three controllers' gains tuned by one "
-        "random search on training seeds, then seeded trials per controller and scenario on "
-        "held-out seeds, written as comparison.md, comparison.json, trials.csv and "
-        "gripper_loads.png.", epilog=examples, formatter_class=fmt)
+        "compare", help="Q-WBC vs CLIK vs VMC on every scenario; gain tuning, ablations",
+        description="The paper's comparison: seeded multi-cycle climbs per controller and "
+        "scenario on held-out seeds, with the class-default gains or (--tune) gains tuned "
+        "for all three controllers by one random search on training seeds; written as "
+        "comparison.md, comparison.json, trials.csv and gripper_loads.png.",
+        epilog=examples, formatter_class=fmt)
     ev.add_argument("--trials", type=quantity_type(int, "trials"), default=20,
                     help="trials per cell (20)")
     ev.add_argument("--seed", type=seed_int, default=0, help="first seed (0)")
-    ev.add_argument("--scenarios", nargs="+", default=None,
-                      help="scenarios (default: all of clamber.experiments.quadruped_scenarios)")
+    ev.add_argument("--scenarios", nargs="+", default=None, metavar="NAME",
+                    choices=LazyChoices("clamber.experiments.quadruped_scenarios",
+                                        "SCENARIOS", extra=("all",)),
+                    help="scenarios (default and all: every one): %(choices)s")
     ev.add_argument("--ablations", action="store_true",
                       help="also run the Q-WBC, VMC and CLIK ablations")
-    ev.add_argument("--cycles", type=quantity_type(int, "gait_cycles"), default=1,
-                    help="gait cycles (1)")
+    ev.add_argument("--cycles", type=quantity_type(int, "gait_cycles"), default=5,
+                    help="gait cycles per climb (5, 1.1 m)")
     ev.add_argument("--tune-budget", type=quantity_type(int, "tune_budget"), default=6,
                       help="candidates per controller in the gain search (6)")
-    ev.add_argument("--no-tune", action="store_true", help="class-default gains")
+    ev.add_argument("--tune", action="store_true",
+                    help="tune the three controllers' gains alike first (default: class "
+                    "defaults)")
+    ev.add_argument("--state", choices=StateSource.values(), default="estimate",
+                    help="controllers run on the state estimate (default) or on the "
+                    "simulator's true state (an ablation)")
     ev.add_argument("--gains", default=None,
                       help="take the gains from a previous comparison.json (no tuning)")
     ev.add_argument("--sole-stiffness", type=quantity_type(float, "sole_stiffness"),
@@ -252,6 +266,6 @@ def register_evaluate(qsub: argparse._SubParsersAction, examples: str) -> None:
     ev.add_argument("--time-limit", type=positive_float, default=None,
                     help="stop every trial after this much simulated time [s] (a quick look: "
                     "such trials fail with 'time limit')")
-    add_output_options(ev, "out/quadruped/evaluate")
+    add_output_options(ev, "out/quadruped/compare")
     add_execution_options(ev)
-    ev.set_defaults(func=_evaluate)
+    ev.set_defaults(func=_compare)
