@@ -11,7 +11,7 @@ in its own process under a time limit, and counted as
 - case error: the case itself names an option or command that does not exist.
 
 The families: every numeric option with non-finite, negative, huge and non-numeric
-values; the issue's named values (climb --rate 1e-9, --physics-dt 1e-9, evaluate --cycles
+values; the issue's named values (climb --rate 1e-9, --physics-dt 1e-9, compare --cycles
 1e9, --tol-scale 1e300, ...); settings, morphology, hardware, gains and scheduler files;
 solution files with huge or tiny times or angles, limits claimed by the file, failed or
 unchecked solves; telemetry logs; safe-region trials; co-design, robustness and quadruped
@@ -344,7 +344,7 @@ GAINS = {"a JSON list": "[1, 2, 3]", "unknown controller": '{"gains": {"pid": {"
 
 
 def gains(b: Battery) -> None:
-    """Gains files for `quadruped evaluate --gains`."""
+    """Gains files for `quadruped compare --gains`."""
     for k, (name, text) in enumerate(GAINS.items()):
         path = b.write(f"gains/{k}.json", text)
         b.add(f"gains {name}", ["quadruped", "compare", "--gains", path, "--trials", "1",
@@ -439,7 +439,7 @@ def _link(name: str):
 
 def run_folders(b: Battery) -> None:
     """Damaged co-design records through `codesign --resume`, damaged robustness records
-    through `robustness --resume`, and a trot record through `evaluate --resume`."""
+    through `robustness --resume`, and a trot record through `compare --resume`."""
     damages = {
         "garbage config row": lambda r: _sql(r, "UPDATE meta SET value = 'garbage{' "
                                                 "WHERE key = 'config'"),
@@ -481,7 +481,7 @@ def run_folders(b: Battery) -> None:
                                 TrialOutcome(True, None, "", metrics), 1, 1.0))
         b.add(f"trot run: {name}", ["quadruped", "trot", "--resume", run, "--trials", "1",
                                     "--workers", "0", "--no-progress", "--no-figures"])
-    run = b.path("runs/trot_for_evaluate")
+    run = b.path("runs/trot_for_compare")
     with RunStore.create(run, "quadruped-trot", {"x": 1}, record_type=StudyTrial):
         pass
     b.add("compare --resume of a trot run", ["quadruped", "compare", "--resume", run,
