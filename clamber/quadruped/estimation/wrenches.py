@@ -38,7 +38,8 @@ class GripperWrenches:
     about the frame's origin (observable part; zero along ``unobservable``);
     ``unobservable`` (k, 6): each leg's unit wrench direction ``n`` with ``J^T n = 0``;
     ``internal`` (k, 6) [N, N m]: the part of ``wrenches`` that sums to no net wrench on the
-    body; ``placements``: the grippers' world poses used.
+    body; ``placements``: the grippers' world poses used; ``jacobians`` (k, 6, 5): each
+    gripper frame's LOCAL Jacobian over its leg's joints (``tau = ... - J^T w``).
     """
 
     legs: tuple[str, ...]
@@ -46,6 +47,7 @@ class GripperWrenches:
     unobservable: np.ndarray
     internal: np.ndarray
     placements: tuple[pin.SE3, ...]
+    jacobians: np.ndarray
 
     def internal_norm(self) -> float:
         """Size of the internal wrench in capacity units (root sum of squares of each axis
@@ -101,15 +103,17 @@ class GripperWrenchEstimator:
         rhs = g + self.damping * state.joint_velocities - np.asarray(torques, dtype=float)
         w = np.zeros((len(legs), 6))
         n = np.zeros((len(legs), 6))
+        jacobians = np.zeros((len(legs), 6, JOINTS_PER_LEG))
         placements = []
         for k, leg in enumerate(legs):
             i = LEG_NAMES.index(leg)
             cols = slice(_NV_BASE + JOINTS_PER_LEG * i, _NV_BASE + JOINTS_PER_LEG * (i + 1))
-            J = pin.getFrameJacobian(m, d, self.rm.foot_ids[i], pin.LOCAL)[:, cols]
+            J = jacobians[k] = pin.getFrameJacobian(m, d, self.rm.foot_ids[i], pin.LOCAL)[:, cols]
             w[k] = np.linalg.lstsq(J.T, rhs[cols.start - _NV_BASE:cols.stop - _NV_BASE],
                                    rcond=None)[0]
             n[k] = np.linalg.svd(J.T)[2][-1]
             placements.append(d.oMf[self.rm.foot_ids[i]].copy())
         placements = tuple(placements)
         return GripperWrenches(tuple(legs), w, n,
-                               internal_part(w, placements, state.body_position), placements)
+                               internal_part(w, placements, state.body_position), placements,
+                               jacobians)
