@@ -10,7 +10,6 @@ leg's joint angles come from damped least squares clipped to the joint limits
 
 from __future__ import annotations
 
-import math
 import weakref
 from dataclasses import dataclass
 
@@ -18,14 +17,13 @@ import numpy as np
 import pinocchio as pin
 
 from clamber.attachment.wrench_limits import WrenchLimits
+from clamber.compiled import kernel
 from clamber.quadruped.control.qwbc import WrenchQP, WrenchStatus
 from clamber.quadruped.model.kinematics import body_configuration, foot_poses
 from clamber.quadruped.model.robot import LEG_NAMES
 from clamber.quadruped.model.robot_model import NQ_BASE, NV_BASE, RobotModel, RobotState, leg_slice
 from clamber.quadruped.model.statics import StaticsEvaluator
 
-_EYE3 = np.eye(3)
-_NEXT, _AFTER = np.array([1, 2, 0]), np.array([2, 0, 1])
 #: Sole position error [m] above which a hold counts as out of reach.
 REACH_TOLERANCE = 3e-3
 #: Angle [rad] between the sole's and the hold's normals above which a landing sole does not
@@ -73,14 +71,27 @@ class Reach:
                 and max(self.tilts.values()) <= tilt)
 
 
-def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``np.cross`` of two 3-vectors (the same products and differences)."""
-    return a.take(_NEXT) * b.take(_AFTER) - a.take(_AFTER) * b.take(_NEXT)
-
-
-def _norm(x: np.ndarray) -> float:
-    """``np.linalg.norm`` of a vector: ``sqrt(x . x)`` (the same number)."""
-    return math.sqrt(x.dot(x))
+@kernel
+def _sole_step(J: np.ndarray, R: np.ndarray, p: np.ndarray, position: np.ndarray,
+               n: np.ndarray, q: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+               damping2: float) -> bool:
+    """One step of :func:`sole_ik` on the leg's angles ``q`` (5,) (clipped to ``[lo, hi]``,
+    in place) from its sole's LOCAL_WORLD_ALIGNED Jacobian ``J`` (6, 5) and placement
+    ``R``, ``p``; True (``q`` untouched) once the position and tilt errors are converged."""
+    ep = position - p
+    z = R[:, 2].copy()
+    er = np.cross(z, n)
+    if np.sqrt(ep @ ep) < 1e-7 and np.sqrt(er @ er) < 1e-6:
+        return True
+    Jp = J[:3].copy()
+    Jr = (np.eye(3) - np.outer(z, z)) @ J[3:]
+    dq1 = Jp.T @ np.linalg.solve(Jp @ Jp.T + damping2 * np.eye(3), ep)
+    N = np.eye(5) - np.linalg.pinv(Jp, 1e-6) @ Jp
+    JrN = Jr @ N
+    dq = dq1 + N @ (JrN.T @ np.linalg.solve(JrN @ JrN.T + 1e-4 * np.eye(3), er - Jr @ dq1))
+    for k in range(q.shape[0]):
+        q[k] = min(max(q[k] + dq[k], lo[k]), hi[k])
+    return False
 
 
 def sole_ik(rm: RobotModel, leg: str, position: np.ndarray, normal: np.ndarray,
@@ -102,29 +113,20 @@ def sole_ik(rm: RobotModel, leg: str, position: np.ndarray, normal: np.ndarray,
     cols = slice(NV_BASE + sl.start, NV_BASE + sl.stop)
     fid = rm.foot_ids[i]
     n = np.asarray(normal, dtype=float) / np.linalg.norm(normal)
-    eye = np.eye(sl.stop - sl.start)
-    # The damping terms of the two least-squares steps (three task rows each).
-    damp_p, damp_r = damping**2 * np.eye(3), 1e-2**2 * np.eye(3)
+    position = np.asarray(position, dtype=float)
     lo, hi = rm.q_min[sl], rm.q_max[sl]
     model, data = rm.model, rm.data
     config = body_configuration(q)
     at = slice(NQ_BASE + sl.start, NQ_BASE + sl.stop)
+    angles = q[sl]  # a view: the steps update q
     for _ in range(iterations):
-        config[at] = q[sl]
+        config[at] = angles
         pin.computeJointJacobians(model, data, config)
-        pin.updateFramePlacements(model, data)
-        M = data.oMf[fid]
-        z = M.rotation[:, 2]
-        ep, er = position - M.translation, _cross(z, n)
-        if _norm(ep) < 1e-7 and _norm(er) < 1e-6:
-            break
+        M = pin.updateFramePlacement(model, data, fid)
         J = pin.getFrameJacobian(model, data, fid, pin.LOCAL_WORLD_ALIGNED)[:, cols]
-        Jp, Jr = J[:3], (_EYE3 - z[:, None] * z) @ J[3:]
-        dq1 = Jp.T @ np.linalg.solve(Jp @ Jp.T + damp_p, ep)
-        N = eye - np.linalg.pinv(Jp, rcond=1e-6) @ Jp
-        JrN = Jr @ N
-        dq = dq1 + N @ (JrN.T @ np.linalg.solve(JrN @ JrN.T + damp_r, er - Jr @ dq1))
-        q[sl] = np.clip(q[sl] + dq, lo, hi)
+        if _sole_step(np.ascontiguousarray(J), M.rotation, M.translation, position, n, angles,
+                      lo, hi, damping**2):
+            break
     pin.framesForwardKinematics(model, data, body_configuration(q))
     M = data.oMf[fid]
     tilt = float(np.arccos(np.clip(M.rotation[:, 2] @ n, -1.0, 1.0)))
