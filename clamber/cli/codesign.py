@@ -222,7 +222,7 @@ def codesign_config(args: argparse.Namespace):
         fitness = replace(fitness, landing_score=args.landing_score)
     if args.rear_spar:
         fitness = replace(fitness, landing_rear_spar=True)
-    if args.tol_scale is not None:
+    if getattr(args, "tol_scale", None) is not None:  # namespaces built in code may lack it
         fitness = replace(fitness, landing_tol_scale=args.tol_scale)
 
     def pick(name):
