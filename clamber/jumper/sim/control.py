@@ -94,11 +94,6 @@ class ReferenceClock(ABC):
         """Factor on the ESCs' proportional gain sent with the next packet [-]."""
         return 1.0
 
-    @property
-    def feedforward_scale(self) -> float:
-        """Factor on the reference's voltage feed-forward of the next packet [-]."""
-        return 1.0
-
     def take_commands(self) -> list[tuple[int, str]]:
         """Gripper commands (gripper 0 front, 1 rear; 'rearm' or 'disarm') the clock issues
         with the next packet, besides those the reference's instants carry."""
@@ -159,9 +154,6 @@ class EventTriggeredSettings:
     recovery_rate: float = 0.5
     """Speed of the re-catch motion (rewind and replay) relative to the jump's [-]: a
     slower swing meets the wall slower."""
-    recovery_feedforward: float = 1.0
-    """Factor on the reference's voltage feed-forward during a re-catch [-] (computed for
-    the jump's speed, not the re-catch's)."""
     recovery_wait: float = 0.06
     """Longest hold of the rear catch pose in a re-catch try [s]."""
 
@@ -170,8 +162,7 @@ class EventTriggeredSettings:
                              names=("front_wait", "rear_wait", "settle_time", "reflex_lead",
                                     "push_kp_scale", "push_kd_scale", "impact_kd_scale",
                                     "impact_damping_time", "stance_kp_scale",
-                                    "recovery_rewind", "recovery_wait", "recovery_feedforward",
-                                    "recovery_after"))
+                                    "recovery_rewind", "recovery_wait", "recovery_after"))
         check.integer("event_triggered", "recovery_attempts", self.recovery_attempts, low=0)
         check.choice("event_triggered", "recovery", self.recovery, (False, True))
         if not 0 < self.recovery_rate <= 10:
@@ -199,20 +190,10 @@ class EventTriggered(ReferenceClock):
         self._catch_time = math.inf  # board time the reference last reached the rear catch
         self._gave_up = False  # every re-catch try of the current jump failed
         self._commands: list[tuple[int, str]] = []
-        self.recoveries = 0  # re-catch tries started, all jumps
 
     def take_commands(self) -> list[tuple[int, str]]:
         out, self._commands = self._commands, []
         return out
-
-    @property
-    def recovering(self) -> bool:
-        """Whether a rear re-catch is under way."""
-        return self._recovering
-
-    @property
-    def feedforward_scale(self) -> float:
-        return self.s.recovery_feedforward if self._recovering else 1.0
 
     @property
     def kd_scale(self) -> float:
@@ -298,7 +279,6 @@ class EventTriggered(ReferenceClock):
         self._rewind_to = base + pt[4] - rewind
         self._recovering, self._held = True, 0.0
         self._attempts += 1
-        self.recoveries += 1
         self._commands.append((1, "rearm"))
         return True
 

@@ -224,8 +224,6 @@ class JumpTrial:
         idx = 0 if k >= self.jumps else min(int((r - k * T) * ref.rate_hz + 1e-9),
                                              len(ref.theta) - 1)
         theta, volt = ref.theta[idx], ref.voltage[idx]
-        if self.clock.feedforward_scale != 1.0:
-            volt = volt * self.clock.feedforward_scale
         omega = (theta - self.prev_theta) * ref.rate_hz
         self.prev_theta = theta
         self.r_prev, self.r = r, r
