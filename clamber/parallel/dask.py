@@ -50,16 +50,23 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
-def check_scheduler_file(path: str | os.PathLike) -> str:
-    """The scheduler address a scheduler file names; a ConfigError at once if the file is
-    not one (Dask itself would wait for a scheduler to finish writing it)."""
+def check_scheduler_file(path: str | os.PathLike, wait_s: float = 2.0) -> str:
+    """The scheduler address a scheduler file names; a ConfigError within ``wait_s`` if
+    the file is not one (Dask itself would wait for a scheduler to finish writing it; a
+    file still being written is read again until ``wait_s`` has passed)."""
     import json
 
-    text = check.read_text(path, "scheduler file", ConfigError)
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
-        data = None
+    deadline = time.monotonic() + wait_s
+    while True:
+        text = check.read_text(path, "scheduler file", ConfigError)
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError):
+            if time.monotonic() < deadline:
+                time.sleep(0.1)
+                continue
+            data = None
+        break
     address = data.get("address") if isinstance(data, dict) else None
     if not isinstance(address, str) or "://" not in address:
         raise ConfigError(f"{os.fspath(path)}: not a Dask scheduler file (a JSON object with "
