@@ -9,8 +9,9 @@ controller. Both studies run on :func:`~clamber.experiments.study.run_study`, so
 (``--workers N``, ``--cluster``) records the same trials as the serial one, and a killed
 comparison resumes from its run folder without running a finished trial again.
 
-Cell statistics (:func:`summarize_cell`): successes with the Wilson 95 % interval; the
-maximum body error, mean and peak power over the *completed* climbs only (the same motion
+Cell statistics (:func:`summarize_cell`): successes with the Wilson 95 % interval (over the
+trials that started; ``infeasible_starts`` counts the others); the mean distance climbed;
+the maximum body error, mean and peak power over the *completed* climbs only (the same motion
 for every controller; None when none completed); the peak gripper load as the largest gauge
 of a gripper's wrench in its achievable set (1 = on the boundary; median and maximum over
 all trials); the share of control cycles in which a wrench-QP gripper limit was active; and
@@ -131,6 +132,12 @@ def failure_record(r: TrialResult) -> dict:
             "reason": r.reason, "detail": r.failure_detail}
 
 
+def _finite_mean(values: list[float]) -> float | None:
+    """Mean of the finite values (None when there are none)."""
+    v = [x for x in values if math.isfinite(x)]
+    return float(np.mean(v)) if v else None
+
+
 def summarize_cell(results: list[TrialResult]) -> dict:
     """Statistics of one cell (see the module docstring)."""
     if not results:
@@ -157,6 +164,7 @@ def summarize_cell(results: list[TrialResult]) -> dict:
         "peak_gripper_load_max": float(max(loads)),
         "planned_load_max": float(max(r.planned_load for r in results)),
         "limit_active_fraction": float(np.mean(active)) if active else None,
+        "distance_m": _finite_mean([r.distance_m for r in results]),
         "failed_at_m": [round(r.failure_distance_m, 3) for r in results if not r.success],
         "failed_trials": [failure_record(r) for r in results if not r.success],
         "failures": dict(where),
