@@ -207,8 +207,10 @@ def write_report(out_dir: str | Path, title: str, summary: Mapping[str, Any],
         parts.append("<h2>Every candidate (click a column to sort)</h2>" + candidates)
     for name, path in figures.items():
         data = base64.b64encode(Path(path).read_bytes()).decode("ascii")
+        href = html.escape(_relative(path, Path(out_dir)))
         parts.append(f"<h2>{html.escape(name)}</h2>"
-                     f"<img alt='{html.escape(name)}' src='data:image/png;base64,{data}'>")
+                     f"<img alt='{html.escape(name)}' src='data:image/png;base64,{data}'>"
+                     f"<p>File: <a href='{href}'>{href}</a></p>")
     parts.append("<details><summary>Settings (JSON)</summary><pre>"
                  + html.escape(json.dumps(settings, indent=2, sort_keys=True, default=str))
                  + "</pre></details>" + _SORT_SCRIPT + "</body></html>")
