@@ -7,7 +7,10 @@ in CPU time). The operations: the gripper check after every physics step (sole w
 hold scaling, inner-polytope gauges and the clock's certified update; NumPy: the same
 formulas with ``np.cross``, matrix products and fancy indexing), the servos' command
 written into MuJoCo once per control cycle, and the servos' power once per control cycle.
-MuJoCo's ``mj_step`` is timed beside them for scale. The last line is one JSON object.
+MuJoCo's ``mj_step`` is timed beside them for scale. ``--cycle`` times instead the
+simulator's ``step`` per control cycle (median) and the loop's CPU per cycle over the
+one-cycle Q-WBC climb of the vertical wall (after an untimed warm-up climb); run it with
+``PYTHONPATH=DIR`` to time another checkout's simulator. The last line is one JSON object.
 """
 
 from __future__ import annotations
@@ -32,10 +35,45 @@ def _cpu_us(f, number: int, repeat: int) -> float:
     return 1e6 * float(np.median(best))
 
 
+def cycle() -> dict:
+    """The median time [us] of the simulator's ``step`` per control cycle (robust to a
+    shared machine's pauses) and the loop's CPU per cycle, over the one-cycle Q-WBC climb
+    (unbreakable, 90 deg)."""
+    from clamber.quadruped.gaits import ClimbGaitSettings
+
+    settings = ClimbSettings(controller="qwbc", incline_deg=90.0, breakable=False,
+                             gait=ClimbGaitSettings(cycles=1))
+    warm = ClimbTrial(settings, 0, time_limit=3.0)
+    while warm.step():
+        pass
+    trial = ClimbTrial(settings, 0)
+    step, spent = trial.sim.step, []
+
+    def timed(cmd):
+        t0 = time.perf_counter()
+        record = step(cmd)
+        spent.append(time.perf_counter() - t0)
+        return record
+
+    trial.sim.step = timed
+    c0 = time.process_time()
+    while trial.step():
+        pass
+    loop = time.process_time() - c0
+    return {"benchmark": "sim_cycle", "control_cycles": len(spent),
+            "sim_step_us_median": 1e6 * float(np.median(spent)),
+            "loop_cpu_us_per_cycle": 1e6 * loop / len(spent)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats")
+    parser.add_argument("--cycle", action="store_true",
+                        help="the simulator's CPU per control cycle in a climb")
     args = parser.parse_args()
+    if args.cycle:
+        print(json.dumps(cycle()))
+        return
     number, repeat = (200, 3) if args.quick else (1000, 7)
     trial = ClimbTrial(ClimbSettings(incline_deg=90.0, breakable=False), 0, time_limit=3.0)
     while trial.step():
