@@ -10,7 +10,6 @@ is never NaN: on a solver failure the zero wrench (always inside the limits) is 
 from __future__ import annotations
 
 import enum
-import math
 import time
 from dataclasses import dataclass
 
@@ -18,7 +17,7 @@ import daqp
 import numpy as np
 
 from clamber.attachment.wrench_limits import WrenchLimits
-from clamber.quadruped.control.wbc_kernels import limit_active
+from clamber.quadruped.control.wbc_kernels import accept, limit_active
 from clamber.quadruped.control.wbc_problem import (
     QWBCWeights,
     WrenchProblem,
@@ -33,12 +32,6 @@ _INEQ, _EQ = 0, 5
 _OK = (1, 2)
 #: Relative tolerance of the active-limit test (of ``|ub| + 1``).
 LIMIT_RTOL = 1e-6
-
-
-def _finite(x: np.ndarray) -> bool:
-    """Whether every entry of ``x`` is finite (a finite sum proves it; the entries are
-    tested only when the sum is not)."""
-    return math.isfinite(np.add.reduce(x)) or bool(np.isfinite(x).all())
 
 
 class WrenchStatus(enum.Enum):
@@ -156,16 +149,14 @@ class WrenchQP:
         p = self.builder.build(statics, load, self.F_prev, hard=True)
         flag, x, lam, its, dt = self._solve(p, factors != self._last_load)
         status = WrenchStatus.OPTIMAL
-        if flag not in _OK or not _finite(x):
+        if not (flag in _OK and accept(x, p.swing, self.F_prev)):
             status = WrenchStatus.RELAXED
             p = self.builder.build(statics, load, self.F_prev, hard=False)
             flag, x, lam, its2, dt2 = self._solve(p, True)
             its, dt = its + its2, dt + dt2
-            if flag not in _OK or not _finite(x):
+            if not (flag in _OK and accept(x, p.swing, self.F_prev)):
                 status, x, lam = WrenchStatus.FAILED, np.zeros(N_WRENCH), np.zeros_like(lam)
-        if p.swing.any():
-            x[p.swing.repeat(6)] = 0.0  # exact zeros, not DAQP's 1e-30 round-off
-        self.F_prev[:] = x
+                self.F_prev[:] = 0.0
         self._last_load = factors
         # DAQP returns new arrays from every solve, so the solution owns x and lam.
         return WrenchSolution(status, x, lam, p, its, dt)

@@ -1,4 +1,5 @@
-"""The wrench QP's per-cycle arithmetic, compiled: the problem's fill and the active-limit test.
+"""The wrench QP's per-cycle arithmetic, compiled: the problem's fill, the solution's acceptance
+and the active-limit test.
 
 Both run once per control cycle on arrays of 24 to 50 entries; in NumPy the fill is some
 twenty calls, each spent mostly in dispatch, so one compiled call (numba, cached on disk)
@@ -8,6 +9,8 @@ solutions against their KKT conditions.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -121,3 +124,18 @@ def limit_active(F: np.ndarray, lower: np.ndarray, upper: np.ndarray, swing: np.
         if F[k] >= upper[k] - tol or F[k] <= lower[k] + tol:
             return True
     return False
+
+
+@kernel
+def accept(x: np.ndarray, swing: np.ndarray, F_prev: np.ndarray) -> bool:
+    """Take the solver's wrenches ``x`` (24,): False (nothing written) if an entry is not
+    finite; else the swing grippers' (``swing`` (4,)) set to exact zeros (not the solver's
+    round-off), ``x`` copied into the smoothing anchor ``F_prev`` (24,), and True."""
+    for k in range(_N):
+        if not math.isfinite(x[k]):
+            return False
+    for k in range(_N):
+        if swing[k // 6]:
+            x[k] = 0.0
+        F_prev[k] = x[k]
+    return True

@@ -213,3 +213,25 @@ def test_a_copied_solver_solves_as_the_original(rm, ev):
     statics, load = _statics(rm, ev, rng), np.ones(4)
     assert np.allclose(original.solve(statics, load).problem.ub[6:12], PAPER_BOX_HALF_WIDTHS)
     assert np.allclose(clone.solve(statics, load).problem.ub[6:12], 0.4 * PAPER_BOX_HALF_WIDTHS)
+
+
+def test_accept_refuses_non_finite_wrenches_and_zeroes_swing_ones():
+    """A NaN or infinite entry leaves the wrenches and the anchor as they were; finite
+    wrenches get the swing grippers' entries set to +0.0 and are copied to the anchor."""
+    from clamber.quadruped.control.wbc_kernels import accept
+
+    rng = np.random.default_rng(5)
+    swing = np.array([False, True, True, False])
+    for bad in (np.nan, np.inf, -np.inf):
+        x = rng.normal(size=24)
+        x[rng.integers(24)] = bad
+        kept, anchor = x.copy(), np.full(24, 3.0)
+        assert not accept(x, swing, anchor)
+        assert np.array_equal(x, kept, equal_nan=True) and np.all(anchor == 3.0)
+    x = rng.normal(size=24)
+    x[6:12] = -0.0
+    want = np.where(swing.repeat(6), 0.0, x)
+    anchor = np.zeros(24)
+    assert accept(x, swing, anchor)
+    assert np.array_equal(x, want) and not np.signbit(x[6:18]).any()
+    assert np.array_equal(anchor, want)
