@@ -1,14 +1,10 @@
 """The free-climbing gait as a reference generator.
 
-Free climbing (paper, Motion Planning): one leg at a time, at least three grippers attached.
-For each leg in ``order``: unload its gripper (load factor ramped 1 -> 0), release, lift
-along the hold's normal, move tangentially to above the next hold, descend along its normal
-until the joint-4 torque departs from its free-swing value by ``contact_torque`` (the footpad
-touches the rock; or, with ``contact_force``, until the foot force estimated from the leg's
-servo torques presses along the normal by that much), grasp, reload (0 -> 1), then move the
-body to the centre of the four footholds with cubic interpolation. Every stride advances each
-foot by ``stride``; after the four legs the body has moved ``stride`` (0.22 m per cycle, 90 s
-per cycle in the paper).
+One leg at a time, at least three grippers attached (paper, Motion Planning). Per leg in
+``order``: unload (load factor 1 -> 0), release, lift along the hold's normal, transfer above
+the next hold, descend along its normal until contact (joint-4 torque change
+``contact_torque``, or estimated normal foot force ``contact_force``), grasp, reload, then
+move the body (cubic) over the four footholds. A cycle advances the body by ``stride``.
 """
 
 from __future__ import annotations
@@ -28,8 +24,7 @@ from clamber.quadruped.model.robot import LEG_NAMES, leg_index
 
 
 def _loads(leg: str | None, swing_load: float | None) -> dict[str, float]:
-    """The legs' load factors a reference carries: 1 for every leg but ``leg``, whose factor
-    is ``swing_load`` (None: 1); a leg of factor 0 is left out (it swings)."""
+    """Load factors: 1 per leg, ``swing_load`` for ``leg`` (None: 1; 0: left out)."""
     load = dict.fromkeys(LEG_NAMES, 1.0)
     if swing_load is not None:
         if swing_load > 0.0:
@@ -65,16 +60,10 @@ SWING_PHASES = (ClimbPhase.RELEASE, ClimbPhase.LIFT, ClimbPhase.TRANSFER, ClimbP
 class ClimbGaitSettings:
     """Free-climbing gait settings (times [s], lengths [m], torque [N m]).
 
-    The defaults give the paper's cycle: 0.22 m of body travel in about 90 s (2 s settle,
-    then per leg 2 unload + 3 release + 2 lift + 4 transfer + up to 2.5 descend + 3 grasp
-    + 2 reload + 3.5 body). ``release_time`` and ``grasp_time`` are the gripper's winch
-    (paper: attach and detach within 3 s). ``descend_speed`` [m/s] and ``overshoot`` (how
-    far below the known hold top the descent may go before the step counts as missed) set
-    the search for contact: it ends when the joint-4 torque departs from its value at the
-    end of the transfer by ``contact_torque``, or, with ``contact_force`` [N] and the feet's
-    estimated forces given to :meth:`ClimbGait.reference`, when the force pressing the foot
-    along the hold's normal grows by that much; ``standoff`` is the body origin's height
-    above the hold tops.
+    The defaults give the paper's cycle: 0.22 m of body travel in about 90 s.
+    ``release_time`` and ``grasp_time`` are the gripper's winch. A descent at
+    ``descend_speed`` [m/s] may go ``overshoot`` below the known hold top before the step
+    counts as missed; ``standoff`` is the body origin's height above the hold tops.
     """
 
     stride: float = 0.22
@@ -117,13 +106,9 @@ class ClimbGaitSettings:
         return 4 * per_leg
 
     def stance_offsets(self, nominal: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """Start footholds relative to the body centre (u, y) [m].
-
-        The k-th leg in ``order`` starts ``(k - 1.5) stride / 4`` from its nominal spot, so
-        the offsets average to zero (the body starts over the footholds' centre) and, since
-        the body advances ``stride / 4`` after each swing, every foot sits ``3/8 stride``
-        behind its nominal spot before its swing and lands ``5/8 stride`` ahead of it.
-        """
+        """Start footholds relative to the body centre (u, y) [m]: the k-th leg in ``order``
+        starts ``(k - 1.5) stride / 4`` from its nominal spot, so each foot lands
+        ``5/8 stride`` ahead of it and the body starts over the footholds' centre."""
         q = self.stride / 4
         out = {}
         for k, leg in enumerate(self.order):
@@ -154,19 +139,17 @@ class _SwingPlan:
     force_free: float = 0.0
     landing: np.ndarray | None = None
     lift: float = 0.05
-    #: ``start.rotation`` (Pinocchio makes a new array at every read), read once.
+    #: ``start.rotation``, read once (Pinocchio copies at every read).
     rotation: np.ndarray | None = None
 
 
 class ClimbGait:
     """Free-climbing reference generator driven by time and the joint-4 torques.
 
-    ``holds[leg][k]`` are the footholds as the planner knows them [m, {S}] and
-    ``normals[leg][k]`` their unit normals; ``rotation`` the body attitude to keep (the wall
-    frame). Call :meth:`reference` once per control cycle; it returns the motion reference
-    and the gripper actions to execute now. ``steps`` (default: four per cycle) swings only
-    the first ``steps`` legs of the cycles' order (a climb planned hold by hold may stop
-    mid-cycle); each leg then needs one hold more than it swings.
+    ``holds[leg][k]`` are the footholds as known [m, {S}], ``normals[leg][k]`` their unit
+    normals, ``rotation`` the body attitude to keep. :meth:`reference` is called once per
+    control cycle. ``steps`` (default four per cycle) swings only the first ``steps`` legs
+    of the schedule; each leg needs one hold more than it swings.
     """
 
     def __init__(self, holds: dict[str, list[np.ndarray]], normals: dict[str, list[np.ndarray]],
@@ -183,14 +166,11 @@ class ClimbGait:
                 raise ConfigError(f"leg {leg} needs {need} holds for its "
                                   f"{need - 1} swings")
         self.holds, self.normals, self.R = holds, normals, np.asarray(rotation, float)
-        #: Optional sole attitudes [{S}] on landing, ``landing[leg][k]`` for hold k (None:
-        #: the sole keeps its attitude from lift-off, the default).
+        #: Sole attitudes [{S}] on landing on hold k, ``landing[leg][k]`` (None: keep).
         self.landing: dict[str, list[np.ndarray | None]] = {}
-        #: Optional body positions [m, {S}] to move to after swing ``k`` (``bodies[k]``; none:
-        #: over the centre of the four footholds, the default).
+        #: Body positions [m, {S}] after swing k (default: over the footholds' centre).
         self.bodies: dict[int, np.ndarray] = {}
-        #: Optional lift heights [m] of swing ``k`` (``lifts[k]``; the gait's ``lift_height``
-        #: is the least any swing lifts).
+        #: Lift heights [m] of swing k (at least ``lift_height``).
         self.lifts: dict[int, float] = {}
         self.index = dict.fromkeys(LEG_NAMES, 0)
         self.step_no = 0
@@ -204,14 +184,11 @@ class ClimbGait:
         self._forces: Callable[[], np.ndarray] | None = None
         #: The rotation and its zero twist of :meth:`_twist`.
         self._rest: tuple[np.ndarray, np.ndarray] | None = None
-        #: The normal to lift along when a swing starts again from a hold that did not
-        #: take its grasp (:meth:`swing_again`).
+        #: Normal to lift along when a swing restarts (:meth:`swing_again`).
         self._lift_normal: np.ndarray | None = None
 
     def retract(self) -> str:
-        """Drop the last scheduled swing (its hold, normal, landing, body and lift); returns
-        its leg. Only swings not yet begun, or the one under way before it swings again,
-        may be dropped."""
+        """Drop the last scheduled swing not yet begun and return its leg."""
         if len(self.schedule) <= self.step_no:
             raise ConfigError("no scheduled swing left to drop")
         n, leg = len(self.schedule) - 1, self.schedule.pop()
@@ -223,9 +200,8 @@ class ClimbGait:
         return leg
 
     def swing_again(self, t: float) -> None:
-        """Start the swing under way again from where its foot stands (a grasp that did not
-        take): lift off along the missed hold's normal at time ``t`` [s], then transfer and
-        descend to the swing's hold as it is scheduled now (the caller has re-planned it)."""
+        """Restart the swing from its grasp: lift along the missed hold's normal at ``t``
+        [s], then go to the swing's hold as scheduled now."""
         if self.swing is None or self.phase is not ClimbPhase.GRASP:
             raise ConfigError(f"a swing starts again only from its grasp, not {self.phase}")
         self._lift_normal = self.swing.normal
@@ -267,18 +243,15 @@ class ClimbGait:
     def reference(self, t: float, feet: Callable[[], dict[str, pin.SE3]],
                   tau4: np.ndarray, forces: Callable[[], np.ndarray] | None = None
                   ) -> tuple[MotionReference, list[ClimbEvent]]:
-        """Reference at time ``t`` [s] given ``feet()``, the controller's world foot poses
-        (from its own model and state; called only when a swing starts or touches down),
-        the joint-4 torques (4,) [N m] and, for ``contact_force``, ``forces()``: the forces
-        (4, 3) [N, world axes] the feet are estimated to receive (called only at the end of
-        a transfer and during a descent)."""
+        """Reference and gripper events at ``t`` [s]. ``feet()`` gives the world foot poses
+        (called at swing start and touchdown), ``tau4`` the joint-4 torques (4,) [N m] and
+        ``forces()`` the estimated foot forces (4, 3) [N, world] for ``contact_force``."""
         self._forces = forces
         p, events = self.p, []
         if not self.bands:
             self._enter(ClimbPhase.SETTLE, t)
         elapsed = t - self.t0
         leg = self.swing_leg
-        #: The swing leg's load factor where it is not 1 (every other leg's is).
         swing_load: float | None = None
         targets: dict[str, pin.SE3] = {}
         pos, vel, acc = self.body_to, _ZERO3, _ZERO3
@@ -313,8 +286,7 @@ class ClimbGait:
         return ref, events
 
     def _twist(self, linear: np.ndarray) -> np.ndarray:
-        """``[R^T linear, 0]`` (6,) in the body frame; the zero motion's is computed once per
-        rotation and shared, read only, by the references of every cycle at rest."""
+        """``[R^T linear, 0]`` (6,) in the body frame; the rest twist is shared read only."""
         R = self.R
         if linear is not _ZERO3:
             return np.concatenate([R.T @ linear, _ZERO3])
