@@ -1,7 +1,6 @@
-"""Gaits as reference generators: the free-climbing gait (:mod:`.climb`) and the trotting
-gait (:mod:`.trot`), moving along the profiles of :mod:`.profiles`. Gaits produce
-:class:`~clamber.quadruped.control.reference.MotionReference` and world poses; they never import the
-controllers that track them."""
+"""Gaits as reference generators: free climbing and trotting. They produce
+:class:`~clamber.quadruped.control.reference.MotionReference` and world poses and never import
+the controllers that track them."""
 
 from clamber.quadruped.gaits.climb import (
     SWING_PHASES,

@@ -15,13 +15,11 @@ def cubic(tau: float) -> tuple[float, float, float]:
 
 
 def smooth_trapezoid(tau: float, ramp: float) -> float:
-    """Position ``s`` in [0, 1] at ``tau`` in [0, 1] of a move whose speed rises from zero
-    on a half-cosine over the first ``ramp`` of the time, stays constant, and falls back
-    to zero over the last ``ramp``.
+    """Position ``s`` in [0, 1] at ``tau`` in [0, 1] of a move whose speed ramps on a
+    half-cosine over the first and last ``ramp`` of the time and is constant between.
 
-    Of the profiles with zero end speeds this keeps the peak speed low: ``1 / (1 - ramp)``
-    times the mean speed (the cubic's is 1.5 times, a cycloid's 2 times), with a continuous
-    acceleration of at most ``pi / (2 ramp (1 - ramp))`` [1/tau^2].
+    Peak speed ``1 / (1 - ramp)`` times the mean (cubic: 1.5), acceleration continuous and
+    at most ``pi / (2 ramp (1 - ramp))`` [1/tau^2].
     """
     if not 0.0 < ramp <= 0.5:
         raise ConfigError(f"ramp must lie in (0, 0.5], got {ramp}")

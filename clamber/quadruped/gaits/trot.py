@@ -21,25 +21,14 @@ from clamber.quadruped.model.robot import Marcbot, leg_index
 
 @dataclass(frozen=True)
 class TrotGaitSettings:
-    """Trotting gait: cycle ``period`` [s], ``duty`` factor, ``step`` length per cycle [m],
-    swing ``height`` [m] (the paper's 0.7 s, 0.6, 150 mm and 80 mm), the posture and the
-    swing's shape.
+    """Trotting gait: cycle ``period`` [s], ``duty`` factor, ``step`` per cycle [m], swing
+    ``height`` [m] (the paper's 0.7 s, 0.6, 150 mm, 80 mm); ``body_height`` [m] above the
+    ground and ``nominal`` mid-stance feet (u, y) [m] in the body frame, taller and wider
+    than the climbing stance so the knee stays off its fold limit during the lift.
 
-    Posture: ``body_height`` of the body origin above the ground [m] and the ``nominal``
-    feet in the body frame (u, y) [m], where each foot is at mid-stance. The walking stance
-    stands taller and wider than the climbing one: with the body 0.16 m up and the feet at
-    (0.2, 0.24) the knee sits near its fold limit and the 80 mm lift is out of reach, so the
-    plan asked 9.6 rad/s of joint 2 and still missed the apex by 35 mm. Standing wider
-    lengthens the thigh servo's lever on the lift (and its stance torque, 4.6 N m per leg
-    with half the weight on it here).
-
-    Swing: the foot moves forward on a :func:`smooth_trapezoid` with ``swing_ramp``, and its
-    height follows one up over the first half and one down over the second, so it leaves and
-    meets the ground at rest. The lift is a rotation of the whole foot about the leg's
-    joint-2 axis (the foot swings out on an arc, the sole pitches toes-up), the motion the
-    thigh servo makes alone with the longest lever: lifting straight up, or keeping the sole
-    level, would need the knee and ankle to cancel the arc's outward drift at twice the
-    thigh's rate (the paper's walking mode treats the foot as a ball joint).
+    Swing: the foot moves forward on a :func:`smooth_trapezoid` with ``swing_ramp`` and
+    rises and falls on one each half, leaving and meeting the ground at rest. The lift turns
+    the whole foot about the leg's joint-2 axis (toes up), the thigh servo's motion alone.
     ``cycles`` whole cycles follow ``start_time`` [s] of standing.
     """
 
@@ -86,11 +75,9 @@ TROT_OFFSETS = {"LF": 0.0, "RR": 0.0, "RF": 0.5, "LR": 0.5}
 class TrotGait:
     """Trotting reference: body pose and world foot poses as functions of time.
 
-    Each leg's cycle phase is ``psi = (t - start) / period + offset``; it is in stance for
-    ``psi mod 1 < duty``. A stance foot stays where it landed, under its nominal spot at
-    mid-stance, sole level; a swing foot moves ``step`` forward and lifts ``height`` (see
-    :class:`TrotGaitSettings` for the profile). ``robot`` gives the joint-2 axes the lift turns
-    about; feet are in a world frame whose x is the heading.
+    Leg phase ``psi = (t - start) / period + offset``, in stance while ``psi mod 1 < duty``.
+    A stance foot stays where it landed, sole level; ``robot`` gives the joint-2 axes the
+    lift turns about; the world x is the heading.
     """
 
     def __init__(self, params: TrotGaitSettings | None = None, ground_z: float = 0.0,
@@ -146,8 +133,7 @@ class TrotGait:
         rise = p.height * self.lift(t, leg)
         if rise == 0.0:
             return pin.SE3(rotation, ground)
-        # Turn the grounded foot about the joint-2 axis (horizontal, across the leg's vertical
-        # plane through the hip and the foot) by the angle that raises it by ``rise``.
+        # Turn the grounded foot about the (horizontal) joint-2 axis to raise it by ``rise``.
         body = self.body(t)
         hip = body + self.robot.hip_position(i)
         radial = ground[:2] - hip[:2]
@@ -169,9 +155,8 @@ class TrotGait:
 
 
 def _arc_angle(out: float, drop: float, rise: float) -> float:
-    """Angle [rad] turning a point ``out`` [m] from a horizontal axis and ``drop`` [m] below
-    it up about that axis until it is ``rise`` [m] higher: ``out sin a + drop (1 - cos a) =
-    rise``, the smaller root."""
+    """Smaller root ``a`` [rad] of ``out sin a + drop (1 - cos a) = rise``: the turn about a
+    horizontal axis raising a point ``out`` [m] from it and ``drop`` [m] below by ``rise``."""
     radius = math.hypot(out, drop)
     if rise > radius + drop:
         raise ConfigError(f"a {rise:.3f} m lift is out of reach of the joint-2 arc")
