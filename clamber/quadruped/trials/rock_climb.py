@@ -1,40 +1,15 @@
-"""A seeded dynamic climb on a generated rock wall, holds planned from noisy maps, with the
-winch-driven gripper in the loop.
+"""A seeded dynamic climb on a generated rock wall, holds planned from noisy depth maps.
 
-The trial generates the wall of its seed (:mod:`clamber.quadruped.rock`), plans the climb's
-holds ahead with the hold planner from one fresh noisy depth map per swing
-(:class:`~clamber.quadruped.planning.sequence.SequencePlanner`), places the robot on the
-planned start stance and runs the free-climbing gait over the planned holds with the
-controller in the loop, as :class:`~clamber.quadruped.trials.climb.ClimbTrial` does on the
-plane wall. Planning runs one swing ahead of the climb (the next swing is planned when a
-swing starts), so a climb that fails early plans no further. The gait aims at the holds as
-the maps showed them, moves the body where the plan put it over each stance, and lifts
-each swing over the rock the map shows between its holds; the Q-WBC limits each gripper to
-the capacity the planner estimated for its hold (``capacity_limits``). The simulation
-holds the truth: the wall is a MuJoCo height field, and each gripper's capacity on a hold
-is the holding model's factor at the true geometry of its cell.
-
-Grasping (``grasp``):
-
-* ``"winch"``: a release and a grasp run the winch state machine on its tendon plant
-  (:mod:`clamber.quadruped.control.grasping`, :mod:`clamber.quadruped.sim.winch_plant`) at
-  ``winch_dt``; the gait waits for it (its clock stops) as long as the winch takes. A try's
-  spines catch only when the sole sits on the hold (within its capture radius and reach)
-  and then with the holding model's chance (spine engagement times seat at the true cell).
-  A try that does not catch never reaches the torque band: the controller faults, the
-  sequencer detects it, opens the gripper and re-grasps the same hold up to ``regrasps``
-  times. The weld closes when the winch holds and opens when it has opened. With
-  ``replacements``, a grasp that still did not take (or whose sole left the hold while the
-  winch closed, the winch then opened first) sends the foot up again to another hold,
-  planned from the same stance off the missed one, before a miss ends the climb.
-* ``"fixed"``: the plane trial's fixed 3 s release and grasp phases; the weld closes at
-  touchdown whenever the sole is on the hold.
-
-A trial succeeds when the gait completes a plan that reaches ``distance``. It fails as on
-the plane wall (gripper broke off, grasp missed or never engaged, body strayed, unstable
-physics, time limit), or, after executing every planned swing, because the planner found
-no further hold (``no_hold``, with the planner's reason); ``distance_m`` is how far the
-body actually rose.
+The wall is a MuJoCo height field generated from the seed. The planner
+(:class:`~clamber.quadruped.planning.sequence.SequencePlanner`) plans one swing ahead from a
+fresh noisy map; the gait aims at the holds as mapped and the Q-WBC limits each gripper to the
+capacity the planner estimated. The simulator holds the truth: each gripper's capacity is the
+holding model's factor at the true cell. With ``grasp="winch"`` releases and grasps run the
+winch state machine on its tendon plant while the gait's clock stops; a try catches only when
+the sole is on the hold, with the holding model's chance. A missed grasp is re-tried
+(``regrasps``), then re-planned to another hold (``replacements``), then ends the climb.
+A trial succeeds when the plan reaching ``distance`` is completed; it fails as on the plane
+wall or with ``no_hold`` when the planner finds no further hold.
 """
 
 from __future__ import annotations
@@ -87,28 +62,23 @@ from clamber.quadruped.trials.stance import initial_joints
 START_U = 0.45
 #: Wall length left above the last hold [m].
 TOP_MARGIN = 0.45
-#: Extra time allowed per swing with the winch in the loop [s] (two failed tries and a
-#: release take at most about 20 s).
+#: Extra time allowed per swing with the winch in the loop [s].
 WINCH_ALLOWANCE = 20.0
 #: Smallest capacity factor given to the Q-WBC (a zero would pin an axis's wrench to 0 and
 #: make its weight infinite).
 MIN_FACTOR = 0.05
 
 
-#: How far [m] the soles are held off the start holds' fitted tops when the robot is placed
-#: and welded: clear of the rock's bumps around the top, within the grasp's 2 cm reach.
+#: Sole offset [m] off the start holds' tops at placement (within the grasp's 2 cm reach).
 START_CLEARANCE = 0.01
-#: The planner's seat check [m]: no hold where mapped rock under the footpad stands more
-#: than this above the landing sole's plane (the grasp reaches 20 mm).
+#: Seat check [m]: no hold where mapped rock under the footpad rises more than this above
+#: the landing sole's plane.
 SEAT_RISE = 0.01
-#: A descent ends on contact when the force pressing the swing foot along its hold's normal,
-#: estimated from the leg's servo torques (quasi-static ``J^T f = g(q, R) + kv qdot - tau``,
-#: :class:`~clamber.quadruped.estimation.contact.FootForceEstimator`), has grown by this
-#: much [N] since the end of the transfer; the estimate accounts for the gravity torques
-#: that make a joint-torque threshold fire in the air.
+#: A descent ends when the swing foot's normal force, estimated from servo torques
+#: (:class:`~clamber.quadruped.estimation.contact.FootForceEstimator`), has grown by this
+#: much [N] since the end of the transfer.
 CONTACT_FORCE = 1.5
-#: A swing whose grasp did not take is planned again off the grid cells within this radius
-#: [m] of the missed hold, so that the spines meet other rock (two grid cells).
+#: A missed swing is re-planned off the cells within this radius [m] of the missed hold.
 REPLACE_EXCLUSION = 0.02
 
 
@@ -120,33 +90,20 @@ def _default_wall() -> RockWallSpec:
 class RockClimbSettings:
     """A dynamic rock climb.
 
-    * ``climb``: the plane trial's settings (controller, incline [deg], rates, state, gait
-      timings, sole, mismatch; its ``gait.cycles`` and ``rocks`` are not used);
-      ``distance`` [m] to climb; ``wall`` the wall's texture and size; ``noise`` the depth
-      map's noise.
-    * Planning: ``rule`` (hold selection); ``reorder``: try the other legs when the one
-      whose turn it is finds no hold; ``landing_cone`` [rad]: how far from a hold's normal
-      a sole may land nearer the body's normal (:mod:`clamber.quadruped.planning.landing`;
-      None: along the normal); ``seat_rise`` [m]: the seat check (None: off);
-      ``body_search``: move each stance's body to lower the largest gauge of its wrench QP
-      (:meth:`~clamber.quadruped.planning.selection.HoldPlanner.refine_body`);
-      ``map_frame``: the depth map placed where the estimate puts the body that carries the
-      camera, or in the true world frame (:meth:`RockClimbTrial._as_placed`).
-    * Grasping: ``grasp`` (:class:`~clamber.quadruped.options.GraspModel`); the winch's
-      controller ``winch``, ``plant`` and cycle ``winch_dt`` [s]; ``regrasps`` after a
-      detected non-engaging try; ``replacements``: how often a missed swing lifts off to
-      another hold (:meth:`RockClimbTrial._replace`); ``contact_force`` [N]: the descent's
-      contact rule (None: the gait's joint-4 torque rule); ``turn_soles``: land at the
-      attitude the planner's leg IK found (else keep the lift-off attitude).
-    * Loads: ``capacity_limits``: the Q-WBC limits each gripper to its hold's capacity as
-      the planner estimated it (else the paper's box); ``footpad_push``: compression is
-      borne by the footpad (:class:`~clamber.quadruped.rock.holding.GripperSurfaceModel`);
-      ``sole_attitude``: steer attached grippers back to their weld attitude
-      (:mod:`clamber.quadruped.trials.sole_attitude`).
-    * Estimation: ``estimator`` (:class:`~clamber.quadruped.options.Estimator`): leg
-      odometry on the robot's own record of held grippers, or the anchor EKF's estimate
-      (needs ``anchor_ekf``, which runs it alongside from the sensors alone,
-      :class:`~clamber.quadruped.trials.shadow.AnchorShadow`).
+    * ``climb``: the plane trial's settings (its ``gait.cycles`` and ``rocks`` unused);
+      ``distance`` [m]; ``wall`` texture and size; ``noise`` of the depth map.
+    * Planning: ``rule``; ``reorder`` (try other legs when the due one finds no hold);
+      ``landing_cone`` [rad] (tilt of the sole from the hold normal towards the body's;
+      None: along the normal); ``seat_rise`` [m] (None: off); ``body_search`` (move each
+      stance's body to lower its wrench QP's largest gauge); ``map_frame`` (map placed at
+      the estimated body or in the true world frame).
+    * Grasping: ``grasp``; ``winch``, ``plant``, ``winch_dt`` [s]; ``regrasps``;
+      ``replacements``; ``contact_force`` [N] (None: the joint-4 torque rule);
+      ``turn_soles`` (land at the planner's IK attitude).
+    * Loads: ``capacity_limits`` (Q-WBC box scaled by the planned capacity);
+      ``footpad_push`` (compression borne by the footpad); ``sole_attitude``.
+    * Estimation: ``estimator`` (leg odometry, or the anchor EKF, which needs
+      ``anchor_ekf``).
     """
 
     climb: ClimbSettings = field(default_factory=ClimbSettings)
@@ -208,14 +165,11 @@ class RockClimbSettings:
 
 @dataclass(frozen=True)
 class RockTrialResult(TrialResult):
-    """A rock climb's result: the plane trial's metrics plus the swings planned and made,
-    the grasps attempted and engaged (a grasp engages when its gripper welds to the hold,
-    after the winch's re-grasps), the winch's tries and its grasp and release time [s], the
-    climbing speed [m/s] (distance over the time after the placement), why planning
-    stopped and the CPU time [s] spent planning swings during the climb; with
-    ``anchor_ekf``, the anchor EKF's final position error [m] and its RMS over the climb
-    [mm] (``estimation_drift_m`` is the controller's own estimate's final error); the swings
-    placed again after a missed grasp and why each missed (``; ``-separated)."""
+    """A rock climb's result: the plane trial's metrics plus swings planned and made,
+    grasps attempted and engaged (welded), winch tries, grasp and release time [s], speed
+    [m/s] after placement, why planning stopped, planning CPU time [s], the anchor EKF's
+    final error [m] and RMS [mm] (``anchor_ekf``), and the re-placed swings with why each
+    missed."""
 
     planned_steps: int = 0
     steps_done: int = 0
@@ -282,15 +236,14 @@ class RockClimbTrial(ClimbTrial):
         self.dt = self.sim.dt
 
     def _setup_placement(self) -> None:
-        """The gait over the planned holds (as the maps showed them), the robot on its true
-        start holds, attached; the winches (all holding) and the gait clock."""
+        """The gait over the mapped holds, the robot welded on its true start holds, the
+        winches holding and the gait clock."""
         rs, layout, seq = self.rock, self.layout, self.sequence
         gp = replace(self.settings.gait, cycles=1)
         if rs.contact_force is not None:
             gp = replace(gp, contact_force=rs.contact_force)
         if rs.grasp == "winch":
-            # The gait's release and grasp phases last one control cycle once the winch is
-            # done; the clock stops while it works.
+            # One-cycle phases: the gait clock stops while the winch works.
             gp = replace(gp, release_time=self.dt, grasp_time=self.dt)
         known: dict[str, list[np.ndarray]] = {
             leg: [seq.start[leg].top] for leg in LEG_NAMES}
@@ -337,9 +290,8 @@ class RockClimbTrial(ClimbTrial):
                 self.winch_ctrl[leg], self.winch_plant[leg] = ctrl, plant
 
     def _setup_control(self) -> None:
-        """The plane trial's controller and filter; the Q-WBC's limits on the start holds;
-        the swing feet's force estimate (nominal model and servo damping); the anchor EKF
-        alongside (``anchor_ekf``)."""
+        """The plane trial's controller and filter, hold limits on the start holds, the
+        foot-force estimator and the optional anchor EKF."""
         super()._setup_control()
         self.shadow = AnchorShadow(self, self.seed) if self.rock.anchor_ekf else None
         self.force_estimator = FootForceEstimator(RobotModel(self.robot),
@@ -348,10 +300,8 @@ class RockClimbTrial(ClimbTrial):
             self._limit_to_hold(leg, 0)
 
     def _limit_to_hold(self, leg: str, k: int) -> None:
-        """Limit the Q-WBC's wrench on ``leg`` to the capacity the planner estimated for its
-        hold ``k`` (the paper's box scaled per axis by the map's factor), and weigh each
-        axis by that capacity, so the QP shares the load in proportion to what each hold
-        holds (``capacity_limits``; Q-WBC variants with gripper limits only)."""
+        """Scale the Q-WBC's gripper box on ``leg`` by its hold ``k``'s planned capacity and
+        weigh each axis by it, so load is shared by capacity (``capacity_limits``)."""
         qp = getattr(self.ctrl, "qp", None)
         if qp is None or not self.rock.capacity_limits \
                 or self.settings.controller == "qwbc-nolimits":
@@ -369,9 +319,8 @@ class RockClimbTrial(ClimbTrial):
 
     def _plan_next(self, leg: str | None = None,
                    exclude: frozenset[tuple[int, int]] = frozenset()) -> PlannedStep | None:
-        """Plan one more swing (of ``leg`` only, off the cells ``exclude``, when given) and
-        give it to the gait, the simulated wall (its true hold) and the time limit; nothing
-        once planning has stopped."""
+        """Plan one more swing (of ``leg``, off ``exclude``, when given) and hand it to the
+        gait, the simulated wall and the time limit; None once planning has stopped."""
         c0 = time.process_time()
         step: PlannedStep | None = self.planner.next(leg, exclude)
         self.planning_cpu += time.process_time() - c0
@@ -392,11 +341,8 @@ class RockClimbTrial(ClimbTrial):
         return step
 
     def _as_placed(self, step: PlannedStep) -> PlannedStep:
-        """The swing as the robot places it in the world (``map_frame="body"``): the depth
-        camera on the body measures the rock relative to the body, and the robot puts that
-        map where its estimate puts the body, so the hold, the landing attitude and the
-        body goal move with the estimate's error, ``T_est T_true^-1`` (with ``"world"`` the
-        map stays in the true world frame while the controller works in the estimate's)."""
+        """The swing moved by the estimate's error ``T_est T_true^-1``: the body camera's map
+        is placed at the estimated body (``map_frame="body"``)."""
         state = self.seen
         if self.rock.map_frame == "world" or state is None:
             return step
@@ -411,14 +357,9 @@ class RockClimbTrial(ClimbTrial):
                        body=None if step.body is None else turn @ step.body + shift)
 
     def _replace(self, leg: str, k: int, t: float, why: str) -> bool:
-        """Place a swing whose grasp did not take on another hold (``replacements``): the
-        swing and the one planned after it are taken back from the planner, the gait and
-        the simulated wall, the leg's swing is planned again from the same stance off the
-        missed hold's cells (within ``REPLACE_EXCLUSION`` of it, and of any hold this swing
-        missed before), the swing after it again, and the foot lifts off the missed hold at
-        the gait's time ``t`` [s]. False when the swing has used its re-placements (nothing
-        changed) or the planner finds no other hold (planning has then stopped); ``why``,
-        the missed grasp's account, is kept in ``replaced``."""
+        """Re-plan a missed swing to another hold, off the cells within
+        ``REPLACE_EXCLUSION`` of every hold it missed, and lift the foot at gait time ``t``
+        [s]. False when its re-placements are used up or no other hold is found."""
         swing = self.gait.step_no
         used, missed = self.missed.get(swing, (0, frozenset()))
         if used >= self.rock.replacements:
@@ -443,9 +384,8 @@ class RockClimbTrial(ClimbTrial):
 
     def _start_joints(self, tops: dict[str, np.ndarray], normals: dict[str, np.ndarray]
                       ) -> np.ndarray:
-        """Joint angles [rad] of the true robot with its soles at ``tops``: the plane
-        trial's pose fit where the leg reaches it, else the planner's sole fit (the
-        5-DOF leg tilts its sole about one axis only)."""
+        """Joint angles [rad] with the soles at ``tops``: the plane trial's fit, else the
+        planner's (the 5-DOF leg tilts its sole about one axis only)."""
         rm = RobotModel(self.sim_robot)
         try:
             return initial_joints(rm, self.body0, tops, normals)
@@ -460,8 +400,7 @@ class RockClimbTrial(ClimbTrial):
         return super().step()
 
     def _estimate(self) -> RobotState:
-        """The leg-odometry EKF always runs (its drift is reported); with
-        ``estimator="anchor"`` the controller sees the anchor EKF's body estimate instead."""
+        """Leg odometry, or the anchor EKF's body with ``estimator="anchor"``."""
         state = super()._estimate()
         if self.rock.estimator == "anchor" and self.settings.state == "estimate":
             state = self.shadow.ekf.state(state.joint_positions, state.joint_velocities)
@@ -470,8 +409,7 @@ class RockClimbTrial(ClimbTrial):
 
     def _reference(self, t: float, state: RobotState
                    ) -> tuple[MotionReference, list[ClimbEvent]]:
-        """The gait's reference on its own clock, which stops while a winch works, with the
-        attitudes the attached grippers keep (``sole_attitude``)."""
+        """The gait's reference with the attached grippers' attitudes (``sole_attitude``)."""
         ref, events = self._gait_reference(t, state)
         mode = self.rock.sole_attitude
         if mode == "free":
@@ -511,8 +449,7 @@ class RockClimbTrial(ClimbTrial):
         return out
 
     def _foot_forces(self, state: RobotState) -> np.ndarray:
-        """Forces (4, 3) [N, world axes] on the feet as the servos' torques, the encoders and
-        the estimated attitude show them (the controller's model)."""
+        """Estimated foot forces (4, 3) [N, world axes] from servo torques and encoders."""
         qj, dqj = self.sim.joints()
         return self.force_estimator.forces(qj, dqj, self.sim.joint_torques(),
                                            state.body_rotation)
@@ -568,7 +505,6 @@ class RockClimbTrial(ClimbTrial):
             self.grasps += 1
             self.tries += report.tries
             self.grasp_time += report.duration
-        # The gait's clock stays where the event came from until the winch is done.
         self.busy_until, self.gait_clock = t + report.duration, ev.t
         self.pending = (leg, ev.action, ev.hold, report)
 
@@ -578,8 +514,8 @@ class RockClimbTrial(ClimbTrial):
         return [st.hold.cell for st in self.sequence.steps if st.leg == leg][k - 1]
 
     def _finish_winch(self) -> None:
-        """The winch is done: open the weld, or close it on a hold that engaged; a grasp
-        that did not take is placed again (``replacements``) or ends the climb."""
+        """Open the weld, or close it on an engaged hold; a missed grasp is re-placed or ends
+        the climb."""
         leg, action, k, report = self.pending
         self.busy_until = self.pending = None
         where = f"at {self._height(self.k * self.dt):.2f} m"
@@ -603,7 +539,6 @@ class RockClimbTrial(ClimbTrial):
             if not self._replace(leg, k, self.gait_clock, why):
                 self._fail(FailureReason.GRASP_MISSED, why)
                 return
-            # The winch closed on nothing: open it before the foot lifts (the gait waits).
             opened = release(self.winch_ctrl[leg], self.winch_plant[leg], self.rock.winch_dt)
             self.release_time += opened.duration
             self.busy_until = self.k * self.dt + opened.duration
@@ -658,10 +593,9 @@ def plan_rock_climb(settings: RockClimbSettings, seed: int
 def run_rock_climb(settings: RockClimbSettings, seed: int, log: bool = False,
                    robot: Marcbot | None = None, time_limit: float | None = None
                    ) -> tuple[RockTrialResult, TrialLog | None]:
-    """One seeded rock climb; its result and, if ``log``, its time series. A wall without a
-    start stance within reach is a failed trial (``infeasible_start``) with nothing
-    simulated. Each climb (the verdict's rerun included) plans on a planner of its own:
-    the planner is stateful, and a rerun replans the same holds from the same seed."""
+    """One seeded rock climb and, if ``log``, its time series; no reachable start stance is
+    an ``infeasible_start`` failure. Each run (a verdict rerun too) gets its own planner,
+    since planners are stateful."""
     plans = [plan_rock_climb(settings, seed)]
     if not plans[0][2].start:
         return _not_started(settings, seed, plans[0][2].detail), None
