@@ -1,23 +1,12 @@
 """A seeded trotting trial on ground terrain (the paper's walking tests, Fig. 11).
 
-CLIK position control on a level plan, the IMU and leg odometry estimating the state; the
-metrics are the attitude error (exponential coordinates, yaw free), power and the
-estimate's drift.
-
-Estimation. By default (``estimator="anchor"``, ``contacts="torque"``) the robot sees only
-what its sensors give: encoder angles (4096 ticks per turn), the servos' current readings
-(noisy, quantised) and a noisy, biased IMU. Feet are in contact when the force estimated
-from the currents says so (:mod:`clamber.quadruped.estimation.contact`), and the EKF keeps their
-anchors in its state (:class:`AnchorEkf`). ``estimator="odometry"`` is the
-odometry EKF; ``contacts="fused"`` keeps the detected contacts of feet the gait schedule
-puts in stance (a detected contact in scheduled swing is taken for a false one);
-``"schedule"`` takes the feet well inside their scheduled stance,
-``"truth"`` the simulator's contacts (a reference for the detector, not for the robot).
-
-Levelling. With ``level_gain`` > 0 the body target turns against the estimated roll and
-pitch (a PI law on the estimate: the CLIK then leans the stance legs to cancel the tilt
-that the servos' compliance leaves), and its height follows the estimated height over the
-stance anchors; 0 keeps the open-loop plan.
+CLIK position control on a level plan; metrics are the attitude error (yaw free), power and
+the estimate's drift. The robot sees encoders (4096 ticks a turn), noisy quantised servo
+currents and a biased IMU. ``estimator`` picks the anchor or odometry EKF; ``contacts``
+where stance comes from: the torque detector, its detections inside the scheduled stance
+(``fused``), the schedule, or the simulator's truth (a reference only). ``level_gain`` > 0
+turns the body target against the estimated roll and pitch (PI) and tracks body height
+over the stance anchors, cancelling the tilt the servos' compliance leaves.
 """
 
 from __future__ import annotations
@@ -72,13 +61,10 @@ FUSED_LIFT_OFF = 0.8
 
 @dataclass(frozen=True)
 class TrotSettings:
-    """A trotting trial: terrain name, feet (``"gripper"`` or ``"rubber"``), gait, control
-    rate [Hz] (100 Hz: a 0.28 s swing needs finer steps than climbing; a bus cycle takes about
-    3.2 ms at 1 Mbit/s), and the attitude error [deg] at which the robot has tipped; the
-    ``estimator`` (:class:`~clamber.quadruped.options.Estimator`), where its ``contacts`` come
-    from (:class:`~clamber.quadruped.options.ContactSource`) and the ``level_gain`` [1/s] of the
-    body-levelling loop (0: open loop; the proportional gain is ``level_gain`` times 0.1 s);
-    ``mismatch``: how the simulated robot differs from the controller's model."""
+    """A trotting trial: terrain name, ``feet`` (``"gripper"`` or ``"rubber"``), gait,
+    control rate [Hz], the attitude error [deg] at which the robot has tipped, the
+    ``estimator``, the ``contacts`` source, the levelling ``level_gain`` [1/s] (0: open loop;
+    proportional gain ``0.1 s * level_gain``) and the model ``mismatch``."""
 
     terrain: str = "flat"
     feet: str = "gripper"
@@ -177,11 +163,8 @@ class TrotTrial:
         t = k * dt
         truth = sim.true_state()
         est = self._estimate(t, truth)
-        # The plan is in a level frame heading along x, moving with the body reference:
-        # the grippers' targets relative to the body in that frame are the body-frame
-        # targets of a level body. A tilted body sees its grounded feet elsewhere in its
-        # own frame, so the stance legs turn it back. (Expressing the targets through the
-        # measured attitude instead cancels exactly: the tilt becomes invisible.)
+        # Targets are those of a level body: a tilted body sees its grounded feet elsewhere
+        # in its own frame, so the stance legs turn it back.
         body_ref = self.gait.body(t)
         targets = {}
         for leg in LEG_NAMES:
@@ -226,8 +209,7 @@ class TrotTrial:
         return pin.SE3(rotation, np.array([0.0, 0.0, self.height_offset]))
 
     def _estimate(self, t: float, truth: RobotState) -> RobotState:
-        """The EKF (restarted at the end of the standing start) with the IMU, the encoders
-        and the feet in contact (:attr:`TrotSettings.contacts`)."""
+        """The EKF, restarted after the standing start, fed IMU, encoders and contacts."""
         gp, k, dt = self.gp, self.k, self.dt
         f, w = self.sim.imu_truth()
         q = np.round(truth.joint_positions / ENCODER_TICK) * ENCODER_TICK
@@ -306,10 +288,8 @@ class TrotTrial:
             peak_load=math.nan, **extra)
 
     def _estimation_summary(self, distance: float) -> dict[str, float]:
-        """Drift (final position error [m] and over the distance walked [%]), the torque
-        contact detector's precision and recall against the simulator's contacts, and the
-        anchor EKF's mean normalised innovation squared and mean normalised estimation error
-        squared of position, velocity and attitude, each per degree of freedom."""
+        """Drift [m] and [% of distance], contact precision and recall against the truth,
+        and the anchor EKF's mean NIS and NEES per degree of freedom."""
         truth = self.sim.true_state().body_position
         drift = float(np.linalg.norm(self.ekf.p - truth))
         walked = float(np.linalg.norm((truth - self.drift_start)[:2])) \
@@ -339,8 +319,7 @@ def run_trot(settings: TrotSettings, seed: int, log: bool = False,
 
 
 def trot_ground_size(gait: TrotGaitSettings) -> float:
-    """Length [m] of the trotting ground: from 0.5 m behind the start to 1 m past the end of
-    the walk (at least 3 m)."""
+    """Length [m] of the trotting ground: the walk plus 1.5 m, at least 3 m."""
     return max(3.0, gait.speed * gait.duration + 1.5)
 
 
