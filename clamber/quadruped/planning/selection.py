@@ -1,37 +1,17 @@
 """Choosing the next hold for a swing leg: the checked planner and the naive nearest rule.
 
-Both rules see the same map and the same candidates (:mod:`.holds`), and aim at the same
-nominal foothold: the leg's nominal spot relative to the body plus ``lead`` [m] up the wall
-(the gait lands each foot 5/8 of a stride ahead of its nominal spot).
+Both rules aim at the leg's nominal spot relative to the body plus ``lead`` [m] up the wall.
+:class:`NearestHoldRule` takes the candidate nearest to it. :class:`HoldPlanner` ranks the
+candidates within ``radius`` that advance the foot by ``min_advance`` (distance, lateral
+weighted more, less a capacity bonus) and keeps the best of the first ``max_checks`` that:
 
-* :class:`NearestHoldRule` takes the candidate nearest to the nominal foothold.
-* :class:`HoldPlanner` ranks the candidates within ``radius`` that advance the foot by at
-  least ``min_advance`` by their distance from the nominal foothold (lateral deviation
-  weighted more: it costs the other legs' reach) less a bonus for estimated capacity, and
-  takes the best (the rank less a penalty on the stance's largest load gauge) of the first
-  ``max_checks`` that the swing leg reaches (1; a cheap check, made on every candidate in
-  rank order) and that
-
-  1. are reachable by the swing leg from the current body pose (sole within 3 mm and
-     0.2 rad of the hold's normal) and, with the other three legs, from a body pose over the
-     new stance (0.25 rad: attached soles tilt on their hinges), within joint limits. The
-     body is placed at its nominal standoff or moved along the normal by
-     ``standoff_offsets`` (0, then 2 and 4 cm closer, then 2 cm farther: closer lowers the
-     pull the top holds need against the weight's moment about them),
-     over the holds' centroid or shifted up to ``body_shift`` in the wall's plane toward the
-     holds the legs fall short of (:func:`~.stance.shifted_body`: a 5-DOF leg reaches
-     little inward near its hip, so a foot that the body passes over falls out of reach);
-     the gait then moves the body there;
-  2. keep the body statically stable: the wrench QP (body balance, every hold's estimated
-     limits shrunk by ``capacity_margin``, the servos' torques) is feasible over the new
-     stance and over its three-leg stance during the next leg's swing, at the first body
-     pose of 1 from which it is;
-  3. are graspable at the expected load: the new hold's largest QP wrench lies within its
-     estimated limits shrunk by ``capacity_margin`` (implied by 2, and recorded);
-  4. let the footpad seat (``seat_rise``): no mapped rock under the pad, at the attitude the
-     swing leg lands it with, stands more than ``seat_rise`` [m] above the sole's plane
-     (:func:`~.holds.seat_rise`; None: not checked). Rock higher than that stops the
-     descending pad above the hold, out of the spines' reach.
+1. the swing leg reaches from the current body, and all four legs reach from a body over
+   the new stance, at a standoff offset (``standoff_offsets``; closer lowers the pull on
+   the top holds) and shifted up to ``body_shift`` toward holds out of reach;
+2. keep the body statically stable: the wrench QP (limits shrunk by ``capacity_margin``,
+   servo torques) is feasible over the new stance and the next swing's three-leg stance;
+3. let the footpad seat: mapped rock under the pad rises at most ``seat_rise`` [m] above
+   the landing sole's plane (None: unchecked).
 """
 
 from __future__ import annotations
@@ -61,10 +41,8 @@ from clamber.quadruped.planning.stance import (
 from clamber.quadruped.rock.holding import hold_limits
 from clamber.quadruped.rock.wall import RockWall
 
-#: Nominal footholds relative to the body centre (u, y) [m]: the climbing gait's spacing up
-#: the wall, mid-cycle, 0.30 m to each side (the plane wall's 0.25 m lies at the inner edge
-#: of a 5-DOF leg's reach with the sole parallel to the wall, when the body passes over the
-#: foot: a hold a few cm inward of it is out of reach; 0.30 m leaves room both ways).
+#: Nominal footholds relative to the body centre (u, y) [m], mid-cycle; 0.30 m to each side
+#: keeps holds off the inner edge of a 5-DOF leg's reach.
 NOMINAL_FEET = {"LF": np.array([0.17, 0.30]), "LR": np.array([-0.17, 0.30]),
                 "RF": np.array([0.17, -0.30]), "RR": np.array([-0.17, -0.30])}
 
@@ -117,18 +95,13 @@ class Choice:
 
 @dataclass(frozen=True)
 class PlannerSettings:
-    """Search window ``radius`` and nominal ``lead`` [m], the minimum progress of a step
-    ``min_advance`` [m], weights of the ranking (lateral deviation [-], tilt [m/rad],
-    capacity [m]), the number of candidates checked in full, the capacity margin (share of
-    the estimated limits a plan may use), the body's successive moves along the normal
-    [m] tried when the legs cannot reach a stance from the nominal standoff, and how far
-    [m] and in how many steps the body may shift in the wall's plane toward holds the legs
-    fall short of; how high [m] mapped rock may stand under the footpad above the landing
-    sole's plane (``seat_rise``, None: not checked); and whether the chosen hold's body
-    pose is then moved to lower the stance's largest load (``body_search``,
-    :meth:`HoldPlanner.refine_body`: steps of ``search_step`` [m], in the wall's plane at
-    most ``search_reach`` [m] from the body the placement found, along the normal within
-    ``standoff_offsets``)."""
+    """Search ``radius`` and nominal ``lead`` [m]; ``min_advance`` [m] of a step; ranking
+    weights (lateral [-], ``tilt_weight`` [m/rad], capacity [m]); ``max_checks`` candidates
+    checked in full; ``capacity_margin`` (share of the estimated limits a plan may use);
+    body moves along the normal ``standoff_offsets`` [m] and in the wall's plane
+    (``body_shift`` [m] in ``shift_steps``); ``seat_rise`` [m] (None: unchecked);
+    ``body_search`` (:meth:`HoldPlanner.refine_body`, steps of ``search_step`` [m] within
+    ``search_reach`` [m] in the wall's plane)."""
 
     radius: float = 0.12
     lead: float = 0.1375
@@ -161,9 +134,8 @@ def nominal_foothold(body: pin.SE3, hold_map: HoldMap, leg: str, lead: float) ->
 
 def search_window(body: pin.SE3, wall: RockWall, legs: tuple[str, ...],
                   settings: PlannerSettings) -> tuple[float, float]:
-    """The band ``(u_lo, u_hi)`` [m] up the wall that holds every candidate either rule may
-    consider for any of ``legs`` from ``body``: the nominal footholds' ``u`` within
-    ``radius``, and a cell more on each side."""
+    """The band ``(u_lo, u_hi)`` [m] up the wall holding every candidate either rule may
+    consider for ``legs`` from ``body``, padded by one cell."""
     u = [float(wall.to_wall(body.translation)[0]) + NOMINAL_FEET[leg][0] + settings.lead
          for leg in legs]
     pad = settings.radius + wall.spacing
@@ -185,9 +157,8 @@ def _expected(full: Support, three: Support, i: int) -> np.ndarray:
 
 
 class NearestHoldRule:
-    """The naive rule: the candidate nearest to the nominal foothold; no checks. Its
-    expected load is the wrench QP's over the new stance with the paper's box on every
-    hold (the rule knows no capacities)."""
+    """The naive rule: the candidate nearest to the nominal foothold, unchecked. Its expected
+    load is the wrench QP's with the paper's box on every hold."""
 
     name = "nearest"
 
@@ -213,12 +184,9 @@ class NearestHoldRule:
 class HoldPlanner:
     """The checked planner (module docstring).
 
-    Candidates that cannot outrank the best hold found so far are not placed (the choice is
-    the same). With ``count_all`` (the default) their swing reach is still checked, so that
-    ``Choice.checked`` counts every candidate the search passes, up to ``max_checks`` that
-    the swing leg reaches, and ``rejected`` their swing reach failures; the stance reach and
-    stability failures are those of the candidates placed. A caller that reads only the
-    choice turns ``count_all`` off, and the search stops at the first such candidate.
+    Candidates that cannot outrank the best found are not placed. With ``count_all`` their
+    swing reach is still checked so ``Choice.checked`` counts every candidate passed;
+    without it the search stops at the first.
     """
 
     name = "planner"
@@ -229,10 +197,8 @@ class HoldPlanner:
         self.statics = StaticsEvaluator(rm)
 
     def _score(self, c: HoldCandidate, target: np.ndarray, wall_normal: np.ndarray) -> float:
-        """Ranking score [m]: minus the distance from the nominal foothold (lateral deviation
-        weighted by ``lateral_weight``) and the hold's tilt from the wall normal (weighted by
-        ``tilt_weight``: a tilted hold leaves the 5-DOF leg little room as the body moves),
-        plus the capacity bonus."""
+        """Ranking score [m]: minus the distance from the nominal foothold (lateral weighted)
+        and the hold's weighted tilt from the wall normal, plus the capacity bonus."""
         s = self.settings
         tilt = float(np.arccos(np.clip(c.normal @ wall_normal, -1.0, 1.0)))
         return -(abs(c.u - target[0]) + s.lateral_weight * abs(c.y - target[1])) \
@@ -246,9 +212,8 @@ class HoldPlanner:
         return sorted(ahead, key=lambda c: -self._score(c, target, n))
 
     def _bodies(self, ctx: StepContext, tops: dict, normals: dict, body: pin.SE3):
-        """Body poses over the new stance from which every leg reaches its hold, with their
-        reach: at each standoff offset, the body over the holds' centroid or shifted in the
-        wall's plane toward the holds the legs fall short of (:func:`shifted_body`)."""
+        """Body poses over the new stance, with their reach, from which every leg reaches its
+        hold: per standoff offset, centred or shifted (:func:`shifted_body`)."""
         s = self.settings
         n = body.rotation[:, 2]
         for dz in s.standoff_offsets:
@@ -297,8 +262,7 @@ class HoldPlanner:
             if full_checks == s.max_checks:
                 break
             rank = self._score(c, target, ctx.body.rotation[:, 2])
-            # A score is the rank less a penalty >= 0: a candidate ranked no higher than the
-            # best score so far cannot beat it, nor can the candidates ranked after it.
+            # score = rank - penalty >= 0, so a rank <= the best score cannot win.
             outranked = best is not None and rank <= best[0]
             if outranked and not self.count_all:
                 break
@@ -341,19 +305,13 @@ class HoldPlanner:
     def refine_body(self, ctx: StepContext, tops: dict, normals: dict, c: HoldCandidate,
                     body: pin.SE3, q: np.ndarray, full: Support, three: Support
                     ) -> tuple[pin.SE3, np.ndarray, Support, Support]:
-        """A body pose near ``body`` over the new stance that lowers the largest load gauge
-        (in the holds' estimated limits shrunk by ``capacity_margin``) of the wrench QP's
-        distribution over the four legs and over the three left during the next swing.
+        """A body pose near ``body`` lowering the largest load gauge of the wrench QP over
+        the four legs and the next swing's three.
 
-        A pattern search: from ``body`` it tries ``search_step`` [m] along the wall's up,
-        left and normal axes both ways, moves to the best pose that lowers the gauge, and
-        halves the step when none does (down to a quarter of it). Every pose tried keeps
-        every leg on its hold (:func:`reach` within the attached soles' tilt) and the QP
-        feasible on both stances, stays within ``search_reach`` [m] in the wall's plane of
-        ``body`` and, along the normal, within ``standoff_offsets`` of the standoff. The
-        three-leg stance during the next swing is where grippers break (at 90 deg their
-        gauges sit at 0.96-0.98 while a leg swings): a higher body pulls harder on the top
-        holds, a body off the support's centre loads one hold more."""
+        Pattern search: try ``search_step`` [m] both ways along the wall's axes, move to the
+        best improving pose, else halve the step (down to a quarter). Every pose keeps each
+        leg on its hold within the held tilt, both QPs feasible, within ``search_reach`` [m]
+        in the wall's plane and ``standoff_offsets`` along the normal."""
         s, rm = self.settings, self.rm
         factors = [c.factor if x == ctx.leg else ctx.holds[x].factor for x in LEG_NAMES]
         limits = [hold_limits(f * s.capacity_margin) for f in factors]
