@@ -1,27 +1,13 @@
 """A quasi-static climb planned hold by hold on a generated wall, checked against the truth.
 
-The robot starts over four holds near its nominal stance (the same start for every rule),
-then swings its legs in the gait's order. Before each swing a fresh depth map is taken
-(:mod:`.depth_map`), candidates are found on it (:mod:`.holds`) and the rule chooses. The
-grasp is then judged on the *true* wall:
-
-* it **engages** when the leg reaches the true hold top (sole within 3 mm and seated within
-  0.2 rad of the true normal, joint limits kept) and the hold's true capacity, from the
-  true geometry, contains the wrench the plan expects on it (the paper's box scaled by the
-  true factors, gauge <= 1);
-* a grasp that does not engage is detected and retried on another candidate, up to
-  ``attempts`` per step; after that, or when the rule finds nothing, the climb stops;
-* once engaged, the body moves over the new stance; if the legs cannot follow (a sole more
-  than 3 mm off or its hinges past 0.25 rad) or the true holds cannot carry the body there
-  (the wrench QP with the true limits is infeasible over the stance or over the next swing's
-  three legs), the climb stops as a fall.
-
-With ``grasp="winch"`` every release and grasp runs the winch state machine on its plant
-(:mod:`clamber.quadruped.control.grasping`): a try whose spines do not catch (chance from the
-holding model's spine engagement and seat at the true hold) is detected by the controller's
-fault, the gripper opened and the hold re-grasped; the grasp then engages as above.
-
-No dynamics are simulated: this measures the choice of holds, not the controller.
+From a start over four holds, the legs swing in the gait's order; before each swing a fresh
+depth map is taken, candidates found on it and the rule chooses. The grasp is judged on the
+true wall: it engages when the leg reaches the true hold (sole within 3 mm, 0.2 rad of the
+normal) and the true capacity contains the expected wrench; a miss is retried on another
+candidate up to ``attempts`` times. Once engaged, the climb falls when the legs cannot follow
+the body or the true holds cannot carry it over the stance or the next swing's three legs.
+With ``grasp="winch"`` releases and grasps run the winch state machine on its plant. No
+dynamics are simulated: this measures the choice of holds, not the controller.
 """
 
 from __future__ import annotations
@@ -67,12 +53,10 @@ class StopReason(enum.Enum):
 
 @dataclass(frozen=True)
 class PlanClimbSettings:
-    """Rule name, wall incline [deg], distance to climb [m], gait order, body standoff [m],
-    grasp attempts (holds tried) per step, the start's height on the wall [m], the map noise
-    and the wall's texture. ``grasp`` is ``"instant"`` (a grasp takes no time and always
-    closes) or ``"winch"`` (release and grasp run the winch controller on its plant, with
-    their durations; the spines catch with the holding model's probability, a try that
-    does not catch is detected and the same hold re-grasped up to ``regrasps`` times)."""
+    """Rule name, incline [deg], distance [m], gait order, standoff [m], grasp attempts
+    (holds tried) per step, start height on the wall [m], map noise and wall texture.
+    ``grasp``: ``"instant"`` (always closes, no time) or ``"winch"`` (the winch on its
+    plant; a try that does not catch is re-grasped up to ``regrasps`` times)."""
 
     rule: str = "planner"
     incline_deg: float = 90.0
@@ -158,11 +142,9 @@ class _Truth:
 
 def _start(rm: RobotModel, truth: _Truth, hold_map, settings: PlanClimbSettings,
            ) -> tuple[dict[str, Foothold], pin.SE3, np.ndarray] | None:
-    """The start, the same for every rule: per leg, the candidate of largest estimated
-    capacity less tilt [rad] from the wall normal within 8 cm of its start spot (the gait's
-    stance offsets) that the leg reaches
-    from the body over the current choice; a hold the legs cannot all reach from the body
-    over the four is dropped and the choice repeated (at most ten times)."""
+    """The start, the same for every rule: per leg, the reachable candidate within 8 cm of
+    its start spot of largest capacity less tilt [rad]; a hold the four legs cannot reach
+    together is dropped and the choice repeated (at most ten times)."""
     wall, q4 = truth.wall, 0.22 / 4
     spots = {leg: np.array([settings.start_u, 0.0]) + NOMINAL_FEET[leg] + [(k - 1.5) * q4, 0.0]
              for k, leg in enumerate(settings.order)}
@@ -206,7 +188,6 @@ def plan_climb(settings: PlanClimbSettings, seed: int, rm: RobotModel | None = N
     rng = np.random.default_rng(seed + 7_000_003)
     rule = RULES[settings.rule](rm)
     order = settings.order
-
     winch = _Winches(settings, seed) if settings.grasp == "winch" else None
 
     def result(distance: float, steps: int, attempts: int, engaged: int, checked: int,
@@ -273,8 +254,7 @@ def plan_climb(settings: PlanClimbSettings, seed: int, rm: RobotModel | None = N
 
 
 class _Winches:
-    """The four grippers' winch controllers and plants (all start holding), with the
-    climb's tally of tries and winch time [s]."""
+    """The four winches (all holding) with the climb's tally of tries and time [s]."""
 
     def __init__(self, settings: PlanClimbSettings, seed: int) -> None:
         self.rng = np.random.default_rng(seed + 9_000_011)
