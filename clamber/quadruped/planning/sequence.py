@@ -1,15 +1,9 @@
 """A climb's holds planned ahead from noisy maps, for the dynamic simulation to execute.
 
-Before a dynamic climb the robot plans its holds one swing at a time, in the gait's leg
-order, as :func:`clamber.quadruped.planning.rollout.plan_climb` does, but without looking
-at the true wall: before each swing a fresh depth map is taken, the rule chooses from its
-candidates, and the stance it leads to (body pose and joint angles) becomes the start of
-the next choice. The chosen holds are the map's estimates (top, normal, capacity); whether
-a grasp engages and whether the holds carry the robot is left to the simulation. Only the
-start stance (where the robot is placed) is on true hold tops.
-
-Planning stops when the body has risen ``distance`` [m] along the wall, or when the rule
-finds no hold (then the climb is planned only as far as that).
+As :func:`~.rollout.plan_climb`, one swing at a time in the gait's order from a fresh depth
+map, but without the true wall: the holds are the map's estimates, and whether they engage
+and carry the robot is left to the simulation. Only the start stance is on true hold tops.
+Planning stops when the body has risen ``distance`` [m] or the rule finds no hold.
 """
 
 from __future__ import annotations
@@ -58,12 +52,10 @@ MAX_STEPS = 200
 
 @dataclass(frozen=True)
 class PlannedStep:
-    """One swing: the leg, the hold as the map shows it, the wrench [N, N m] the plan
-    expects on it, the sole's attitude in {S} on landing as the leg reaches it from the
-    body before the swing (the 5-DOF leg sets the sole's tilt with its position), and the
-    body position [m, {S}] the plan moves to over the new stance, and how high [m] the
-    mapped rock rises above the straight path from the leg's hold to the new one
-    (:func:`~.swing.swing_clearance`)."""
+    """One swing: the leg, the mapped hold, the expected wrench [N, N m], the sole's landing
+    attitude in {S} as the leg reaches it from the pre-swing body, the body position
+    [m, {S}] over the new stance, and the mapped rock's rise [m] above the straight swing
+    path (:func:`~.swing.swing_clearance`)."""
 
     leg: str
     hold: Foothold
@@ -86,23 +78,14 @@ class HoldSequence:
 
 
 class SequencePlanner:
-    """Plans a climb's holds one swing at a time (:meth:`next`), so that a climb executing
-    them plans only as far as it gets; the holds and maps are the same as planning all at
-    once (:func:`plan_sequence`). ``start`` is empty when no start stance is within reach.
+    """Plans a climb's holds one swing at a time (:meth:`next`), with the same holds and maps
+    as planning all at once (:func:`plan_sequence`); ``start`` is empty when no start
+    stance is within reach.
 
-    ``reorder``: when the rule finds no hold for the leg whose turn it is, the other legs
-    are tried, in the gait's order after it, before planning stops (the free-climbing gait
-    only needs one leg swinging at a time); the gait's order then resumes after the leg
-    that swung. Off, the legs swing strictly in the gait's order.
-
-    ``landing_cone`` [rad]: a swing lands its sole as close to the body's normal as lies
-    within that angle of the hold's normal (:func:`~.landing.landing_normal`), if the leg
-    then still reaches the hold within the planner's tolerances; None: along the hold's
-    normal as far as the leg allows.
-
-    ``seat_rise`` [m]: the planner's footpad seat check (``PlannerSettings.seat_rise``;
-    None: not checked). ``body_search``: move each stance's body to lower the largest load
-    of its wrench QP (``PlannerSettings.body_search``).
+    ``reorder``: when the due leg finds no hold, try the others in the gait's order before
+    stopping. ``landing_cone`` [rad]: land the sole as near the body's normal as lies within
+    that angle of the hold's normal, if the leg still reaches the hold (None: along the
+    hold's normal). ``seat_rise`` and ``body_search``: as in :class:`PlannerSettings`.
     """
 
     def __init__(self, wall: RockWall, settings: PlanClimbSettings, seed: int,
@@ -126,8 +109,7 @@ class SequencePlanner:
         if isinstance(self.rule, HoldPlanner):
             self.rule.count_all = False  # only the choice is read, not its tally of checks
         self.steps: list[PlannedStep] = []
-        #: The planner's stance before each step (holds, body, joints, turn), for
-        #: :meth:`retract`.
+        #: The stance before each step (holds, body, joints, turn), for :meth:`retract`.
         self._before: list[tuple] = []
         self.stop: StopReason | None = None
         self.detail = ""
@@ -140,7 +122,7 @@ class SequencePlanner:
             return
         self.holds, self.body, self.q = start
         self.start = dict(self.holds)
-        # An attached sole is held where it landed: its later tilt is measured from there.
+        # An attached sole's tilt is measured from its landed attitude.
         self.holds = {leg: replace(h, normal=sole_normal(self.rm, self.body, self.q, leg))
                       for leg, h in self.holds.items()}
         self.u0 = float(wall.to_wall(self.body.translation)[0])
@@ -153,9 +135,7 @@ class SequencePlanner:
         return float(self.wall.to_wall(self.body.translation)[0] - self.u0)
 
     def retract(self) -> PlannedStep:
-        """Take back the last planned swing: the stance, the gait's turn and the planning
-        state return to what they were before it (a swing whose grasp missed is planned
-        again from there, :meth:`next` with ``leg`` and ``exclude``)."""
+        """Take back the last planned swing, restoring the stance and the gait's turn."""
         if not self.steps:
             raise ConfigError("no planned swing to take back")
         self.holds, self.body, self.q, self.turn = self._before.pop()
@@ -164,12 +144,8 @@ class SequencePlanner:
 
     def next(self, leg: str | None = None, exclude: frozenset[tuple[int, int]] = frozenset()
              ) -> PlannedStep | None:
-        """The next swing, or None once planning has stopped (``stop`` says why).
-
-        ``leg``: plan this leg's swing only (a leg whose grasp missed must find another
-        hold before any other leg may lift); ``exclude``: grid cells the rule may not choose
-        (the holds that did not take a grasp).
-        """
+        """The next swing, or None once planning has stopped (``stop`` says why); ``leg``
+        plans that leg only, ``exclude`` lists grid cells the rule may not choose."""
         if self.stop is not None:
             return None
         s = self.settings
@@ -180,7 +156,6 @@ class SequencePlanner:
         if k >= MAX_STEPS:
             self.stop, self.detail = StopReason.NO_HOLD, f"gave up after {MAX_STEPS} swings"
             return None
-        # Only the band the rule can search is fitted (the same candidates there).
         window = search_window(self.body, self.wall, s.order, self.search)
         hold_map = build_hold_map(self.wall, observe_wall(self.wall, s.noise, self.rng),
                                   self.model, window=window)
@@ -223,9 +198,8 @@ class SequencePlanner:
         return step
 
     def _landing(self, leg: str, top: np.ndarray, normal: np.ndarray) -> Reach:
-        """The leg's reach onto the hold from the body before the swing: toward the landing
-        normal (``landing_cone``) where it still meets the hold within the tolerances, else
-        toward the hold's normal."""
+        """The leg's reach onto the hold from the pre-swing body: toward the landing normal
+        (``landing_cone``) where it still meets the tolerances, else the hold's normal."""
         if self.landing_cone is not None:
             n = landing_normal(normal, self.body.rotation[:, 2], self.landing_cone)
             r = reach(self.rm, self.body, {leg: top}, {leg: n}, self.q, legs=(leg,))
@@ -245,8 +219,7 @@ def plan_sequence(wall: RockWall, settings: PlanClimbSettings, seed: int,
                   rm: RobotModel | None = None, model: GripperSurfaceModel | None = None,
                   truth: _Truth | None = None, reorder: bool = False,
                   landing_cone: float | None = None) -> HoldSequence:
-    """The holds for climbing ``settings.distance`` on ``wall`` with ``settings.rule``; maps
-    seeded from ``seed``. The truth is used only to place the start stance."""
+    """The holds for ``settings.distance`` on ``wall``, maps seeded from ``seed``."""
     planner = SequencePlanner(wall, settings, seed, rm, model, truth, reorder, landing_cone)
     while planner.next() is not None:
         pass
