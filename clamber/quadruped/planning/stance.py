@@ -1,11 +1,9 @@
-"""A four-hold stance on the wall: the body pose over it, the legs' joint angles (reach) and
-the wrench QP's distribution of the body's weight (static stability, expected hold loads).
+"""A four-hold stance: the body pose over it, the legs' joint angles (reach) and the wrench
+QP's distribution of the weight (static stability, expected hold loads).
 
-The body sits ``standoff`` [m] along the wall normal above the centroid of its four hold tops,
-its frame aligned with the wall's (as the climbing gait places it). Each gripper's sole lands
-on its hold top with its z axis along the hold's normal, its yaw about the normal free; the
-leg's joint angles come from damped least squares clipped to the joint limits
-(:func:`sole_ik`), so a converged solution is reachable within the limits.
+The body sits ``standoff`` [m] along the wall normal above the hold tops' centroid, aligned
+with the wall. Each sole lands on its hold top with z along the hold's normal, yaw free; the
+joint angles come from damped least squares clipped to the joint limits (:func:`sole_ik`).
 """
 
 from __future__ import annotations
@@ -26,16 +24,13 @@ from clamber.quadruped.model.statics import StaticsEvaluator
 
 #: Sole position error [m] above which a hold counts as out of reach.
 REACH_TOLERANCE = 3e-3
-#: Angle [rad] between the sole's and the hold's normals above which a landing sole does not
-#: seat (the compliant sole's hinges give 0.3 rad; a third is left for the load's own tilt).
+#: Angle [rad] between sole and hold normals above which a landing sole does not seat
+#: (the sole's hinges give 0.3 rad).
 TILT_TOLERANCE = 0.2
-#: The same for a gripper already attached, whose sole hinges take the misfit as the body
-#: moves (0.3 rad range, 0.05 rad kept in reserve).
+#: The same for an attached gripper, whose hinges take the misfit as the body moves.
 HELD_TILT_TOLERANCE = 0.25
-#: Largest change [rad] of an attached sole's tilt since it landed, for climbs in the
-#: simulation: the weld holds the pad where it landed, so the sole's hinges (25 N m/rad)
-#: pass 25 N m per radian of change to the rock as an x/y moment, and a rock hold holds
-#: 1.7 N m times its factor (about 0.5) at most; 0.03 rad is 0.75 N m.
+#: Largest change [rad] of an attached sole's tilt since it landed in simulated climbs: the
+#: hinges (25 N m/rad) pass each radian of change to the weld as an x/y moment.
 LANDED_TILT_TOLERANCE = 0.08
 
 
@@ -100,12 +95,10 @@ def sole_ik(rm: RobotModel, leg: str, position: np.ndarray, normal: np.ndarray,
     """Joint angles putting ``leg``'s sole at ``position`` with its z axis as close to
     ``normal`` as the leg allows (both in {B}).
 
-    The leg's first joint turns about the body normal, the next three about parallel axes
-    and the fifth about the sole normal, so at a given sole position only one tilt of the
-    sole is free: the position is the primary task and the tilt ``z x n*`` (its component
-    along ``z``, the free yaw, projected out) is pursued in the position task's null space
-    (damped least squares, each step clipped to the joint limits). Returns the angles, the
-    position error [m] and the angle [rad] left between the sole normal and ``normal``.
+    With joints about the body normal, three parallel axes and the sole normal, one sole
+    tilt is free at a given position: position is the primary task and the tilt ``z x n*``
+    (free yaw projected out) is pursued in its null space (damped least squares, clipped to
+    the joint limits). Returns the angles, position error [m] and tilt left [rad].
     """
     q = np.array(q_start, dtype=float)
     i = LEG_NAMES.index(leg)
@@ -140,15 +133,9 @@ _LEG_REACH_CACHE_SIZE = 4096
 
 def _leg_reach(rm: RobotModel, leg: str, p: np.ndarray, n: np.ndarray, q: np.ndarray
                ) -> tuple[np.ndarray, float, float]:
-    """``leg``'s angles (5,), sole position error [m] and tilt [rad] with its sole at ``p``
-    along ``n`` (both in {B}): :func:`sole_ik` from ``q`` (20,) and, where that ends in a
-    local minimum, from the default stance.
-
-    The answer depends only on the leg's own angles in ``q`` (the body is at the origin and
-    the other legs are other branches of the tree), so it is kept per exact ``(leg, p, n,
-    q[leg])``: the planner asks the same question more than once (the swing leg's landing,
-    a choice repeated after a missed grasp) and gets the same numbers back.
-    """
+    """``leg``'s angles (5,), sole error [m] and tilt [rad] with its sole at ``p`` along ``n``
+    (in {B}): :func:`sole_ik` from ``q`` (20,), else from the default stance. Cached per
+    exact ``(leg, p, n, q[leg])``, since the answer depends only on the leg's own angles."""
     sl = leg_slice(leg)
     cache = _LEG_REACH_CACHE.setdefault(rm, {})
     key = (leg, p.tobytes(), n.tobytes(), q[sl].tobytes())
@@ -172,8 +159,7 @@ def reach(rm: RobotModel, body: pin.SE3, tops: dict[str, np.ndarray],
           normals: dict[str, np.ndarray], q_start: np.ndarray,
           legs: tuple[str, ...] = LEG_NAMES) -> Reach:
     """:func:`sole_ik` of ``legs`` onto their hold tops [m, {S}] along their normals, from
-    ``q_start`` (and, where that ends in a local minimum, from the default stance); the other
-    legs keep their angles."""
+    ``q_start`` (else from the default stance); the other legs keep their angles."""
     r = _reach(rm, body, tops, normals, q_start, legs)
     assert r is not None  # without a tilt to give up at, every leg is solved
     return r
@@ -182,9 +168,7 @@ def reach(rm: RobotModel, body: pin.SE3, tops: dict[str, np.ndarray],
 def _reach(rm: RobotModel, body: pin.SE3, tops: dict[str, np.ndarray],
            normals: dict[str, np.ndarray], q_start: np.ndarray, legs: tuple[str, ...],
            give_up: float | None = None) -> Reach | None:
-    """:func:`reach`; with ``give_up`` [rad], None as soon as one leg misses its hold (sole
-    beyond the position tolerance or ``give_up`` from its normal), its later legs unsolved
-    (the legs are solved one by one, each from its own angles in ``q_start``)."""
+    """:func:`reach`; with ``give_up`` [rad], None as soon as one leg misses its hold."""
     q = np.array(q_start, dtype=float)
     errors, tilts = {}, {}
     for leg in legs:
@@ -202,20 +186,17 @@ def shifted_body(rm: RobotModel, body: pin.SE3, tops: dict[str, np.ndarray],
                  normals: dict[str, np.ndarray], q_start: np.ndarray, max_shift: float = 0.04,
                  steps: int = 2, tilt: float = HELD_TILT_TOLERANCE
                  ) -> tuple[pin.SE3, Reach] | None:
-    """A body pose near ``body`` from which every leg reaches its hold (:func:`reach`, soles
-    within ``tilt`` [rad] of ``normals``), with its reach; None if none was found.
+    """A body pose near ``body`` from which every leg reaches its hold within ``tilt``
+    [rad], with its reach; None if none is found.
 
-    A leg that falls short of its hold pulls the body toward it: the body moves in the wall's
-    plane (its attitude and distance from the wall kept) by the mean shortfall of the legs
-    that miss, ``steps`` times at most, never more than ``max_shift`` [m] from ``body``. The
-    body over the holds' centroid is where the gait would put it; a hold just inside one
-    leg's reach (a 5-DOF leg reaches little inward) is then within it.
+    Legs that fall short pull the body in the wall's plane by their mean shortfall, at
+    most ``steps`` times and ``max_shift`` [m] from ``body`` (a 5-DOF leg reaches little
+    inward).
     """
     R, n = body.rotation, body.rotation[:, 2]
     p = body.translation.copy()
     for k in range(steps + 1):
         b = pin.SE3(R, p)
-        # The last pose is kept only if every leg reaches: a leg that misses ends the search.
         r = _reach(rm, b, tops, normals, q_start, LEG_NAMES, tilt if k == steps else None)
         if r is None:
             return None
