@@ -1,12 +1,9 @@
-"""Candidate holds on a height map: protrusions found by non-maximum suppression.
+"""Candidate holds on a height map: capacity maxima found by non-maximum suppression.
 
-A candidate is a grid cell whose estimated holding capacity (the smallest force factor of
-:meth:`~clamber.quadruped.rock.holding.GripperSurfaceModel.capacity_factor` on the map, ties
-broken by convexity) is positive and largest within ``spacing`` of it: the tops of knobs and
-fractal bumps, where the opposed clamps close, and the best of the flatter patches between
-them. The map gives, for each, the top point, the surface normal and the capacity factors the
-holding model infers, all from the measured heights. Every hold selection rule chooses from
-the same candidates.
+A candidate is a cell whose estimated capacity (the smallest force factor of
+:meth:`~clamber.quadruped.rock.holding.GripperSurfaceModel.capacity_factor`, ties broken by
+convexity) is positive and largest within ``spacing``; its top, normal and factors come from
+the measured heights. Every hold selection rule chooses from the same candidates.
 """
 
 from __future__ import annotations
@@ -66,13 +63,9 @@ def build_hold_map(wall: RockWall, z: np.ndarray, model: GripperSurfaceModel,
                    spacing: float = 0.01, margin: float = 0.08,
                    window: tuple[float, float] | None = None) -> HoldMap:
     """Candidates on heights ``z`` (n_u, n_y) [m]: capacity maxima ``spacing`` [m] apart,
-    at least ``margin`` [m] inside the wall's edges; with ``window`` ``(u_lo, u_hi)`` [m],
-    only those whose cell lies between ``u_lo`` and ``u_hi`` up the wall.
-
-    A window gives exactly the whole map's candidates in it, computed on the rows that
-    decide them only: the fits reach ``fit_reach`` cells and the suppression one ``r`` more
-    (both replicate the grid's edge, which the rows of a slab away from it do not have, so
-    the slab keeps that many rows beyond the window)."""
+    ``margin`` [m] inside the wall's edges; with ``window`` ``(u_lo, u_hi)`` [m], only those
+    up the wall between the two, exactly as on the whole map (the slab fitted keeps the
+    rows the fits and the suppression reach beyond the window)."""
     n_u = z.shape[0]
     r = max(1, int(round(spacing / wall.spacing)))
     if window is None:
@@ -108,14 +101,10 @@ PAD_HALF_WIDTH = 0.035
 
 def seat_rise(hold_map: HoldMap, cell: tuple[int, int], top: np.ndarray,
               rotation: np.ndarray, half_width: float = PAD_HALF_WIDTH) -> float:
-    """How far [m] the highest mapped rock under a square footpad of ``half_width`` [m]
-    stands above the sole's plane, with the sole at ``top`` (3,) [m, {S}] of grid ``cell``
-    and its attitude ``rotation`` (3, 3) in {S} (its z axis the sole normal).
-
-    A pad lands where the rock under it first stops it: with rock this far above the hold
-    top inside its footprint, the sole stays as far off the hold (a descent stopped by
-    contact above the top), so the spines never reach the patch the hold was chosen for.
-    """
+    """Rise [m] of the highest mapped rock under a square footpad of ``half_width`` [m]
+    above the sole's plane, the sole at ``top`` (3,) [m, {S}] of ``cell`` with attitude
+    ``rotation`` (3, 3) in {S}. Rock this high holds the pad off the hold top, out of the
+    spines' reach."""
     wall, z = hold_map.wall, hold_map.z
     r = int(np.ceil(half_width * math.sqrt(2.0) / wall.spacing))
     i, j = cell
