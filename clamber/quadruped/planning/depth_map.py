@@ -1,11 +1,9 @@
 """The wall as a depth camera on the body sees it: heights with range-dependent noise.
 
-A structured-light or stereo depth camera's axial noise grows with the square of the range
-(``sigma(d) = sigma_0 + k d^2``; about 1 mm at 0.3 m for a D435-class camera at close
-range); pixels also drop out on steep faces and edges. The camera is taken to look along the
-wall normal from ``standoff`` [m] above the wall's mean plane, with a field of view that
-covers the legs' reach, so every cell of the map is seen once per planning step with fresh
-noise; dropped cells are filled with the median of their valid neighbours.
+Axial noise grows with the square of the range, ``sigma(d) = sigma_0 + k d^2`` (about 1 mm
+at 0.3 m for a D435-class camera); steep cells drop out at random. The camera looks along
+the wall normal from ``standoff`` [m] and sees the whole grid with fresh noise each time;
+dropped cells are filled with the median of their valid neighbours.
 """
 
 from __future__ import annotations
