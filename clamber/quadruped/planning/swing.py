@@ -1,12 +1,8 @@
 """How high a swing must lift its gripper to clear the rock between two holds, from the map.
 
-The climbing gait lifts a released gripper along its hold's normal, moves it in a straight
-line to above the next hold and descends onto it. On a plane wall with low holds a fixed lift
-of 5 cm clears everything; on generated rock a knob (2-7 cm high) between two holds of a
-long swing stands in the gripper's way, and the leg, following its reference into the rock,
-ends beside the hold. The map shows the knob: the lift is raised so that the gripper's
-footprint passes ``margin`` above the highest point of the mapped surface within
-``corridor`` of the straight path, measured from the line joining the two hold tops.
+The climbing gait lifts along the hold's normal, moves straight to above the next hold and
+descends. The lift is raised so the gripper passes ``margin`` above the highest mapped rock
+within ``corridor`` of the straight path between the two hold tops.
 """
 
 from __future__ import annotations
@@ -18,9 +14,7 @@ from clamber.quadruped.rock.wall import RockWall
 
 #: Gap [m] left between the gripper's sole and the highest mapped rock under its path.
 SWING_MARGIN = 0.03
-#: Highest lift [m] a swing is given: 10 cm above its holds, a 5-DOF leg at the nominal
-#: standoff still reaches with its sole parallel to the wall only 0.3 m or more out from
-#: the body's centre line near its hip.
+#: Highest lift [m] a swing is given (within the 5-DOF leg's reach at the nominal standoff).
 MAX_LIFT = 0.09
 
 
