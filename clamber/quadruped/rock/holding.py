@@ -1,24 +1,17 @@
 """What the spiny gripper holds on a patch of rock, from the patch's geometry.
 
-The SPASAS wrench set (:mod:`clamber.attachment.wrench_space`) is the paper's gripper on its
-basalt holds. On another patch each wrench axis is scaled by a factor in [0, 1] (the same
-per-axis scaling as :attr:`clamber.quadruped.sim.world.Hold.capacity_factor`), the product of
+The paper's gripper wrench set (:mod:`clamber.attachment.wrench_set`) holds on its basalt.
+On another patch each wrench axis is scaled by a factor in [0, 1], the product of
 
-* **spine engagement** ``s = min(1, R_q / R_q,paper)``: the share of spines that find an
-  asperity grows with the asperity roughness in the spines' band (``R_q``, from the wall's
-  spectrum) and saturates at the paper's rock, where the measured set applies;
-* **seat** ``1 - step / seat_step`` (clipped to [0, 1]): an edge or step under the footpad
-  (the RMS residual of a smooth quadratic fit over the pad's radius) leaves the footpad and the
-  phalanges without an even contact; at ``seat_step`` nothing holds;
-* **wrap** ``w = clip(kappa r^2 / (2 wrap_depth), 0, 1)``: the opposed clamps turn shear into
-  normal attraction only when they close around a protrusion; ``kappa r^2 / 2`` is the
-  sagitta of the patch's convexity ``kappa`` over the footprint radius ``r``. Each axis keeps
-  ``base`` of its capacity without wrap (friction and spines alone) and reaches 1 at full
-  wrap: ``base + (1 - base) w``. A flat or concave patch (``w = 0``) holds little normal pull.
+* **spine engagement** ``min(1, R_q / R_q,paper)`` of the asperity roughness;
+* **seat** ``clip(1 - step / seat_step, 0, 1)``: the RMS residual of a quadratic fit over
+  the footpad (an edge or step) leaves no even contact;
+* **wrap** ``w = clip(kappa r^2 / (2 wrap_depth), 0, 1)``, the convexity's sagitta over the
+  footprint: the opposed clamps turn shear into normal pull only around a protrusion; each
+  axis holds ``base + (1 - base) w``.
 
-This is a phenomenological model: its thresholds are design guesses sized to the gripper
-(12 cm span, 3.5 cm of cable slack), not fits to measurements; every factor is monotone in
-its geometric quantity, which is what hold selection relies on.
+A phenomenological model: thresholds are design guesses sized to the gripper, not fits;
+each factor is monotone in its geometric quantity, which is what hold selection relies on.
 """
 
 from __future__ import annotations
@@ -39,11 +32,9 @@ class GripperSurfaceModel:
     """Thresholds of the holding model (lengths in [m]); ``base`` (6,) the share of each
     wrench axis ``(fx, fy, fz, tx, ty, tz)`` held on a patch the clamps cannot wrap.
 
-    Normal and convexity are fitted over ``footprint_radius`` (the phalanges' reach), the
-    step over ``pad_radius`` (the footpad). With ``footpad_push`` the factors carry a
-    seventh number, the factor of compression (``+f_z``, the rock pushing the gripper off):
-    the footpad bears it, with no spine and no wrap, so it is the seat alone
-    (:meth:`capacity_factor`); without it compression is scaled like pull.
+    Normal and convexity are fitted over ``footprint_radius``, the step over
+    ``pad_radius``. With ``footpad_push`` a seventh factor, compression (``+f_z``), is the
+    seat alone (the footpad bears it); otherwise compression scales like pull.
     """
 
     footprint_radius: float = 0.06
@@ -78,10 +69,8 @@ class GripperSurfaceModel:
 
     def capacity_factor(self, convexity: np.ndarray, step: np.ndarray,
                         micro_rms: float) -> np.ndarray:
-        """Per-axis factors (..., 6) scaling the gripper's wrench set on the patches; with
-        ``footpad_push`` (..., 7): a seventh, the factor of compression (``+f_z``), which the
-        rubber footpad bears on the rock without spines or wrap, so only an edge or step
-        under it (the seat) lowers it (:func:`push_factor`)."""
+        """Per-axis factors (..., 6) scaling the gripper's wrench set on the patches, or
+        (..., 7) with ``footpad_push`` (the seventh: compression, :func:`push_factor`)."""
         w = self.wrap(convexity)[..., None]
         shape = self.base + (1.0 - self.base) * w
         seat = self.seat(step)
@@ -92,17 +81,14 @@ class GripperSurfaceModel:
 
 
 def push_factor(factor: np.ndarray) -> np.ndarray:
-    """The factor (...,) of compression (``+f_z``) in capacity factors (..., 6) or (..., 7):
-    the seventh number where there is one, else the ``f_z`` factor (compression scaled like
-    pull)."""
+    """Compression (``+f_z``) factor (...,): the seventh number if any, else ``f_z``'s."""
     f = np.asarray(factor, dtype=float)
     return f[..., 6] if f.shape[-1] == 7 else f[..., 2]
 
 
 def hold_limits(factor: np.ndarray) -> WrenchLimits:
-    """The paper's conservative box scaled per axis by ``factor`` (6,): the Q-WBC's limits
-    on that patch (inside the scaled achievable set, as the box is inside the set). A
-    seventh factor scales the box's compression side (``+f_z``) alone."""
+    """The paper's conservative box scaled per axis by ``factor`` (6,), the Q-WBC's limits
+    on that patch; a seventh factor scales the compression side (``+f_z``) alone."""
     f = np.asarray(factor, dtype=float)
     if f.shape not in ((6,), (7,)) or not np.all((f >= 0) & np.isfinite(f)):
         raise ConfigError(f"capacity factor must be 6 or 7 numbers >= 0, got {f}")
