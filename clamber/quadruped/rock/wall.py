@@ -1,17 +1,11 @@
 """A seeded rock wall: a fractal surface carrying knobs and ledges, at a given incline.
 
-The wall is a heightfield in the wall frame {W} of :func:`~clamber.quadruped.sim.world.
-wall_rotation` (columns: up the slope ``u``, left ``y``, out of the surface ``n``): height
-``z(u, y)`` along ``n`` on a square grid, ``u`` from 0 at the foot of the wall. It is the sum of
-
-* a band-limited fractional-Brownian layer (:mod:`.surface`, the stated roughness spectrum),
-* knobs: cosine-squared domes of seeded height and radius at Poisson-distributed spots,
-  the protrusions a spiny gripper's opposed clamps can close around,
-* ledges: knobs cut by a step on their downhill side, whose edge leaves the gripper no
-  even seat.
-
-A point of the wall in the world {S} is ``origin + R [u, y, z]``. The same seed gives the same
-wall, bit for bit.
+A heightfield ``z(u, y)`` [m] in the wall frame {W} of
+:func:`~clamber.quadruped.sim.world.wall_rotation` (up the slope ``u`` from the foot, left
+``y``, out ``n``): a band-limited fractional-Brownian layer (:mod:`.surface`), plus
+cosine-squared knobs at Poisson spots (what the clamps close around) and ledges, knobs cut
+by a downhill step. A wall point in {S} is ``origin + R [u, y, z]``; a seed gives the same
+wall bit for bit.
 """
 
 from __future__ import annotations
@@ -27,10 +21,9 @@ from clamber.exceptions import ConfigError
 from clamber.quadruped.rock.surface import RoughnessSpectrum, fbm_surface
 from clamber.quadruped.sim.world import wall_rotation
 
-#: The paper's basalt holds: RMS roughness R_q = 570 um (their spines' reference surface).
+#: RMS asperity roughness R_q [m] of the paper's basalt holds.
 PAPER_MICRO_RMS = 570e-6
-#: Asperity wavelengths a spine tip engages [m] (0.5 mm to 5 mm: the tip radius to the
-#: spine module's travel).
+#: Asperity wavelengths a spine tip engages [m] (tip radius to spine travel).
 SPINE_WAVELENGTHS = (0.5e-3, 5e-3)
 
 
@@ -38,15 +31,11 @@ SPINE_WAVELENGTHS = (0.5e-3, 5e-3)
 class RockWallSpec:
     """Size and texture of a generated wall (lengths in [m], density in [1/m^2]).
 
-    ``length`` runs up the slope, ``width`` across it, ``spacing`` is the grid cell;
-    ``spectrum`` the fractal layer; knobs (density ``knob_density``) have heights uniform in
-    ``knob_height`` and radii uniform in ``knob_radius``; a share ``ledge_fraction`` of them
-    are ledges, cut at ``ledge_cut`` of their radius below their centre. ``asperity_rms``
-    [m] is the RMS roughness of the asperities the spines engage (wavelengths of
-    ``SPINE_WAVELENGTHS``, far below the grid): rock is not one power law from metres to
-    microns, so it is stated, not extrapolated; the default is the paper's basalt
-    (R_q = 0.57 +- 0.17 mm). The fractal layer's own share of that band is
-    :meth:`RoughnessSpectrum.band_rms`.
+    ``length`` up the slope, ``width`` across, ``spacing`` the grid cell; ``spectrum`` the
+    fractal layer; knobs of ``knob_density``, heights uniform in ``knob_height``, radii in
+    ``knob_radius``; a share ``ledge_fraction`` are ledges, cut at ``ledge_cut`` of their
+    radius downhill. ``asperity_rms`` [m]: roughness in ``SPINE_WAVELENGTHS``, far below
+    the grid, stated rather than extrapolated (default: the paper's basalt).
     """
 
     length: float = 2.8
