@@ -1,11 +1,9 @@
 """Simulated worlds: a climbing wall with seeded rock footholds, ground terrains, model mismatch.
 
-World frame {S}: z up (gravity ``-z``). A wall of inclination ``alpha`` (0 = ground, 90 deg =
-vertical) contains the world y axis; its frame {W} has columns ``u`` (up the slope),
-``y`` (left) and ``n`` (out of the surface), so a robot climbing "forward" has its body
-frame aligned with {W}. Holds are convex rocks standing on the wall, sized like the paper's
-basalt holds (circumscribed circle about 18 cm, height about 7 cm); the planner knows every
-hold's top centre and normal, up to the foothold tolerance of :class:`ModelMismatch`.
+World frame {S}: z up. A wall of inclination ``alpha`` (0: ground, 90 deg: vertical) contains
+the world y axis; its frame {W} has columns ``u`` (up the slope), ``y`` (left), ``n`` (out),
+the body frame of a robot climbing forward. Holds are convex rocks sized like the paper's
+basalt holds (about 18 cm across, 7 cm high).
 """
 
 from __future__ import annotations
@@ -76,13 +74,11 @@ class WallLayout:
 class RockSpec:
     """Size of the generated rocks and the gripper's capacity spread.
 
-    ``radius`` [m] is the circumscribed radius of the rock's footprint (paper: about 18 cm
-    diameter), ``height`` [m] its mean height (about 7 cm), ``top_radius`` [m] the flat top a
-    gripper lands on, ``max_tilt`` [rad] the largest tilt of that top from the wall normal,
-    ``placement_jitter`` [m] the random offset of each hold from the nominal footprint.
-    ``capacity_mean`` and ``capacity_spread`` are the median and log-spread of the factor
-    scaling the gripper's true capacity on each hold, per wrench axis (how well the spines
-    find asperities on this rock), clipped to ``[capacity_min, capacity_max]``.
+    ``radius`` [m] circumscribes the footprint, ``height`` [m] is the mean height (spread
+    ``height_spread``), ``top_radius`` [m] the flat top, ``max_tilt`` [rad] its largest tilt
+    from the wall normal, ``placement_jitter`` [m] each hold's random offset. The per-axis
+    capacity factor is log-normal (median ``capacity_mean``, log-spread
+    ``capacity_spread``), clipped to ``[capacity_min, capacity_max]``.
     """
 
     radius: float = 0.09
@@ -100,12 +96,9 @@ class RockSpec:
 
 def _rock_vertices(rng: np.random.Generator, spec: RockSpec, height: float,
                    tilt: np.ndarray) -> np.ndarray:
-    """Convex-hull points of one rock in the wall frame, base centred at the origin [m].
-
-    A seven-sided footprint at the circumscribed radius, sunk 1 cm into the wall, and a
-    seven-sided top face of ``top_radius`` whose plane is tilted by ``tilt`` (slopes along
-    u and y) through the point ``(0, 0, height)``.
-    """
+    """Convex-hull points [m] of one rock in {W}, base at the origin: a seven-sided footprint
+    sunk 1 cm into the wall and a seven-sided top of ``top_radius`` tilted by ``tilt``
+    (slopes along u and y) through ``(0, 0, height)``."""
     n_side = 7
     ang = np.linspace(0, 2 * np.pi, n_side, endpoint=False) + rng.uniform(-0.2, 0.2, n_side)
     r = spec.radius * rng.uniform(0.85, 1.0, n_side)
@@ -119,10 +112,8 @@ def _rock_vertices(rng: np.random.Generator, spec: RockSpec, height: float,
 
 def hold_rng(first: np.random.Generator, seed: int, leg: int, k: int,
              stream: int = 0) -> np.random.Generator:
-    """The generator of hold ``k`` of leg number ``leg``: ``first`` (one stream shared, in
-    leg-major order, by every leg's holds 0 and 1, as one-stride walls always drew them)
-    for ``k <= 1``, else a stream of its own keyed by ``(seed, leg, k, stream)``, so
-    that adding strides never changes an earlier hold."""
+    """The generator of hold ``k`` of leg number ``leg``: ``first`` for ``k <= 1``, else one
+    keyed by ``(seed, leg, k, stream)``, so adding strides never changes earlier holds."""
     return first if k <= 1 else np.random.default_rng([seed, leg, k, stream])
 
 
@@ -131,16 +122,12 @@ def wall_layout(incline_deg: float, stance: dict[str, np.ndarray], stride: float
                 start: np.ndarray | None = None, heading_deg: float = 0.0) -> WallLayout:
     """Seeded holds for ``n_steps`` strides of every leg.
 
-    ``stance`` maps each leg to its foothold at the start relative to the body centre, in the
-    wall's (u, y) plane [m]; leg ``leg``'s k-th hold sits at ``start + stance[leg] + k *
-    stride * u`` plus a random jitter. ``start`` [m] is the body centre's projection on the
-    wall at the start, in {W} coordinates (default: 0.4 m up the slope). ``heading_deg``
-    turns the climbing direction on the wall about its normal (0: straight up the slope):
-    the layout's frame, the robot's and every gripper's turn with it. Every leg's first two
-    holds come from one stream of ``seed`` and the later ones from a stream of their own
-    (:func:`hold_rng`), so a wall of more strides starts with the rocks of the one-stride
-    wall of the same seed. From the third hold on, a hold that would stand less than a rock
-    radius from an earlier hold of another leg is that hold (:func:`_share_rocks`).
+    Leg ``leg``'s k-th hold sits at ``start + stance[leg] + k stride u`` [m, (u, y) in {W}]
+    plus jitter; ``start`` defaults to 0.4 m up the slope. ``heading_deg`` turns the
+    climbing direction about the wall normal. A wall of more strides starts with the rocks
+    of the one-stride wall of the same seed (:func:`hold_rng`); from the third hold on, a
+    hold within a rock radius of another leg's earlier hold is that hold
+    (:func:`_share_rocks`).
     """
     spec = spec or RockSpec()
     if stride <= 0 or n_steps < 1:
@@ -175,14 +162,9 @@ def wall_layout(incline_deg: float, stance: dict[str, np.ndarray], stride: float
 
 
 def _share_rocks(holds: dict[str, list[Hold]], radius: float) -> None:
-    """Make each hold from the third on that lies less than ``radius`` [m] from an earlier
-    hold of another leg that very hold, in place.
-
-    With the gait's stride and stance each rear foot's planned hold lies 3-6 cm ahead of the
-    hold its front foot left two strides earlier: two rocks there would interpenetrate (and
-    push on the gripper standing on the other). On a real wall the rear foot steps onto the
-    rock the front foot left, and so it does here. Walls of one stride have no such holds.
-    """
+    """In place, make each hold from the third on that lies within ``radius`` [m] of
+    another leg's earlier hold that very hold: a rear foot steps onto the rock its front
+    foot left instead of a second, interpenetrating rock."""
     for k in range(2, max(len(v) for v in holds.values())):
         for leg in LEG_NAMES:
             if k >= len(holds[leg]):
@@ -198,14 +180,9 @@ def _share_rocks(holds: dict[str, list[Hold]], radius: float) -> None:
 
 @dataclass(frozen=True)
 class GroundTerrain:
-    """A ground for trotting: contact softness, friction and height roughness.
-
-    ``friction`` is the sliding friction coefficient; ``timeconst`` [s] and ``dampratio`` set
-    MuJoCo's contact softness (larger time constant = softer: grass, mud); ``roughness`` [m]
-    the standard deviation of the height field and ``correlation`` [m] its lateral length
-    scale (0 roughness = a plane). These are approximations: gravel as a hard rough field of
-    fine bumps, grass as a soft mildly rough one, mud as a very soft slippery one, stone as a
-    hard field of larger slabs.
+    """A ground for trotting: sliding ``friction``, MuJoCo contact softness (``timeconst``
+    [s], larger is softer; ``dampratio``), height ``roughness`` [m] (std; 0: a plane) and
+    its lateral ``correlation`` [m]. Gravel, grass, mud and stone are approximations.
     """
 
     name: str
@@ -252,12 +229,9 @@ def height_field(terrain: GroundTerrain, size: float, n: int, seed: int) -> np.n
 
 @dataclass(frozen=True)
 class ModelMismatch:
-    """How the simulated robot differs from the controller's model (uniform, seeded).
-
-    Masses of the body and of each link scale by ``1 + U(-mass, mass)``, every link length by
-    ``1 + U(-length, length)``; the planner's knowledge of each hold top is off by up to
-    ``foothold`` [m] per axis. Defaults: 5 % mass, 2 % length, 5 mm footholds.
-    """
+    """How the simulated robot differs from the controller's model (uniform, seeded):
+    masses scale by ``1 + U(-mass, mass)``, link lengths by ``1 + U(-length, length)``,
+    and known hold tops are off by up to ``foothold`` [m] per axis."""
 
     mass: float = 0.05
     length: float = 0.02
