@@ -23,8 +23,7 @@ from clamber.quadruped.sim.grippers import (
 from clamber.quadruped.sim.servos import ServoBank
 from clamber.quadruped.sim.world import GroundTerrain, WallLayout, height_field
 
-#: Mass of a rubber foot replacing the gripper [kg] (the paper's legs lose 0.41 kg; this
-#: robot's gripper weighs 0.40 kg, so its rubber-footed legs lose 0.35 kg).
+#: Mass [kg] and radius [m] of a rubber foot replacing the gripper.
 RUBBER_FOOT_MASS = 0.05
 RUBBER_FOOT_RADIUS = 0.025
 
@@ -35,16 +34,14 @@ def _quat(R: np.ndarray) -> np.ndarray:
     return q
 
 
-def _robot_spec(robot: Marcbot, servos: ServoBank, physics_dt: float) -> mujoco.MjSpec:
+def robot_spec(robot: Marcbot, servos: ServoBank, physics_dt: float = 0.001) -> mujoco.MjSpec:
+    """The robot's spec with its servos, options and light, before any world is added."""
     spec = mujoco.MjSpec.from_string(mjcf_string(robot))
     servos.configure(spec)
     spec.option.timestep = physics_dt
     spec.option.gravity = [0.0, 0.0, -9.81]
     spec.option.jacobian = mujoco.mjtJacobian.mjJAC_DENSE
-    # One robot is one kinematic tree, so its constraints form a single island: searching
-    # for islands every step finds that one, and the climbing loop without the search takes
-    # 2-5 % less CPU; the solve gives the same numbers (checked in
-    # tests/quadruped/trials/test_loop_speed.py).
+    # One kinematic tree is one constraint island: skip the per-step island search.
     spec.option.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_ISLAND)
     spec.visual.global_.offwidth = 640
     spec.visual.global_.offheight = 480
@@ -60,20 +57,12 @@ def _robot_spec(robot: Marcbot, servos: ServoBank, physics_dt: float) -> mujoco.
     return spec
 
 
-def robot_spec(robot: Marcbot, servos: ServoBank, physics_dt: float = 0.001) -> mujoco.MjSpec:
-    """The robot's spec with its servos, options and light, before any world is added."""
-    return _robot_spec(robot, servos, physics_dt)
-
-
 def climb_scene(robot: Marcbot, layout: WallLayout, servos: ServoBank,
                 physics_dt: float = 0.001,
                 sole: SoleCompliance | None = DEFAULT_SOLE) -> mujoco.MjModel:
-    """The robot, its gripper welds and a wall of ``layout.incline_deg`` with its rocks.
-
-    ``sole`` makes the grippers' soles compliant pads (see
-    :mod:`clamber.quadruped.sim.grippers`); None welds the rigid gripper.
-    """
-    spec = _robot_spec(robot, servos, physics_dt)
+    """The robot, its gripper welds and a wall of ``layout.incline_deg`` with its rocks;
+    ``sole`` makes the soles compliant pads (:mod:`.grippers`), None welds them rigid."""
+    spec = robot_spec(robot, servos, physics_dt)
     if sole is not None:
         add_compliant_soles(spec, robot.leg.gripper_height, sole)
     add_welds(spec, compliant=sole is not None)
@@ -95,8 +84,8 @@ def climb_scene(robot: Marcbot, layout: WallLayout, servos: ServoBank,
     return spec.compile()
 
 
-#: Feet a ground scene can have: the gripper, a rubber point foot, and a rubber foot with the
-#: gripper's flat sole (separates the sole's shape from the gripper's mass).
+#: Feet a ground scene can have: the gripper, a rubber point foot, and a rubber-mass foot
+#: with the gripper's flat sole.
 FEET = ("gripper", "rubber", "rubber_flat")
 
 
@@ -115,15 +104,11 @@ def robot_with_feet(robot: Marcbot, feet: str) -> Marcbot:
 def ground_scene(robot: Marcbot, terrain: GroundTerrain, servos: ServoBank,
                  feet: str = "gripper", physics_dt: float = 0.001, seed: int = 0,
                  size: float = 3.0) -> mujoco.MjModel:
-    """The robot on a ground terrain with feet of one of :data:`FEET`: its grippers (lifted
-    phalanges: the footpad box touches), rubber point feet (a sphere at the sole, lighter
-    legs) or rubber flat feet (the gripper's footpad box on the rubber foot's mass).
-
-    The terrain has contact priority, so its friction and softness decide every contact.
-    It spans ``size`` [m] along x from 0.5 m behind the start.
-    """
+    """The robot on a ground terrain with :data:`FEET` ``feet``; the terrain has contact
+    priority (its friction and softness decide) and spans ``size`` [m] along x from 0.5 m
+    behind the start."""
     robot = robot_with_feet(robot, feet)
-    spec = _robot_spec(robot, servos, physics_dt)
+    spec = robot_spec(robot, servos, physics_dt)
     if feet == "rubber":
         for leg in LEG_NAMES:
             g = spec.geom(f"{leg}_gripper_geom")
