@@ -15,10 +15,9 @@ from clamber.quadruped.model.robot import JOINTS_PER_LEG, LEG_NAMES, Link, Marcb
 
 LINK_NAMES = ("hip", "thigh", "calf", "ankle", "gripper")
 BODY_NAME = "body"
-#: Position gain of the model files' servos as current per radian [A/rad]: the Dynamixel
-#: X-series default P gain (800, i.e. 6.25 units of 2.69 mA per 0.088 deg tick), as the
-#: simulator's servos (``clamber.quadruped.sim.servos.POSITION_GAIN_A_PER_RAD``; the tests
-#: check they agree). A servo's kp [N m/rad] is this over its A per N m.
+#: Position gain of the model files' servos [A/rad]: the Dynamixel X-series default P gain
+#: (6.25 units of 2.69 mA per 0.088 deg tick), equal to the simulator's servos' gain. A
+#: servo's kp [N m/rad] is this over its A per N m.
 SERVO_GAIN_A_PER_RAD = 6.25 * 2.69e-3 / np.deg2rad(0.088)
 
 
@@ -63,14 +62,11 @@ def _urdf_box(link: Link, contact: bool) -> str:
 
 
 def urdf_string(robot: Marcbot, floating_base: bool = False) -> str:
-    """The robot as URDF, each link's cuboid as visual geometry and the gripper boxes as
-    collision geometry (as in the MJCF).
+    """The robot as URDF: link cuboids as visual geometry, gripper boxes as collision.
 
-    Without ``floating_base`` the loader adds the free-flyer root (Pinocchio's
-    ``JointModelFreeFlyer``); with it (the model file), a ``world`` link and a ``floating``
-    joint ``root`` carry the body, so that every URDF reader keeps the base free: MuJoCo's
-    importer makes it a free joint (instead of fixing the body to the world and dropping
-    its mass) and Pinocchio a free-flyer joint."""
+    Without ``floating_base`` the loader adds the free-flyer root; with it (the model file)
+    a ``floating`` joint ``root`` from a ``world`` link keeps the base free in every URDF
+    reader (MuJoCo's importer would otherwise fix the body and drop its mass)."""
     out = ['<?xml version="1.0"?>', '<robot name="marcbot">']
     if floating_base:
         out += ['<link name="world"/>',
@@ -118,15 +114,10 @@ def _mjcf_geom(link: Link, name: str, contact: bool) -> str:
 def mjcf_string(robot: Marcbot, keyframe: bool = True, servos: bool = False) -> str:
     """The robot as an MJCF model (no world); joints carry range, actuators torque limits.
 
-    Only the gripper boxes collide; the body and leg links are visual so that a scene's
-    contacts happen where the real robot touches the rock. The keyframe ``home`` is the
-    default sprawling stance, body level, soles on the ground plane z = 0.
-
-    Actuators are torque motors (``ctrl`` in N m; the simulator replaces them by its servo
-    model) or, with ``servos`` (the model file), position servos with the Dynamixel default
-    gain (:data:`SERVO_GAIN_A_PER_RAD`), damping torque limit over speed limit, torque
-    clipped to the servo's limit and ``ctrl`` the goal angle [rad]; then ``home`` carries the
-    stance's angles as ``ctrl`` and the scene holds it.
+    Only the gripper boxes collide. The keyframe ``home`` is the default stance, body
+    level, soles on z = 0. Actuators are torque motors (``ctrl`` [N m]) or, with ``servos``
+    (the model file), position servos (gain :data:`SERVO_GAIN_A_PER_RAD`, damping torque
+    limit over speed limit, ``ctrl`` the goal angle [rad], held by ``home``).
     """
     out = ['<mujoco model="marcbot">',
            '<compiler angle="radian" autolimits="true"/>',
