@@ -1,20 +1,14 @@
 """Parametrized MARCBot-class quadruped climber: dimensions, masses, servos and joint limits.
 
-Frames. The body frame {B} has x forward, y left and z along the body normal, pointing away
-from the climbing surface. Each leg is mounted at a hip on the body rim with a fixed yaw
-(``mount_yaw``) so that its local x points radially outward. Joint 1 turns about the body
-normal; joints 2, 3 and 4 turn about the leg's local y (a positive angle tips the distal link
-down, toward the surface); joint 5 turns about the local z of the ankle, which is parallel to
-joint 1 whenever ``q2 + q3 + q4 = 0``. The gripper frame sits at the sole's contact point with
-z along the joint-5 axis (out of the surface) and x radial, matching
-:mod:`clamber.attachment.wrench_limits`.
+Body frame {B}: x forward, y left, z along the body normal away from the surface. Each hip
+sits on the body's corner with a fixed ``mount_yaw`` so its local x points outward. Joint 1
+turns about the body normal; joints 2-4 about the leg's local y (positive tips the distal
+link toward the surface); joint 5 about the ankle's local z, parallel to joint 1 when
+``q2 + q3 + q4 = 0``. The gripper frame sits at the sole's contact point, z along joint 5
+and x radial, as in :mod:`clamber.attachment.wrench_limits`.
 
-Chosen dimensions (the paper gives 0.2 m body length, 0.39 m leg extension, 4.8 kg total with
-limbs over 70 %; the rest is chosen plausibly): body 0.20 x 0.12 x 0.05 m, 1.2 kg with the
-batteries, computer and the four joint-1 servos; per leg hip 0.05 m / 0.12 kg, thigh 0.14 m /
-0.14 kg, calf 0.17 m / 0.14 kg, ankle 0.03 m forward and 0.04 m down / 0.10 kg, spiny gripper
-0.06 m tall / 0.40 kg. Leg extension (joint 1 to sole, stretched flat) = 0.05 + 0.14 + 0.17 +
-0.03 = 0.39 m; limbs carry 3.6 kg of 4.8 kg (75 %).
+Defaults meet the paper's figures (0.2 m body, 0.39 m leg extension, 4.8 kg with over 70 %
+in the limbs); the split among links is a plausible choice.
 """
 
 from __future__ import annotations
@@ -37,11 +31,8 @@ GRAVITY = 9.81
 
 @dataclass(frozen=True)
 class ServoParameters:
-    """A Dynamixel-class servo: usable torque limit and the current it draws per unit torque.
-
-    ``current_per_torque`` [A/(N m)] is the stall current over the stall torque at 12 V; the
-    servo's current limit corresponding to ``torque_limit`` [N m] is their product [A].
-    """
+    """A Dynamixel-class servo: usable ``torque_limit`` [N m], ``current_per_torque``
+    [A/(N m)] (stall current over stall torque at 12 V) and ``velocity_limit`` [rad/s]."""
 
     name: str
     torque_limit: float
@@ -54,9 +45,8 @@ class ServoParameters:
         return self.torque_limit * self.current_per_torque
 
 
-#: Servos with data-sheet-like figures at 12 V (stall torque / stall current; usable limit
-#: below stall). XH540-W270: 10.6 N m / 4.4 A; XM430-W350: 4.1 N m / 2.3 A; XL430-W250:
-#: 1.5 N m / 1.4 A.
+#: Servos with data-sheet-like figures at 12 V: usable torque limit [N m] below stall,
+#: stall current over stall torque [A/(N m)], speed limit [rad/s].
 SERVOS = {
     "XH540-W270": ServoParameters("XH540-W270", 8.0, 4.4 / 10.6, 4.4),
     "XM430-W350": ServoParameters("XM430-W350", 3.0, 2.3 / 4.1, 4.8),
