@@ -24,6 +24,8 @@ ATTITUDE = slice(6, 9)
 ACCEL_BIAS = slice(9, 12)
 GYRO_BIAS = slice(12, 15)
 BIASES = slice(9, 15)
+#: Position, velocity and attitude: the blocks the leg odometry measures.
+MOTION = slice(POSITION.start, ATTITUDE.stop)
 N_BODY = 15
 #: World gravity along z [m/s^2].
 GRAVITY_Z = -9.81
@@ -85,48 +87,83 @@ def right_jacobian(phi: np.ndarray) -> np.ndarray:
 
 
 @kernel
-def transition(R: np.ndarray, f: np.ndarray, w: np.ndarray, dt: float, n: int) -> np.ndarray:
-    """The error-state transition (n, n) of :func:`predict` over ``dt`` [s], at attitude
-    ``R`` with the bias-corrected specific force ``f`` [m/s^2] and rate ``w`` [rad/s]:
-    the Jacobian of the discrete step, exact to first order in the errors. States past the
-    body's (anchors) stay put."""
-    F = np.eye(n)
-    dv_dtheta = -(R @ skew(f)) * dt
-    dv_dba = -R * dt
-    F[POSITION, VELOCITY] = np.eye(3) * dt
-    F[POSITION, ATTITUDE] = 0.5 * dt * dv_dtheta
-    F[POSITION, ACCEL_BIAS] = 0.5 * dt * dv_dba
-    F[VELOCITY, ATTITUDE] = dv_dtheta
-    F[VELOCITY, ACCEL_BIAS] = dv_dba
-    F[ATTITUDE, ATTITUDE] = exp3(w * dt).T
-    F[ATTITUDE, GYRO_BIAS] = -right_jacobian(w * dt) * dt
-    return F
+def transition_blocks(R: np.ndarray, f: np.ndarray, w: np.ndarray, dt: float
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The error-state transition ``F`` of :func:`predict` over ``dt`` [s], at attitude ``R``
+    with the bias-corrected specific force ``f`` [m/s^2] and rate ``w`` [rad/s], by the
+    blocks where it differs from the identity: velocity <- attitude ``-R [f]x dt``,
+    velocity <- accelerometer bias ``-R dt``, attitude <- attitude ``exp(w dt)^T`` and
+    attitude <- gyro bias ``-J_r(w dt) dt``. The position rows are ``I dt`` on velocity plus
+    ``dt / 2`` times the velocity rows' attitude and bias blocks (the step's mean velocity);
+    the anchors' rows are the identity. First order in the errors."""
+    velocity_attitude = -(R @ skew(f)) * dt
+    velocity_accel_bias = -R * dt
+    attitude_attitude = np.ascontiguousarray(exp3(w * dt).T)
+    attitude_gyro_bias = -right_jacobian(w * dt) * dt
+    return velocity_attitude, velocity_accel_bias, attitude_attitude, attitude_gyro_bias
+
+
+@kernel
+def _add_product(out: np.ndarray, A: np.ndarray, X: np.ndarray) -> None:
+    """``out += A X`` for a 3 x 3 ``A`` and block rows ``X`` (3, k) of a covariance."""
+    for i in range(3):
+        for c in range(X.shape[1]):
+            out[i, c] += A[i, 0] * X[0, c] + A[i, 1] * X[1, c] + A[i, 2] * X[2, c]
+
+
+@kernel
+def transition_times(X: np.ndarray, dt: float,
+                     blocks: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+                     out: np.ndarray) -> None:
+    """``out = F X`` (n, k) for the transition ``F`` over ``dt`` [s] given by its ``blocks``
+    (:func:`transition_blocks`): block products on the position, velocity and attitude
+    rows, the other rows copied. ``out`` must not overlap ``X``."""
+    velocity_attitude, velocity_accel_bias, attitude_attitude, attitude_gyro_bias = blocks
+    out[:] = X
+    _add_product(out[VELOCITY], velocity_attitude, X[ATTITUDE])
+    _add_product(out[VELOCITY], velocity_accel_bias, X[ACCEL_BIAS])
+    out[ATTITUDE] = 0.0
+    _add_product(out[ATTITUDE], attitude_attitude, X[ATTITUDE])
+    _add_product(out[ATTITUDE], attitude_gyro_bias, X[GYRO_BIAS])
+    position, before, after = out[POSITION], X[VELOCITY], out[VELOCITY]
+    for i in range(3):  # dp += (dv before + dv after) dt / 2
+        for c in range(X.shape[1]):
+            position[i, c] += 0.5 * dt * (before[i, c] + after[i, c])
+
+
+@kernel
+def _symmetrise(P: np.ndarray) -> None:
+    """``P = (P + P^T) / 2`` in place."""
+    for i in range(P.shape[0]):
+        for j in range(i + 1, P.shape[0]):
+            P[i, j] = P[j, i] = 0.5 * (P[i, j] + P[j, i])
 
 
 @kernel
 def predict(P: np.ndarray, p: np.ndarray, v: np.ndarray, R: np.ndarray, b_a: np.ndarray,
-            b_g: np.ndarray, specific_force: np.ndarray, rate: np.ndarray, dt: float,
-            process_noise: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            b_g: np.ndarray, rate: np.ndarray, specific_force: np.ndarray,
+            imu_rate: np.ndarray, dt: float, process_noise: np.ndarray,
+            work: np.ndarray) -> None:
     """One strapdown step over ``dt`` [s] from the IMU's ``specific_force`` [m/s^2] and
-    ``rate`` [rad/s] in {B}, held over the step: ``p += v dt + a dt^2 / 2``, ``v += a dt``
-    with ``a = R (f - b_a) + g``, ``R = R exp((w - b_g) dt)``; and the covariance
-    ``F P F^T + diag(process_noise)``.
-
-    Updates ``p`` and ``v`` in place; returns the covariance, the attitude and the
-    bias-corrected rate [rad/s].
-    """
+    ``imu_rate`` [rad/s] in {B}, held over the step: ``p += v dt + a dt^2 / 2``,
+    ``v += a dt`` with ``a = R (f - b_a) + g``, ``R = R exp((w - b_g) dt)``; the covariance
+    ``F P F^T + diag(process_noise)`` as ``F (F P)^T`` (:func:`transition_times`,
+    symmetrised); ``rate`` the bias-corrected rate [rad/s]. All in place; ``work`` (n, n)
+    is scratch."""
     f = specific_force - b_a
-    w = rate - b_g
+    w = imu_rate - b_g
+    blocks = transition_blocks(R, f, w, dt)
     a = R @ f
     a[2] += GRAVITY_Z
     p += v * dt + 0.5 * dt * dt * a
     v += a * dt
-    F = transition(R, f, w, dt, P.shape[0])
-    P_new = F @ P @ F.T
-    for i in range(P_new.shape[0]):
-        P_new[i, i] += process_noise[i]
-    step_rotation = np.ascontiguousarray(F[ATTITUDE, ATTITUDE].T)  # exp((w - b_g) dt)
-    return P_new, R @ step_rotation, w
+    transition_times(P, dt, blocks, work)  # F P
+    transition_times(work.T, dt, blocks, P)  # F (F P)^T = F P F^T
+    for i in range(P.shape[0]):
+        P[i, i] += process_noise[i]
+    _symmetrise(P)
+    R[:] = R @ np.ascontiguousarray(blocks[2].T)  # R exp(w dt)
+    rate[:] = w
 
 
 @kernel
@@ -155,36 +192,56 @@ def cholesky_solve(S: np.ndarray, B: np.ndarray) -> np.ndarray:
 @kernel
 def correct(P: np.ndarray, H: np.ndarray, r: np.ndarray, noise: np.ndarray, p: np.ndarray,
             v: np.ndarray, R: np.ndarray, b_a: np.ndarray, b_g: np.ndarray
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-    """The Kalman correction for the innovation ``r`` (m,) of rows ``H`` (m, n) with white
-    noise of variances ``noise`` (m,), applied to the body.
+            ) -> tuple[np.ndarray, float]:
+    """The Kalman correction for the innovation ``r`` (m,) of rows ``H`` (m, k) over the
+    first k of the n error states (zero beyond: the leg odometry's rows touch only
+    :data:`MOTION`) with white noise of variances ``noise`` (m,).
 
-    Adds the error-state estimate ``dx`` to ``p``, ``v``, ``b_a`` and ``b_g`` in place and
-    returns ``dx`` (n,) (the anchor filter applies its feet's blocks), the covariance in
-    Joseph's form, ``(I - K H) P (I - K H)^T + K diag(noise) K^T`` (symmetric and positive
-    semidefinite whatever the round-off), the attitude ``R exp(dx_attitude)`` and the
-    normalised innovation squared ``r^T S^-1 r``. Raises
-    :class:`numpy.linalg.LinAlgError` if the innovation covariance ``S`` is not positive
-    definite (then nothing changed).
+    With ``S = H P H^T + diag(noise)`` and the gain ``K = P H^T S^-1``: the covariance
+    becomes ``P - K S K^T = P - (H P)^T S^-1 (H P)`` (symmetric by construction), the body
+    moves by the error-state estimate ``dx = K r`` (``p``, ``v``, ``R exp(dx_attitude)``,
+    ``b_a``, ``b_g``), all in place. Returns ``dx`` (n,) (the anchor filter applies its
+    feet's blocks) and the normalised innovation squared ``r^T S^-1 r``. Raises
+    :class:`numpy.linalg.LinAlgError` if ``S`` is not positive definite (then nothing
+    changed).
     """
-    HP = H @ P
-    S = HP @ H.T
-    for i in range(S.shape[0]):
-        S[i, i] += noise[i]
-    # K^T = S^-1 H P (P and S symmetric), the innovation solved in the same call.
-    rhs = np.empty((S.shape[0], P.shape[0] + 1))
-    rhs[:, :-1] = HP
-    rhs[:, -1] = r
-    sol = cholesky_solve(S, rhs)
-    K = np.ascontiguousarray(sol[:, :-1].T)
-    dx = K @ r
-    I_KH = np.eye(P.shape[0]) - K @ H
-    P_new = I_KH @ P @ I_KH.T + (K * noise) @ K.T
+    n = P.shape[0]
+    m, k = H.shape
+    HP_r = np.empty((m, n + 1))  # [H P | r]: the innovation solved in the same call
+    for a in range(m):
+        for c in range(n):
+            s = 0.0
+            for j in range(k):
+                s += H[a, j] * P[j, c]
+            HP_r[a, c] = s
+        HP_r[a, n] = r[a]
+    S = np.empty((m, m))
+    for a in range(m):
+        for b in range(m):
+            s = noise[a] if a == b else 0.0
+            for j in range(k):
+                s += HP_r[a, j] * H[b, j]
+            S[a, b] = s
+    sol = cholesky_solve(S, HP_r)  # [S^-1 H P | S^-1 r] = [K^T | S^-1 r]
+    dx = np.zeros(n)
+    nis = 0.0
+    for a in range(m):
+        nis += r[a] * sol[a, n]
+        for i in range(n):
+            dx[i] += sol[a, i] * r[a]
+    for i in range(n):  # the upper triangle, mirrored
+        for j in range(i, n):
+            s = 0.0
+            for a in range(m):
+                s += HP_r[a, i] * sol[a, j]
+            P[i, j] -= s
+            P[j, i] = P[i, j]
     p += dx[POSITION]
     v += dx[VELOCITY]
     b_a += dx[ACCEL_BIAS]
     b_g += dx[GYRO_BIAS]
-    return dx, P_new, R @ exp3(dx[ATTITUDE]), (r * sol[:, -1]).sum()
+    R[:] = R @ exp3(dx[ATTITUDE])
+    return dx, nis
 
 
 @kernel
@@ -193,7 +250,8 @@ def odometry_rows(p: np.ndarray, v: np.ndarray, R: np.ndarray, rate: np.ndarray,
                   use_v: bool, dt: float, foot_var: float, velocity_var: float
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The leg odometry's measurement (:class:`.estimator.LegOdometryEkf`): rows ``H``
-    (m, 15), innovation ``r`` (m,) and noise variances (m,).
+    (m, 9) over :data:`MOTION` (the other error states are not measured), innovation ``r``
+    (m,) and noise variances (m,).
 
     Three rows per anchored leg (``legs`` (n,), rows of ``feet`` (4, 3) [m], the kinematic
     foot positions in {B}, and of the world ``anchors`` (4, 3) [m]), variance ``foot_var``
@@ -202,26 +260,33 @@ def odometry_rows(p: np.ndarray, v: np.ndarray, R: np.ndarray, rate: np.ndarray,
     """
     n = legs.shape[0]
     m = 3 * n + 3 if use_v else 3 * n
-    H = np.zeros((m, N_BODY))
+    H = np.zeros((m, MOTION.stop))
     r = np.empty(m)
     noise = np.full(m, foot_var)
-    Rt = np.ascontiguousarray(R.T)
+    d = np.empty(3)
     for k in range(n):
-        rows = slice(3 * k, 3 * k + 3)
-        d = Rt @ (anchors[legs[k]] - p)  # the anchor in {B}: where the foot should be
-        H[rows, POSITION] = -Rt
-        H[rows, ATTITUDE] = skew(d)
-        r[rows] = feet[legs[k]] - d
+        leg, row = legs[k], 3 * k
+        for i in range(3):  # the anchor in {B}, R^T (a - p): where the foot should be
+            d[i] = (R[0, i] * (anchors[leg, 0] - p[0]) + R[1, i] * (anchors[leg, 1] - p[1])
+                    + R[2, i] * (anchors[leg, 2] - p[2]))
+        for i in range(3):
+            for j in range(3):
+                H[row + i, POSITION.start + j] = -R[j, i]
+            r[row + i] = feet[leg, i] - d[i]
+        H[row:row + 3, ATTITUDE] = skew(d)
     if use_v:
-        z = np.zeros(3)
+        z = np.zeros(3)  # the feet's mean position and velocity in {B}
         dz = np.zeros(3)
         for k in range(n):
-            z += feet[legs[k]] / n
-            dz += (feet[legs[k]] - prev[legs[k]]) / (n * dt)
-        rows = slice(3 * n, 3 * n + 3)
-        H[rows, VELOCITY] = np.eye(3)
-        r[rows] = -(R @ (dz + skew(rate) @ z)) - v
-        noise[rows] = velocity_var / n
+            for i in range(3):
+                z[i] += feet[legs[k], i] / n
+                dz[i] += (feet[legs[k], i] - prev[legs[k], i]) / (n * dt)
+        u = dz + np.cross(rate, z)
+        row = 3 * n
+        for i in range(3):
+            H[row + i, VELOCITY.start + i] = 1.0
+            r[row + i] = -(R[i, 0] * u[0] + R[i, 1] * u[1] + R[i, 2] * u[2]) - v[i]
+            noise[row + i] = velocity_var / n
     return H, r, noise
 
 
@@ -230,43 +295,42 @@ def odometry_update(P: np.ndarray, p: np.ndarray, v: np.ndarray, R: np.ndarray,
                     b_a: np.ndarray, b_g: np.ndarray, rate: np.ndarray, feet: np.ndarray,
                     prev: np.ndarray, anchors: np.ndarray, anchored: np.ndarray,
                     contact: np.ndarray, use_v: bool, dt: float, foot_var: float,
-                    velocity_var: float) -> tuple[np.ndarray, np.ndarray, bool]:
+                    velocity_var: float) -> bool:
     """One leg-odometry update: the feet in ``contact`` (4,) but not ``anchored`` (4,) get
     their world ``anchors`` (4, 3) [m] at the estimate (in place), and the feet anchored
-    before correct the state (:func:`odometry_rows`, :func:`correct`). Returns the
-    covariance, the attitude and whether a correction was made."""
+    before correct the state in place (:func:`odometry_rows`, :func:`correct`). Returns
+    whether a correction was made."""
     for i in np.flatnonzero(contact & ~anchored):
         anchors[i] = p + R @ feet[i]
     legs = np.flatnonzero(contact & anchored)
     if legs.shape[0] == 0:
-        return P, R, False
+        return False
     H, r, noise = odometry_rows(p, v, R, rate, feet, prev, legs, anchors, use_v, dt,
                                 foot_var, velocity_var)
-    _, P_new, R_new, _ = correct(P, H, r, noise, p, v, R, b_a, b_g)
-    return P_new, R_new, True
+    correct(P, H, r, noise, p, v, R, b_a, b_g)
+    return True
 
 
 @kernel
-def odometry_cycle(P: np.ndarray, p: np.ndarray, v: np.ndarray, R: np.ndarray,
-                   b_a: np.ndarray, b_g: np.ndarray, rate: np.ndarray, predicting: bool,
-                   specific_force: np.ndarray, imu_rate: np.ndarray, dt: float,
-                   process_noise: np.ndarray, q_joints: np.ndarray, rotations: np.ndarray,
-                   translations: np.ndarray, axes: np.ndarray, prev: np.ndarray,
-                   anchors: np.ndarray, anchored: np.ndarray, contact: np.ndarray,
-                   use_v: bool, foot_var: float, velocity_var: float
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]:
-    """One control cycle of the leg odometry in one call: :func:`predict` (if
+def odometry_cycle(P: np.ndarray, work: np.ndarray, p: np.ndarray, v: np.ndarray,
+                   R: np.ndarray, b_a: np.ndarray, b_g: np.ndarray, rate: np.ndarray,
+                   predicting: bool, specific_force: np.ndarray, imu_rate: np.ndarray,
+                   dt: float, process_noise: np.ndarray, q_joints: np.ndarray,
+                   rotations: np.ndarray, translations: np.ndarray, axes: np.ndarray,
+                   prev: np.ndarray, anchors: np.ndarray, anchored: np.ndarray,
+                   contact: np.ndarray, use_v: bool, foot_var: float, velocity_var: float
+                   ) -> tuple[np.ndarray, bool]:
+    """One control cycle of the leg odometry in one call, in place: :func:`predict` (if
     ``predicting``), the feet (:func:`foot_positions`) and :func:`odometry_update`.
-    Returns the covariance, attitude, bias-corrected rate, the feet and whether a
-    correction was made."""
+    Returns the feet and whether a correction was made."""
     if predicting:
-        P, R, rate = predict(P, p, v, R, b_a, b_g, specific_force, imu_rate, dt,
-                             process_noise)
+        predict(P, p, v, R, b_a, b_g, rate, specific_force, imu_rate, dt, process_noise,
+                work)
     feet = foot_positions(q_joints, rotations, translations, axes)
-    P, R, corrected = odometry_update(P, p, v, R, b_a, b_g, rate, feet,
-                                      prev if use_v else feet, anchors, anchored, contact,
-                                      use_v, dt, foot_var, velocity_var)
-    return P, R, rate, feet, corrected
+    corrected = odometry_update(P, p, v, R, b_a, b_g, rate, feet, prev if use_v else feet,
+                                anchors, anchored, contact, use_v, dt, foot_var,
+                                velocity_var)
+    return feet, corrected
 
 
 @kernel

@@ -37,6 +37,7 @@ from clamber.quadruped.estimation.ekf_kernels import (
     ACCEL_BIAS,
     ATTITUDE,
     GYRO_BIAS,
+    MOTION,
     N_BODY,
     POSITION,
     VELOCITY,
@@ -175,6 +176,8 @@ class ErrorStateEkf:
         variances[ACCEL_BIAS] = self.imu.accel_bias**2
         variances[GYRO_BIAS] = self.imu.gyro_bias**2
         self.P = np.diag(variances)
+        #: Scratch of the covariance's size for the compiled prediction.
+        self._work = np.empty_like(self.P)
         self._updates = 0
         self._noise: dict[float, np.ndarray] = {}
 
@@ -187,34 +190,32 @@ class ErrorStateEkf:
         return q
 
     def predict(self, specific_force: np.ndarray, rate: np.ndarray, dt: float) -> None:
-        """Propagate over ``dt`` [s] with the IMU readings in {B} [m/s^2, rad/s]."""
-        self.P, self.R, self.rate = kernels.predict(
-            self.P, self.p, self.v, self.R, self.b_a, self.b_g,
-            np.asarray(specific_force, dtype=float), np.asarray(rate, dtype=float), dt,
-            self.process_noise(dt))
+        """Propagate over ``dt`` [s] with the IMU readings in {B} [m/s^2, rad/s]
+        (:func:`.ekf_kernels.predict`, in place)."""
+        kernels.predict(self.P, self.p, self.v, self.R, self.b_a, self.b_g, self.rate,
+                        np.asarray(specific_force, dtype=float), np.asarray(rate, dtype=float),
+                        dt, self.process_noise(dt), self._work)
 
     def correct(self, H: np.ndarray, r: np.ndarray, noise: np.ndarray) -> tuple[np.ndarray,
                                                                                   float]:
         """Correct with innovation ``r`` (m,) of rows ``H`` (m, n) and noise variances (m,)
         (:func:`.ekf_kernels.correct`); returns the error-state estimate (n,) and the
         normalised innovation squared."""
-        dx, self.P, R, nis = kernels.correct(self.P, H, r, noise, self.p, self.v, self.R,
-                                             self.b_a, self.b_g)
-        self._corrected(R)
+        dx, nis = kernels.correct(self.P, H, r, noise, self.p, self.v, self.R, self.b_a,
+                                  self.b_g)
+        self._corrected()
         return dx, nis
 
-    def _corrected(self, R: np.ndarray) -> None:
-        """Take a correction's attitude, re-orthonormalised every 500 corrections."""
+    def _corrected(self) -> None:
+        """Count a correction; re-orthonormalise the attitude every 500."""
         self._updates += 1
         if self._updates % 500 == 0:
-            U, _, Vt = np.linalg.svd(R)
-            R = U @ Vt
-        self.R = R
+            U, _, Vt = np.linalg.svd(self.R)
+            self.R[:] = U @ Vt
 
     def body_covariance(self) -> np.ndarray:
         """Covariance (9, 9) of the position, velocity and attitude errors."""
-        body = slice(POSITION.start, ATTITUDE.stop)
-        return self.P[body, body].copy()
+        return self.P[MOTION, MOTION].copy()
 
     def state(self, q_joints: np.ndarray, dq_joints: np.ndarray) -> RobotState:
         """The estimate as a :class:`RobotState` (twist in {B} from ``v`` and the gyro)."""
@@ -269,11 +270,11 @@ class LegOdometryEkf(ErrorStateEkf):
         (:func:`.ekf_kernels.odometry_update`)."""
         prev, contact, use_v = self._update_inputs(contacts, dt)
         self._prev_feet = feet
-        self.P, R, corrected = kernels.odometry_update(
+        corrected = kernels.odometry_update(
             self.P, self.p, self.v, self.R, self.b_a, self.b_g, self.rate, feet, prev,
             self.anchors, self.active, contact, use_v, dt, self.par.foot_noise**2,
             self.par.velocity_noise**2)
-        self._updated(R, contact, corrected)
+        self._updated(contact, corrected)
 
     def _update_inputs(self, contacts: tuple[str, ...], dt: float
                        ) -> tuple[np.ndarray, np.ndarray, bool]:
@@ -286,27 +287,25 @@ class LegOdometryEkf(ErrorStateEkf):
         use_v = dt > 0 and prev is not None
         return prev if use_v else self._no_feet, contact, use_v
 
-    def _updated(self, R: np.ndarray, contact: np.ndarray, corrected: bool) -> None:
-        """Take an update's attitude and the feet now anchored."""
+    def _updated(self, contact: np.ndarray, corrected: bool) -> None:
+        """Take the feet now anchored and count the correction."""
         self.active = contact.copy()
         if corrected:
-            self._corrected(R)
-        else:
-            self.R = R
+            self._corrected()
 
     def step(self, imu: tuple[np.ndarray, np.ndarray] | None, dt: float,
              q_joints: np.ndarray, contacts: tuple[str, ...]) -> None:
         """One control cycle: :meth:`predict` from the IMU reading ``(specific force,
         rate)`` (none: no sample this cycle), then :meth:`update`, in one compiled call
-        (:func:`.ekf_kernels.odometry_cycle`)."""
+        (:func:`.ekf_kernels.odometry_cycle`, in place)."""
         prev, contact, use_v = self._update_inputs(contacts, dt)
         f, w = imu if imu is not None else (self._no_feet[0], self._no_feet[0])
         kin = self.feet
-        self.P, R, self.rate, self._prev_feet, corrected = kernels.odometry_cycle(
-            self.P, self.p, self.v, self.R, self.b_a, self.b_g, self.rate, imu is not None,
-            np.asarray(f, dtype=float), np.asarray(w, dtype=float), dt,
+        self._prev_feet, corrected = kernels.odometry_cycle(
+            self.P, self._work, self.p, self.v, self.R, self.b_a, self.b_g, self.rate,
+            imu is not None, np.asarray(f, dtype=float), np.asarray(w, dtype=float), dt,
             self.process_noise(dt) if imu is not None else self._no_noise,
             np.asarray(q_joints, dtype=float), kin.rotations, kin.translations, kin.axes, prev,
             self.anchors, self.active, contact, use_v, self.par.foot_noise**2,
             self.par.velocity_noise**2)
-        self._updated(R, contact, corrected)
+        self._updated(contact, corrected)

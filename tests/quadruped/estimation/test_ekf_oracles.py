@@ -14,6 +14,7 @@ from clamber.quadruped.estimation.ekf_kernels import (
     ACCEL_BIAS,
     ATTITUDE,
     GYRO_BIAS,
+    MOTION,
     POSITION,
     VELOCITY,
     foot_block,
@@ -40,12 +41,15 @@ def _state(rng):
                 b_g=rng.normal(0, 0.01, 3))
 
 
-def _predict(x, f, w, dt):
-    """The compiled prediction on copies of state ``x``; the new state."""
+def _predict(x, f, w, dt, P=None, q=None):
+    """The compiled prediction on copies of state ``x`` and covariance ``P`` (identity if
+    None) with process noise ``q`` (zero if None); the new state and covariance."""
     y = {k: np.array(a, dtype=float) for k, a in x.items()}
-    _, R, _ = kernels.predict(np.eye(15), y["p"], y["v"], y["R"], y["b_a"], y["b_g"], f, w,
-                              dt, np.zeros(15))
-    return {**y, "R": R}
+    P = np.eye(15) if P is None else P.copy()
+    q = np.zeros(P.shape[0]) if q is None else q
+    kernels.predict(P, y["p"], y["v"], y["R"], y["b_a"], y["b_g"], np.zeros(3), f, w, dt, q,
+                    np.empty_like(P))
+    return y, P
 
 
 def _plus(x, dx):
@@ -86,7 +90,7 @@ def test_predict_converges_to_the_integrated_strapdown_equations():
         f, w = f_m - x["b_a"], w_m - x["b_g"]
         errors = []
         for dt in (0.02, 0.01, 0.005):
-            y = _predict(x, f_m, w_m, dt)
+            y, _ = _predict(x, f_m, w_m, dt)
             sol = solve_ivp(_strapdown_ode(f, w), (0.0, dt),
                             np.concatenate([x["p"], x["v"], x["R"].ravel()]), rtol=1e-12,
                             atol=1e-14, method="DOP853")
@@ -99,36 +103,32 @@ def test_predict_converges_to_the_integrated_strapdown_equations():
             assert coarse[0] / fine[0] == pytest.approx(8.0, rel=0.1)
 
 
-def test_transition_is_the_jacobian_of_the_predict_step():
-    """Each column of the transition equals the central difference (step 1e-6) of the
-    prediction along that error-state direction, within 1e-7 (15 directions, random
-    states, readings and steps up to 0.05 s)."""
+def test_predicted_covariance_is_f_p_ft_with_the_finite_difference_jacobian():
+    """The prediction's covariance equals ``F P F^T + diag(q)`` within 1e-7 of its largest
+    entry, with ``F`` the central difference (step 1e-6) of the prediction along each of the
+    15 body error-state directions and the identity on the anchor filter's 12 anchor
+    states (random states, readings, covariances and steps up to 0.05 s); it is symmetric."""
     rng = np.random.default_rng(2)
-    for _ in range(5):
-        x = _state(rng)
-        f_m, w_m = rng.normal(0, 5, 3), rng.normal(0, 2, 3)
-        dt = rng.uniform(0.005, 0.05)
-        y0 = _predict(x, f_m, w_m, dt)
-        eps = 1e-6
-        fd = np.empty((15, 15))
-        for j in range(15):
-            d = np.zeros(15)
-            d[j] = eps
-            fd[:, j] = (_minus(_predict(_plus(x, d), f_m, w_m, dt), y0)
-                        - _minus(_predict(_plus(x, -d), f_m, w_m, dt), y0)) / (2 * eps)
-        F = kernels.transition(x["R"], f_m - x["b_a"], w_m - x["b_g"], dt, 15)
-        assert np.abs(F - fd).max() < 1e-7
-
-
-def test_transition_leaves_the_anchors_alone():
-    """On the anchor filter's 27 states the transition is the body's 15 x 15 block and the
-    identity on the feet."""
-    rng = np.random.default_rng(3)
-    R, f, w = pin.exp3(rng.normal(0, 1, 3)), rng.normal(0, 5, 3), rng.normal(0, 1, 3)
-    F = kernels.transition(R, f, w, 0.02, N_ERROR)
-    assert np.array_equal(F[:15, :15], kernels.transition(R, f, w, 0.02, 15))
-    assert np.array_equal(F[15:, 15:], np.eye(12))
-    assert not F[15:, :15].any() and not F[:15, 15:].any()
+    for n in (15, N_ERROR):
+        for _ in range(4):
+            x = _state(rng)
+            f_m, w_m = rng.normal(0, 5, 3), rng.normal(0, 2, 3)
+            dt = rng.uniform(0.005, 0.05)
+            y0, _ = _predict(x, f_m, w_m, dt)
+            eps = 1e-6
+            F = np.eye(n)
+            for j in range(15):
+                d = np.zeros(15)
+                d[j] = eps
+                F[:15, j] = (_minus(_predict(_plus(x, d), f_m, w_m, dt)[0], y0)
+                             - _minus(_predict(_plus(x, -d), f_m, w_m, dt)[0], y0)) / (2 * eps)
+            A = rng.normal(0, 0.1, (n, n))
+            P, q = A @ A.T, rng.uniform(0, 1e-3, n)
+            _, got = _predict(x, f_m, w_m, dt, P, q)
+            want = F @ P @ F.T + np.diag(q)
+            assert np.abs(got - want).max() < 1e-7 * np.abs(want).max()
+            assert np.array_equal(got, got.T)
+            assert np.array_equal(got[15:, 15:], P[15:, 15:] + np.diag(q[15:]))
 
 
 def test_odometry_rows_are_the_jacobian_of_the_measurement():
@@ -147,8 +147,10 @@ def test_odometry_rows_are_the_jacobian_of_the_measurement():
         return kernels.odometry_rows(s["p"], s["v"], s["R"], rate, feet, prev, legs, anchors,
                                      True, 0.02, 1e-5, 2e-3)
 
-    H, r0, noise = rows(x)
-    assert H.shape == (12, 15) and np.allclose(noise, [1e-5] * 9 + [2e-3 / 3] * 3)
+    H_motion, r0, noise = rows(x)
+    assert H_motion.shape == (12, 9) and np.allclose(noise, [1e-5] * 9 + [2e-3 / 3] * 3)
+    H = np.zeros((12, 15))  # the biases are not measured
+    H[:, MOTION] = H_motion
     eps = 1e-6
     for j in range(15):
         d = np.zeros(15)
@@ -192,36 +194,44 @@ def test_anchor_filter_rows_are_the_jacobian_of_the_measurement():
 def test_correct_is_the_information_form_update():
     """The correction's covariance and estimate equal the information form's,
     ``(P^-1 + H^T N^-1 H)^-1`` and ``P+ H^T N^-1 r``, and its normalised innovation squared
-    ``r^T (H P H^T + N)^-1 r``, to 1e-9 relative, on random filters and rows; the body's
-    state moves by the estimate."""
+    ``r^T (H P H^T + N)^-1 r``, to 1e-9 relative, on random filters and rows (over all
+    error states or, zero beyond, the first k); the covariance stays symmetric and the
+    body's state moves by the estimate."""
     rng = np.random.default_rng(6)
-    for n, m in ((15, 9), (15, 12), (27, 6)):
+    for n, m, k in ((15, 9, 15), (15, 12, 9), (27, 6, 27), (27, 6, 15)):
         A = rng.normal(0, 0.05, (n, n))
         P = A @ A.T + 1e-4 * np.eye(n)
-        H, r = rng.normal(0, 1, (m, n)), rng.normal(0, 0.01, m)
-        noise = rng.uniform(1e-6, 1e-4, m)
+        H = np.zeros((m, n))
+        H[:, :k] = rng.normal(0, 1, (m, k))
+        r, noise = rng.normal(0, 0.01, m), rng.uniform(1e-6, 1e-4, m)
         x = _state(rng)
-        y = {k: a.copy() for k, a in x.items()}
-        dx, P_new, R_new, nis = kernels.correct(P, H, r, noise, y["p"], y["v"], y["R"],
-                                                y["b_a"], y["b_g"])
+        y = {key: a.copy() for key, a in x.items()}
+        P_new = P.copy()
+        dx, nis = kernels.correct(P_new, np.ascontiguousarray(H[:, :k]), r, noise, y["p"],
+                                  y["v"], y["R"], y["b_a"], y["b_g"])
         info = np.linalg.inv(np.linalg.inv(P) + H.T @ np.diag(1 / noise) @ H)
         assert np.allclose(P_new, info, rtol=1e-9, atol=1e-9 * np.abs(info).max())
+        assert np.array_equal(P_new, P_new.T)
         want = info @ H.T @ (r / noise)
         assert np.allclose(dx, want, rtol=1e-9, atol=1e-9 * np.abs(want).max())
         S = H @ P @ H.T + np.diag(noise)
         assert nis == pytest.approx(r @ np.linalg.solve(S, r), rel=1e-9)
-        assert np.allclose(_minus({**y, "R": R_new}, x), dx[:15], atol=1e-12)
+        assert np.allclose(_minus(y, x), dx[:15], atol=1e-12)
 
 
 def test_correct_refuses_an_indefinite_innovation_covariance():
-    """An innovation covariance that is not positive definite raises LinAlgError."""
+    """An innovation covariance that is not positive definite raises LinAlgError and leaves
+    the covariance and state as they were."""
     P = np.diag(np.r_[-np.ones(3), np.ones(12)])
     H = np.zeros((3, 15))
     H[:, POSITION] = np.eye(3)
     x = _state(np.random.default_rng(7))
+    y = {key: a.copy() for key, a in x.items()}
+    P_new = P.copy()
     with pytest.raises(np.linalg.LinAlgError):
-        kernels.correct(P, H, np.zeros(3), np.full(3, 1e-6), x["p"], x["v"], x["R"],
-                        x["b_a"], x["b_g"])
+        kernels.correct(P_new, H, np.ones(3), np.full(3, 1e-6), y["p"], y["v"], y["R"],
+                        y["b_a"], y["b_g"])
+    assert np.array_equal(P_new, P) and all(np.array_equal(x[key], y[key]) for key in x)
 
 
 @pytest.mark.parametrize("seed", [None, 0, 7])
@@ -272,8 +282,8 @@ def test_bad_steps_and_settings_are_refused():
 def test_odometry_update_anchors_new_feet_and_corrects_with_the_others():
     """A leg-odometry update anchors the feet newly in contact at ``p + R z`` (their
     kinematic positions carried into the world by the estimate before the correction) and
-    corrects with the feet anchored before exactly as ``correct`` does with
-    ``odometry_rows``'s rows; with no foot anchored before it changes nothing but anchors."""
+    corrects with the feet anchored before as ``correct`` does with ``odometry_rows``'s
+    rows; with no foot anchored before it changes nothing but anchors."""
     rng = np.random.default_rng(10)
     x = _state(rng)
     A = rng.normal(0, 0.05, (15, 15))
@@ -283,24 +293,24 @@ def test_odometry_update_anchors_new_feet_and_corrects_with_the_others():
     anchored = np.array([True, True, False, False])
     contact = np.array([False, True, True, False])
     y = {k: a.copy() for k, a in x.items()}
-    got_anchors = anchors.copy()
-    P_new, R_new, corrected = kernels.odometry_update(
-        P, y["p"], y["v"], y["R"], y["b_a"], y["b_g"], np.zeros(3), feet, prev, got_anchors,
-        anchored, contact, True, 0.02, 1e-5, 2e-3)
-    assert corrected
+    got_anchors, P_new = anchors.copy(), P.copy()
+    assert kernels.odometry_update(
+        P_new, y["p"], y["v"], y["R"], y["b_a"], y["b_g"], np.zeros(3), feet, prev,
+        got_anchors, anchored, contact, True, 0.02, 1e-5, 2e-3)
     assert np.allclose(got_anchors[2], x["p"] + x["R"] @ feet[2], atol=1e-15)
     assert np.array_equal(got_anchors[[0, 1, 3]], anchors[[0, 1, 3]])
     z = {k: a.copy() for k, a in x.items()}
     rows = kernels.odometry_rows(z["p"], z["v"], z["R"], np.zeros(3), feet, prev,
                                  np.array([1]), anchors, True, 0.02, 1e-5, 2e-3)
-    _, P_want, R_want, _ = kernels.correct(P, *rows, z["p"], z["v"], z["R"], z["b_a"],
-                                           z["b_g"])
-    assert np.array_equal(P_new, P_want) and np.array_equal(R_new, R_want)
-    assert all(np.array_equal(y[k], z[k]) for k in ("p", "v", "b_a", "b_g"))
-    P_same, R_same, corrected = kernels.odometry_update(
-        P, y["p"], y["v"], y["R"], y["b_a"], y["b_g"], np.zeros(3), feet, prev, got_anchors,
-        np.zeros(4, dtype=bool), contact, True, 0.02, 1e-5, 2e-3)
-    assert not corrected and P_same is P and np.array_equal(y["p"], z["p"])
+    P_want = P.copy()
+    kernels.correct(P_want, *rows, z["p"], z["v"], z["R"], z["b_a"], z["b_g"])
+    assert np.allclose(P_new, P_want, rtol=0, atol=1e-15)
+    assert all(np.allclose(y[k], z[k], rtol=0, atol=1e-15) for k in x)
+    P_same, before = P.copy(), {k: a.copy() for k, a in y.items()}
+    assert not kernels.odometry_update(
+        P_same, y["p"], y["v"], y["R"], y["b_a"], y["b_g"], np.zeros(3), feet, prev,
+        got_anchors, np.zeros(4, dtype=bool), contact, True, 0.02, 1e-5, 2e-3)
+    assert np.array_equal(P_same, P) and all(np.array_equal(y[k], before[k]) for k in y)
 
 
 def test_a_cycle_is_a_prediction_then_an_update():
