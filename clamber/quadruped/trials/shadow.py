@@ -1,12 +1,9 @@
 """The contact-aided EKF run alongside a climb, from the sensors alone (a shadow estimate).
 
-The climbing trial's controller keeps its own estimate (leg odometry on the grippers' true
-attachment state); this runs :class:`AnchorEkf` next to it on the same physics, with its
-own IMU noise, encoder quantisation and feet in contact when the force estimated from the
-servo currents exceeds the thresholds (its magnitude: on a wall the holds' forces are not
-vertical). Its anchors slip by :data:`CLIMB_SLIP` (a closed gripper's spines hold; the
-trot's 8 mm/sqrt(s) over a 90 s stance would let them wander by 8 cm). Drift is compared
-with the trial's own estimate on the same climb.
+:class:`AnchorEkf` runs next to the trial's own estimate on the same physics, with its own
+IMU noise, encoder quantisation and contacts detected from the servo-current force
+magnitude (on a wall hold forces are not vertical). Anchors slip by :data:`CLIMB_SLIP`,
+since a closed gripper's spines hold.
 """
 
 from __future__ import annotations
@@ -57,11 +54,9 @@ class ShadowResult:
 
 
 class AnchorShadow:
-    """The anchor EKF stepped alongside a climbing trial (see the module): call
-    :meth:`update` once before each of the trial's control cycles. It keeps the sum of
-    squared position errors [m^2] over the cycles and the contacts it detected against the
-    grippers' attachment state; ``contacts`` from the servo currents (``"torque"``) or that
-    state (``"truth"``)."""
+    """The anchor EKF stepped alongside a climbing trial: call :meth:`update` before each
+    control cycle. It sums squared position errors [m^2] and logs detected against true
+    attachments; ``contacts`` from the servo currents (``"torque"``) or the truth."""
 
     def __init__(self, trial: ClimbTrial, seed: int, contacts: str = "torque",
                  ekf_settings: AnchorEkfSettings | None = None) -> None:
@@ -112,9 +107,8 @@ class AnchorShadow:
 def shadow_climb(settings: ClimbSettings, seed: int, contacts: str = "torque",
                  ekf_settings: AnchorEkfSettings | None = None,
                  time_limit: float | None = None) -> ShadowResult:
-    """Run one climb with the anchor EKF alongside (see the module); its ``contacts`` from
-    the servo currents (``"torque"``) or the grippers' attachment state (``"truth"``);
-    ``time_limit`` [s] cuts the climb short."""
+    """One climb with the anchor EKF alongside (``contacts`` as in :class:`AnchorShadow`);
+    ``time_limit`` [s] cuts it short."""
     if contacts not in ("torque", "truth"):
         raise ConfigError(f"contacts must be 'torque' or 'truth', got {contacts!r}")
     trial = ClimbTrial(settings, seed, time_limit=time_limit)
