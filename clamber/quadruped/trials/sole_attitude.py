@@ -1,20 +1,12 @@
 """Attached grippers keep the attitude their weld closed at.
 
-A gripper hangs its sole pad on two spring hinges (about the sole's x and y axes,
-:class:`~clamber.quadruped.sim.grippers.SoleCompliance`), and the weld holds the pad where
-it landed. Every radian the gripper turns away from the pad afterwards reaches the rock as
-a hinge moment (25 N m/rad), which the hold must carry (1.7 N m times its factor at most).
-With four grippers welded, the robot is a closed chain whose internal motions (one per leg:
-the leg turning about its foot while its hinges take up the turn) meet no stiffness but the
-hinges', since a stance leg's goal is the pose it has (the servos then only carry the
-controller's feed-forward torques). Whatever the feed-forward leaves unbalanced turns the
-grippers until the hinges balance it, and the turns add up from swing to swing.
-
-Here each attached gripper's attitude when its weld closed, as the controller sees it (its
-state estimate and joint encoders, nothing the robot cannot measure), is kept as the
-stance leg's attitude target: the leg turns back toward it within what its five joints
-allow at the body's pose. The hinges then deflect only by the part a 5-DOF leg cannot
-undo (a tilt out of the leg's plane as the body moves).
+The weld holds the sole pad where it landed, on two spring hinges (sole x and y,
+:class:`~clamber.quadruped.sim.grippers.SoleCompliance`): every radian the gripper turns
+from the pad reaches the rock as a hinge moment (25 N m/rad). With four grippers welded,
+each leg can turn about its foot against the hinges alone, and unbalanced feed-forward
+turns accumulate from swing to swing. So each attached gripper's attitude at weld closing,
+as the controller estimates it, is kept as its stance leg's attitude target; the hinges
+then deflect only by the tilt a 5-DOF leg cannot undo.
 """
 
 from __future__ import annotations
@@ -26,15 +18,10 @@ import pinocchio as pin
 
 
 class WeldAttitudes:
-    """World attitudes (3x3) of the attached grippers when their welds closed, and the
-    integral of each one's hinge error.
-
-    A stance leg is position controlled through its servos (``kp`` about 10-20 N m/rad)
-    and one CLIK step per cycle, which by itself turns the gripper back only part of the
-    way against the hinges (25 N m/rad) and the weld's own softness; the integral
-    (``gain`` [1/s], at most ``limit`` [rad] per axis) moves the target on until the error
-    is gone, as a servo's integral term would.
-    """
+    """World attitudes (3x3) of the attached grippers at weld closing, and the integral of
+    each one's hinge error (``gain`` [1/s], at most ``limit`` [rad] per axis), which moves
+    the target on until the error is gone: one CLIK step against the stiff hinges turns
+    the gripper back only part of the way."""
 
     def __init__(self, gain: float = 1.0, limit: float = 0.2) -> None:
         self.attitude: dict[str, np.ndarray] = {}
@@ -52,8 +39,8 @@ class WeldAttitudes:
 
     def update(self, attached: tuple[str, ...], feet: Callable[[], dict[str, pin.SE3]]
                ) -> dict[str, np.ndarray]:
-        """Forget released grippers, record newly attached ones from ``feet()`` (world
-        gripper poses, called only when a gripper has attached); the attitudes to keep."""
+        """Forget released grippers, record new ones from ``feet()`` (world gripper poses,
+        called only when one has attached); returns the attitudes to keep."""
         for leg in [g for g in self.attitude if g not in attached]:
             del self.attitude[leg], self.integral[leg]
         new = [g for g in attached if g not in self.attitude]
@@ -70,9 +57,8 @@ def _skew(v: np.ndarray) -> np.ndarray:
 
 
 def hinge_error(current: np.ndarray, kept: np.ndarray) -> np.ndarray:
-    """The turn (3,) [rad, gripper frame] from attitude ``current`` to ``kept`` about the
-    hinges' axes (x and y; z, about the sole's normal, is 0: the sole has no hinge there,
-    so an error about it is the estimate's, not the sole's)."""
+    """The turn (3,) [rad, gripper frame] from ``current`` to ``kept`` about the hinge axes x
+    and y (z is 0: the sole has no hinge about its normal)."""
     e = pin.log3(current.T @ kept)
     e[2] = 0.0
     return e
@@ -96,21 +82,16 @@ def stance_targets(feet: dict[str, pin.SE3], kept: dict[str, np.ndarray],
 def body_turn(feet_body: list[pin.SE3], leg_jacobians: np.ndarray, body_rotation: np.ndarray,
               kept: dict[int, np.ndarray], position_weight: float = 10.0,
               turn_weight: float = 0.3) -> tuple[np.ndarray, float]:
-    """The body rotation (3,) [rad, {B}] that, with each kept leg's joints, best turns the
-    kept grippers back to their attitudes about the hinges' axes while their positions stay
-    put; and the hinge error [rad] (root sum of squares over the kept grippers) the legs and
-    that rotation leave, to first order.
+    """The body rotation (3,) [rad, {B}] that, with the kept legs' joints, best turns the
+    kept grippers back to their attitudes about the hinge axes with positions fixed; and
+    the hinge error [rad] (root sum of squares) left, to first order.
 
-    ``feet_body`` are the gripper poses in {B}, ``leg_jacobians`` (4, 6, 5) their LOCAL
-    Jacobians, ``body_rotation`` the body's world attitude, ``kept`` maps leg indices to the
-    world attitudes to keep. A 5-DOF leg at a fixed body pose leaves one direction of its
-    gripper's attitude (a tilt out of the leg's plane) unreachable; turning the body moves
-    every leg's plane at once. Linear least squares in the body turn ``d`` and the joint
-    steps ``dq_i``: with the gripper fixed in the world its motion relative to the body,
-    in the gripper frame, is ``v = -R_i^T (d x p_i)`` and ``w = e_i - R_i^T d`` (``e_i`` its
-    hinge error, :func:`hinge_error`), which the leg must produce as ``J_i dq_i``; only the
-    hinges' two attitude rows count. Position rows weigh ``position_weight`` [1/m] against
-    the attitude rows [1/rad]; ``turn_weight`` [1/rad] keeps the turn small.
+    ``feet_body``: gripper poses in {B}; ``leg_jacobians`` (4, 6, 5) their LOCAL
+    Jacobians; ``kept``: leg index to world attitude. Turning the body moves every leg's
+    plane, reaching the tilt a 5-DOF leg cannot. Linear least squares in the turn ``d`` and
+    joint steps ``dq_i``: ``J_i dq_i = [-R_i^T (d x p_i), e_i - R_i^T d]`` on the position
+    and the two hinge rows, position rows weighted ``position_weight`` [1/m], the turn
+    regularised by ``turn_weight`` [1/rad].
     """
     legs = sorted(kept)
     k = len(legs)
