@@ -30,29 +30,20 @@ def metric_recorder() -> Recorder:
 class TrialResult:
     """Outcome and metrics of one trial (SI units, errors in mm, powers in W).
 
-    ``attitude_error_*`` is the true body attitude's deviation from the reference (climbing:
-    the wall frame; trotting: level, yaw free; exponential coordinates), ``estimation_*``
-    the EKF's position and attitude errors. ``wall_time_s`` is the simulation loop's wall
-    time, ``setup_time_s`` building the scene and placing the robot. ``peak_gripper_load``
-    is the largest gauge of a gripper's wrench in its achievable set (1 = on the boundary)
-    after the placement; ``failure_phase`` the gait phase and swing leg a failed trial was
-    in ("placement" before the gait starts), ``failure_cycle`` the gait cycle (from 1; 0 in
-    the placement), ``failure_time_s`` the simulated time since the trial's start,
-    ``failure_distance_m`` how far up the wall it got (body travel along the fall line),
-    ``failure_detail`` what the failure check measured (a broken gripper's gauge and
-    wrench [N, N m] in its sole frame); ``limit_active_fraction`` the
-    share of control cycles in which a gripper limit of the wrench QP was active (Q-WBC
-    only); ``planned_load`` the largest planned wrench over the paper's box (per axis);
-    ``cost_of_transport`` the energy over ``m g distance``. Trotting adds the estimate's
-    final position error (``estimation_drift_m``, and as a percentage of the distance
-    walked), the torque contact detector's ``contact_precision`` and ``contact_recall``
-    against the simulator's contacts, and the EKF's mean normalised innovation squared per
-    degree of freedom (``estimation_nis``, about 1 for a consistent filter) and its mean
-    normalised estimation error squared of position, velocity and attitude per degree of
-    freedom (``estimation_nees``, likewise about 1). ``physics_dt_s`` is the physics step of
-    the reported climb and ``verdict_rerun`` whether it is the fine-step rerun of a climb
-    whose peak gripper gauge came near 1 (:mod:`clamber.quadruped.sim.rates`), then
-    ``coarse_peak_gripper_load`` that climb's peak gauge.
+    ``attitude_error_*``: true body attitude against the reference (climbing: the wall
+    frame; trotting: level, yaw free); ``estimation_*``: the EKF's errors.
+    ``wall_time_s``: the loop's wall time; ``setup_time_s``: scene and placement.
+    ``peak_gripper_load``: largest gauge of a gripper wrench in its achievable set after
+    placement (1: on the boundary). ``failure_phase``, ``failure_cycle`` (0: placement),
+    ``failure_time_s``, ``failure_distance_m`` (along the fall line) and
+    ``failure_detail`` (e.g. a broken gripper's gauge and wrench in its sole frame) locate
+    a failure. ``limit_active_fraction``: share of cycles with an active gripper limit
+    (Q-WBC); ``planned_load``: largest planned wrench over the paper's box;
+    ``cost_of_transport``: energy over ``m g distance``. Estimation: final drift [m] and
+    [% of distance], contact precision and recall, mean NIS and NEES per degree of freedom
+    (about 1 when consistent). ``physics_dt_s`` is the reported climb's physics step;
+    ``verdict_rerun`` marks the fine-step rerun of a climb whose peak gauge came near 1
+    (:mod:`clamber.quadruped.sim.rates`), ``coarse_peak_gripper_load`` that climb's peak.
     """
 
     kind: str
