@@ -167,26 +167,15 @@ def predict(P: np.ndarray, p: np.ndarray, v: np.ndarray, R: np.ndarray, b_a: np.
 
 
 @kernel
-def cholesky_solve(S: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """``S^-1 B`` for a symmetric positive definite ``S`` (m, m) and ``B`` (m, k), by
-    Cholesky's factor ``S = L L^T`` and two triangular substitutions. Raises
-    :class:`numpy.linalg.LinAlgError` if ``S`` is not positive definite."""
-    L = np.linalg.cholesky(S)
+def _forward_substitute(L: np.ndarray, B: np.ndarray) -> None:
+    """``B = L^-1 B`` in place for a lower triangular ``L`` (m, m) and ``B`` (m, k)."""
     m, k = B.shape
-    X = B.copy()
-    for i in range(m):  # L Y = B, top down
+    for i in range(m):
         for j in range(i):
             for c in range(k):
-                X[i, c] -= L[i, j] * X[j, c]
+                B[i, c] -= L[i, j] * B[j, c]
         for c in range(k):
-            X[i, c] /= L[i, i]
-    for i in range(m - 1, -1, -1):  # L^T X = Y, bottom up
-        for j in range(i + 1, m):
-            for c in range(k):
-                X[i, c] -= L[j, i] * X[j, c]
-        for c in range(k):
-            X[i, c] /= L[i, i]
-    return X
+            B[i, c] /= L[i, i]
 
 
 @kernel
@@ -197,43 +186,45 @@ def correct(P: np.ndarray, H: np.ndarray, r: np.ndarray, noise: np.ndarray, p: n
     first k of the n error states (zero beyond: the leg odometry's rows touch only
     :data:`MOTION`) with white noise of variances ``noise`` (m,).
 
-    With ``S = H P H^T + diag(noise)`` and the gain ``K = P H^T S^-1``: the covariance
-    becomes ``P - K S K^T = P - (H P)^T S^-1 (H P)`` (symmetric by construction), the body
-    moves by the error-state estimate ``dx = K r`` (``p``, ``v``, ``R exp(dx_attitude)``,
-    ``b_a``, ``b_g``), all in place. Returns ``dx`` (n,) (the anchor filter applies its
-    feet's blocks) and the normalised innovation squared ``r^T S^-1 r``. Raises
+    With ``S = H P H^T + diag(noise) = L L^T`` (Cholesky) and the whitened rows
+    ``W = L^-1 H P``, ``w = L^-1 r``: the covariance becomes ``P - K S K^T = P - W^T W``
+    (symmetric by construction), the body moves by the error-state estimate
+    ``dx = K r = W^T w`` (``p``, ``v``, ``R exp(dx_attitude)``, ``b_a``, ``b_g``), all in
+    place. Returns ``dx`` (n,) (the anchor filter applies its feet's blocks) and the
+    normalised innovation squared ``r^T S^-1 r = w^T w``. Raises
     :class:`numpy.linalg.LinAlgError` if ``S`` is not positive definite (then nothing
     changed).
     """
     n = P.shape[0]
     m, k = H.shape
-    HP_r = np.empty((m, n + 1))  # [H P | r]: the innovation solved in the same call
+    W = np.empty((m, n + 1))  # [H P | r], then [W | w]
     for a in range(m):
         for c in range(n):
             s = 0.0
             for j in range(k):
                 s += H[a, j] * P[j, c]
-            HP_r[a, c] = s
-        HP_r[a, n] = r[a]
+            W[a, c] = s
+        W[a, n] = r[a]
     S = np.empty((m, m))
     for a in range(m):
-        for b in range(m):
-            s = noise[a] if a == b else 0.0
+        for b in range(a + 1):
+            s = 0.0
             for j in range(k):
-                s += HP_r[a, j] * H[b, j]
-            S[a, b] = s
-    sol = cholesky_solve(S, HP_r)  # [S^-1 H P | S^-1 r] = [K^T | S^-1 r]
+                s += W[a, j] * H[b, j]
+            S[a, b] = S[b, a] = s
+        S[a, a] += noise[a]
+    _forward_substitute(np.linalg.cholesky(S), W)
     dx = np.zeros(n)
     nis = 0.0
     for a in range(m):
-        nis += r[a] * sol[a, n]
+        nis += W[a, n] * W[a, n]
         for i in range(n):
-            dx[i] += sol[a, i] * r[a]
+            dx[i] += W[a, i] * W[a, n]
     for i in range(n):  # the upper triangle, mirrored
         for j in range(i, n):
             s = 0.0
             for a in range(m):
-                s += HP_r[a, i] * sol[a, j]
+                s += W[a, i] * W[a, j]
             P[i, j] -= s
             P[j, i] = P[i, j]
     p += dx[POSITION]
