@@ -147,7 +147,10 @@ class CandidateTrial:
             raise FileFormatError(f"missing fields {missing}")
         if extra := sorted(set(d) - names):
             raise FileFormatError(f"unknown fields {extra}")
-        for k in ("generation", "index", "attempts"):
+        # Generation -1 holds a sweep's seed trajectory (the samples are generation 0).
+        _field("generation", d["generation"], lambda x: check.integer("", "generation", x,
+                                                                       low=-1))
+        for k in ("index", "attempts"):
             _field(k, d[k], lambda x, k=k: check.integer("", k, x, low=0))
         d["state"] = _field("state", d["state"], TrialState)
         for k in ("fitness", "speed_mps", "solve_time_s", "wall_time_s"):
