@@ -17,6 +17,7 @@ see :mod:`.backends`) is the size of one node, whatever the grid.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -39,6 +40,12 @@ from clamber.jumper.model import NQ, NU, jumper_model
 from clamber.jumper.morphology import N_PARAMETERS
 from clamber.jumper.schedule import PHASES
 from clamber.jumper.settings import OptimizationSettings
+
+#: The longest one IPOPT solve may run [s]: a bound on every solve (IPOPT then stops with
+#: its wall-time status, a non-converged result like running out of iterations).
+MAX_WALL_TIME_S = 3600.0
+#: IPOPT's per-iteration output when clamber's logger shows debug messages (``-v``).
+VERBOSE_PRINT_LEVEL = 5
 
 #: The paper's formulation, in stacking order (rows are numbered in this order).
 DEFAULT_TERMS: tuple[TermGroup, ...] = (
@@ -107,23 +114,26 @@ class JumperProblem:
         to 1e-6 in physical units.
         """
         used = backends.resolve(backend)
+        verbose = logging.getLogger("clamber").isEnabledFor(logging.DEBUG)
         key = (warm, max_iterations, tolerance, used, warm_bound_push if warm else None,
-               mumps_scaling, fast_steps)
+               mumps_scaling, fast_steps, verbose)
         if key not in self._solvers:
             opts = self.ipopt_options(warm, max_iterations, tolerance, warm_bound_push,
-                                      mumps_scaling, fast_steps)
+                                      mumps_scaling, fast_steps, verbose)
             self._solvers[key] = self.build_solver(opts, used)
         return self._solvers[key]
 
     @staticmethod
     def ipopt_options(warm: bool, max_iterations: int = 3000, tolerance: float = 1e-6,
                       warm_bound_push: float = 1e-2, mumps_scaling: int = 77,
-                      fast_steps: bool = False) -> dict:
-        """The IPOPT options of :meth:`solver` (CasADi's ``ipopt.`` prefix)."""
+                      fast_steps: bool = False, verbose: bool = False) -> dict:
+        """The IPOPT options of :meth:`solver` (CasADi's ``ipopt.`` prefix); ``verbose``:
+        IPOPT prints its iterations."""
         opts = {
-            "ipopt.print_level": 0,
+            "ipopt.print_level": VERBOSE_PRINT_LEVEL if verbose else 0,
             "print_time": False,
             "ipopt.sb": "yes",
+            "ipopt.max_wall_time": MAX_WALL_TIME_S,
             "ipopt.linear_solver": "mumps",
             # MUMPS's own scaling of each KKT matrix: IPOPT's default 77 (automatic),
             # or 0 (none), 1.5x faster for refinement (OptimizationSettings.mumps_scaling).
