@@ -14,7 +14,7 @@ from clamber.jumper.sim.simulate import simulate
 from clamber.jumper.solution import TrajectorySolution
 
 PHASES = [0.0, 0.1, 0.15, 0.25, 0.35, 0.45]
-DESIGN = Path(__file__).resolve().parents[2] / "docs" / "data" / "landing_design_spar"
+DESIGN = Path(__file__).resolve().parents[3] / "docs" / "data" / "landing_design_spar"
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from clamber.jumper.sim.settings import hardware_options, with_hardware
 from clamber.jumper.solution import TrajectorySolution
 from clamber.report.simulation import plot_height_climbed
 
-DATA = Path(__file__).resolve().parents[2] / "docs" / "data"
+DATA = Path(__file__).resolve().parents[3] / "docs" / "data"
 
 
 @pytest.fixture(scope="module")
