@@ -82,8 +82,14 @@ CONTACT_FORCE = 1.5
 REPLACE_EXCLUSION = 0.02
 
 
-def _default_wall() -> RockWallSpec:
-    return RockWallSpec(length=START_U + 2.0 + TOP_MARGIN + 0.2)
+#: The shortest climb the default wall is sized for [m] (longer climbs get longer walls).
+DEFAULT_WALL_CLIMB = 2.0
+
+
+def wall_for(distance: float) -> RockWallSpec:
+    """The default wall for a climb of ``distance`` [m]: the start, the climb (at least
+    :data:`DEFAULT_WALL_CLIMB`) and the margin above the last hold."""
+    return RockWallSpec(length=START_U + max(distance, DEFAULT_WALL_CLIMB) + TOP_MARGIN + 0.2)
 
 
 @dataclass(frozen=True)
@@ -91,7 +97,8 @@ class RockClimbSettings:
     """A dynamic rock climb.
 
     * ``climb``: the plane trial's settings (its ``gait.cycles`` and ``rocks`` unused);
-      ``distance`` [m]; ``wall`` texture and size; ``noise`` of the depth map.
+      ``distance`` [m]; ``wall`` texture and size (None: :func:`wall_for` the distance);
+      ``noise`` of the depth map.
     * Planning: ``rule``; ``reorder`` (try other legs when the due one finds no hold);
       ``landing_cone`` [rad] (tilt of the sole from the hold normal towards the body's;
       None: along the normal); ``seat_rise`` [m] (None: off); ``body_search`` (move each
@@ -110,7 +117,7 @@ class RockClimbSettings:
     distance: float = 2.0
     rule: str = "planner"
     grasp: GraspModel = GraspModel.WINCH
-    wall: RockWallSpec = field(default_factory=_default_wall)
+    wall: RockWallSpec | None = None
     noise: DepthNoise = field(default_factory=DepthNoise)
     winch: WinchSettings = field(default_factory=WinchSettings)
     plant: WinchPlantParameters = field(default_factory=WinchPlantParameters)
@@ -147,6 +154,8 @@ class RockClimbSettings:
             value = getattr(self, name)
             if value is not None and not (math.isfinite(value) and value > 0):
                 raise ConfigError(f"{name} must be > 0 or None, got {value}")
+        if self.wall is None:
+            object.__setattr__(self, "wall", wall_for(self.distance))
         if START_U + self.distance + TOP_MARGIN > self.wall.length:
             raise ConfigError(f"a {self.distance} m climb needs a wall longer than "
                               f"{self.wall.length} m")

@@ -49,3 +49,14 @@ def test_a_verdict_rerun_replans_from_scratch(monkeypatch):
     assert (rerun.success, rerun.failure, rerun.planned_steps, rerun.steps_done) == \
         (direct.success, direct.failure, direct.planned_steps, direct.steps_done)
     assert rerun.distance_m == pytest.approx(direct.distance_m, abs=1e-9)
+
+
+def test_a_long_climb_gets_a_wall_long_enough():
+    """A 4 m climb's default wall holds the start, the climb and the margin above it (2 m
+    climbs keep the wall they had), and its start stance is placed."""
+    from clamber.quadruped.trials.rock_climb import START_U, TOP_MARGIN, plan_rock_climb
+
+    long, short = _settings(90.0, distance=4.0), _settings(90.0, distance=2.0)
+    assert long.wall.length >= START_U + 4.0 + TOP_MARGIN
+    assert short.wall.length == pytest.approx(START_U + 2.0 + TOP_MARGIN + 0.2)
+    assert plan_rock_climb(long, 0)[2].start
