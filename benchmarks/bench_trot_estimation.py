@@ -1,4 +1,4 @@
-"""Estimation drift while trotting: the earlier leg odometry against the anchor EKF, with
+"""Estimation drift while trotting: the leg odometry against the anchor EKF, with
 contacts from the gait schedule, the servo currents (alone, or cut by the schedule), or the
 simulator, and the anchor EKF again on a robot whose link lengths match the model exactly
 (the ablation that isolates the +-2 % kinematic mismatch).

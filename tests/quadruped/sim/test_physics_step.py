@@ -72,7 +72,7 @@ def test_the_default_step_gives_the_climb_of_a_finer_step():
     within 3 % (the grasp welds, two steps stiff, are stiffer at 4 ms: 4 and 2 ms agree to
     0.3 %, 10 and 4 ms differ by 2.5-2.8 %; with the gyro's rate taken at the period's last
     physics step instead of averaged, the attitude estimate was 6 % apart) (the study in
-    docs/quadruped_sim.md, "Physics step", does this on every scenario and controller
+    docs/results/quadruped_physics.md, "Physics step", does this on every scenario and controller
     against 1 ms too)."""
     coarse, fine = _first_swing(0.01), _first_swing(0.004)
     assert coarse["reason"] == fine["reason"] == "time limit"
