@@ -169,12 +169,14 @@ def test_rock_climb_command_reports_distance_and_grasps(tmp_path, capsys):
 
 
 def test_rock_settings_reject_bad_input():
-    """Unknown grasp models, a climb longer than the wall and a wall incline the generator
-    does not make are configuration errors."""
+    """Unknown grasp models, a climb longer than the wall it is given and a wall incline the
+    generator does not make are configuration errors."""
+    from clamber.quadruped.rock.wall import RockWallSpec
+
     with pytest.raises(ConfigError):
         RockClimbSettings(grasp="magnet")
     with pytest.raises(ConfigError):
-        RockClimbSettings(distance=5.0)
+        RockClimbSettings(distance=5.0, wall=RockWallSpec(length=3.1))
     with pytest.raises(ConfigError):
         RockClimbSettings(climb=ClimbSettings(incline_deg=150.0))
 
