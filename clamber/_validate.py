@@ -109,6 +109,10 @@ RANGES: dict[str, Range] = {
     "trials": Range(1, 100_000, "", "seeded trials per condition"),
     "tolerance_scale": Range(0.0, 10.0, "", "a factor on the calibrated tolerances; ten "
                              "times them already perturbs masses by half"),
+    "design_tolerance_scale": Range(0.0, 4.0, "", "the calibrated tolerances' multiple a "
+                                    "robust design must hold: 0 is one exact robot, and at "
+                                    "4 x the clearance scenario's shoulder motor weighs "
+                                    "half the nominal", low_open=True),
 }
 
 

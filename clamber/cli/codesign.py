@@ -90,10 +90,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     cd.add_argument("--rear-spar", action="store_true",
                     help="with --fitness robust: simulate the landings with a spar on the "
                     "rear foot too (a hardware option; the paper's rear foot has none)")
-    cd.add_argument("--tol-scale", type=quantity_type(float, "tolerance_scale"),
+    cd.add_argument("--tol-scale", type=quantity_type(float, "design_tolerance_scale"),
                     help="with --fitness robust: draw the landing trials' robots from the "
-                    "calibrated tolerances times this (default 1; above 1 trades speed for "
-                    "margin)")
+                    "calibrated tolerances times this, (0, 4] (default 1; above 1 trades "
+                    "speed for margin; recorded in every scored trajectory)")
     cd.add_argument("--finalists", type=number_type(int, 0, 100),
                     help="with --fitness robust: rescore this many best designs on held-out "
                     "climbs after the run and recommend the best of them (default 5; 0: "
@@ -223,6 +223,11 @@ def codesign_config(args: argparse.Namespace):
     if args.rear_spar:
         fitness = replace(fitness, landing_rear_spar=True)
     if getattr(args, "tol_scale", None) is not None:  # namespaces built in code may lack it
+        if fitness.landing_trials == 0:
+            from clamber.exceptions import ConfigError
+
+            raise ConfigError("--tol-scale sets the margin of the landing trials; add "
+                              "--fitness robust")
         fitness = replace(fitness, landing_tol_scale=args.tol_scale)
 
     def pick(name):

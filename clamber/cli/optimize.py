@@ -6,6 +6,7 @@ import argparse
 import logging
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from clamber.cli.options import (
     FMT,
@@ -15,6 +16,10 @@ from clamber.cli.options import (
     quantity_type,
     seed_int,
 )
+from clamber.exceptions import ConfigError
+
+if TYPE_CHECKING:
+    from clamber.jumper.formulation.scenarios import MassScenarios
 
 log = logging.getLogger("clamber")
 
@@ -25,6 +30,7 @@ EXAMPLES_OPTIMIZE = """examples:
   clamber jumper optimize --torque-limit 0.4 --collocation hermite-simpson
   clamber jumper optimize --settings tuned.toml   # any OptimizationSettings field, e.g.
                                                   # safe_region_front = "safe_region.json"
+  clamber jumper optimize --robust --tol-scale 1.5 --out out/robust15   # wider margin
 """
 
 
@@ -50,11 +56,18 @@ def optimize_command(args: argparse.Namespace) -> dict:
         changes["backend"] = args.backend
     base = load_settings(args.settings) if args.settings else OptimizationSettings()
     settings = base.with_(**changes)
+    tol_scale = getattr(args, "tol_scale", None)  # namespaces built in code may lack it
+    if tol_scale is not None and not args.robust:
+        raise ConfigError("--tol-scale sets the margin of --robust; add --robust")
     run = optimize
     if args.robust:
+        from functools import partial
+
         from clamber.jumper.robust import optimize_robust, robust_settings
 
-        settings, run = robust_settings(settings), optimize_robust
+        tol_scale = 1.0 if tol_scale is None else tol_scale
+        settings = robust_settings(settings)
+        run = partial(optimize_robust, scenarios=robust_scenarios(tol_scale))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
@@ -63,7 +76,7 @@ def optimize_command(args: argparse.Namespace) -> dict:
     with Heartbeat(f"optimizing ({args.resolution})"):
         sol = run(morph, settings, args.resolution, args.guess, args.seed)
     elapsed = time.perf_counter() - t0
-    solved = sum(h["solve_time_s"] for h in sol.history)
+    solved = sum(h.get("solve_time_s", 0.0) for h in sol.history)
     log.info("solver: %s; built in %.1f s, solved in %.1f s (%d iterations)",
              sol.status.value, elapsed - solved, solved, sol.iterations)
     for stage in sol.history:  # -v: each IPOPT run of the coarse-to-fine sequence
@@ -82,6 +95,10 @@ def optimize_command(args: argparse.Namespace) -> dict:
                         "motion; the speed is not trustworthy at this resolution (refine, or "
                         "use --collocation hermite-simpson)",
                         sol.accuracy["max_position_drift_m"] * 1e3)
+    if args.robust:
+        from clamber.jumper.robust import with_design_tol_scale
+
+        sol = with_design_tol_scale(sol, tol_scale)
     path = sol.save(out / "solution")
     morph.save(out / "morphology.toml")
     figures = {}
@@ -93,11 +110,23 @@ def optimize_command(args: argparse.Namespace) -> dict:
             paths = save_all(sol, out, animation=not args.no_animation)
         figures = {k: str(v) for k, v in paths.items()}
     summary = sol.summary()
-    summary["total_solve_time_s"] = sum(h["solve_time_s"] for h in sol.history)
+    summary["total_solve_time_s"] = sum(h.get("solve_time_s", 0.0) for h in sol.history)
     summary["total_wall_time_s"] = time.perf_counter() - t0
     summary["solution_path"] = str(path)
     summary["figures"] = figures
+    if args.robust:
+        summary["design_tol_scale"] = tol_scale
     return summary
+
+
+def robust_scenarios(tol_scale: float) -> MassScenarios:
+    """The take-off clearance scenarios of ``optimize --robust --tol-scale X``: the shoulder
+    motor lighter by twice the mass tolerance of :func:`calibrated_tolerances` ``(X)``, the
+    scatter ``robustness --tol-scale X`` draws robots from."""
+    from clamber.experiments.calibration import calibrated_tolerances
+    from clamber.jumper.robust import clearance_scenarios
+
+    return clearance_scenarios(calibrated_tolerances(tol_scale).mass_rel)
 
 
 def _first_build_note(backend: str) -> str:
@@ -149,6 +178,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="add the landing-margin options (phase 4 at least 100 ms, grippers "
                      "released under at most 0.5 N, the front foot off the wall after "
                      "take-off on a lighter-shouldered robot too; clamber.jumper.robust)")
+    opt.add_argument("--tol-scale", type=quantity_type(float, "design_tolerance_scale"),
+                     help="with --robust: the calibrated tolerances' multiple to hold, (0, 4] "
+                     "(default 1): the lighter shoulder motor is lighter by twice the mass "
+                     "tolerance at that scale; above 1 trades speed for margin. Recorded "
+                     "in the solution, which robustness reports")
     opt.add_argument("--no-animation", action="store_true", help="skip the GIF only")
     opt.set_defaults(func=optimize_command)
 

@@ -227,6 +227,9 @@ def _robustness(args: argparse.Namespace) -> dict:
         args.solution = stored_solution
     sol = _load(args.solution)
     _hardware(args, sol)
+    from clamber.jumper.robust import design_tol_scale
+
+    designed = design_tol_scale(sol)  # the margin it was designed for (None: not recorded)
     # every calibrated tolerance, with the three the options name replaced where given
     overrides = {"mass_rel": args.mass_tol, "length_abs": args.length_tol,
                  "jitter": args.jitter}
@@ -245,7 +248,9 @@ def _robustness(args: argparse.Namespace) -> dict:
                          run_dir=run_dir, resume=bool(args.resume), progress=bar)
     trials_csv = write_trials_csv(run_dir / "trials.csv", res.trials)
     release_run(run_dir)
-    out = {**res.summary(), "trials_csv": str(trials_csv), "run_dir": str(run_dir)}
+    out = {**res.summary(), "tol_scale": args.tol_scale,
+           "design_tol_scale": designed, "trials_csv": str(trials_csv),
+           "run_dir": str(run_dir)}
     if args.jumps > 1:  # a climb: how far it went before its first failed landing
         from clamber.report.simulation import plot_height_climbed
 

@@ -95,7 +95,8 @@ class FitnessSettings:
     :meth:`~clamber.jumper.sim.gripper.FootPivot.with_rear_spar`)."""
     landing_tol_scale: float = 1.0
     """The landing trials' robots are drawn from the calibrated tolerances times this [-]:
-    the margin the design must hold (speed traded for it above 1)."""
+    the margin the design must hold (speed traded for it above 1); recorded in each scored
+    trajectory (:func:`~clamber.jumper.robust.with_design_tol_scale`)."""
     landing_race: bool = False
     """Stop a candidate's landing trials once its expected speed cannot reach the best
     fitness of the co-design's finished generations (an exact bound, not a statistical
@@ -116,7 +117,8 @@ class FitnessSettings:
         v.choice("fitness", "landing_score", self.landing_score,
                  ("jumps", "climbs", "measured"))
         v.choice("fitness", "landing_rear_spar", self.landing_rear_spar, (False, True))
-        v.number("fitness", "landing_tol_scale", self.landing_tol_scale, low=0.0)
+        v.in_range("fitness", "landing_tol_scale", self.landing_tol_scale,
+                   "design_tolerance_scale")
 
     def to_dict(self) -> dict[str, Any]:
         # the default landing score is left out, so runs recorded before it existed resume
@@ -269,6 +271,7 @@ def evaluate_start(task: CandidateTask, k: int) -> CandidateResult:
         c1 = time.process_time()
         if ok and cfg.landing_trials > 0:
             from clamber.experiments.landing_fitness import landing_fitness
+            from clamber.jumper.robust import with_design_tol_scale
 
             landing = landing_fitness(sol, cfg.landing_trials, cfg.landing_controller,
                                       jumps=cfg.landing_jumps,
@@ -278,6 +281,7 @@ def evaluate_start(task: CandidateTask, k: int) -> CandidateResult:
                                       tol_scale=cfg.landing_tol_scale)
             info.update(landing)
             fitness = landing["landing_fitness_mps"]
+            sol = with_design_tol_scale(sol, cfg.landing_tol_scale)
         c2 = time.process_time()
         info.update(cpu_time_s=c2 - c0, solve_cpu_s=c1 - c0, landing_cpu_s=c2 - c1)
         return CandidateResult(

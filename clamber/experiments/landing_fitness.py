@@ -40,6 +40,7 @@ from clamber.experiments.calibration import calibrated_config, calibrated_tolera
 from clamber.experiments.record import TrialOutcome
 from clamber.experiments.robustness import robustness_study
 from clamber.experiments.statistics import wilson_interval
+from clamber.experiments.study import Study
 from clamber.jumper.sim.gripper import FootPivot
 from clamber.jumper.solution import TrajectorySolution
 
@@ -124,6 +125,18 @@ def race(outcomes: Iterable[TrialOutcome], speed: float, trials: int, jumps: int
     return RaceTally(done, first_ready, success, ready_jumps, False, climbed, climb_time)
 
 
+def landing_study(sol: TrajectorySolution, trials: int, controller: str = "closed-loop",
+                  seed: int = 0, jumps: int = 1, rear_spar: bool = False,
+                  tol_scale: float = 1.0) -> Study:
+    """The seeded climbs :func:`landing_fitness` plays: robots drawn from the calibrated
+    tolerances times ``tol_scale`` (the scaling of ``robustness --tol-scale``), in the
+    calibrated simulator with ``controller`` (and a rear spar if ``rear_spar``)."""
+    changes = {"pivot": FootPivot().with_rear_spar()} if rear_spar else {}
+    return robustness_study(sol, trials, seed, jumps,
+                            calibrated_config(controller=controller, **changes),
+                            calibrated_tolerances(tol_scale))
+
+
 def landing_fitness(sol: TrajectorySolution, trials: int, controller: str = "closed-loop",
                     seed: int = 0, jumps: int = 1, beat: float | None = None,
                     min_trials: int = MIN_RACE_TRIALS,
@@ -139,10 +152,7 @@ def landing_fitness(sol: TrajectorySolution, trials: int, controller: str = "clo
     (:meth:`~clamber.jumper.sim.gripper.FootPivot.with_rear_spar`). ``tol_scale`` multiplies
     the calibrated tolerances the robots are drawn from [-] (margin as a design target).
     """
-    changes = {"pivot": FootPivot().with_rear_spar()} if rear_spar else {}
-    study = robustness_study(sol, trials, seed, jumps,
-                             calibrated_config(controller=controller, **changes),
-                             calibrated_tolerances(tol_scale))
+    study = landing_study(sol, trials, controller, seed, jumps, rear_spar, tol_scale)
     speed = sol.speed if sol.status.success else math.nan
     if score not in SCORES:
         raise ValueError(f"score must be one of {SCORES}, not {score!r}")

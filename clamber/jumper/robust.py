@@ -24,13 +24,20 @@ with it: at the earlier calibration (tolerances 0.75 x, m2 7.5 % lower) in 200 s
 closed-loop ten-jump climbs (same seeds) 77 succeeded without it and 89 with it (front
 misses 35 -> 1), at 0.1 % of the speed (0.5143 -> 0.5138 m/s);
 docs/results/jumper_landing.md has the figures at the present calibration.
+
+**The margin as a design target.** :func:`clearance_scenarios` sizes that scenario from a
+mass tolerance, so ``optimize --robust --tol-scale X`` holds the clearance at X times the
+calibrated scatter; :func:`with_design_tol_scale` records X in the solution's history,
+where ``robustness`` reads it back (docs/results/robust_pareto.md).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
+from clamber import _validate as check
 from clamber.jumper.formulation.problem import DEFAULT_TERMS
 from clamber.jumper.formulation.scenarios import MassScenarios
 from clamber.jumper.formulation.terms import TermGroup
@@ -62,11 +69,20 @@ def robust_settings(base: OptimizationSettings | None = None) -> OptimizationSet
     return base.with_(phase_duration_min=lo, release_force_max=release)
 
 
-#: The multi-scenario clearance of ``optimize --robust``: the front foot clears the wall
-#: over the first 35 % of the flight on the nominal robot and on one with its shoulder
-#: motor mass m2 12.5 % lower (twice the calibrated mass tolerance, 1.25 x 5 %; m2 moves
-#: that clearance most, docs/results/jumper_landing.md).
-ROBUST_SCENARIOS = MassScenarios(scales=((1.0, 0.875, 1.0, 1.0, 1.0),), flight_share=0.35)
+def clearance_scenarios(mass_rel: float) -> MassScenarios:
+    """The take-off clearance of ``optimize --robust`` for robots whose masses scatter by
+    ``mass_rel`` [-] (half-width of a uniform scatter, below 0.5): the front foot clears
+    the wall over the first 35 % of the flight on the nominal robot and on one whose
+    shoulder motor mass m2 is lower by twice ``mass_rel`` (m2 moves that clearance most,
+    docs/results/jumper_landing.md)."""
+    check.number("robust", "mass_rel", mass_rel, low=0.0, high=0.5, high_open=True)
+    return MassScenarios(scales=((1.0, 1.0 - 2.0 * mass_rel, 1.0, 1.0, 1.0),),
+                         flight_share=0.35)
+
+
+#: The clearance of ``optimize --robust`` at the calibrated mass tolerance (1.25 x 5 %):
+#: m2 12.5 % lower.
+ROBUST_SCENARIOS = clearance_scenarios(0.0625)
 #: The same clearance at the earlier calibration's tolerance (m2 7.5 % lower): the take-off
 #: clearance of the tuned hardware jump (``clamber.experiments.calibration``), fixed before
 #: that calibration so that the calibration does not depend on its own result.
@@ -81,15 +97,38 @@ def robust_terms(base: Sequence[TermGroup] = DEFAULT_TERMS,
 
 def optimize_robust(morphology: Morphology, settings: OptimizationSettings | None = None,
                     resolution: str = "fine", guess: str | TrajectorySolution = "seed",
-                    seed: int = 0) -> TrajectorySolution:
+                    seed: int = 0,
+                    scenarios: MassScenarios = ROBUST_SCENARIOS) -> TrajectorySolution:
     """The robust optimum: :func:`~clamber.jumper.solve.optimize` with
-    :func:`robust_settings` of ``settings``, then :func:`with_clearance_scenarios`.
+    :func:`robust_settings` of ``settings``, then :func:`with_clearance_scenarios` with
+    ``scenarios`` (:func:`clearance_scenarios` of the tolerance to hold).
     """
     s = robust_settings(settings)
     first = optimize(morphology, s, resolution, guess, seed)
     if not first.status.success:
         return first
-    return with_clearance_scenarios(morphology, first, s, resolution)
+    return with_clearance_scenarios(morphology, first, s, resolution, scenarios=scenarios)
+
+
+#: The history key of the tolerance scale a robust design was made to hold [-].
+DESIGN_TOL_SCALE = "design_tol_scale"
+
+
+def with_design_tol_scale(sol: TrajectorySolution, tol_scale: float) -> TrajectorySolution:
+    """A copy of ``sol`` whose history records that it was designed to hold ``tol_scale``
+    times the calibrated tolerances (kept through save and load)."""
+    scale = check.in_range("robust", "tol_scale", tol_scale, "design_tolerance_scale")
+    return replace(sol, history=[*sol.history, {DESIGN_TOL_SCALE: scale}])
+
+
+def design_tol_scale(sol: TrajectorySolution) -> float | None:
+    """The tolerance scale ``sol`` was designed to hold: the last one its history records,
+    None for a solution that records none (not designed for a margin, or older)."""
+    for entry in reversed(sol.history):
+        if isinstance(entry, dict) and DESIGN_TOL_SCALE in entry:
+            return check.in_range("history", DESIGN_TOL_SCALE, entry[DESIGN_TOL_SCALE],
+                                  "design_tolerance_scale")
+    return None
 
 
 def with_clearance_scenarios(morphology: Morphology, first: TrajectorySolution,

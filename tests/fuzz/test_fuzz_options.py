@@ -26,6 +26,8 @@ NUMERIC = [
     (["jumper", "codesign"], "--workers", INT, 0, None, False),
     (["jumper", "codesign"], "--max-retries", INT, 0, None, False),
     (["jumper", "codesign"], "--torque-limit", FLOAT, 0, None, True),
+    (["jumper", "codesign", "--fitness", "robust"], "--tol-scale", FLOAT, 0, 4, True),
+    (["jumper", "optimize", "--robust"], "--tol-scale", FLOAT, 0, 4, True),
     (["jumper", "sweep"], "--samples", INT, 1, 1_000_000, False),
     (["jumper", "sweep"], "--seed", INT, 0, 2**32 - 1, False),
     (["jumper", "sweep"], "--workers", INT, 0, None, False),
