@@ -239,3 +239,35 @@ def save_sweep_figures(rows: Sequence[dict[str, Any]], out: str | Path) -> dict[
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     return {"trends": _save(plot_sweep(rows), out / "sweep_trends.png")}
+
+
+def plot_margin_pareto(points: dict[str, dict[str, dict[str, Any]]]):
+    """Expected climbing speed [m/s] against the share of ten-jump climbs of each design,
+    one panel per tolerance scale: ``points[design][scale]`` holds ``expected_speed_mps``,
+    ``landing_rate`` and ``landing_interval`` (Wilson); the non-dominated designs of each
+    panel are filled and joined."""
+    scales = sorted({s for by_scale in points.values() for s in by_scale}, key=float)
+    fig, axes = plt.subplots(1, len(scales), figsize=(5.2 * len(scales), 4.4), sharey=True,
+                             squeeze=False)
+    names = list(points)
+    for ax, scale in zip(axes[0], scales, strict=True):
+        here = [n for n in names if scale in points[n]]
+        x = np.array([points[n][scale]["expected_speed_mps"] for n in here])
+        y = np.array([points[n][scale]["landing_rate"] for n in here])
+        low = np.array([points[n][scale]["landing_interval"][0] for n in here])
+        high = np.array([points[n][scale]["landing_interval"][1] for n in here])
+        front = sorted(pareto_front(list(zip(x.tolist(), y.tolist(), strict=True))),
+                       key=lambda i: x[i])
+        ax.plot(x[front], y[front], "k-", lw=1, zorder=1, label="non-dominated")
+        for i, n in enumerate(here):
+            color = f"C{names.index(n) % 10}"
+            ax.errorbar(x[i], y[i], yerr=[[y[i] - low[i]], [high[i] - y[i]]], fmt="o",
+                        ms=8, color=color, mfc=color if i in front else "white", capsize=3,
+                        zorder=2, label=n)
+        ax.set_title(f"tolerances x{float(scale):g}")
+        ax.set_xlabel("expected climbing speed [m/s]")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("ten-jump climbs finished [-] (95 % Wilson)")
+    axes[0][-1].legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    return fig
