@@ -1,21 +1,12 @@
 """Foot contact from what the servos report: current readings, a foot-force estimate, hysteresis.
 
-The servos report their present current (Dynamixel X: a signed integer in units of 2.69 mA)
-once per control cycle, with noise; :class:`ServoCurrentSensor` turns the simulated motor
-torques into such readings and back into torque [N m] through each servo's A per N m.
-
-Each leg is a chain carried by the body; quasi-statically its joint torques balance gravity
-on its links and the force ``f`` at its foot, ``tau + J^T f = g(q, R)`` (the generalized
-gravity of the leg's joints with the body at attitude ``R``), so the foot force is the
-least-squares solution of ``J^T f = g(q, R) + k_v qdot - tau_measured`` over the leg's five
-joints (``k_v qdot``: the servos' known back-EMF damping, which the current does not carry).
-Swing-leg inertia and the body's acceleration are neglected; they are small against the
-half body weight a stance foot carries.
-
-:class:`ContactDetector` thresholds the estimated force along the estimated vertical with
-hysteresis (on above ``on``, off below ``off``): it needs no gait schedule and no ground
-truth. A foot is reported in contact only after ``settle`` cycles above the threshold, so
-the filter sees it once its load has built up, not while it is still landing.
+The servos report their present current (Dynamixel X: units of 2.69 mA) each cycle, with
+noise. Quasi-statically a leg's joint torques balance gravity and its foot force ``f``, so
+``f`` is the least-squares solution of ``J^T f = g(q, R) + k_v qdot - tau_measured`` over
+its five joints (``k_v qdot``: the back-EMF damping the current does not carry; swing
+inertia and body acceleration neglected). :class:`ContactDetector` thresholds that force
+with hysteresis and reports a foot only after ``settle`` cycles, once its load has built
+up: no gait schedule, no ground truth.
 """
 
 from __future__ import annotations

@@ -1,27 +1,14 @@
 """A contact-aided EKF with the feet's anchors in its state (Bloesch et al., RSS 2012).
 
-State: body position ``p`` and velocity ``v`` in {S} [m, m/s], attitude ``R`` ({B} to {S}),
-accelerometer and gyro biases ``b_a`` [m/s^2], ``b_g`` [rad/s], and one world anchor ``a_i``
-[m] per foot in contact. The error state is ``[dp, dv, dtheta, db_a, db_g, da_LF, da_RF,
-da_LR, da_RR]`` (27), attitude perturbed on the right (``R = R_hat exp(dtheta)``); the rows
-of a foot out of contact are zero and unused.
-
-* Prediction from the IMU as in :class:`clamber.quadruped.estimation.estimator.LegOdometryEkf`; an
-  anchor in contact follows a random walk of ``slip`` [m/sqrt(s)] (the foot may slide).
-* Touchdown (a foot newly in ``contacts``): its anchor is added as ``a = p + R z`` from the
-  kinematic foot position ``z`` in {B}, with its covariance and its correlation with the
-  body state carried over through that map (``da = dp - R [z]x dtheta + R dz``), so the
-  anchor is as uncertain as the body was when the foot landed, not more certain.
-* Lift-off: the anchor is dropped (its rows and columns zeroed).
-* Update, every cycle, for each anchored foot: ``z = R^T (a - p) + n``, the foot position
-  the leg kinematics give from the encoder angles. A foot whose normalised innovation
-  exceeds ``gate`` (chi-square, 3 degrees of freedom) is left out for that cycle: a foot
-  that slips far is not allowed to drag the body along.
-
-Position and yaw are not observable (the anchors move with them); roll, pitch, velocity
-and the accelerometer's horizontal bias are, through gravity and the fixed anchors. The
-normalised innovations squared (``nis``, with their degrees of freedom) are kept for
-consistency checks.
+The body's error state (:mod:`.estimator`) plus one world anchor per foot in contact (27;
+a foot out of contact has zero rows). An anchor in contact follows a random walk of
+``slip`` [m/sqrt(s)]; at touchdown it is added as ``a = p + R z`` from the kinematic foot
+position ``z``, its covariance carried through that map (``da = dp - R [z]x dtheta +
+R dz``), so it is as uncertain as the body was; at lift-off it is dropped. Each cycle every
+anchored foot measures ``z = R^T (a - p) + n``; one whose normalised innovation exceeds
+``gate`` (chi-square, 3 dof) is left out, so a slipping foot cannot drag the body along.
+Position and yaw are not observable; roll, pitch, velocity and the accelerometer's
+horizontal bias are. The normalised innovations squared are kept (``nis``).
 """
 
 from __future__ import annotations
@@ -84,8 +71,7 @@ class AnchorEkf(ErrorStateEkf):
         e = self.par
         super().__init__(rm, position, rotation, imu,
                          (e.initial_position, e.initial_velocity, e.initial_attitude), N_ERROR)
-        #: World anchors (4, 3) [m] of the feet (``LEG_NAMES`` order), estimated where
-        #: ``active``.
+        #: World anchors (4, 3) [m] of the feet, estimated where ``active``.
         self.anchors = np.zeros((len(LEG_NAMES), 3))
         self.active = np.zeros(len(LEG_NAMES), dtype=bool)
         #: Normalised innovations squared of the feet's updates and their degrees of freedom.
@@ -126,9 +112,7 @@ class AnchorEkf(ErrorStateEkf):
         self.active[i] = False
 
     def _anchor(self, i: int, z: np.ndarray) -> None:
-        """Touchdown: foot ``i``'s anchor ``a = p + R z`` from the body estimate and its
-        kinematic position ``z`` [m], with the covariance carried through that map
-        (``da = dp - R [z]x dtheta + R dz``)."""
+        """Touchdown: foot ``i``'s anchor from its kinematic position ``z`` [m]."""
         s = foot_block(i)
         self.anchors[i] = self.p + self.R @ z
         J = np.zeros((3, N_ERROR))
@@ -181,8 +165,7 @@ class AnchorEkf(ErrorStateEkf):
         self.P[GYRO_BIAS, GYRO_BIAS] = std**2 * np.eye(3)
 
     def keep_biases(self, other: AnchorEkf) -> None:
-        """Take ``other``'s IMU bias estimates and their covariance (a filter restarted after
-        standing still keeps the biases it learned there)."""
+        """Take ``other``'s IMU bias estimates and their covariance."""
         self.b_a, self.b_g = other.b_a.copy(), other.b_g.copy()
         self.P[BIASES, :] = 0.0
         self.P[:, BIASES] = 0.0
@@ -200,6 +183,5 @@ def calibrate_gyro(imu: SimulatedImu, rotation: np.ndarray, duration: float,
 
 
 def nees(error: np.ndarray, covariance: np.ndarray) -> float:
-    """Normalised estimation error squared ``e^T P^-1 e`` (its mean is the dimension of ``e``
-    for a consistent filter)."""
+    """Normalised estimation error squared ``e^T P^-1 e`` (mean ``len(e)`` if consistent)."""
     return float(error @ np.linalg.solve(covariance, error))

@@ -1,11 +1,9 @@
 """The error-state EKF's steps, compiled: strapdown prediction, Kalman correction, leg kinematics.
 
-Both filters (:mod:`.estimator`, :mod:`.contact_ekf`) share the body's error state
-``[dp, dv, dtheta, db_a, db_g]`` (15; the attitude perturbed on the right,
-``R = R_hat exp(dtheta)``), which the anchor filter extends by one 3-D anchor per foot. The
-filters run at the control rate on 15 x 15 and 27 x 27 covariances, where NumPy spends
-more time dispatching its calls than computing; each step here is one compiled call (numba,
-cached on disk), written as the linear algebra it is.
+Both filters share the body's error state ``[dp, dv, dtheta, db_a, db_g]`` (15; attitude
+perturbed on the right, ``R = R_hat exp(dtheta)``); the anchor filter adds one 3-D anchor per
+foot. On 15 x 15 and 27 x 27 covariances NumPy spends its time in dispatch, so each step is
+one compiled call (numba, cached on disk).
 """
 
 from __future__ import annotations
@@ -15,6 +13,7 @@ import math
 import numpy as np
 
 from clamber.compiled import kernel
+from clamber.quadruped.model.se3_kernels import compose
 
 #: The error state's blocks: body position [m], velocity [m/s], attitude [rad] and the
 #: accelerometer [m/s^2] and gyro [rad/s] biases; the anchor filter's feet follow.
@@ -62,8 +61,7 @@ def _so3_series(phi: np.ndarray, c: float, a: float, b: float) -> np.ndarray:
 
 @kernel
 def exp3(phi: np.ndarray) -> np.ndarray:
-    """Rotation matrix ``exp([phi]x) = cos t I + sin t / t [phi]x + (1 - cos t) / t^2 phi
-    phi^T`` with ``t = |phi|`` (Rodrigues; Taylor series below 1e-4 rad)."""
+    """Rodrigues' ``exp([phi]x)`` (Taylor series below 1e-4 rad)."""
     t2 = phi[0] * phi[0] + phi[1] * phi[1] + phi[2] * phi[2]
     if t2 < 1e-8:
         c, a, b = 1.0 - t2 / 2.0, 1.0 - t2 / 6.0, 0.5 - t2 / 24.0
@@ -75,8 +73,7 @@ def exp3(phi: np.ndarray) -> np.ndarray:
 
 @kernel
 def right_jacobian(phi: np.ndarray) -> np.ndarray:
-    """SO(3)'s right Jacobian, ``exp(phi + d) = exp(phi) exp(J_r(phi) d)`` to first order:
-    ``J_r = sin t / t I - (1 - cos t) / t^2 [phi]x + (t - sin t) / t^3 phi phi^T``."""
+    """SO(3)'s right Jacobian: ``exp(phi + d) = exp(phi) exp(J_r(phi) d)`` to first order."""
     t2 = phi[0] * phi[0] + phi[1] * phi[1] + phi[2] * phi[2]
     if t2 < 1e-8:
         c, a, b = 1.0 - t2 / 6.0, 0.5 - t2 / 24.0, 1.0 / 6.0 - t2 / 120.0
@@ -89,13 +86,11 @@ def right_jacobian(phi: np.ndarray) -> np.ndarray:
 @kernel
 def transition_blocks(R: np.ndarray, f: np.ndarray, w: np.ndarray, dt: float
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The error-state transition ``F`` of :func:`predict` over ``dt`` [s], at attitude ``R``
-    with the bias-corrected specific force ``f`` [m/s^2] and rate ``w`` [rad/s], by the
-    blocks where it differs from the identity: velocity <- attitude ``-R [f]x dt``,
-    velocity <- accelerometer bias ``-R dt``, attitude <- attitude ``exp(w dt)^T`` and
-    attitude <- gyro bias ``-J_r(w dt) dt``. The position rows are ``I dt`` on velocity plus
-    ``dt / 2`` times the velocity rows' attitude and bias blocks (the step's mean velocity);
-    the anchors' rows are the identity. First order in the errors."""
+    """The blocks where :func:`predict`'s transition over ``dt`` [s] differs from the
+    identity (first order, at attitude ``R``, bias-corrected specific force ``f`` [m/s^2]
+    and rate ``w`` [rad/s]): velocity <- attitude ``-R [f]x dt``, velocity <- accelerometer
+    bias ``-R dt``, attitude <- attitude ``exp(w dt)^T``, attitude <- gyro bias
+    ``-J_r(w dt) dt``; position follows the step's mean velocity."""
     velocity_attitude = -(R @ skew(f)) * dt
     velocity_accel_bias = -R * dt
     attitude_attitude = np.ascontiguousarray(exp3(w * dt).T)
@@ -115,9 +110,8 @@ def _add_product(out: np.ndarray, A: np.ndarray, X: np.ndarray) -> None:
 def transition_times(X: np.ndarray, dt: float,
                      blocks: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
                      out: np.ndarray) -> None:
-    """``out = F X`` (n, k) for the transition ``F`` over ``dt`` [s] given by its ``blocks``
-    (:func:`transition_blocks`): block products on the position, velocity and attitude
-    rows, the other rows copied. ``out`` must not overlap ``X``."""
+    """``out = F X`` (n, k) for the transition of :func:`transition_blocks`; ``out`` must
+    not overlap ``X``."""
     velocity_attitude, velocity_accel_bias, attitude_attitude, attitude_gyro_bias = blocks
     out[:] = X
     _add_product(out[VELOCITY], velocity_attitude, X[ATTITUDE])
@@ -144,12 +138,10 @@ def predict(P: np.ndarray, p: np.ndarray, v: np.ndarray, R: np.ndarray, b_a: np.
             b_g: np.ndarray, rate: np.ndarray, specific_force: np.ndarray,
             imu_rate: np.ndarray, dt: float, process_noise: np.ndarray,
             work: np.ndarray) -> None:
-    """One strapdown step over ``dt`` [s] from the IMU's ``specific_force`` [m/s^2] and
-    ``imu_rate`` [rad/s] in {B}, held over the step: ``p += v dt + a dt^2 / 2``,
-    ``v += a dt`` with ``a = R (f - b_a) + g``, ``R = R exp((w - b_g) dt)``; the covariance
-    ``F P F^T + diag(process_noise)`` as ``F (F P)^T`` (:func:`transition_times`,
-    symmetrised); ``rate`` the bias-corrected rate [rad/s]. All in place; ``work`` (n, n)
-    is scratch."""
+    """One strapdown step in place over ``dt`` [s] from the IMU's ``specific_force``
+    [m/s^2] and ``imu_rate`` [rad/s] in {B}: ``a = R (f - b_a) + g``, ``p += v dt + a dt^2
+    / 2``, ``v += a dt``, ``R = R exp((w - b_g) dt)``, ``P = F P F^T + diag(process_noise)``;
+    ``rate`` gets the bias-corrected rate; ``work`` (n, n) is scratch."""
     f = specific_force - b_a
     w = imu_rate - b_g
     blocks = transition_blocks(R, f, w, dt)
@@ -182,18 +174,13 @@ def _forward_substitute(L: np.ndarray, B: np.ndarray) -> None:
 def correct(P: np.ndarray, H: np.ndarray, r: np.ndarray, noise: np.ndarray, p: np.ndarray,
             v: np.ndarray, R: np.ndarray, b_a: np.ndarray, b_g: np.ndarray
             ) -> tuple[np.ndarray, float]:
-    """The Kalman correction for the innovation ``r`` (m,) of rows ``H`` (m, k) over the
-    first k of the n error states (zero beyond: the leg odometry's rows touch only
-    :data:`MOTION`) with white noise of variances ``noise`` (m,).
+    """The Kalman correction, in place, for the innovation ``r`` (m,) of rows ``H`` (m, k)
+    over the first k error states (zero beyond) with noise variances ``noise`` (m,).
 
-    With ``S = H P H^T + diag(noise) = L L^T`` (Cholesky) and the whitened rows
-    ``W = L^-1 H P``, ``w = L^-1 r``: the covariance becomes ``P - K S K^T = P - W^T W``
-    (symmetric by construction), the body moves by the error-state estimate
-    ``dx = K r = W^T w`` (``p``, ``v``, ``R exp(dx_attitude)``, ``b_a``, ``b_g``), all in
-    place. Returns ``dx`` (n,) (the anchor filter applies its feet's blocks) and the
-    normalised innovation squared ``r^T S^-1 r = w^T w``. Raises
-    :class:`numpy.linalg.LinAlgError` if ``S`` is not positive definite (then nothing
-    changed).
+    With ``S = H P H^T + diag(noise) = L L^T``, ``W = L^-1 H P`` and ``w = L^-1 r``:
+    ``P -= W^T W`` (symmetric by construction) and the state moves by ``dx = W^T w``.
+    Returns ``dx`` (n,) and the normalised innovation squared ``w^T w``; raises
+    :class:`numpy.linalg.LinAlgError` (nothing changed) if ``S`` is not positive definite.
     """
     n = P.shape[0]
     m, k = H.shape
@@ -240,14 +227,11 @@ def odometry_rows(p: np.ndarray, v: np.ndarray, R: np.ndarray, rate: np.ndarray,
                   feet: np.ndarray, prev: np.ndarray, legs: np.ndarray, anchors: np.ndarray,
                   use_v: bool, dt: float, foot_var: float, velocity_var: float
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The leg odometry's measurement (:class:`.estimator.LegOdometryEkf`): rows ``H``
-    (m, 9) over :data:`MOTION` (the other error states are not measured), innovation ``r``
-    (m,) and noise variances (m,).
-
-    Three rows per anchored leg (``legs`` (n,), rows of ``feet`` (4, 3) [m], the kinematic
-    foot positions in {B}, and of the world ``anchors`` (4, 3) [m]), variance ``foot_var``
-    [m^2]; if ``use_v``, three rows of the body velocity from the feet's mean motion since
-    ``prev`` (4, 3) [m], ``dt`` [s] ago, variance ``velocity_var / n`` [m^2/s^2].
+    """The leg odometry's rows ``H`` (m, 9) over :data:`MOTION`, innovation ``r`` (m,) and
+    noise variances (m,): three rows per anchored leg in ``legs`` (kinematic ``feet`` (4, 3)
+    in {B} against the world ``anchors`` (4, 3) [m]; ``foot_var`` [m^2]); if ``use_v``,
+    three of the body velocity from the feet's mean motion since ``prev`` (4, 3), ``dt`` [s]
+    ago (``velocity_var / n`` [m^2/s^2]).
     """
     n = legs.shape[0]
     m = 3 * n + 3 if use_v else 3 * n
@@ -287,10 +271,8 @@ def odometry_update(P: np.ndarray, p: np.ndarray, v: np.ndarray, R: np.ndarray,
                     prev: np.ndarray, anchors: np.ndarray, anchored: np.ndarray,
                     contact: np.ndarray, use_v: bool, dt: float, foot_var: float,
                     velocity_var: float) -> bool:
-    """One leg-odometry update: the feet in ``contact`` (4,) but not ``anchored`` (4,) get
-    their world ``anchors`` (4, 3) [m] at the estimate (in place), and the feet anchored
-    before correct the state in place (:func:`odometry_rows`, :func:`correct`). Returns
-    whether a correction was made."""
+    """One leg-odometry update in place: feet newly in ``contact`` (4,) are anchored at the
+    estimate, those ``anchored`` before correct the state. Returns whether one did."""
     for i in np.flatnonzero(contact & ~anchored):
         anchors[i] = p + R @ feet[i]
     legs = np.flatnonzero(contact & anchored)
@@ -311,9 +293,9 @@ def odometry_cycle(P: np.ndarray, work: np.ndarray, p: np.ndarray, v: np.ndarray
                    prev: np.ndarray, anchors: np.ndarray, anchored: np.ndarray,
                    contact: np.ndarray, use_v: bool, foot_var: float, velocity_var: float
                    ) -> tuple[np.ndarray, bool]:
-    """One control cycle of the leg odometry in one call, in place: :func:`predict` (if
-    ``predicting``), the feet (:func:`foot_positions`) and :func:`odometry_update`.
-    Returns the feet and whether a correction was made."""
+    """:func:`predict` (if ``predicting``), :func:`foot_positions` and
+    :func:`odometry_update` in one call (one dispatch instead of three); returns the feet
+    and whether a correction was made."""
     if predicting:
         predict(P, p, v, R, b_a, b_g, rate, specific_force, imu_rate, dt, process_noise,
                 work)
@@ -325,26 +307,13 @@ def odometry_cycle(P: np.ndarray, work: np.ndarray, p: np.ndarray, v: np.ndarray
 
 
 @kernel
-def _compose(R: np.ndarray, t: np.ndarray, Rb: np.ndarray, tb: np.ndarray,
-             R_out: np.ndarray, t_out: np.ndarray) -> None:
-    """``(R_out, t_out) = (R, t) * (Rb, tb)``: ``R Rb`` and ``t + R tb`` (3 x 3 and 3)."""
-    for i in range(3):
-        t_out[i] = t[i] + R[i, 0] * tb[0] + R[i, 1] * tb[1] + R[i, 2] * tb[2]
-        for j in range(3):
-            R_out[i, j] = R[i, 0] * Rb[0, j] + R[i, 1] * Rb[1, j] + R[i, 2] * Rb[2, j]
-
-
-@kernel
 def foot_positions(q_joints: np.ndarray, rotations: np.ndarray, translations: np.ndarray,
                    axes: np.ndarray) -> np.ndarray:
-    """Foot positions (4, 3) [m] in {B} of the legs' revolute chains at the joint angles
-    ``q_joints`` (leg-major) [rad].
+    """Foot positions (4, 3) [m] in {B} at the joint angles ``q_joints`` (leg-major) [rad].
 
-    ``rotations`` (4, k + 2, 3, 3) and ``translations`` (4, k + 2, 3): per leg the body
-    joint's placement, each of its k joints' placements in their parents and the foot
-    frame's in the last joint; ``axes`` (4, k): each joint's axis (0, 1, 2: x, y, z). Each
-    joint's transform is its placement times the rotation about its axis, whose rotation
-    matrix turns the placement's other two columns and keeps the axis's.
+    Per leg, ``rotations`` (4, k + 2, 3, 3) and ``translations`` (4, k + 2, 3) hold the body
+    joint's placement, its k joints' placements in their parents and the foot frame's in the
+    last joint; ``axes`` (4, k) each joint's axis (0, 1, 2: x, y, z).
     """
     n_legs, n_joints = axes.shape
     out = np.empty((n_legs, 3))
@@ -363,8 +332,8 @@ def foot_positions(q_joints: np.ndarray, rotations: np.ndarray, translations: np
                 M[i, a] = X[i, a]
                 M[i, b] = c * X[i, b] + s * X[i, e]
                 M[i, e] = c * X[i, e] - s * X[i, b]
-            _compose(R, t, M, translations[leg, 1 + k], R_next, t_next)
+            compose(R, t, M, translations[leg, 1 + k], R_next, t_next)
             R[:], t[:] = R_next, t_next
-        _compose(R, t, rotations[leg, 1 + n_joints], translations[leg, 1 + n_joints], R_next,
-                 out[leg])
+        compose(R, t, rotations[leg, 1 + n_joints], translations[leg, 1 + n_joints], R_next,
+                out[leg])
     return out

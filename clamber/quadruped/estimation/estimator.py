@@ -1,26 +1,16 @@
 """Body state estimation: a simulated IMU, the error-state EKF core and the leg-odometry EKF.
 
-What a filter reads is what the robot senses: the IMU's specific force and angular rate in
-{B}, the joint encoders' angles and which feet are in contact (the grippers' state, or
-:mod:`.contact`'s detector on the servo currents); never the simulator's state.
+A filter reads only what the robot senses: the IMU in {B}, the joint encoders and which
+feet are in contact. State: body position ``p`` and velocity ``v`` in {S} [m, m/s],
+attitude ``R`` ({B} to {S}), accelerometer bias ``b_a`` [m/s^2] and gyro bias ``b_g``
+[rad/s] (error-state blocks in :mod:`.ekf_kernels`); the biases follow random walks.
 
-State: body position ``p`` and velocity ``v`` in {S} [m, m/s], attitude ``R`` ({B} to {S}),
-accelerometer bias ``b_a`` [m/s^2] and gyro bias ``b_g`` [rad/s]; the error state's blocks
-are named in :mod:`.ekf_kernels` (attitude perturbed on the right, ``R = R_hat exp(dtheta)``).
-
-* Prediction, each control cycle, from the IMU (:func:`.ekf_kernels.predict`); the biases
-  follow random walks.
-* Leg odometry (:class:`LegOdometryEkf`): the kinematic foot position in {B} from the joint
-  angles, ``z = fk(q)``, measures ``R^T (a - p)``, where ``a`` is the foot's world anchor,
-  set from the estimate when the foot touched down and kept while it stays put (Bloesch et
-  al., with anchors fixed instead of estimated: :mod:`.contact_ekf` estimates them). A foot
-  that stays put also gives the body velocity ``v = -R (dz/dt + w x z)`` (``dz/dt`` by
-  finite difference over the cycle, averaged over the feet), a measurement of ``v`` alone
-  (its attitude coupling neglected); these rows keep trotting, whose anchors change every
-  half cycle, from drifting.
-
-The kinematics use the controller's model, so link-length mismatch enters as measurement
-error, as on the robot.
+Leg odometry (:class:`LegOdometryEkf`, Bloesch et al. with fixed anchors): the kinematic
+foot position ``z = fk(q)`` in {B} measures ``R^T (a - p)``, ``a`` the foot's world anchor
+set at touchdown; a foot that stays put also measures ``v = -R (dz/dt + w x z)`` (finite
+difference, averaged over the feet, attitude coupling neglected), which keeps trotting, whose
+anchors change every half cycle, from drifting. The kinematics are the controller's model,
+so link-length mismatch enters as measurement error, as on the robot.
 """
 
 from __future__ import annotations
@@ -51,13 +41,9 @@ GRAVITY_VECTOR = np.array([0.0, 0.0, kernels.GRAVITY_Z])
 
 @dataclass(frozen=True)
 class ImuParameters:
-    """IMU noise per sample at the control rate and bias magnitudes.
-
-    ``accel_noise`` [m/s^2] and ``gyro_noise`` [rad/s] are white-noise standard deviations
-    per sample; ``accel_bias`` [m/s^2] and ``gyro_bias`` [rad/s] the standard deviations of
-    the constant turn-on biases; ``*_walk`` the bias random-walk rates [unit/sqrt(s)].
-    Defaults are of an industrial MEMS IMU sampled at 100 Hz.
-    """
+    """An industrial MEMS IMU at 100 Hz: white noise per sample (``accel_noise`` [m/s^2],
+    ``gyro_noise`` [rad/s]), turn-on bias standard deviations (``accel_bias``, ``gyro_bias``)
+    and bias random-walk rates (``*_walk`` [unit/sqrt(s)])."""
 
     accel_noise: float = 0.03
     gyro_noise: float = 0.003
@@ -70,9 +56,8 @@ class ImuParameters:
         check.numeric_fields(self, "imu")
 
     def process_noise(self, dt: float) -> np.ndarray:
-        """Variances (15,) the body's error state gains over a prediction of ``dt`` [s]:
-        the white noise integrated into velocity and attitude, the bias walks, and small
-        floors (position 1e-8 m^2) that keep the covariance well conditioned."""
+        """Variances (15,) the error state gains over ``dt`` [s]: integrated white noise, bias
+        walks and small floors that keep the covariance well conditioned."""
         if not dt > 0:
             raise ConfigError(f"dt must be > 0, got {dt}")
         q = np.empty(N_BODY)
@@ -98,28 +83,23 @@ class SimulatedImu:
                 dt: float) -> tuple[np.ndarray, np.ndarray]:
         """Noisy ``(specific force [m/s^2], angular rate [rad/s])`` in {B} of one sample
         ``dt`` [s] after the last: the biases walk, then white noise is added."""
-        e = self.rng.standard_normal(12) * self._scales(dt)
-        self.b_a += e[0:3]
-        self.b_g += e[3:6]
-        return specific_force + self.b_a + e[6:9], rate + self.b_g + e[9:12]
-
-    def _scales(self, dt: float) -> np.ndarray:
-        """Standard deviations (12,) of one sample's bias steps over ``dt`` [s] (accelerometer,
-        gyro) and white noise (accelerometer, gyro)."""
-        if dt != self._dt:
+        if dt != self._dt:  # standard deviations of the bias steps and the white noise
             s = self.spec
             self._dt, self._scale = dt, np.repeat([s.accel_walk * np.sqrt(dt),
                                                    s.gyro_walk * np.sqrt(dt),
                                                    s.accel_noise, s.gyro_noise], 3)
-        return self._scale
+        e = self.rng.standard_normal(12) * self._scale
+        self.b_a += e[0:3]
+        self.b_g += e[3:6]
+        return specific_force + self.b_a + e[6:9], rate + self.b_g + e[9:12]
 
 
 _AXES = {"JointModelRX": 0, "JointModelRY": 1, "JointModelRZ": 2}
 
 
 class LegKinematics:
-    """Foot positions in {B} from the joint encoders by the controller's model, through the
-    legs' chains of placements and revolute joints (:func:`.ekf_kernels.foot_positions`)."""
+    """Foot positions in {B} from the joint encoders by the controller's model
+    (:func:`.ekf_kernels.foot_positions` on the legs' chains of placements and joints)."""
 
     def __init__(self, rm: RobotModel) -> None:
         model = rm.model
@@ -153,9 +133,8 @@ class LegKinematics:
 
 
 class ErrorStateEkf:
-    """The body's state, IMU biases and error covariance, predicted from the IMU and
-    corrected by measurement rows a subclass builds (over ``n`` error states, the body's
-    first)."""
+    """Body state, IMU biases and the covariance of ``n`` error states (the body's first),
+    predicted from the IMU and corrected by rows a subclass builds."""
 
     def __init__(self, rm: RobotModel, position: np.ndarray, rotation: np.ndarray,
                  imu: ImuParameters | None, initial: tuple[float, float, float],
@@ -176,7 +155,6 @@ class ErrorStateEkf:
         variances[ACCEL_BIAS] = self.imu.accel_bias**2
         variances[GYRO_BIAS] = self.imu.gyro_bias**2
         self.P = np.diag(variances)
-        #: Scratch of the covariance's size for the compiled prediction.
         self._work = np.empty_like(self.P)
         self._updates = 0
         self._noise: dict[float, np.ndarray] = {}
@@ -190,17 +168,15 @@ class ErrorStateEkf:
         return q
 
     def predict(self, specific_force: np.ndarray, rate: np.ndarray, dt: float) -> None:
-        """Propagate over ``dt`` [s] with the IMU readings in {B} [m/s^2, rad/s]
-        (:func:`.ekf_kernels.predict`, in place)."""
+        """Propagate over ``dt`` [s] with the IMU readings in {B} [m/s^2, rad/s]."""
         kernels.predict(self.P, self.p, self.v, self.R, self.b_a, self.b_g, self.rate,
                         np.asarray(specific_force, dtype=float), np.asarray(rate, dtype=float),
                         dt, self.process_noise(dt), self._work)
 
     def correct(self, H: np.ndarray, r: np.ndarray, noise: np.ndarray) -> tuple[np.ndarray,
                                                                                   float]:
-        """Correct with innovation ``r`` (m,) of rows ``H`` (m, n) and noise variances (m,)
-        (:func:`.ekf_kernels.correct`); returns the error-state estimate (n,) and the
-        normalised innovation squared."""
+        """Correct with innovation ``r`` (m,) of rows ``H`` (m, n) and noise variances (m,);
+        returns the error-state estimate (n,) and the normalised innovation squared."""
         dx, nis = kernels.correct(self.P, H, r, noise, self.p, self.v, self.R, self.b_a,
                                   self.b_g)
         self._corrected()
