@@ -1,10 +1,6 @@
-"""Candidate holds on a height map: capacity maxima found by non-maximum suppression.
-
-A candidate is a cell whose estimated capacity (the smallest force factor of
-:meth:`~clamber.quadruped.rock.holding.GripperSurfaceModel.capacity_factor`, ties broken by
-convexity) is positive and largest within ``spacing``; its top, normal and factors come from
-the measured heights. Every hold selection rule chooses from the same candidates.
-"""
+"""Candidate holds on a height map: cells whose estimated capacity (the smallest force
+factor, ties broken by convexity) is positive and largest within ``spacing``; top, normal
+and factors from the measured heights. Every selection rule chooses from these."""
 
 from __future__ import annotations
 
@@ -51,21 +47,12 @@ class HoldMap:
         return [self.candidates[k] for k in order if d[k] <= radius]
 
 
-def capacity_at(wall: RockWall, z: np.ndarray, model: GripperSurfaceModel,
-                cells: list[tuple[int, int]]) -> np.ndarray:
-    """Capacity factors (n, 6) of grid ``cells`` on heights ``z`` (a map or the truth)."""
-    f = patch_features(z, wall.spacing, model)
-    idx = tuple(np.array(cells).T)
-    return model.capacity_factor(f.convexity[idx], f.step[idx], wall.micro_rms)
-
-
 def build_hold_map(wall: RockWall, z: np.ndarray, model: GripperSurfaceModel,
                    spacing: float = 0.01, margin: float = 0.08,
                    window: tuple[float, float] | None = None) -> HoldMap:
     """Candidates on heights ``z`` (n_u, n_y) [m]: capacity maxima ``spacing`` [m] apart,
-    ``margin`` [m] inside the wall's edges; with ``window`` ``(u_lo, u_hi)`` [m], only those
-    up the wall between the two, exactly as on the whole map (the slab fitted keeps the
-    rows the fits and the suppression reach beyond the window)."""
+    ``margin`` [m] inside the wall's edges; with ``window`` ``(u_lo, u_hi)`` [m] only those
+    between, exactly as on the whole map (the slab fitted includes the rows the fits reach)."""
     n_u = z.shape[0]
     r = max(1, int(round(spacing / wall.spacing)))
     if window is None:

@@ -1,13 +1,11 @@
 """A quasi-static climb planned hold by hold on a generated wall, checked against the truth.
 
-From a start over four holds, the legs swing in the gait's order; before each swing a fresh
-depth map is taken, candidates found on it and the rule chooses. The grasp is judged on the
-true wall: it engages when the leg reaches the true hold (sole within 3 mm, 0.2 rad of the
-normal) and the true capacity contains the expected wrench; a miss is retried on another
-candidate up to ``attempts`` times. Once engaged, the climb falls when the legs cannot follow
-the body or the true holds cannot carry it over the stance or the next swing's three legs.
-With ``grasp="winch"`` releases and grasps run the winch state machine on its plant. No
-dynamics are simulated: this measures the choice of holds, not the controller.
+Before each swing (gait order) a fresh depth map is taken and the rule chooses among its
+candidates. A grasp engages when the leg reaches the true hold and its true capacity
+contains the expected wrench, else another candidate is tried (``attempts``); the climb
+falls when the legs cannot follow the body or the true holds cannot carry it. With
+``grasp="winch"`` the winch runs on its plant. No dynamics: this measures the choice of
+holds, not the controller.
 """
 
 from __future__ import annotations
@@ -142,9 +140,9 @@ class _Truth:
 
 def _start(rm: RobotModel, truth: _Truth, hold_map, settings: PlanClimbSettings,
            ) -> tuple[dict[str, Foothold], pin.SE3, np.ndarray] | None:
-    """The start, the same for every rule: per leg, the reachable candidate within 8 cm of
-    its start spot of largest capacity less tilt [rad]; a hold the four legs cannot reach
-    together is dropped and the choice repeated (at most ten times)."""
+    """The start, the same for every rule: per leg the reachable candidate within 8 cm of
+    its spot of largest capacity less tilt [rad]; the worst hold of a stance the legs cannot
+    reach together is dropped and the choice repeated (at most ten times)."""
     wall, q4 = truth.wall, 0.22 / 4
     spots = {leg: np.array([settings.start_u, 0.0]) + NOMINAL_FEET[leg] + [(k - 1.5) * q4, 0.0]
              for k, leg in enumerate(settings.order)}

@@ -1,17 +1,13 @@
 """Choosing the next hold for a swing leg: the checked planner and the naive nearest rule.
 
-Both rules aim at the leg's nominal spot relative to the body plus ``lead`` [m] up the wall.
-:class:`NearestHoldRule` takes the candidate nearest to it. :class:`HoldPlanner` ranks the
-candidates within ``radius`` that advance the foot by ``min_advance`` (distance, lateral
-weighted more, less a capacity bonus) and keeps the best of the first ``max_checks`` that:
-
-1. the swing leg reaches from the current body, and all four legs reach from a body over
-   the new stance, at a standoff offset (``standoff_offsets``; closer lowers the pull on
-   the top holds) and shifted up to ``body_shift`` toward holds out of reach;
-2. keep the body statically stable: the wrench QP (limits shrunk by ``capacity_margin``,
-   servo torques) is feasible over the new stance and the next swing's three-leg stance;
-3. let the footpad seat: mapped rock under the pad rises at most ``seat_rise`` [m] above
-   the landing sole's plane (None: unchecked).
+Both aim at the leg's nominal spot plus ``lead`` [m] up the wall. :class:`NearestHoldRule`
+takes the candidate nearest to it. :class:`HoldPlanner` ranks the candidates within
+``radius`` that advance the foot by ``min_advance`` and keeps the best of the first
+``max_checks`` that the swing leg reaches, whose footpad seats (mapped rock at most
+``seat_rise`` [m] above the sole's plane), and over which a body at a standoff offset,
+shifted up to ``body_shift`` toward holds out of reach, has every leg on its hold and the
+wrench QP (limits shrunk by ``capacity_margin``) feasible on four legs and on the next
+swing's three.
 """
 
 from __future__ import annotations
@@ -80,9 +76,8 @@ class ChoiceStatus(enum.Enum):
 
 @dataclass(frozen=True)
 class Choice:
-    """A rule's answer: the hold, the stance it leads to (body pose, joint angles), the
-    wrench the plan expects on the new hold [N, N m], how many candidates were checked and
-    how many each check rejected (``swing reach``, ``stance reach``, ``stability``)."""
+    """A rule's answer: the hold, the stance it leads to, the wrench expected on the new
+    hold [N, N m], the candidates checked and how many each check rejected."""
 
     status: ChoiceStatus
     hold: HoldCandidate | None = None
@@ -95,13 +90,8 @@ class Choice:
 
 @dataclass(frozen=True)
 class PlannerSettings:
-    """Search ``radius`` and nominal ``lead`` [m]; ``min_advance`` [m] of a step; ranking
-    weights (lateral [-], ``tilt_weight`` [m/rad], capacity [m]); ``max_checks`` candidates
-    checked in full; ``capacity_margin`` (share of the estimated limits a plan may use);
-    body moves along the normal ``standoff_offsets`` [m] and in the wall's plane
-    (``body_shift`` [m] in ``shift_steps``); ``seat_rise`` [m] (None: unchecked);
-    ``body_search`` (:meth:`HoldPlanner.refine_body`, steps of ``search_step`` [m] within
-    ``search_reach`` [m] in the wall's plane)."""
+    """Search and ranking (lengths [m], ``tilt_weight`` [m/rad]), the checks (module
+    docstring), and the optional ``body_search`` (:meth:`HoldPlanner.refine_body`)."""
 
     radius: float = 0.12
     lead: float = 0.1375
@@ -134,8 +124,8 @@ def nominal_foothold(body: pin.SE3, hold_map: HoldMap, leg: str, lead: float) ->
 
 def search_window(body: pin.SE3, wall: RockWall, legs: tuple[str, ...],
                   settings: PlannerSettings) -> tuple[float, float]:
-    """The band ``(u_lo, u_hi)`` [m] up the wall holding every candidate either rule may
-    consider for ``legs`` from ``body``, padded by one cell."""
+    """The band ``(u_lo, u_hi)`` [m] up the wall of every candidate either rule may consider
+    for ``legs`` from ``body``, padded by one cell."""
     u = [float(wall.to_wall(body.translation)[0]) + NOMINAL_FEET[leg][0] + settings.lead
          for leg in legs]
     pad = settings.radius + wall.spacing
@@ -157,8 +147,8 @@ def _expected(full: Support, three: Support, i: int) -> np.ndarray:
 
 
 class NearestHoldRule:
-    """The naive rule: the candidate nearest to the nominal foothold, unchecked. Its expected
-    load is the wrench QP's with the paper's box on every hold."""
+    """The naive rule: the nearest candidate, unchecked; its expected load is the wrench
+    QP's with the paper's box on every hold."""
 
     name = "nearest"
 
@@ -182,12 +172,9 @@ class NearestHoldRule:
 
 
 class HoldPlanner:
-    """The checked planner (module docstring).
-
-    Candidates that cannot outrank the best found are not placed. With ``count_all`` their
-    swing reach is still checked so ``Choice.checked`` counts every candidate passed;
-    without it the search stops at the first.
-    """
+    """The checked planner (module docstring). Candidates that cannot outrank the best are
+    not placed; with ``count_all`` their swing reach is still checked (for the tally),
+    without it the search stops at the first."""
 
     name = "planner"
     count_all = True
@@ -197,8 +184,8 @@ class HoldPlanner:
         self.statics = StaticsEvaluator(rm)
 
     def _score(self, c: HoldCandidate, target: np.ndarray, wall_normal: np.ndarray) -> float:
-        """Ranking score [m]: minus the distance from the nominal foothold (lateral weighted)
-        and the hold's weighted tilt from the wall normal, plus the capacity bonus."""
+        """Rank [m]: minus the distance (lateral weighted) and the weighted tilt from the wall
+        normal, plus the capacity bonus."""
         s = self.settings
         tilt = float(np.arccos(np.clip(c.normal @ wall_normal, -1.0, 1.0)))
         return -(abs(c.u - target[0]) + s.lateral_weight * abs(c.y - target[1])) \
@@ -211,27 +198,22 @@ class HoldPlanner:
         n = ctx.body.rotation[:, 2]
         return sorted(ahead, key=lambda c: -self._score(c, target, n))
 
-    def _bodies(self, ctx: StepContext, tops: dict, normals: dict, body: pin.SE3):
-        """Body poses over the new stance, with their reach, from which every leg reaches its
-        hold: per standoff offset, centred or shifted (:func:`shifted_body`)."""
-        s = self.settings
-        n = body.rotation[:, 2]
-        for dz in s.standoff_offsets:
-            centre = pin.SE3(body.rotation, body.translation + dz * n)
-            found = shifted_body(self.rm, centre, tops, normals, ctx.q, s.body_shift,
-                                 s.shift_steps, s.held_tilt)
-            if found is not None:
-                yield found
-
     def _place(self, ctx: StepContext, tops: dict, normals: dict, body: pin.SE3,
                c: HoldCandidate) -> tuple | str:
-        """The first body pose of :meth:`_bodies` over which the wrench QP balances the body
-        on the new stance and on the next swing's three legs; else why none did."""
+        """The first body pose, per standoff offset, centred or shifted
+        (:func:`shifted_body`), from which every leg reaches its hold and the wrench QP
+        balances the body on the new stance and the next swing's three legs; else why not."""
         s, rm, leg = self.settings, self.rm, ctx.leg
         factors = [c.factor if x == leg else ctx.holds[x].factor for x in LEG_NAMES]
         limits = [hold_limits(f * s.capacity_margin) for f in factors]
         why = "stance reach"
-        for b, r in self._bodies(ctx, tops, normals, body):
+        for dz in s.standoff_offsets:
+            centre = pin.SE3(body.rotation, body.translation + dz * body.rotation[:, 2])
+            found = shifted_body(rm, centre, tops, normals, ctx.q, s.body_shift, s.shift_steps,
+                                 s.held_tilt)
+            if found is None:
+                continue
+            b, r = found
             full = support(rm, self.statics, b, r.q, limits)
             if full.stable:
                 three = support(rm, self.statics, b, r.q, limits, swing=ctx.next_leg)
@@ -242,7 +224,7 @@ class HoldPlanner:
 
     def _seats(self, ctx: StepContext, c: HoldCandidate, q: np.ndarray) -> bool:
         """Whether the footpad seats on ``c`` at the attitude the swing leg's angles ``q``
-        land it with (the mapped rock under it within ``seat_rise`` of the sole's plane)."""
+        land it with."""
         sole = foot_poses(self.rm, body_configuration(q))[LEG_NAMES.index(ctx.leg)]
         rotation = ctx.body.rotation @ sole.rotation
         return seat_rise(ctx.hold_map, (c.i, c.j), c.top, rotation) <= self.settings.seat_rise
@@ -306,12 +288,10 @@ class HoldPlanner:
                     body: pin.SE3, q: np.ndarray, full: Support, three: Support
                     ) -> tuple[pin.SE3, np.ndarray, Support, Support]:
         """A body pose near ``body`` lowering the largest load gauge of the wrench QP over
-        the four legs and the next swing's three.
-
-        Pattern search: try ``search_step`` [m] both ways along the wall's axes, move to the
-        best improving pose, else halve the step (down to a quarter). Every pose keeps each
-        leg on its hold within the held tilt, both QPs feasible, within ``search_reach`` [m]
-        in the wall's plane and ``standoff_offsets`` along the normal."""
+        the four legs and the next swing's three: a pattern search in steps of
+        ``search_step`` [m] along the wall's axes, halved down to a quarter, keeping every
+        leg on its hold, both QPs feasible, within ``search_reach`` [m] in the wall's plane
+        and ``standoff_offsets`` along the normal."""
         s, rm = self.settings, self.rm
         factors = [c.factor if x == ctx.leg else ctx.holds[x].factor for x in LEG_NAMES]
         limits = [hold_limits(f * s.capacity_margin) for f in factors]

@@ -1,9 +1,8 @@
 """A climb's holds planned ahead from noisy maps, for the dynamic simulation to execute.
 
-As :func:`~.rollout.plan_climb`, one swing at a time in the gait's order from a fresh depth
-map, but without the true wall: the holds are the map's estimates, and whether they engage
-and carry the robot is left to the simulation. Only the start stance is on true hold tops.
-Planning stops when the body has risen ``distance`` [m] or the rule finds no hold.
+As :func:`~.rollout.plan_climb`, one swing at a time from a fresh depth map, but the holds
+are the map's estimates (only the start stance is on true hold tops); whether they engage
+is left to the simulation. Planning stops at ``distance`` [m] or when no hold is found.
 """
 
 from __future__ import annotations
@@ -65,22 +64,9 @@ class PlannedStep:
     clearance: float = 0.0
 
 
-@dataclass(frozen=True)
-class HoldSequence:
-    """A planned climb: the start holds (true tops), the swings, why planning stopped and
-    what the rule said then, the body's planned rise [m] along the wall."""
-
-    start: dict[str, Foothold]
-    steps: tuple[PlannedStep, ...]
-    stop: StopReason
-    detail: str
-    planned_distance: float
-
-
 class SequencePlanner:
-    """Plans a climb's holds one swing at a time (:meth:`next`), with the same holds and maps
-    as planning all at once (:func:`plan_sequence`); ``start`` is empty when no start
-    stance is within reach.
+    """Plans a climb's holds one swing at a time (:meth:`next`); ``start`` is empty when no
+    start stance is within reach.
 
     ``reorder``: when the due leg finds no hold, try the others in the gait's order before
     stopping. ``landing_cone`` [rad]: land the sole as near the body's normal as lies within
@@ -208,19 +194,3 @@ class SequencePlanner:
             if r.errors[leg] <= REACH_TOLERANCE and tilt <= TILT_TOLERANCE:
                 return r
         return reach(self.rm, self.body, {leg: top}, {leg: normal}, self.q, legs=(leg,))
-
-    def sequence(self) -> HoldSequence:
-        """What has been planned so far."""
-        return HoldSequence(self.start, tuple(self.steps), self.stop or StopReason.DISTANCE,
-                            self.detail, self.climbed)
-
-
-def plan_sequence(wall: RockWall, settings: PlanClimbSettings, seed: int,
-                  rm: RobotModel | None = None, model: GripperSurfaceModel | None = None,
-                  truth: _Truth | None = None, reorder: bool = False,
-                  landing_cone: float | None = None) -> HoldSequence:
-    """The holds for ``settings.distance`` on ``wall``, maps seeded from ``seed``."""
-    planner = SequencePlanner(wall, settings, seed, rm, model, truth, reorder, landing_cone)
-    while planner.next() is not None:
-        pass
-    return planner.sequence()

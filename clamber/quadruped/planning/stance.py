@@ -1,10 +1,6 @@
 """A four-hold stance: the body pose over it, the legs' joint angles (reach) and the wrench
-QP's distribution of the weight (static stability, expected hold loads).
-
-The body sits ``standoff`` [m] along the wall normal above the hold tops' centroid, aligned
-with the wall. Each sole lands on its hold top with z along the hold's normal, yaw free; the
-joint angles come from damped least squares clipped to the joint limits (:func:`sole_ik`).
-"""
+QP's distribution of the weight. Each sole lands on its hold top with z along the hold's
+normal, yaw free (:func:`sole_ik`)."""
 
 from __future__ import annotations
 
@@ -29,8 +25,8 @@ REACH_TOLERANCE = 3e-3
 TILT_TOLERANCE = 0.2
 #: The same for an attached gripper, whose hinges take the misfit as the body moves.
 HELD_TILT_TOLERANCE = 0.25
-#: Largest change [rad] of an attached sole's tilt since it landed in simulated climbs: the
-#: hinges (25 N m/rad) pass each radian of change to the weld as an x/y moment.
+#: Largest change [rad] of an attached sole's tilt since it landed: the hinges
+#: (25 N m/rad) pass each radian of change to the weld as an x/y moment.
 LANDED_TILT_TOLERANCE = 0.08
 
 
@@ -70,9 +66,9 @@ class Reach:
 def _sole_step(J: np.ndarray, R: np.ndarray, p: np.ndarray, position: np.ndarray,
                n: np.ndarray, q: np.ndarray, lo: np.ndarray, hi: np.ndarray,
                damping2: float) -> bool:
-    """One step of :func:`sole_ik` on the leg's angles ``q`` (5,) (clipped to ``[lo, hi]``,
-    in place) from its sole's LOCAL_WORLD_ALIGNED Jacobian ``J`` (6, 5) and placement
-    ``R``, ``p``; True (``q`` untouched) once the position and tilt errors are converged."""
+    """One :func:`sole_ik` step on the leg's angles ``q`` (5,) in place, clipped to ``[lo,
+    hi]``, from the sole's LOCAL_WORLD_ALIGNED Jacobian ``J`` (6, 5) and placement ``R``,
+    ``p``; True (``q`` untouched) once converged."""
     ep = position - p
     z = R[:, 2].copy()
     er = np.cross(z, n)
@@ -93,12 +89,9 @@ def sole_ik(rm: RobotModel, leg: str, position: np.ndarray, normal: np.ndarray,
             q_start: np.ndarray, iterations: int = 100, damping: float = 1e-3
             ) -> tuple[np.ndarray, float, float]:
     """Joint angles putting ``leg``'s sole at ``position`` with its z axis as close to
-    ``normal`` as the leg allows (both in {B}).
-
-    With joints about the body normal, three parallel axes and the sole normal, one sole
-    tilt is free at a given position: position is the primary task and the tilt ``z x n*``
-    (free yaw projected out) is pursued in its null space (damped least squares, clipped to
-    the joint limits). Returns the angles, position error [m] and tilt left [rad].
+    ``normal`` as the leg allows (both in {B}): damped least squares on the position, the
+    tilt ``z x n*`` (yaw projected out) in its null space, clipped to the joint limits.
+    Returns the angles, position error [m] and tilt left [rad].
     """
     q = np.array(q_start, dtype=float)
     i = LEG_NAMES.index(leg)
@@ -126,16 +119,16 @@ def sole_ik(rm: RobotModel, leg: str, position: np.ndarray, normal: np.ndarray,
     return q, float(np.linalg.norm(position - M.translation)), tilt
 
 
-#: The last leg solutions per robot model (:func:`_leg_reach`), dropped when full.
+#: Leg solutions per robot model (:func:`_leg_reach`), dropped when full.
 _LEG_REACH_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _LEG_REACH_CACHE_SIZE = 4096
 
 
 def _leg_reach(rm: RobotModel, leg: str, p: np.ndarray, n: np.ndarray, q: np.ndarray
                ) -> tuple[np.ndarray, float, float]:
-    """``leg``'s angles (5,), sole error [m] and tilt [rad] with its sole at ``p`` along ``n``
-    (in {B}): :func:`sole_ik` from ``q`` (20,), else from the default stance. Cached per
-    exact ``(leg, p, n, q[leg])``, since the answer depends only on the leg's own angles."""
+    """``leg``'s angles (5,), sole error [m] and tilt [rad] at ``p`` along ``n`` (in {B}):
+    :func:`sole_ik` from ``q`` (20,), else from the default stance; kept per exact
+    ``(leg, p, n, q[leg])``, the only inputs the answer depends on."""
     sl = leg_slice(leg)
     cache = _LEG_REACH_CACHE.setdefault(rm, {})
     key = (leg, p.tobytes(), n.tobytes(), q[sl].tobytes())
@@ -157,18 +150,10 @@ def _leg_reach(rm: RobotModel, leg: str, p: np.ndarray, n: np.ndarray, q: np.nda
 
 def reach(rm: RobotModel, body: pin.SE3, tops: dict[str, np.ndarray],
           normals: dict[str, np.ndarray], q_start: np.ndarray,
-          legs: tuple[str, ...] = LEG_NAMES) -> Reach:
+          legs: tuple[str, ...] = LEG_NAMES, give_up: float | None = None) -> Reach | None:
     """:func:`sole_ik` of ``legs`` onto their hold tops [m, {S}] along their normals, from
-    ``q_start`` (else from the default stance); the other legs keep their angles."""
-    r = _reach(rm, body, tops, normals, q_start, legs)
-    assert r is not None  # without a tilt to give up at, every leg is solved
-    return r
-
-
-def _reach(rm: RobotModel, body: pin.SE3, tops: dict[str, np.ndarray],
-           normals: dict[str, np.ndarray], q_start: np.ndarray, legs: tuple[str, ...],
-           give_up: float | None = None) -> Reach | None:
-    """:func:`reach`; with ``give_up`` [rad], None as soon as one leg misses its hold."""
+    ``q_start`` (else from the default stance); the other legs keep their angles. With
+    ``give_up`` [rad], None as soon as one leg misses its hold by more."""
     q = np.array(q_start, dtype=float)
     errors, tilts = {}, {}
     for leg in legs:
@@ -186,18 +171,14 @@ def shifted_body(rm: RobotModel, body: pin.SE3, tops: dict[str, np.ndarray],
                  normals: dict[str, np.ndarray], q_start: np.ndarray, max_shift: float = 0.04,
                  steps: int = 2, tilt: float = HELD_TILT_TOLERANCE
                  ) -> tuple[pin.SE3, Reach] | None:
-    """A body pose near ``body`` from which every leg reaches its hold within ``tilt``
-    [rad], with its reach; None if none is found.
-
-    Legs that fall short pull the body in the wall's plane by their mean shortfall, at
-    most ``steps`` times and ``max_shift`` [m] from ``body`` (a 5-DOF leg reaches little
-    inward).
-    """
+    """A body pose near ``body``, with its reach, from which every leg reaches its hold
+    within ``tilt`` [rad], else None: legs that fall short pull the body in the wall's plane
+    by their mean shortfall, at most ``steps`` times and ``max_shift`` [m] from ``body``."""
     R, n = body.rotation, body.rotation[:, 2]
     p = body.translation.copy()
     for k in range(steps + 1):
         b = pin.SE3(R, p)
-        r = _reach(rm, b, tops, normals, q_start, LEG_NAMES, tilt if k == steps else None)
+        r = reach(rm, b, tops, normals, q_start, LEG_NAMES, tilt if k == steps else None)
         if r is None:
             return None
         if r.within(tilt):
@@ -220,9 +201,9 @@ def shifted_body(rm: RobotModel, body: pin.SE3, tops: dict[str, np.ndarray],
 
 @dataclass(frozen=True)
 class Support:
-    """The wrench QP at one stance: whether the body is held (``stable``: the hard body
-    balance met within every hold's limits and the servos' torques), the wrenches (4, 6)
-    [N, N m] and each loaded hold's gauge in its limits (0 for a swing leg)."""
+    """The wrench QP at one stance: whether it balances the body within every hold's limits
+    and the servos' torques, the wrenches (4, 6) [N, N m] and each hold's gauge in its
+    limits (0 for a swing leg)."""
 
     stable: bool
     wrenches: np.ndarray

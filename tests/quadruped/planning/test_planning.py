@@ -13,7 +13,7 @@ from clamber.quadruped.model.kinematics import body_configuration, foot_poses
 from clamber.quadruped.model.robot import LEG_NAMES
 from clamber.quadruped.model.robot_model import RobotModel
 from clamber.quadruped.planning.depth_map import DepthNoise, observe_wall
-from clamber.quadruped.planning.holds import build_hold_map, capacity_at
+from clamber.quadruped.planning.holds import build_hold_map
 from clamber.quadruped.planning.rollout import (
     PlanClimbSettings,
     _start,
@@ -68,7 +68,8 @@ def test_map_capacity_tracks_the_truth():
     model = GripperSurfaceModel()
     hm = build_hold_map(wall, observe_wall(wall, DepthNoise(), np.random.default_rng(1)), model)
     est = np.array([c.factor[2] for c in hm.candidates])
-    true = capacity_at(wall, wall.z, model, [(c.i, c.j) for c in hm.candidates])[:, 2]
+    truth = _Truth(wall, model)
+    true = np.array([truth.factor((c.i, c.j))[2] for c in hm.candidates])
     assert np.corrcoef(est, true)[0, 1] > 0.6
     assert abs(np.mean(est - true)) < 0.1
 
