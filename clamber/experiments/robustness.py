@@ -261,18 +261,62 @@ def solution_digest(sol: TrajectorySolution) -> str:
 #: What :func:`miss_origins` measures per trial: the robot's tolerances (relative mass,
 #: link length shifts [m], motor constant and gain factors per joint, start delay [s]) and
 #: its take-off as the encoders see it at the rear release (joint errors from the optimized
-#: angles [rad], joint speeds [rad/s]).
+#: angles [rad], joint speeds [rad/s]), and its flight (:data:`FLIGHT_FEATURES`).
 ORIGIN_FEATURES = (
     "mass_rel", "length_sum_m", "start_delay_s",
     *(f"{q}_{j}" for q in ("kt_rel", "kp_rel") for j in ("hip", "spine", "shoulder")),
     *(f"takeoff_{q}_{j}" for q in ("error", "speed") for j in ("hip", "spine", "shoulder")),
 )
+#: The flight as the 1 kHz log gives it, against the plan: the rear release's time [s]
+#: after the planned take-off; the front foot's closest approach to the wall in the second
+#: half of the planned flight, up to its hook (or its catch window's close): its time
+#: after the release less the planned flight
+#: [s], how far it stayed off the wall [m] and how far above the planned catch [m], and
+#: its speed into the wall and up it there [m/s] (the tick before a hook).
+FLIGHT_FEATURES = ("takeoff_time_error_s", "flight_time_error_s", "front_gap_m",
+                   "front_height_error_m", "front_normal_speed_mps",
+                   "front_tangential_speed_mps")
+
+
+def flight_features(res: Any, sol: TrajectorySolution, k_off: int) -> dict[str, float]:
+    """:data:`FLIGHT_FEATURES` of the first jump of ``res`` (a recorded
+    :class:`~clamber.jumper.sim.result.SimulationResult`) whose rear gripper let go at log
+    tick ``k_off``; the front foot comes from the model's kinematics on the logged state."""
+    from clamber.jumper.model import jumper_model
+
+    points = jumper_model("rear_foot").points
+    t = res.column("t")
+    ends = [te for te, g, e in res.events if g == "front" and e in ("hook", "miss")
+            and te > t[k_off]]
+    k_end = int(np.searchsorted(t, ends[0])) if ends else len(t) - 1
+    q = np.column_stack([res.column(c) for c in ("x5", "y5", "phi5", "hip", "spine",
+                                                 "shoulder")])[k_off:k_end + 1]
+    front = np.array([np.asarray(points(row, res.parameters))[:, 0] for row in q])
+    catch = int(np.flatnonzero(sol.phase == 4)[0])  # the planned front catch node
+    planned = sol.points[catch][:, 0]
+    times = sol.phase_times
+    # the approach: the flight's second half by the plan (in its first the swinging foot
+    # passes close to the wall it just left)
+    k0 = min(int(np.searchsorted(t[k_off:k_end + 1] - t[k_off], (times[3] - times[2]) / 2)),
+             len(front) - 1)
+    k = k0 + int(np.argmin(front[k0:, 0]))
+    if k == len(front) - 1 and k > 0:
+        k -= 1  # a hook freezes the foot: its approach is the tick before
+    dt = float(t[1] - t[0])
+    v = (front[k + 1] - front[k]) / dt if k + 1 < len(front) else np.zeros(2)
+    return {"takeoff_time_error_s": float(t[k_off] - times[2]),
+            "flight_time_error_s": float(t[k_off + k] - t[k_off] - (times[3] - times[2])),
+            "front_gap_m": float(front[k, 0] - planned[0]),
+            "front_height_error_m": float(front[k, 1] - planned[1]),
+            "front_normal_speed_mps": float(-v[0]),
+            "front_tangential_speed_mps": float(v[1])}
 
 
 def miss_origins(sol: TrajectorySolution, trials: int, seed: int = 0,
                  config: SimulationSettings | None = None,
                  tolerances: Tolerances | None = None) -> dict[str, Any]:
-    """Where first-jump misses come from: for each of :data:`ORIGIN_FEATURES`, how well it
+    """Where first-jump misses come from: for each of :data:`ORIGIN_FEATURES` and
+    :data:`FLIGHT_FEATURES`, how well it
     separates front (rear) misses from ready landings, as the area under the ROC curve
     (Mann-Whitney U over the product of the group sizes; 0.5: no relation, 0 or 1: a
     perfect split), over ``trials`` seeded one-jump trials played with the 1 kHz log."""
@@ -289,7 +333,8 @@ def miss_origins(sol: TrajectorySolution, trials: int, seed: int = 0,
         real = sample_realization(sol, config, tol, s)
         res = JumpTrial(sol, 1, config, real, record=True).run()
         jump = res.jumps[0]
-        release = [t for t, g, e in res.events if g == "rear" and e == "release"]
+        # take-off: the rear gripper's release, or its tear-off if that comes first
+        release = [t for t, g, e in res.events if g == "rear" and e in ("release", "tear")]
         k = int(np.searchsorted(res.column("t"), release[0])) if release else 0
         planned = optimized_angles(sol, np.array([res.reference.phase_times[2]]))[0]
         row = {"mass_rel": real.parameters[4:13].sum() / p0[4:13].sum() - 1,
@@ -300,9 +345,10 @@ def miss_origins(sol: TrajectorySolution, trials: int, seed: int = 0,
             row[f"kp_rel_{j}"] = real.gains[i].kp / config.gains.kp - 1
             row[f"takeoff_error_{j}"] = float(res.column(j)[k] - planned[i])
             row[f"takeoff_speed_{j}"] = float(res.column(f"w_{j}")[k])
-        rows.append([row[f] for f in ORIGIN_FEATURES])
+        row.update(flight_features(res, sol, k))
+        rows.append([row[f] for f in (*ORIGIN_FEATURES, *FLIGHT_FEATURES)])
         outcome.append(jump_failure(jump))
-    x = np.array(rows)
+    x, features = np.array(rows), (*ORIGIN_FEATURES, *FLIGHT_FEATURES)
     ready = np.array([o is None for o in outcome])
     out: dict[str, Any] = {"trials": trials, "ready": int(ready.sum())}
     for name, reason in (("front", FailureReason.FRONT_MISSED),
@@ -312,10 +358,10 @@ def miss_origins(sol: TrajectorySolution, trials: int, seed: int = 0,
         if miss.sum() and ready.sum():
             auc = {f: float(mannwhitneyu(x[miss, i], x[ready, i]).statistic
                             / (miss.sum() * ready.sum()))
-                   for i, f in enumerate(ORIGIN_FEATURES)}
+                   for i, f in enumerate(features)}
             out[f"{name}_auc"] = dict(sorted(auc.items(), key=lambda kv: -abs(kv[1] - 0.5)))
             out[f"{name}_mean"] = {f: float(x[miss, i].mean()) for i, f in
-                                   enumerate(ORIGIN_FEATURES)}
+                                   enumerate(features)}
             out["ready_mean"] = {f: float(x[ready, i].mean()) for i, f in
-                                 enumerate(ORIGIN_FEATURES)}
+                                 enumerate(features)}
     return out

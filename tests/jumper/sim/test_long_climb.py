@@ -105,7 +105,7 @@ def test_miss_origins_count_every_trial_and_bound_the_areas(design):
     """Each one-jump trial lands ready, misses a gripper or fails otherwise, so the counts
     add up to at most the trials; every reported area under the ROC curve lies in [0, 1]
     and is listed from the most to the least separating feature."""
-    from clamber.experiments.robustness import ORIGIN_FEATURES, miss_origins
+    from clamber.experiments.robustness import FLIGHT_FEATURES, ORIGIN_FEATURES, miss_origins
 
     cfg = calibrated_config(controller="closed-loop", pivot=FootPivot().with_rear_spar())
     out = miss_origins(design, 12, seed=1, config=cfg, tolerances=calibrated_tolerances(2.0))
@@ -113,7 +113,26 @@ def test_miss_origins_count_every_trial_and_bound_the_areas(design):
     for name in ("front", "rear"):
         if f"{name}_auc" in out:
             auc = out[f"{name}_auc"]
-            assert set(auc) == set(ORIGIN_FEATURES)
+            assert set(auc) == {*ORIGIN_FEATURES, *FLIGHT_FEATURES}
             assert all(0.0 <= a <= 1.0 for a in auc.values())
             spread = [abs(a - 0.5) for a in auc.values()]
             assert spread == sorted(spread, reverse=True)
+
+
+def test_flight_features_of_the_nominal_jump_follow_the_plan(design):
+    """Played on the nominal robot without tolerances, the jump takes off within 5 ms of the
+    plan and its front foot makes its closest approach within 10 ms of the planned catch,
+    within 15 mm of the planned catch point, moving into the wall: the features read the
+    front foot from the logged state with the right kinematics."""
+    from clamber.experiments.robustness import flight_features
+    from clamber.jumper.sim.simulate import simulate
+
+    cfg = calibrated_config(controller="closed-loop", pivot=FootPivot().with_rear_spar())
+    res = simulate(design, 1, cfg)
+    assert res.jumps[0].ready
+    t = res.column("t")
+    off = next(te for te, g, e in res.events if g == "rear" and e in ("release", "tear"))
+    f = flight_features(res, design, int(np.searchsorted(t, off)))
+    assert abs(f["takeoff_time_error_s"]) < 0.005 and abs(f["flight_time_error_s"]) < 0.010
+    assert abs(f["front_gap_m"]) < 0.015 and abs(f["front_height_error_m"]) < 0.015
+    assert f["front_normal_speed_mps"] > 0.3
