@@ -12,12 +12,13 @@ the per-jump ready rate, and marks per scale the designs no other beats in both 
 climbs.
 
     python benchmarks/bench_robust_pareto.py [--quick] [--trials N] [--seed S] [--workers N]
-        [--designs DIR] [--optimize] [--figure PATH]
+        [--designs DIR] [--optimize] [--figure PATH] [--runs DIR]
 
 The designs are read from ``--designs`` (``docs/data/robust_pareto``); one missing there is
 optimized first (about 4 min each on two cores), ``--optimize`` redoes them all.
 ``--quick`` plays 10 climbs per design and scale (a few CPU minutes). ``--figure`` writes
-the two-panel Pareto figure and its points as JSON beside it. The last line is one JSON
+the two-panel Pareto figure and its points as JSON beside it; ``--runs DIR`` records every
+study there, and a killed run started again with it resumes. The last line is one JSON
 object.
 """
 
@@ -41,6 +42,7 @@ from clamber.jumper.solution import TrajectorySolution
 from clamber.parallel.factory import make_evaluator
 from clamber.report.codesign import pareto_front, plot_margin_pareto
 from clamber.report.save import save_figure
+from clamber.storage.runs import STORE_NAME
 
 ROOT = Path(__file__).resolve().parents[1]
 LONG_CLIMB = ROOT / "docs" / "data" / "long_climb"
@@ -90,6 +92,8 @@ def main(argv: list[str] | None = None) -> dict:
                     help="folder of the optimized designs")
     ap.add_argument("--optimize", action="store_true", help="optimize every design again")
     ap.add_argument("--figure", type=Path, help="write the Pareto figure here")
+    ap.add_argument("--runs", type=Path,
+                    help="record each study in a run folder here and resume those found")
     args = ap.parse_args(argv)
     trials = 10 if args.quick else args.trials
     t0 = time.perf_counter()
@@ -104,9 +108,11 @@ def main(argv: list[str] | None = None) -> dict:
             for scale in SCALES:
                 print(f"{name}, tolerances x{scale} ...", file=sys.stderr)
                 t1 = time.perf_counter()
+                run_dir = args.runs / f"{name}_tol{scale}" if args.runs else None
                 res = robustness(sol, trials, seed=args.seed, jumps=JUMPS, config=config,
                                  tolerances=calibrated_tolerances(float(scale)),
-                                 evaluator=evaluator)
+                                 evaluator=evaluator, run_dir=run_dir,
+                                 resume=bool(run_dir and (run_dir / STORE_NAME).exists()))
                 s = {k: None if isinstance(v, float) and math.isnan(v) else v
                      for k, v in res.summary().items()}  # strict JSON: no NaN
                 rows[name][scale] = {
