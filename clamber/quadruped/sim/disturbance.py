@@ -1,12 +1,6 @@
-"""Disturbances of a climb: a push on the body or a payload dropped onto it.
-
-A disturbance is data (frozen, hashable) so that a trial stays a pure function of its task;
-it starts a set time after the gait's first release (three grippers hold the robot):
-
-* a **push**: a constant force on the body for ``duration`` [s], along the wall normal out
-  of the wall (pull-off), down the slope, or sideways;
-* a **payload**: a mass added to the body at once and kept (a dropped-in load).
-"""
+"""Disturbances of a climb, as frozen data: a constant push on the body for ``duration`` [s]
+(out of the wall, down the slope or sideways) or a payload added to the body and kept, both
+starting a set time after the gait's first release."""
 
 from __future__ import annotations
 
@@ -24,12 +18,8 @@ PUSH_DIRECTIONS = {"out": np.array([0.0, 0.0, 1.0]), "down": np.array([-1.0, 0.0
 
 @dataclass(frozen=True)
 class Disturbance:
-    """A push [N] or payload [kg] starting ``delay`` [s] after the first release.
-
-    ``kind`` is "push" or "payload"; ``magnitude`` the force [N] or mass [kg];
-    ``duration`` [s] of a push (a payload stays); ``direction`` a key of
-    ``PUSH_DIRECTIONS``.
-    """
+    """A ``"push"`` [N] or ``"payload"`` [kg] of ``magnitude`` starting ``delay`` [s] after
+    the first release; a push lasts ``duration`` [s] along ``PUSH_DIRECTIONS[direction]``."""
 
     kind: str
     magnitude: float
@@ -47,11 +37,8 @@ class Disturbance:
 
 
 class DisturbanceDriver:
-    """Applies a :class:`Disturbance` to a running simulation (body ``body_id``).
-
-    Call :meth:`update` every control cycle with the time [s] since the first release (None
-    before it) and the wall rotation; it sets ``xfrc_applied`` or the body mass.
-    """
+    """Applies a :class:`Disturbance` to body ``body_id``: :meth:`update` every cycle with
+    the time [s] since the first release (None before it) and the wall rotation."""
 
     def __init__(self, disturbance: Disturbance | None, model, data, body_id: int) -> None:
         self.d, self.model, self.data, self.body = disturbance, model, data, body_id

@@ -1,37 +1,22 @@
 """When a simulated gripper lets go: its wrench leaves the achievable wrench set long enough.
 
-Failure set. The gripper holds a wrench ``w`` (rock on gripper, gripper frame, [N, N m])
-exactly when ``w`` lies in the achievable set ``W`` of this project's SPASAS kinetostatic
-model (:mod:`clamber.attachment.spasas`, Eqs. 6-11, at the paper's driving torque and 15 deg
-knuckles): the Minkowski sum of the four phalanges' and the footpad's admissible loads, with
-every combination of axes (combined loading) and no per-axis box. A hold's
-``capacity_factor`` (6,) scales ``W`` per axis (``w`` is held on that hold iff
-``w / factor`` is in ``W``); a seventh factor, where a hold has one, scales compression
-(``+f_z``) alone, which the footpad bears (:func:`scaled_wrench`). Membership is the gauge
-``g(w) = min {t : w in t W}``, ``<= 1`` inside
-(:func:`clamber.attachment.wrench_set.wrench_gauge`'s LP). Evaluated every physics step, the
-gauge is bracketed cheaply first: an inner polytope of ``W`` (the fitted polytope; gauge
-above the true one) and supporting half-spaces of ``W`` in 1136 directions (gauge below it,
-by a median 16 % on random wrenches). Only a wrench the bracket leaves undecided, or one
-outside, goes to the LP (solved by DAQP, with scipy's HiGHS as fallback), so the decision is
-the LP's. Before the LP, an undecided wrench gets a second certificate from the last wrench
-whose gauge an LP measured on the same gripper: the gauge is sublinear (``W`` is convex with
-the origin inside), so ``g(w) <= g(w_0) + g(w - w_0)``, and the inner polytope bounds
-``g(w - w_0)`` from above. Wrenches move little in a 4 ms step, so this certifies most wrenches
-the inner polytope leaves undecided (it is loosest, by about a factor two, on the moments
-CLIK's grippers carry) without an LP; a certificate is accepted only 1e-6 below the
-boundary, far outside the LP's 1e-9 tolerance, so every decision is the one the LP makes.
+Failure set. A gripper holds a wrench ``w`` (rock on gripper, gripper frame, [N, N m]) iff
+``w`` lies in the achievable set ``W`` of the SPASAS model (:mod:`clamber.attachment.spasas`,
+combined loading, no per-axis box), scaled per axis by the hold's ``capacity_factor`` (a
+seventh factor scales compression alone: :func:`scaled_wrench`). Membership is the gauge
+``g(w) = min {t : w in t W} <= 1``, an LP (DAQP, HiGHS as fallback). Every physics step the
+gauge is bracketed first: an inner polytope of ``W`` bounds it from above, supporting
+half-spaces in 1136 directions from below; a wrench the bracket leaves undecided may still
+be certified by sublinearity from the last LP-measured wrench ``w_0`` of its gripper,
+``g(w) <= g(w_0) + g_inner(w - w_0)``, accepted only 1e-6 below the boundary (the LP's
+tolerance is 1e-9), so every decision is the LP's.
 
-Time filter (spine slip). Spines hold by hooking asperities; a wrench outside ``W`` is not
-an instant detachment but an unbalanced load that drags the spines across their asperities
-until they ride off. The part of the wrench beyond the set along its ray,
-``e = w (1 - 1/g)``, is that unbalanced load; the spines slide as a rigid body of the
-gripper's mass ``m`` under the equivalent force ``|e_f| + |e_tau| / r`` (a moment acts on
-the spine ring of radius ``r`` as a force couple). The gripper breaks off when the slide
-exceeds the asperity engagement depth ``d``: for a constant excess force ``F`` after
-``t = sqrt(2 d m / F)`` (0.5 mm, 0.4 kg: 6 ms at 15 N over, 20 ms at 1 N). Back inside ``W``
-the spines re-seat (the hooks' elastic deflection returns) and the slide resets. The slide
-is a failure clock only: the gripper does not move on the rock before it breaks off.
+Spine slip. A wrench outside ``W`` drags the spines across their asperities: its excess
+``e = w (1 - 1/g)`` accelerates the gripper's mass ``m`` with the force ``|e_f| + |e_tau| /
+r`` (moments act on the spine ring of radius ``r``), and the gripper breaks off once the
+slide exceeds the engagement depth ``d`` (``t = sqrt(2 d m / F)`` under a constant force:
+6 ms at 15 N over, 20 ms at 1 N). Back inside ``W`` the slide resets. The slide is a
+failure clock only: the gripper does not move before it breaks off.
 """
 
 from __future__ import annotations
@@ -68,14 +53,9 @@ CERTIFIED = 1.0 - 1e-6
 
 @dataclass(frozen=True)
 class SpineSlip:
-    """The failure clock's parameters.
-
-    ``engagement_depth`` [m]: slide of the spines along their asperities before they ride
-    off (spine tips of 10-50 um radius on asperities of a similar size; 0.5 mm is the depth a
-    hooked tip travels up an asperity face). ``spine_radius`` [m]: lever of a moment on the
-    spine ring (the pressure centres sit 30-40 mm from the gripper axis). ``mass`` [kg]: the
-    sliding gripper (the simulated gripper weighs 0.4 kg).
-    """
+    """The failure clock: ``engagement_depth`` [m] a hooked spine tip travels up an asperity
+    face before it rides off, ``spine_radius`` [m] the lever of a moment on the spine ring
+    (pressure centres 30-40 mm from the axis), ``mass`` [kg] of the sliding gripper."""
 
     engagement_depth: float = 5e-4
     spine_radius: float = 0.035
@@ -85,12 +65,6 @@ class SpineSlip:
         check.numeric_fields(self, "spine slip", strict=True,
                              names=("engagement_depth", "spine_radius", "mass"))
 
-    def time_to_fail(self, excess_force: float) -> float:
-        """Time [s] a constant equivalent excess force [N] needs to break a gripper off."""
-        if excess_force <= 0:
-            return math.inf
-        return math.sqrt(2.0 * self.engagement_depth * self.mass / excess_force)
-
 
 def _rows(w: np.ndarray) -> np.ndarray:
     """Wrenches as a C-contiguous float array (n, 6) (any leading dimensions flattened)."""
@@ -99,12 +73,8 @@ def _rows(w: np.ndarray) -> np.ndarray:
 
 def scaled_wrench(w: np.ndarray, factor: np.ndarray) -> np.ndarray:
     """Wrenches (..., 6) [N, N m] over their holds' factors (..., 6) or (..., 7): ``w /
-    factor`` per axis, and ``f_z`` over the seventh factor where it pushes (``f_z > 0``).
-
-    The held set is ``W`` stretched per axis, ``f_z`` by one factor on each side of zero (a
-    star-shaped set: the gauge of ``w`` in it is the gauge of the scaled wrench in ``W``,
-    and every bound of this module is taken on scaled wrenches).
-    """
+    factor`` per axis, ``f_z`` over the seventh where it pushes; the gauge of ``w`` in the
+    held set is that of the scaled wrench in ``W``."""
     w, f = np.asarray(w, dtype=float), np.asarray(factor, dtype=float)
     lead = np.broadcast_shapes(w.shape[:-1], f.shape[:-1])
     rows = _rows(np.broadcast_to(w, (*lead, 6)))
@@ -156,10 +126,6 @@ class WrenchSet:
         #: LPs solved (for profiling).
         self.lp_count = 0
 
-    def bounds(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Lower and upper bounds (n,) of the gauge of wrenches ``w`` (n, 6) [N, N m]."""
-        return self.lower(w), self.upper(w)
-
     def lower(self, w: np.ndarray) -> np.ndarray:
         """The supporting half-spaces' gauge (n,) of wrenches (n, 6): a lower bound."""
         return kernels.polytope_gauges(_rows(w), self._cuts_t)
@@ -183,7 +149,7 @@ class WrenchSet:
         """Exact gauges (n,) of wrenches (n, 6): LP only where the bracket is not decisive
         about ``<= 1`` (returns the bracket's upper bound where it certifies ``<= 1``)."""
         w = np.atleast_2d(w)
-        out = self.bounds(w)[1]
+        out = self.upper(w)
         for i in np.flatnonzero(out > 1.0):
             out[i] = self.exact(w[i])
         return out
@@ -202,11 +168,9 @@ def default_wrench_set() -> WrenchSet:
 class FailureClock:
     """Per-gripper spine-slip state: advanced every physics step, reset on re-attachment.
 
-    ``wrench_set`` is ``W``; ``slip`` the clock's parameters. The peak load of each gripper
-    is kept as the wrench with the largest lower gauge bound (supporting half-spaces, within
-    some 20 % of the gauge) and made exact by one LP when read (:meth:`peaks`); above 1
-    every gauge is exact. Each gripper keeps the last wrench an LP measured and its gauge,
-    the reference of the sublinearity certificate (see the module docstring).
+    Each gripper's peak load is kept as the wrench of largest lower gauge bound, made exact
+    by one LP when read (:meth:`peaks`); each keeps the last wrench an LP measured and its
+    gauge, the reference of the sublinearity certificate.
     """
 
     def __init__(self, n: int, wrench_set: WrenchSet | None = None,
@@ -220,12 +184,10 @@ class FailureClock:
         #: Per gripper: the last wrench (over the hold's factors) an LP measured, its gauge.
         self._ref_wrench = np.zeros((n, 6))
         self._ref_gauge = np.full(n, np.inf)
-        #: Per gripper: the last wrench (over the factors) whose lower bound was formed, and
-        #: that bound (the reference of the peaks' skip test in :func:`.failure_kernels.certify`).
+        #: Per gripper: the last wrench whose lower bound was formed, and that bound.
         self._lo_wrench = np.zeros((n, 6))
         self._lo_gauge = np.full(n, np.inf)
-        #: :func:`.failure_kernels.certify`'s arguments after ``rows``, before ``g``: the
-        #: wrench set's planes, the margins and the clocks' arrays (updated in place).
+        #: :func:`.failure_kernels.certify`'s arguments between ``rows`` and ``g``.
         self.certify_args = (self.set._inner_t, self.set._cuts_t, CERTIFIED, _LOWER_MARGIN,
                              self._ref_wrench, self._ref_gauge, self._peak_lo,
                              self._peak_wrench, self._lo_wrench, self._lo_gauge, self.slide,
@@ -255,14 +217,8 @@ class FailureClock:
     def advance(self, rows: np.ndarray, w: np.ndarray, factor: np.ndarray,
                 dt: float) -> tuple[np.ndarray, np.ndarray]:
         """Advance the grippers ``rows`` by ``dt`` [s] under wrenches ``w`` (k, 6) [N, N m]
-        on holds of capacity factors ``factor`` (k, 6) or (k, 7) (:func:`scaled_wrench`).
-
-        Returns the gauges (k,) (exact above 1, else an upper bound <= 1) and which
-        grippers' slides passed the engagement depth. Where every wrench is certified
-        inside its set, one compiled call (:func:`.failure_kernels.certify`) does it all;
-        otherwise a wrench the inner polytope leaves undecided is certified by the
-        sublinearity bound when it can be, else measured by LP.
-        """
+        on holds of capacity ``factor`` (k, 6) or (k, 7). Returns the gauges (k,) (exact
+        above 1, else an upper bound <= 1) and which grippers broke off."""
         w = _rows(w)
         ws = np.empty_like(w)
         kernels.scale_into(w, np.ascontiguousarray(factor, dtype=float), ws)
@@ -274,8 +230,7 @@ class FailureClock:
     def uncertified(self, rows: np.ndarray, w: np.ndarray, ws: np.ndarray, g: np.ndarray,
                     dt: float) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`advance` where :func:`.failure_kernels.certify` did not certify every
-        wrench: ``w`` (k, 6) the wrenches, ``ws`` the same over the holds' factors, ``g`` its
-        upper bounds (k,) of their gauges."""
+        wrench (``ws``: ``w`` over the factors, ``g``: upper bounds of their gauges)."""
         failed = np.zeros(len(rows), dtype=bool)
         # The lower bound can only raise a peak where the upper bound is above it.
         if (g > self._peak_lo[rows]).any():

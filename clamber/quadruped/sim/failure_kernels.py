@@ -1,12 +1,6 @@
-"""Compiled kernels of the gripper failure check, which runs after every physics step.
-
-Every physics step the attached grippers' sole wrenches are formed from MuJoCo's data and
-bracketed in their wrench sets by polytope gauges (:mod:`.failure`). In NumPy that is some
-30 calls on 4 x 6 arrays, each mostly dispatch; compiled (numba, cached on disk) it is one
-call per step, about a tenth of the cost (``benchmarks/bench_sim_kernels.py``). Only what
-these kernels cannot certify (a wrench the bracket leaves undecided) goes on to the LP in
-Python.
-"""
+"""The gripper failure check of every physics step, compiled: the sole wrenches from MuJoCo's
+data bracketed by polytope gauges (:mod:`.failure`) in one call, a tenth of NumPy's cost
+(``benchmarks/bench_sim_kernels.py``); only what they cannot certify goes to the LP."""
 
 from __future__ import annotations
 
@@ -18,16 +12,11 @@ from clamber.compiled import kernel
 @kernel
 def sole_wrenches(ext: np.ndarray, com: np.ndarray, pos: np.ndarray, mat: np.ndarray,
                   index: np.ndarray, compliant: bool, out: np.ndarray) -> None:
-    """Sole wrenches [f, tau] (k, 6) [N, N m] of the rock on the grippers, into ``out``.
-
-    ``ext`` (nbody, 6): MuJoCo's ``cfrc_ext`` ([torque, force] about the body's subtree
-    centre of mass); ``com`` (nbody, 3) ``subtree_com``; ``pos`` (nsite, 3) and ``mat``
-    (nsite, 9) the sites' positions and rotation matrices (row-major). ``index`` (4+, k):
-    per gripper the body the weld holds (its pad when ``compliant``, the gripper body's
-    wrench then added), the gripper body, the wrench site and the root body (whose
-    ``subtree_com`` is the reference point of ``cfrc_ext``). The moment is shifted to the
-    site (``tau + r x f`` with ``r`` from the site to the reference point) and both parts
-    are rotated into the site frame (``R^T f``).
+    """Sole wrenches [f, tau] (k, 6) [N, N m] of the rock on the grippers into ``out``, in
+    the wrench sites' frames, from MuJoCo's ``cfrc_ext`` (``ext``, about the root's
+    ``subtree_com``, ``com``), the sites' ``pos`` and ``mat``. ``index`` (4+, k): per
+    gripper the welded body (its pad when ``compliant``, the gripper body's wrench then
+    added), the gripper body, the wrench site and the root body.
     """
     for i in range(out.shape[0]):
         b, gb, s, root = index[0, i], index[1, i], index[2, i], index[3, i]
@@ -87,20 +76,15 @@ def certify(ws: np.ndarray, rows: np.ndarray, inner_t: np.ndarray, cuts_t: np.nd
             ref_gauge: np.ndarray, peak_lo: np.ndarray, peak_wrench: np.ndarray,
             lo_wrench: np.ndarray, lo_gauge: np.ndarray, slide: np.ndarray,
             speed: np.ndarray, g: np.ndarray) -> bool:
-    """One physics step of :meth:`~.failure.FailureClock.advance` where every wrench is
-    certified inside its set: True, the clocks updated in place; else False, with only the
-    inner polytope's gauges in ``g`` (k,) and the clocks untouched.
+    """:meth:`~.failure.FailureClock.advance` where every wrench is certified inside its
+    set: True, the clocks updated in place; else False, with only the inner polytope's
+    gauges in ``g`` (k,) and the clocks untouched.
 
-    ``ws`` (k, 6): the grippers' wrenches over their holds' factors; ``rows`` (k,): their
-    rows in the clock's arrays. A wrench is certified by the inner polytope's gauge
-    (``inner_t`` (6, n), an upper bound of the true gauge) at most 1, or by the
-    sublinearity bound from the gripper's last LP-measured wrench (``ref_wrench``,
-    ``ref_gauge``) at most ``certified``; ``g`` gets the bound that certified it. Then the
-    slides re-seat (zero) and each gripper's peak lower bound (``peak_lo``, ``peak_wrench``)
-    is raised by the supporting half-spaces' gauge (``cuts_t`` (6, m)), formed only where
-    the bound ``lo_gauge + inner(ws - lo_wrench)`` from the last wrench whose lower bound
-    was formed could exceed the peak less ``lower_margin`` (the lower bound is sublinear
-    too; the margin covers round-off).
+    ``ws`` (k, 6): the wrenches over their holds' factors, at ``rows`` of the clock. A
+    wrench is certified by its inner gauge (``inner_t``) at most 1, or by the sublinearity
+    bound from ``ref_wrench``, ``ref_gauge`` at most ``certified``. Each peak lower bound
+    (``peak_lo``, ``cuts_t``) is formed only where the sublinear bound from ``lo_wrench``,
+    ``lo_gauge`` could exceed the peak less ``lower_margin``.
     """
     k = ws.shape[0]
     d = np.empty(6)
@@ -142,10 +126,9 @@ def check_step(ext: np.ndarray, com: np.ndarray, pos: np.ndarray, mat: np.ndarra
                ref_gauge: np.ndarray, peak_lo: np.ndarray, peak_wrench: np.ndarray,
                lo_wrench: np.ndarray, lo_gauge: np.ndarray, slide: np.ndarray,
                speed: np.ndarray, gauges: np.ndarray) -> bool:
-    """One physics step's gripper check in one call: the sole wrenches into ``w``
-    (:func:`sole_wrenches`' arguments), over the holds' ``factor`` into ``ws``
-    (:func:`scale_into`), then :func:`certify` (its arguments, ``index[4]`` the clock rows;
-    the gauges also into ``gauges[rows]`` where it returns True)."""
+    """:func:`sole_wrenches` into ``w``, :func:`scale_into` ``ws`` and :func:`certify` in
+    one call (``index[4]``: the clock rows; the gauges also into ``gauges[rows]`` when
+    certified)."""
     sole_wrenches(ext, com, pos, mat, index, compliant, w)
     scale_into(w, factor, ws)
     rows = index[4]

@@ -1,19 +1,11 @@
 """The physics step of a climb: the largest step up to 10 ms that divides the control period.
 
-A control period is a whole number of physics steps (the simulator steps ``period / dt``
-times per command), so a step that does not divide the period would silently change the
-control rate. 10 ms is the coarsest step at which the climbs still converge: side by side
-with 4 ms and 1 ms on every comparison scenario and controller, each one-gait-cycle trial
-ends the same way, its tracking error, power and peak gripper load move by a few percent at
-most and its estimation error by up to 10-14 % (the grasp welds stiffen with a finer step,
-:func:`.grippers.weld_timeconst`); at 20 ms the pushed climb breaks a gripper
-(docs/results/quadruped_physics.md). The simulated IMU averages both its readings over
-the period (:meth:`.QuadrupedSim.imu_truth`), so the gyro adds no step dependence.
-
-Near a gripper's boundary those few percent can decide a trial: a climb whose peak gripper
-gauge comes within :data:`VERDICT_MARGIN` of 1 is climbed again at
-:data:`FINE_CLIMB_PHYSICS_DT`, and that climb is its result
-(:func:`clamber.quadruped.trials.climb.run_climb`).
+A step that does not divide the period would silently change the control rate. 10 ms is
+the coarsest step at which climbs converge: against 4 ms and 1 ms every one-cycle trial ends
+the same way, tracking, power and peak gripper load within a few percent
+(docs/results/quadruped_physics.md); at 20 ms the pushed climb breaks a gripper. A climb
+whose peak gauge comes within :data:`VERDICT_MARGIN` of 1 is climbed again at
+:data:`FINE_CLIMB_PHYSICS_DT`, and that climb is its result.
 """
 
 from __future__ import annotations
@@ -54,10 +46,9 @@ def check_physics_step(control_rate: float, dt: float) -> float:
 #: The step a marginal verdict is rerun at [s]: 4 ms keeps a gripper's peak gauge within
 #: 1.7 % of 1 ms on every comparison scenario (docs/results/quadruped_physics.md).
 FINE_CLIMB_PHYSICS_DT = 0.004
-#: How close to its set's boundary (gauge 1) a climb's peak gripper gauge must come for its
-#: verdict to be rerun at the fine step: over one gait cycle the peak gauges at 10 ms are
-#: within 3.3 % of 4 ms; over five cycles a trial's peak moves by up to 9 %, and 1 of 360
-#: five-cycle verdicts is decided by the step outside this margin.
+#: How close to 1 a climb's peak gripper gauge must come for a rerun at the fine step (peaks
+#: at 10 ms are within 3.3 % of 4 ms over one cycle; 1 of 360 five-cycle verdicts is decided
+#: by the step outside this margin).
 VERDICT_MARGIN = 0.05
 
 

@@ -1,9 +1,5 @@
-"""MuJoCo scenes built from the robot description: a climbing wall with rocks, or a ground.
-
-The robot part is :func:`clamber.quadruped.model.description.mjcf_string` of the (perturbed)
-simulated robot, loaded into an ``MjSpec``; the servos (:mod:`.servos`), the gripper welds
-(:mod:`.grippers`), the world and the light are added to it before compiling.
-"""
+"""MuJoCo scenes of the (perturbed) robot's description with its servos and gripper welds:
+a climbing wall with rocks, or a ground."""
 
 from __future__ import annotations
 
@@ -12,6 +8,7 @@ from dataclasses import replace
 import mujoco
 import numpy as np
 
+from clamber.exceptions import ConfigError
 from clamber.quadruped.model.description import mjcf_string
 from clamber.quadruped.model.robot import LEG_NAMES, Marcbot
 from clamber.quadruped.sim.grippers import (
@@ -90,11 +87,8 @@ FEET = ("gripper", "rubber", "rubber_flat")
 
 
 def robot_with_feet(robot: Marcbot, feet: str) -> Marcbot:
-    """``robot`` with the last link's mass of its ``feet`` (a rubber foot weighs
-    :data:`RUBBER_FOOT_MASS`)."""
+    """``robot`` with the last link's mass of its ``feet``."""
     if feet not in FEET:
-        from clamber.exceptions import ConfigError
-
         raise ConfigError(f"feet must be one of {', '.join(FEET)}, got {feet!r}")
     if feet == "gripper":
         return robot

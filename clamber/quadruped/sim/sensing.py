@@ -1,19 +1,9 @@
-"""What the simulator knows and the robot does not: true foot contacts; and the servos' motor
-torques, which the robot sees only through its current readings
-(:class:`clamber.quadruped.estimation.contact.ServoCurrentSensor`)."""
+"""What the simulator knows and the robot does not: the true foot contacts."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from clamber.quadruped.model.robot import LEG_NAMES
 from clamber.quadruped.sim.simulator import QuadrupedSim
-
-
-def motor_torques(sim: QuadrupedSim) -> np.ndarray:
-    """Torque [N m] each servo's motor applies now (its position loop's output, before the
-    back-EMF damping), signed along the joint axes; a current reading measures it."""
-    return sim.data.actuator_force.copy()
 
 
 def true_contacts(sim: QuadrupedSim) -> tuple[str, ...]:

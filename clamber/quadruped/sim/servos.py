@@ -1,22 +1,12 @@
 """Dynamixel-style servos in "current-based position" mode, as MuJoCo actuators, with power.
 
-Each servo is a position loop whose output current is capped by the commanded current limit:
-``tau = clip(kp (q_goal - q) + tau_ff, -tau_lim, tau_lim)`` with ``tau_lim = min(I_lim /
-(A per N m), tau_max)``, plus the motor's back-EMF and reducer damping ``-kv qdot`` and the
-reflected rotor inertia (armature) on the joint. In MuJoCo this is a ``general`` actuator with
-``force = kp ctrl - kp q`` (``ctrl = q_goal + tau_ff / kp``, the feed-forward as a goal
-offset), joint damping ``kv``, and ``forcerange = +-tau_lim`` rewritten every control cycle:
-the whole servo runs inside MuJoCo's step, so the physics rate costs no Python.
-
-Gains from Dynamixel X-series defaults: position P gain 800 (KPP = 800/128 = 6.25 current
-units of 2.69 mA per position tick of 0.088 deg) is ``kp = 10.95 A/rad`` of current, i.e.
-``kp = 10.95 A/rad * (N m per A)``; the damping is stall torque over no-load speed
-(``kv = tau_max / omega_max``, the back-EMF slope of a DC motor's torque-speed line); the
-armature ``0.01 kg m^2`` is the order of a coreless rotor times the square of a 1:270 gear.
-
-Power: the servos draw ``I = |tau| (A per N m) + I_idle`` each from the ``voltage`` bus, and
-the robot's power is ``sum V I`` [W] (what the paper computes from the servos' current and
-voltage readings).
+``tau = clip(kp (q_goal - q) + tau_ff, -tau_lim, tau_lim)``, ``tau_lim = min(I_lim / (A per
+N m), tau_max)``, plus back-EMF damping ``-kv qdot`` and the rotor's armature: a ``general``
+actuator with ``ctrl = q_goal + tau_ff / kp``, joint damping ``kv`` and ``forcerange``
+rewritten every cycle, so the servo loop runs inside MuJoCo's step. ``kp`` is the X-series
+default P gain (6.25 units of 2.69 mA per 0.088 deg tick, 10.95 A/rad) over A per N m;
+``kv = tau_max / omega_max``; the armature (0.01 kg m^2) is a coreless rotor through a
+1:270 gear. Power is ``V sum(|tau| (A per N m) + I_idle)`` [W], as the paper computes it.
 """
 
 from __future__ import annotations
@@ -84,10 +74,8 @@ class ServoBank:
             j.armature = self.params.armature
 
     def apply(self, model: mujoco.MjModel, data: mujoco.MjData, cmd: JointCommand) -> None:
-        """Write goal positions, feed-forward torques and current limits into the actuators:
-        ``ctrl = position + torque / kp`` and ``forcerange = +-min(max(current_limit, 0) /
-        (A per N m), tau_max)`` (one compiled call, :func:`.servo_kernels.write_command`, a
-        quarter of NumPy's cost on 20-vectors). A command that is not 20 finite numbers per
+        """Write goal positions, feed-forward torques and current limits into the actuators
+        (:func:`.servo_kernels.write_command`); a command that is not 20 finite numbers per
         vector is refused."""
         p = np.asarray(cmd.position, dtype=float)
         t = np.asarray(cmd.torque, dtype=float)
@@ -101,9 +89,8 @@ class ServoBank:
             raise ConfigError(f"command {names[bad]} must be {N_JOINTS} finite numbers")
 
     def period(self, forces: np.ndarray, torque: np.ndarray) -> float:
-        """The mean ``|force|`` (20,) [N m] of each servo over a period's physics steps
-        ``forces`` (steps, 20) into ``torque``; returns the electrical power [W] at those
-        torques (:meth:`power`), in one compiled call."""
+        """The mean ``|force|`` (20,) [N m] per servo over a period's physics steps
+        ``forces`` (steps, 20) into ``torque``; returns the power [W] at those torques."""
         return period_power(forces, self.current_per_torque, self.params.idle_current,
                             self.params.voltage, torque)
 

@@ -1,15 +1,10 @@
 """The simulator: MuJoCo physics at ``physics_dt``, servo commands and sensors at the control rate.
 
-Control rate. Climbing runs at 50 Hz. The paper's robot drives its 20 Dynamixel servos over
-four TTL buses, five servos each. One cycle on a bus (Protocol 2.0) is a sync read of
-present current, velocity and position (a 19-byte instruction and five 21-byte status
-packets) and sync writes of goal position and goal current (39 + 29 bytes): about 192 bytes,
-1.9 ms at 1 Mbit/s or 16.7 ms at 115.2 kbit/s, plus five 250 us return delays. 50 Hz thus
-fits every baud rate from 115.2 kbit/s up, and at 1 Mbit/s leaves the bus 85 % idle. The
-climbing gait needs no more: its fastest motion, the 20 mm/s descent onto a hold, moves the
-foot 0.4 mm per cycle, which bounds how late the joint-4 contact threshold is seen.
-The servo loop itself runs inside MuJoCo at the physics rate (see :mod:`.servos`); a climb's
-physics step is chosen in :mod:`.rates` (10 ms at 50 Hz, checked against 4 ms and 1 ms).
+Climbing runs at 50 Hz: one Dynamixel bus cycle (sync read of current, velocity and position
+of five servos, sync writes of goal position and current, about 192 bytes) takes 1.9 ms at
+1 Mbit/s and 16.7 ms at 115.2 kbit/s, and the fastest climbing motion (the 20 mm/s descent)
+moves the foot 0.4 mm per cycle. The servo loop runs inside MuJoCo at the physics rate
+(:mod:`.servos`); the physics step is chosen in :mod:`.rates`.
 """
 
 from __future__ import annotations
@@ -111,12 +106,8 @@ class QuadrupedSim:
 
     def imu_truth(self) -> tuple[np.ndarray, np.ndarray]:
         """Specific force [m/s^2] and angular rate [rad/s] in {B}, both averaged over the last
-        cycle: the velocity change over the cycle's length, and the rotation from the cycle's
-        start to its end over its length (an IMU's delta-velocity and delta-angle outputs).
-
-        Averaging the rate, as the accelerometer is averaged, keeps vibrations the cycle does
-        not resolve out of it: the rate at the cycle's last physics step carried them by an
-        amount that depended on the physics step (docs/results/quadruped_physics.md)."""
+        cycle (an IMU's delta-velocity and delta-angle outputs), so vibrations the cycle does
+        not resolve stay out of them whatever the physics step."""
         acc = (self._lin_vel - self._prev_velocity) / self.dt - GRAVITY_VECTOR
         rate = np.empty(3)
         # The rotation vector r with q_prev * exp(r) = q_now, in the start's body frame.
@@ -125,9 +116,8 @@ class QuadrupedSim:
 
     def step(self, cmd: JointCommand) -> StepRecord:
         """Apply ``cmd`` and advance one control period, the grippers' failure model checked
-        after every physics step (a gripper that breaks off changes the physics from the
-        next step on). The record's torques are the means of the servos' ``|force|`` over
-        the period's steps, its power the servos' at those torques."""
+        after every physics step; the record's torques are the mean ``|force|`` per servo
+        over the period, its power the servos' at those torques."""
         m, d, g = self.model, self.data, self.grippers
         self.servos.apply(m, d, cmd)
         self._prev_velocity[:] = self._lin_vel

@@ -1,18 +1,11 @@
 """The gripper's winch, tendons and phalanges as a plant for the winch controller.
 
-The servo turns the winch toward its goal at most ``speed`` [rad/s]. Turned past the natural
-angle, the attachment tendons first take up their slack (3.5 cm on a 10 mm winch: 3.5 rad,
-the paper's redundancy), while the torsion springs close the phalanges; then the tendon
-tension builds. If the spines have caught asperities, the phalanges stop on the rock and the
-series elastic chain (tendon, torsion and compression springs) stiffens the winch by
-``engaged_stiffness`` [N m/rad]; if they have not, the phalanges keep sliding shut and only
-friction, ``slip_stiffness``, resists: the torque never reaches the controller's band, which
-is how a grasp that does not engage shows itself (the controller's timeout or winding limit).
-Turned the other way past the natural angle, the detachment tendons take up the same slack
-and then pull the phalanges up against ``detach_stiffness``.
-
-The servo's current is the winch torque over the torque constant plus Gaussian noise
-(``current_noise`` [A]).
+Past the natural angle the attachment tendons take up their slack (3.5 rad, the paper's
+redundancy), then tension builds: against ``engaged_stiffness`` if the spines caught the
+rock, else only against the sliding phalanges' ``slip_stiffness``, so the torque never
+reaches the controller's band (how a failed grasp shows). The other way the detachment
+tendons pull against ``detach_stiffness``. The current is the torque over the torque
+constant plus noise.
 """
 
 from __future__ import annotations

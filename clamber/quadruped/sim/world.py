@@ -1,9 +1,8 @@
 """Simulated worlds: a climbing wall with seeded rock footholds, ground terrains, model mismatch.
 
-World frame {S}: z up. A wall of inclination ``alpha`` (0: ground, 90 deg: vertical) contains
-the world y axis; its frame {W} has columns ``u`` (up the slope), ``y`` (left), ``n`` (out),
-the body frame of a robot climbing forward. Holds are convex rocks sized like the paper's
-basalt holds (about 18 cm across, 7 cm high).
+World frame {S}: z up. A wall of inclination ``alpha`` (90 deg: vertical) contains the world
+y axis; its frame {W} has columns ``u`` (up the slope), ``y`` (left), ``n`` (out). Holds are
+convex rocks sized like the paper's basalt holds (about 18 cm across, 7 cm high).
 """
 
 from __future__ import annotations
@@ -33,13 +32,9 @@ def wall_rotation(incline_deg: float) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Hold:
-    """One rock foothold.
-
-    ``base`` is where the rock stands on the wall [m, {S}]; ``top`` the centre of its top
-    face [m, {S}] and ``normal`` that face's unit normal; ``vertices`` the rock's convex-hull
-    points in the wall frame relative to ``base`` [m]. ``capacity_factor`` (6,) scales the
-    gripper's true capacity per wrench axis on this hold; a seventh number, where given,
-    scales compression (``+f_z``) alone (:func:`~clamber.quadruped.sim.failure.scaled_wrench`).
+    """One rock foothold: ``base``, top-face centre ``top`` and unit ``normal`` in {S} [m];
+    convex-hull ``vertices`` in {W} relative to ``base``; ``capacity_factor`` (6,) or (7,)
+    scales the gripper's true capacity (:func:`~clamber.quadruped.sim.failure.scaled_wrench`).
     """
 
     name: str
@@ -72,14 +67,10 @@ class WallLayout:
 
 @dataclass(frozen=True)
 class RockSpec:
-    """Size of the generated rocks and the gripper's capacity spread.
-
-    ``radius`` [m] circumscribes the footprint, ``height`` [m] is the mean height (spread
-    ``height_spread``), ``top_radius`` [m] the flat top, ``max_tilt`` [rad] its largest tilt
-    from the wall normal, ``placement_jitter`` [m] each hold's random offset. The per-axis
-    capacity factor is log-normal (median ``capacity_mean``, log-spread
-    ``capacity_spread``), clipped to ``[capacity_min, capacity_max]``.
-    """
+    """Rock sizes [m] (footprint ``radius``, mean ``height`` and its spread, flat
+    ``top_radius``), the top's largest tilt [rad], placement jitter [m], and the per-axis
+    capacity factor: log-normal (median ``capacity_mean``, log-spread ``capacity_spread``),
+    clipped to ``[capacity_min, capacity_max]``."""
 
     radius: float = 0.09
     height: float = 0.07
@@ -120,13 +111,10 @@ def hold_rng(first: np.random.Generator, seed: int, leg: int, k: int,
 def wall_layout(incline_deg: float, stance: dict[str, np.ndarray], stride: float = 0.22,
                 n_steps: int = 1, seed: int = 0, spec: RockSpec | None = None,
                 start: np.ndarray | None = None, heading_deg: float = 0.0) -> WallLayout:
-    """Seeded holds for ``n_steps`` strides of every leg.
-
-    Leg ``leg``'s k-th hold sits at ``start + stance[leg] + k stride u`` [m, (u, y) in {W}]
-    plus jitter; ``start`` defaults to 0.4 m up the slope. ``heading_deg`` turns the
-    climbing direction about the wall normal. A wall of more strides starts with the rocks
-    of the one-stride wall of the same seed (:func:`hold_rng`); from the third hold on, a
-    hold within a rock radius of another leg's earlier hold is that hold
+    """Seeded holds for ``n_steps`` strides of every leg: leg ``leg``'s k-th at ``start +
+    stance[leg] + k stride u`` [m, (u, y) in {W}] plus jitter (``start``: 0.4 m up the
+    slope), the climb turned ``heading_deg`` about the wall normal. More strides keep the
+    rocks of fewer (:func:`hold_rng`); nearby holds of different legs are shared
     (:func:`_share_rocks`).
     """
     spec = spec or RockSpec()
@@ -162,9 +150,8 @@ def wall_layout(incline_deg: float, stance: dict[str, np.ndarray], stride: float
 
 
 def _share_rocks(holds: dict[str, list[Hold]], radius: float) -> None:
-    """In place, make each hold from the third on that lies within ``radius`` [m] of
-    another leg's earlier hold that very hold: a rear foot steps onto the rock its front
-    foot left instead of a second, interpenetrating rock."""
+    """From the third hold on, a hold within ``radius`` [m] of another leg's earlier hold
+    becomes that hold (in place): a rear foot steps onto the rock its front foot left."""
     for k in range(2, max(len(v) for v in holds.values())):
         for leg in LEG_NAMES:
             if k >= len(holds[leg]):
@@ -180,9 +167,8 @@ def _share_rocks(holds: dict[str, list[Hold]], radius: float) -> None:
 
 @dataclass(frozen=True)
 class GroundTerrain:
-    """A ground for trotting: sliding ``friction``, MuJoCo contact softness (``timeconst``
-    [s], larger is softer; ``dampratio``), height ``roughness`` [m] (std; 0: a plane) and
-    its lateral ``correlation`` [m]. Gravel, grass, mud and stone are approximations.
+    """A ground for trotting: ``friction``, MuJoCo contact softness (``timeconst`` [s],
+    ``dampratio``), height ``roughness`` [m] (std; 0: a plane) and its ``correlation`` [m].
     """
 
     name: str
@@ -212,10 +198,8 @@ def ground_terrain(name: str) -> GroundTerrain:
 
 
 def height_field(terrain: GroundTerrain, size: float, n: int, seed: int) -> np.ndarray:
-    """Heights (n, n) [m] of a seeded rough field: white noise smoothed over ``correlation``.
-
-    Normalised to zero mean and ``roughness`` standard deviation; all zeros for a plane.
-    """
+    """Heights (n, n) [m] of a seeded rough field: white noise smoothed over ``correlation``,
+    zero mean and ``roughness`` standard deviation (zeros for a plane)."""
     if terrain.roughness == 0.0:
         return np.zeros((n, n))
     from scipy.ndimage import gaussian_filter

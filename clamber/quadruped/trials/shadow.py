@@ -23,7 +23,6 @@ from clamber.quadruped.estimation.contact import (
 from clamber.quadruped.estimation.contact_ekf import AnchorEkf, AnchorEkfSettings, calibrate_gyro
 from clamber.quadruped.estimation.estimator import SimulatedImu
 from clamber.quadruped.model.robot_model import RobotModel
-from clamber.quadruped.sim.sensing import motor_torques
 from clamber.quadruped.trials.climb import ClimbSettings, ClimbTrial
 from clamber.quadruped.trials.trot import ENCODER_TICK, GYRO_CALIBRATION_S
 
@@ -86,7 +85,7 @@ class AnchorShadow:
         if not self.first:
             ekf.predict(*self.imu.measure(*sim.imu_truth(), dt), dt)
         self.first = False
-        f = self.forces.forces(q, dq, self.currents.read(motor_torques(sim)), ekf.R)
+        f = self.forces.forces(q, dq, self.currents.read(sim.joint_torques()), ekf.R)
         found = self.detector.update(np.linalg.norm(f, axis=1))
         self.detected.append(found)
         self.truth.append(tuple(sim.grippers.attached))

@@ -36,7 +36,7 @@ from clamber.quadruped.model.robot import LEG_NAMES, N_JOINTS, Marcbot
 from clamber.quadruped.model.robot_model import RobotModel, RobotState
 from clamber.quadruped.options import ContactSource, Estimator
 from clamber.quadruped.sim.scene import FEET, ground_scene, robot_with_feet
-from clamber.quadruped.sim.sensing import motor_torques, true_contacts
+from clamber.quadruped.sim.sensing import true_contacts
 from clamber.quadruped.sim.servos import ServoBank
 from clamber.quadruped.sim.simulator import QuadrupedSim, SimulationError, StepRecord
 from clamber.quadruped.sim.world import ModelMismatch, ground_terrain
@@ -222,7 +222,7 @@ class TrotTrial:
         elif k > 0:
             self.ekf.predict(*self.imu.measure(f, w, dt), dt)
         force = self.force_model.forces(q, truth.joint_velocities,
-                                        self.currents.read(motor_torques(self.sim)),
+                                        self.currents.read(self.sim.joint_torques()),
                                         self.ekf.R)
         detected = self.detector.update(force[:, 2])
         source = self.settings.contacts

@@ -21,7 +21,6 @@ from clamber.quadruped.gaits import TrotGaitSettings
 from clamber.quadruped.model.robot import LEG_NAMES
 from clamber.quadruped.model.robot_model import RobotModel
 from clamber.quadruped.sim.scene import RUBBER_FOOT_MASS, robot_with_feet
-from clamber.quadruped.sim.sensing import motor_torques
 from clamber.quadruped.trials.trot import TrotSettings, TrotTrial
 
 
@@ -83,7 +82,7 @@ def test_force_estimate_matches_the_contact_solver_standing():
         trial.step()
         truth = trial.sim.true_state()
         f = trial.force_model.forces(truth.joint_positions, truth.joint_velocities,
-                                     trial.currents.read(motor_torques(trial.sim)),
+                                     trial.currents.read(trial.sim.joint_torques()),
                                      truth.body_rotation)
         est.append(f[:, 2])
         ref.append(_foot_contact_forces(trial))

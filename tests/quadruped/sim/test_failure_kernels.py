@@ -42,7 +42,7 @@ def test_the_bracket_contains_the_lp_gauge(wset):
     w = np.vstack([_boundary_points(wset, 40, 5) * rng.uniform(0.9, 1.1, (40, 1)),
                    rng.standard_normal((40, 6)) * WRENCH_SCALE * rng.uniform(0.1, 4, (40, 1))])
     exact = wrench_gauge(wset.sets, w)
-    lo, hi = wset.bounds(w)
+    lo, hi = wset.lower(w), wset.upper(w)
     assert np.all(lo <= exact * (1 + 1e-7)) and np.all(hi >= exact * (1 - 1e-7))
     assert np.median(lo / exact) > 0.75  # 0.84 on these wrenches
 
