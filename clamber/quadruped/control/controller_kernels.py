@@ -1,9 +1,6 @@
-"""The controllers' per-cycle arithmetic around the body PD law and the servo commands, compiled.
-
-Each function does in one call (numba, cached on disk) what would be five to ten Pinocchio
-and NumPy calls on 6- and 20-vectors, each spent mostly in dispatch. Tested against
-Pinocchio's ``SE3`` algebra and NumPy formulas written in the tests.
-"""
+"""The controllers' per-cycle arithmetic around the body PD law and the servo commands, compiled:
+each function is one call (numba, cached on disk) instead of five to ten Pinocchio and NumPy
+calls on 6- and 20-vectors spent mostly in dispatch."""
 
 from __future__ import annotations
 
@@ -12,7 +9,6 @@ import math
 import numpy as np
 
 from clamber.compiled import kernel
-from clamber.quadruped.model.clik_kernels import joint_torques, spd_solve
 from clamber.quadruped.model.se3_kernels import (
     act_inv,
     action_matrix,
@@ -20,6 +16,7 @@ from clamber.quadruped.model.se3_kernels import (
     exp6,
     log6,
 )
+from clamber.quadruped.model.statics_kernels import joint_torques, spd_solve
 
 _LEGS, _JOINTS = 4, 5
 _FLOAT_MAX = float(np.finfo(float).max)

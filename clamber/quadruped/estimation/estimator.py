@@ -198,7 +198,7 @@ class ErrorStateEkf:
         twist = np.empty(6)
         twist[:3] = self.v @ self.R  # R^T v
         twist[3:] = self.rate
-        return RobotState.trusted(self.p.copy(), self.R.copy(), q_joints, twist, dq_joints)
+        return RobotState(self.p.copy(), self.R.copy(), q_joints, twist, dq_joints)
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,7 @@ from clamber.quadruped.model.robot import JOINTS_PER_LEG, LEG_NAMES, Link, Marcb
 LINK_NAMES = ("hip", "thigh", "calf", "ankle", "gripper")
 BODY_NAME = "body"
 #: Position gain of the model files' servos [A/rad]: the Dynamixel X-series default P gain
-#: (6.25 units of 2.69 mA per 0.088 deg tick), equal to the simulator's servos' gain. A
-#: servo's kp [N m/rad] is this over its A per N m.
+#: (6.25 units of 2.69 mA per 0.088 deg tick); a servo's kp [N m/rad] is this over A per N m.
 SERVO_GAIN_A_PER_RAD = 6.25 * 2.69e-3 / np.deg2rad(0.088)
 
 
@@ -62,11 +61,9 @@ def _urdf_box(link: Link, contact: bool) -> str:
 
 
 def urdf_string(robot: Marcbot, floating_base: bool = False) -> str:
-    """The robot as URDF: link cuboids as visual geometry, gripper boxes as collision.
-
-    Without ``floating_base`` the loader adds the free-flyer root; with it (the model file)
-    a ``floating`` joint ``root`` from a ``world`` link keeps the base free in every URDF
-    reader (MuJoCo's importer would otherwise fix the body and drop its mass)."""
+    """The robot as URDF: link cuboids as visual geometry, gripper boxes as collision. With
+    ``floating_base`` (the model file) a ``floating`` joint ``root`` from a ``world`` link
+    keeps the base free in every reader; without it the loader adds the free flyer."""
     out = ['<?xml version="1.0"?>', '<robot name="marcbot">']
     if floating_base:
         out += ['<link name="world"/>',
@@ -112,12 +109,9 @@ def _mjcf_geom(link: Link, name: str, contact: bool) -> str:
 
 
 def mjcf_string(robot: Marcbot, keyframe: bool = True, servos: bool = False) -> str:
-    """The robot as an MJCF model (no world); joints carry range, actuators torque limits.
-
-    Only the gripper boxes collide. The keyframe ``home`` is the default stance, body
-    level, soles on z = 0. Actuators are torque motors (``ctrl`` [N m]) or, with ``servos``
-    (the model file), position servos (gain :data:`SERVO_GAIN_A_PER_RAD`, damping torque
-    limit over speed limit, ``ctrl`` the goal angle [rad], held by ``home``).
+    """The robot as an MJCF model (no world): only the gripper boxes collide; keyframe
+    ``home`` is the default stance, soles on z = 0; actuators are torque motors (``ctrl``
+    [N m]) or, with ``servos`` (the model file), position servos (``ctrl`` the goal [rad]).
     """
     out = ['<mujoco model="marcbot">',
            '<compiler angle="radian" autolimits="true"/>',
@@ -240,12 +234,3 @@ def build_pinocchio_model(robot: Marcbot):
 
     return pin.buildModelFromXML(urdf_string(robot), pin.JointModelFreeFlyer())
 
-
-def build_mujoco_model(robot: Marcbot, scene: bool = False):
-    """MuJoCo model from the MJCF string, optionally inside the scene."""
-    import mujoco
-
-    if not scene:
-        return mujoco.MjModel.from_xml_string(mjcf_string(robot))
-    return mujoco.MjModel.from_xml_string(
-        scene_string("marcbot.xml"), {"marcbot.xml": mjcf_string(robot).encode()})

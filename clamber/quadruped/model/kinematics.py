@@ -1,9 +1,7 @@
 """Leg kinematics: foot poses, foot Jacobians, damped-least-squares IK with limits, and CLIK.
 
-Jacobians are Pinocchio frame Jacobians in the foot's LOCAL frame (rows ``[v, w]`` of the
-gripper frame, expressed in the gripper frame), the frame in which the gripper wrench limits
-are written; the wrench ``F`` the substrate applies on a gripper maps to generalized forces
-as ``J^T F``.
+Jacobians are Pinocchio's in the gripper's LOCAL frame, the frame of its wrench limits, so a
+gripper wrench ``F`` maps to generalized forces as ``J^T F``.
 """
 
 from __future__ import annotations
@@ -43,13 +41,6 @@ def foot_jacobians(rm: RobotModel, q: np.ndarray) -> np.ndarray:
                      for f in rm.foot_ids])
 
 
-def leg_jacobian(rm: RobotModel, q_joints: np.ndarray, leg: str) -> np.ndarray:
-    """Jacobian (6, 5) of ``leg``'s gripper frame w.r.t. its own joints, LOCAL frame."""
-    J = foot_jacobians(rm, body_configuration(q_joints))[leg_index(leg)]
-    s = leg_slice(leg)
-    return J[:, NV_BASE + s.start:NV_BASE + s.stop]
-
-
 @dataclass(frozen=True)
 class IKResult:
     """Outcome of :func:`leg_ik`: joint angles [rad] and the remaining pose error."""
@@ -69,12 +60,9 @@ def _dls(J: np.ndarray, e: np.ndarray, damping: float) -> np.ndarray:
 def leg_ik(rm: RobotModel, leg: str, target: pin.SE3, q_start: np.ndarray,
            rotation_weight: float = 0.3, damping: float = 1e-3, tol: float = 1e-6,
            max_iter: int = 100) -> IKResult:
-    """Joint angles of ``leg`` putting its gripper at ``target`` (pose in {B}).
-
-    Damped least squares on the 6D LOCAL pose error, rotation rows weighted by
-    ``rotation_weight`` [m/rad]; each step is clipped to the joint limits (a projected
-    Gauss-Newton iteration). The other legs keep ``q_start``'s angles.
-    """
+    """Joint angles of ``leg`` putting its gripper at ``target`` (pose in {B}): damped least
+    squares on the LOCAL pose error, rotation rows weighted by ``rotation_weight`` [m/rad],
+    each step clipped to the joint limits; the other legs keep ``q_start``'s angles."""
     q = np.array(q_start, dtype=float)
     if q.shape != (N_JOINTS,) or not np.all(np.isfinite(q)):
         raise ConfigError(f"q_start must be {N_JOINTS} finite angles, got shape {q.shape}")
@@ -94,12 +82,8 @@ def leg_ik(rm: RobotModel, leg: str, target: pin.SE3, q_start: np.ndarray,
 
 
 class Clik:
-    """Closed-loop inverse kinematics for the body and swing grippers, one step per cycle.
-
-    Stance grippers stay at their world poses while the body moves toward its target; swing
-    grippers move toward theirs. Each leg takes one damped-least-squares step on the LOCAL
-    pose error scaled by ``gain`` (1 = full Gauss-Newton step per cycle), clipped to limits.
-    """
+    """Closed-loop inverse kinematics, one damped-least-squares step per leg and cycle on the
+    LOCAL pose error scaled by ``gain`` (1: a full Gauss-Newton step), clipped to limits."""
 
     def __init__(self, rm: RobotModel, gain: float = 0.5, damping: float = 1e-2,
                  rotation_weight: float = 0.3) -> None:
@@ -124,20 +108,10 @@ class Clik:
 
     def step(self, q_joints: np.ndarray, body_target: pin.SE3,
              foot_targets: dict[str, pin.SE3]) -> np.ndarray:
-        """Next joint position command (20,) [rad]; ``foot_targets`` are world poses.
-
-        Legs without a target hold their current angles.
-        """
-        feet, J = self.kinematics(q_joints)
-        return self.step_from(q_joints, feet, J, body_target, foot_targets)
-
-    def step_from(self, q_joints: np.ndarray, feet_body: list[pin.SE3],
-                  leg_jacobians: np.ndarray, body_target: pin.SE3,
-                  foot_targets: dict[str, pin.SE3]) -> np.ndarray:
-        """:meth:`step` from kinematics already evaluated at ``q_joints`` (gripper poses in
-        {B}, LOCAL leg Jacobians (4, 6, 5)), in one compiled call
-        (:func:`~clamber.quadruped.model.statics_kernels.clik_goal` with the body at the
-        origin)."""
+        """Next joint position command (20,) [rad] toward the ``foot_targets`` (world poses;
+        legs without one hold their angles), in one compiled call
+        (:func:`~clamber.quadruped.model.statics_kernels.clik_goal`, the body at the origin)."""
+        feet_body, leg_jacobians = self.kinematics(q_joints)
         modes = np.full(_N_LEGS, HOLD, dtype=np.int64)
         rotations, translations = np.zeros((_N_LEGS, 3, 3)), np.zeros((_N_LEGS, 3))
         for i, leg in enumerate(LEG_NAMES):

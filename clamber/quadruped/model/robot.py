@@ -1,14 +1,11 @@
 """Parametrized MARCBot-class quadruped climber: dimensions, masses, servos and joint limits.
 
-Body frame {B}: x forward, y left, z along the body normal away from the surface. Each hip
-sits on the body's corner with a fixed ``mount_yaw`` so its local x points outward. Joint 1
-turns about the body normal; joints 2-4 about the leg's local y (positive tips the distal
-link toward the surface); joint 5 about the ankle's local z, parallel to joint 1 when
-``q2 + q3 + q4 = 0``. The gripper frame sits at the sole's contact point, z along joint 5
-and x radial, as in :mod:`clamber.attachment.wrench_limits`.
-
-Defaults meet the paper's figures (0.2 m body, 0.39 m leg extension, 4.8 kg with over 70 %
-in the limbs); the split among links is a plausible choice.
+Body frame {B}: x forward, y left, z away from the surface. Each hip sits on a corner,
+turned by ``mount_yaw`` so its x points outward. Joint 1 turns about the body normal, joints
+2-4 about the leg's y (positive toward the surface), joint 5 about the ankle's z (parallel
+to joint 1 when ``q2 + q3 + q4 = 0``). The gripper frame sits at the sole's contact point, z
+along joint 5, x radial. Defaults meet the paper's figures (0.2 m body, 0.39 m leg
+extension, 4.8 kg, over 70 % in the limbs); the split among links is a plausible choice.
 """
 
 from __future__ import annotations

@@ -19,8 +19,8 @@ NQ_BASE, NV_BASE = 7, 6
 
 
 _F64 = np.dtype(np.float64)
-#: The fields of a :class:`RobotState`, their shapes, and what :func:`_state_defect` answers
-#: for each (its index + 1); the last code says the rotation is not one.
+#: A :class:`RobotState`'s fields and shapes; :func:`_state_defect` answers a field's index
+#: + 1, or the last code for a matrix that is not a rotation.
 _FIELDS = ("body_position", "body_rotation", "joint_positions", "body_twist",
            "joint_velocities")
 _SHAPES = ((3,), (3, 3), (N_JOINTS,), (6,), (N_JOINTS,))
@@ -30,9 +30,8 @@ _NOT_ROTATION = len(_FIELDS) + 1
 @kernel
 def _state_defect(p: np.ndarray, R: np.ndarray, q: np.ndarray, v: np.ndarray,
                   dq: np.ndarray) -> int:
-    """0 if every entry is finite and ``R`` a rotation (``|R^T R - I| <= 1e-6``,
-    ``det R > 0``), else the first bad field's index + 1 (:data:`_FIELDS`) or
-    :data:`_NOT_ROTATION`."""
+    """0 if every entry is finite and ``R`` a rotation (to 1e-6), else the first bad field's
+    index + 1 or :data:`_NOT_ROTATION` (one compiled call: states are built every cycle)."""
     for j in range(p.shape[0]):
         if not math.isfinite(p[j]):
             return 1
@@ -83,14 +82,6 @@ class RobotState:
         (self.body_position, self.body_rotation, self.joint_positions, self.body_twist,
          self.joint_velocities) = arrays
 
-    @classmethod
-    def trusted(cls, body_position: np.ndarray, body_rotation: np.ndarray,
-                joint_positions: np.ndarray, body_twist: np.ndarray,
-                joint_velocities: np.ndarray) -> RobotState:
-        """The constructor with every field positional (the simulator's and estimators'
-        spelling); checked like any other state."""
-        return cls(body_position, body_rotation, joint_positions, body_twist, joint_velocities)
-
     @property
     def body_pose(self) -> pin.SE3:
         return pin.SE3(self.body_rotation, self.body_position)
@@ -111,10 +102,8 @@ def leg_slice(leg: str) -> slice:
 
 
 class RobotModel:
-    """Pinocchio model and data of the robot, with limits as arrays over the 20 joints.
-
-    Built once; every kinematic and dynamic query reuses ``data``.
-    """
+    """Pinocchio model and data of the robot (built once, ``data`` reused by every query),
+    with limits as arrays over the 20 joints."""
 
     def __init__(self, robot: Marcbot | None = None) -> None:
         self.robot = robot or Marcbot()

@@ -1,15 +1,10 @@
 """Quasi-static Newton-Euler model of the body, ``A F = B``, and the wrench-to-torque map.
 
-The floating-base equation of motion ``M(q) a + h(q, v) = S^T tau + sum_i J_i^T F_i`` split into
-its six base rows and twenty joint rows, with the climbing motion slow enough that velocity
-terms and joint accelerations are dropped (the body acceleration ``a_B`` is kept):
-
-* base rows: ``A F = B`` with ``A = [J_1,B^T ... J_4,B^T]`` (6 x 24) and
-  ``B = M_BB a_B + g_B(q)``; the legs' gravity enters ``g_B`` through the whole-robot model;
-* joint rows: ``tau = M_JB a_B + g_J(q) - sum_i J_i,J^T F_i``.
-
-``F_i = [f, tau]`` is the wrench the rock applies on gripper ``i`` in the gripper frame (the
-frame of its wrench limits), ``J_i`` the gripper's LOCAL frame Jacobian.
+``M(q) a + h = S^T tau + sum_i J_i^T F_i`` without velocity terms and joint accelerations
+(the climb is slow; the body acceleration ``a_B`` is kept), split into its base rows ``A F =
+B`` (``A = [J_1,B^T ... J_4,B^T]``, ``B = M_BB a_B + g_B(q)``) and joint rows ``tau = M_JB
+a_B + g_J(q) - sum_i J_i,J^T F_i``. ``F_i = [f, tau]`` is the rock's wrench on gripper ``i``
+in its LOCAL frame (that of its wrench limits).
 """
 
 from __future__ import annotations
@@ -21,10 +16,9 @@ import numpy as np
 import pinocchio as pin
 
 from clamber.exceptions import ConfigError
-from clamber.quadruped.model.clik_kernels import joint_torques
 from clamber.quadruped.model.robot import JOINTS_PER_LEG, N_JOINTS, N_LEGS
 from clamber.quadruped.model.robot_model import NV_BASE, RobotModel
-from clamber.quadruped.model.statics_kernels import fill_statics
+from clamber.quadruped.model.statics_kernels import fill_statics, joint_torques
 
 N_WRENCH = 6 * N_LEGS
 #: Row and column (6, 6) in a mass matrix of the upper-triangle entry that equals each
@@ -59,14 +53,9 @@ class Statics:
 
 
 class StaticsEvaluator:
-    """Evaluates :class:`Statics` with Pinocchio, reusing one data object and output arrays.
-
-    Pinocchio computes the joint Jacobians, the grippers' placements and the gravity torques
-    (and the mass matrix under a body acceleration); one compiled call
-    (:func:`~clamber.quadruped.model.statics_kernels.fill_statics`) turns them into the
-    grippers' LOCAL Jacobians (``getFrameJacobian``'s), ``A``, ``B``, the gravity torques
-    and the grippers' placements.
-    """
+    """Evaluates :class:`Statics` with Pinocchio (Jacobians, placements, gravity, the mass
+    matrix under a body acceleration) and one compiled call
+    (:func:`~clamber.quadruped.model.statics_kernels.fill_statics`), reusing its arrays."""
 
     def __init__(self, rm: RobotModel) -> None:
         self.rm = rm

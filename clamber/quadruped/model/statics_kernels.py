@@ -1,25 +1,100 @@
 """The statics' and the CLIK's per-cycle arithmetic on Pinocchio's data, one compiled call each.
 
-After Pinocchio has computed the joint Jacobians, the frame placements and the gravity
-torques, a cycle needs the four grippers' LOCAL Jacobians split into the base block ``A``
-and the legs' blocks, and the CLIK's pose errors ``log6((T_B^-1 T_foot)^-1 T_ref^-1
-T_target)`` with one damped least-squares step per leg. Through the bindings these are some
-forty Python calls a cycle; here one call each (numba, cached on disk). Tested against
-Pinocchio's ``getFrameJacobian`` and ``SE3`` algebra and against finite differences.
+After Pinocchio's Jacobians, placements and gravity torques, a cycle needs the grippers'
+LOCAL Jacobians split into the base block ``A`` and the legs' blocks, the joint torques of
+the gripper wrenches, and the CLIK's pose errors with one damped least-squares step per leg:
+some forty binding calls, here one compiled call each (numba, cached on disk). The systems
+solved are symmetric positive definite, so they are factored by Cholesky (:func:`spd_solve`).
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from clamber.compiled import kernel
-from clamber.quadruped.model.clik_kernels import dls_steps
 from clamber.quadruped.model.se3_kernels import act_inv, compose, inverse, log6
 
 _LEGS, _JOINTS, _BASE = 4, 5, 6
 #: :func:`clik_goal`'s target modes: hold the leg's angles, keep the foot where it is, keep
 #: its position with a given attitude, move it to a given pose.
 HOLD, STAY, ATTITUDE, TARGET = -1, 0, 1, 2
+
+
+@kernel
+def spd_solve(M: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``M^-1 b`` for a symmetric positive definite ``M`` (n, n) (its lower triangle is
+    read and overwritten by its Cholesky factor); NaN entries if ``M`` is not positive
+    definite."""
+    n = b.shape[0]
+    for j in range(n):
+        acc = M[j, j]
+        for m in range(j):
+            acc -= M[j, m] * M[j, m]
+        d = math.sqrt(acc) if acc > 0.0 else math.nan
+        M[j, j] = d
+        for r in range(j + 1, n):
+            acc = M[r, j]
+            for m in range(j):
+                acc -= M[r, m] * M[j, m]
+            M[r, j] = acc / d
+    y = np.empty(n)
+    for r in range(n):  # L y = b, then L^T x = y
+        acc = b[r]
+        for m in range(r):
+            acc -= M[r, m] * y[m]
+        y[r] = acc / M[r, r]
+    for r in range(n - 1, -1, -1):
+        acc = y[r]
+        for m in range(r + 1, n):
+            acc -= M[m, r] * y[m]
+        y[r] = acc / M[r, r]
+    return y
+
+
+@kernel
+def dls_steps(J: np.ndarray, e: np.ndarray, w: np.ndarray, damping2: float) -> np.ndarray:
+    """Joint steps (n, 5) ``(W J_i)^T ((W J_i)(W J_i)^T + d^2 I)^-1 e_i`` of the legs with
+    LOCAL Jacobians ``J`` (n, 6, 5), weighted errors ``e`` (n, 6), row weights ``w`` (6,)
+    and squared damping ``damping2``."""
+    n = J.shape[0]
+    out = np.zeros((n, 5))
+    Jw = np.empty((6, 5))
+    M = np.empty((6, 6))
+    for i in range(n):
+        for r in range(6):
+            for c in range(5):
+                Jw[r, c] = w[r] * J[i, r, c]
+        for r in range(6):
+            for s in range(r + 1):
+                acc = 0.0
+                for c in range(5):
+                    acc += Jw[r, c] * Jw[s, c]
+                M[r, s] = acc
+            M[r, r] += damping2
+        y = spd_solve(M, e[i])
+        for c in range(5):
+            acc = 0.0
+            for r in range(6):
+                acc += Jw[r, c] * y[r]
+            out[i, c] = acc
+    return out
+
+
+@kernel
+def joint_torques(tau_bias: np.ndarray, leg_jacobians: np.ndarray,
+                  F: np.ndarray) -> np.ndarray:
+    """``tau_bias - J_i^T F_i`` per leg (20,) [N m] from the LOCAL leg Jacobians (4, 6, 5)
+    and gripper wrenches ``F`` (24,)."""
+    out = np.empty(20)
+    for i in range(4):
+        for c in range(5):
+            acc = 0.0
+            for r in range(6):
+                acc += leg_jacobians[i, r, c] * F[6 * i + r]
+            out[5 * i + c] = tau_bias[5 * i + c] - acc
+    return out
 
 
 @kernel

@@ -24,7 +24,7 @@ def test_compiled_clik_step_and_torques_equal_numpy():
     """On random leg Jacobians and pose errors, the compiled damped least-squares steps
     equal ``J_w^T solve(J_w J_w^T + d^2 I, e)`` per leg to 1e-10 relative, and the compiled
     torque map equals ``tau_bias - J_i^T F_i`` to 1e-12."""
-    from clamber.quadruped.model.clik_kernels import dls_steps, joint_torques
+    from clamber.quadruped.model.statics_kernels import dls_steps, joint_torques
 
     rng = np.random.default_rng(8)
     w = np.array([1.0, 1.0, 1.0, 0.3, 0.3, 0.3])

@@ -7,7 +7,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from clamber.quadruped.model.description import build_mujoco_model, foot_name, write_models
+from clamber.quadruped.model.description import foot_name, mjcf_string, write_models
 from clamber.quadruped.model.robot import LEG_NAMES, Marcbot
 
 
@@ -33,7 +33,7 @@ def test_paper_figures():
 
 def test_same_masses(rm):
     """Every body has the same mass, COM and inertia in both models, and 4.8 kg in total."""
-    m = build_mujoco_model(rm.robot)
+    m = mujoco.MjModel.from_xml_string(mjcf_string(rm.robot))
     assert m.body_mass.sum() == pytest.approx(rm.mass)
     assert rm.mass == pytest.approx(4.8)
     for jid in range(1, rm.model.njoints):
@@ -48,7 +48,7 @@ def test_same_masses(rm):
 
 def test_same_kinematics_and_mass_matrix(rm):
     """Gripper poses and the joint-space mass matrix agree at random configurations."""
-    m = build_mujoco_model(rm.robot)
+    m = mujoco.MjModel.from_xml_string(mjcf_string(rm.robot))
     rng = np.random.default_rng(0)
     for _ in range(5):
         quat = rng.normal(size=4)
@@ -108,7 +108,7 @@ def test_home_keyframe_stands_on_the_ground():
     import mujoco
 
     r = Marcbot()
-    m = build_mujoco_model(r)
+    m = mujoco.MjModel.from_xml_string(mjcf_string(r))
     d = mujoco.MjData(m)
     mujoco.mj_resetDataKeyframe(m, d, m.key("home").id)
     mujoco.mj_kinematics(m, d)

@@ -9,13 +9,13 @@ from clamber.exceptions import ConfigError
 from clamber.quadruped.model.kinematics import (
     Clik,
     body_configuration,
+    foot_jacobians,
     foot_poses,
     leg_ik,
-    leg_jacobian,
     world_foot_poses,
 )
 from clamber.quadruped.model.robot import LEG_NAMES, Marcbot
-from clamber.quadruped.model.robot_model import leg_slice
+from clamber.quadruped.model.robot_model import NV_BASE, leg_slice
 
 
 def test_leg_jacobian_matches_finite_differences(rm, random_state):
@@ -24,7 +24,8 @@ def test_leg_jacobian_matches_finite_differences(rm, random_state):
     qj = random_state(rm, rng).joint_positions
     eps = 1e-6
     for i, leg in enumerate(LEG_NAMES):
-        J = leg_jacobian(rm, qj, leg)
+        s = leg_slice(leg)
+        J = foot_jacobians(rm, body_configuration(qj))[i][:, NV_BASE + s.start:NV_BASE + s.stop]
         T0 = foot_poses(rm, body_configuration(qj))[i]
         for k, j in enumerate(range(leg_slice(leg).start, leg_slice(leg).stop)):
             dq = qj.copy()
@@ -78,7 +79,7 @@ def test_unknown_leg_and_bad_shapes_raise(rm):
     """Unknown leg names and wrong-size joint vectors are ConfigErrors."""
     q0 = rm.robot.default_joint_angles()
     with pytest.raises(ConfigError, match="unknown leg"):
-        leg_jacobian(rm, q0, "XX")
+        leg_ik(rm, "XX", pin.SE3.Identity(), q0)
     with pytest.raises(ConfigError, match="shape"):
         leg_ik(rm, "LF", pin.SE3.Identity(), q0[:5])
     with pytest.raises(ConfigError):

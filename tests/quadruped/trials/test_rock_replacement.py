@@ -160,7 +160,7 @@ def test_maps_are_placed_where_the_estimate_puts_the_body(wall_truth):
     p, R = trial.sim.body_pose()
     turn = pin.exp3(np.array([0.01, -0.02, 0.03]))
     est_p, est_R = p + np.array([0.004, -0.03, 0.025]), turn @ R
-    trial.seen = RobotState.trusted(est_p, est_R, np.zeros(20), np.zeros(6), np.zeros(20))
+    trial.seen = RobotState(est_p, est_R, np.zeros(20), np.zeros(6), np.zeros(20))
     placed = trial._as_placed(step)
     # The hold relative to the estimated body equals the true hold relative to the true body.
     np.testing.assert_allclose(est_R.T @ (placed.hold.top - est_p), R.T @ (step.hold.top - p),
