@@ -1,15 +1,10 @@
 """Grasp and release through the winch state machine, with detection and retry.
 
-A grasp commands ``ATTACH`` and steps the :class:`~clamber.attachment.winch.WinchController`
-on the measured servo current until it holds (``HOLDING``: the spines engaged) or faults
-(timeout or winding limit: the torque never rose, the grasp did not engage). A fault is
-detected, the controller reset and the gripper opened (``DETACH`` until ``OPEN``), and the
-grasp retried, up to ``retries`` times. A release commands ``DETACH`` until ``OPEN``. Each
-returns what happened and how long it took [s], at the controller's cycle ``dt``.
-
-The plant is anything with ``step(goal_angle, dt) -> current``, its winch ``angle`` [rad]
-and an ``engaged`` flag the caller sets before each try (whether this try's spines catch);
-in simulation, :class:`clamber.quadruped.sim.winch_plant.WinchPlant`.
+A grasp steps the :class:`~clamber.attachment.winch.WinchController` on ``ATTACH`` until it
+holds or faults (the torque never rose: no engagement); a fault resets it, opens the gripper
+and retries, up to ``retries`` times. A release runs ``DETACH`` until ``OPEN``. The plant
+has ``step(goal_angle, dt) -> current``, a winch ``angle`` [rad] and an ``engaged`` flag
+set before each try (:class:`clamber.quadruped.sim.winch_plant.WinchPlant`).
 """
 
 from __future__ import annotations
@@ -46,9 +41,8 @@ class GraspReport:
 
 def _run(ctrl: WinchController, plant, command: WinchCommand, until: tuple[WinchState, ...],
          dt: float) -> tuple[WinchState, float]:
-    """Step the controller on the plant until it reaches a state in ``until``; ``OPEN``
-    counts once the servo has also arrived at the goal angle (the controller declares it
-    from its goal, and a reset from a fault makes the goal jump ahead of the servo)."""
+    """Step the controller on the plant until a state in ``until``; ``OPEN`` counts once the
+    servo has also arrived (after a reset the goal jumps ahead of the servo)."""
     t = 0.0
     current = plant.step(plant.angle, dt)
     out = ctrl.step(current, command, dt)

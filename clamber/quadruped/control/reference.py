@@ -1,8 +1,5 @@
-"""What a gait asks of a controller for one control cycle: the :class:`MotionReference`.
-
-It lives apart from the controllers so that gaits (which produce references) and controllers
-(which track them) depend on it and not on each other.
-"""
+"""What a gait asks of a controller for one control cycle: the :class:`MotionReference`
+(apart from the controllers, so gaits and controllers depend on it, not on each other)."""
 
 from __future__ import annotations
 
@@ -38,15 +35,11 @@ def _all_finite(twist: np.ndarray, acceleration: np.ndarray, pose: np.ndarray) -
 class MotionReference:
     """Desired body motion and leg phases for one control cycle.
 
-    ``body_twist`` and ``body_acceleration`` are ``[v, w]`` in the desired body frame
-    [m/s, rad/s, m/s^2, rad/s^2]. ``load`` maps each leg to its load factor (1 stance,
-    0 swing, in between the pre-swing ramp); legs left out are swinging. ``foot_targets``
-    holds world poses for swing grippers; stance grippers stay where they are.
-    ``stance_attitudes`` optionally holds world attitudes (3x3 rotations) for stance
-    grippers: they then stay where they are but turn back to that attitude as far as the
-    leg can (a gripper on a compliant sole keeping the attitude it was welded at).
-    Derived on construction: ``load_array`` (4,), the factors in ``LEG_NAMES`` order, and
-    ``stance``, the legs of positive factor.
+    ``body_twist`` and ``body_acceleration``: ``[v, w]`` in the desired body frame [m/s,
+    rad/s, m/s^2, rad/s^2]. ``load``: each leg's load factor (1 stance, 0 or left out swing,
+    between: the pre-swing ramp). ``foot_targets``: world poses of swing grippers.
+    ``stance_attitudes``: world attitudes a stance gripper turns back to as far as the leg
+    can. Derived: ``load_array`` (4,) in ``LEG_NAMES`` order and ``stance``.
     """
 
     body_pose: pin.SE3

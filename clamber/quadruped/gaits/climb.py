@@ -49,22 +49,16 @@ class ClimbPhase(enum.Enum):
     DONE = "done"
 
 
-#: A zero 3-vector (read only, never written).
 _ZERO3 = np.zeros(3)
-_ZERO3.flags.writeable = False
 #: Phases during which the swing leg's gripper is open.
 SWING_PHASES = (ClimbPhase.RELEASE, ClimbPhase.LIFT, ClimbPhase.TRANSFER, ClimbPhase.DESCEND)
 
 
 @dataclass(frozen=True)
 class ClimbGaitSettings:
-    """Free-climbing gait settings (times [s], lengths [m], torque [N m]).
-
-    The defaults give the paper's cycle: 0.22 m of body travel in about 90 s.
-    ``release_time`` and ``grasp_time`` are the gripper's winch. A descent at
-    ``descend_speed`` [m/s] may go ``overshoot`` below the known hold top before the step
-    counts as missed; ``standoff`` is the body origin's height above the hold tops.
-    """
+    """Free-climbing gait settings (times [s], lengths [m], torque [N m]); the defaults give
+    the paper's cycle, 0.22 m in about 90 s. A descent at ``descend_speed`` [m/s] may go
+    ``overshoot`` below the known hold top; ``standoff``: body height above the hold tops."""
 
     stride: float = 0.22
     order: tuple[str, ...] = ("LR", "LF", "RR", "RF")
@@ -107,14 +101,10 @@ class ClimbGaitSettings:
 
     def stance_offsets(self, nominal: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Start footholds relative to the body centre (u, y) [m]: the k-th leg in ``order``
-        starts ``(k - 1.5) stride / 4`` from its nominal spot, so each foot lands
-        ``5/8 stride`` ahead of it and the body starts over the footholds' centre."""
+        starts ``(k - 1.5) stride / 4`` from its nominal spot, the body over their centre."""
         q = self.stride / 4
-        out = {}
-        for k, leg in enumerate(self.order):
-            out[leg] = np.asarray(nominal[leg], dtype=float) + np.array(
-                [-1.5 * q + k * q, 0.0])
-        return out
+        return {leg: np.asarray(nominal[leg], dtype=float) + np.array([-1.5 * q + k * q, 0.0])
+                for k, leg in enumerate(self.order)}
 
 
 @dataclass
@@ -139,18 +129,14 @@ class _SwingPlan:
     force_free: float = 0.0
     landing: np.ndarray | None = None
     lift: float = 0.05
-    #: ``start.rotation``, read once (Pinocchio copies at every read).
     rotation: np.ndarray | None = None
 
 
 class ClimbGait:
-    """Free-climbing reference generator driven by time and the joint-4 torques.
-
-    ``holds[leg][k]`` are the footholds as known [m, {S}], ``normals[leg][k]`` their unit
-    normals, ``rotation`` the body attitude to keep. :meth:`reference` is called once per
-    control cycle. ``steps`` (default four per cycle) swings only the first ``steps`` legs
-    of the schedule; each leg needs one hold more than it swings.
-    """
+    """Free-climbing reference generator driven by time and the joint-4 torques, called once
+    per control cycle (:meth:`reference`): ``holds[leg][k]`` the footholds as known [m, {S}],
+    ``normals`` their unit normals, ``rotation`` the body attitude; only the first ``steps``
+    swings of the schedule (default all) are made, each needing one hold more."""
 
     def __init__(self, holds: dict[str, list[np.ndarray]], normals: dict[str, list[np.ndarray]],
                  rotation: np.ndarray, params: ClimbGaitSettings | None = None,
@@ -182,8 +168,6 @@ class ClimbGait:
         self.foot_hold_pose: dict[str, pin.SE3] = {}
         self.bands: list[tuple[float, float, str, str]] = []
         self._forces: Callable[[], np.ndarray] | None = None
-        #: The rotation and its zero twist of :meth:`_twist`.
-        self._rest: tuple[np.ndarray, np.ndarray] | None = None
         #: Normal to lift along when a swing restarts (:meth:`swing_again`).
         self._lift_normal: np.ndarray | None = None
 
@@ -223,9 +207,7 @@ class ClimbGait:
         return np.mean(tops, axis=0) + self.p.standoff * self.R[:, 2]
 
     def _enter(self, phase: ClimbPhase, t: float) -> None:
-        if self.bands and self.bands[-1][1] < 0:
-            start, _, name, leg = self.bands[-1]
-            self.bands[-1] = (start, t, name, leg)
+        self.close(t)
         self.phase, self.t0 = phase, t
         self.bands.append((t, -1.0, phase.value, self.swing_leg or ""))
 
@@ -286,16 +268,8 @@ class ClimbGait:
         return ref, events
 
     def _twist(self, linear: np.ndarray) -> np.ndarray:
-        """``[R^T linear, 0]`` (6,) in the body frame; the rest twist is shared read only."""
-        R = self.R
-        if linear is not _ZERO3:
-            return np.concatenate([R.T @ linear, _ZERO3])
-        rest = self._rest
-        if rest is None or rest[0] is not R:
-            twist = np.concatenate([R.T @ _ZERO3, _ZERO3])
-            twist.flags.writeable = False
-            rest = self._rest = (R, twist)
-        return rest[1]
+        """``[R^T linear, 0]`` (6,) in the body frame."""
+        return np.concatenate([self.R.T @ linear, _ZERO3])
 
     def _swing_target(self, t: float, feet: Callable[[], dict[str, pin.SE3]], tau4: np.ndarray,
                       events: list[ClimbEvent]) -> pin.SE3:

@@ -22,14 +22,11 @@ from clamber.quadruped.model.robot import Marcbot, leg_index
 @dataclass(frozen=True)
 class TrotGaitSettings:
     """Trotting gait: cycle ``period`` [s], ``duty`` factor, ``step`` per cycle [m], swing
-    ``height`` [m] (the paper's 0.7 s, 0.6, 150 mm, 80 mm); ``body_height`` [m] above the
-    ground and ``nominal`` mid-stance feet (u, y) [m] in the body frame, taller and wider
-    than the climbing stance so the knee stays off its fold limit during the lift.
-
-    Swing: the foot moves forward on a :func:`smooth_trapezoid` with ``swing_ramp`` and
-    rises and falls on one each half, leaving and meeting the ground at rest. The lift turns
-    the whole foot about the leg's joint-2 axis (toes up), the thigh servo's motion alone.
-    ``cycles`` whole cycles follow ``start_time`` [s] of standing.
+    ``height`` [m] (the paper's 0.7 s, 0.6, 150 mm, 80 mm); ``body_height`` [m] and
+    ``nominal`` mid-stance feet (u, y) [m] in {B}, taller and wider than the climbing stance
+    so the knee stays off its fold limit. A swing moves forward on a
+    :func:`smooth_trapezoid` of ``swing_ramp`` and rises and falls on one each half, turning
+    the foot about joint 2; ``cycles`` cycles follow ``start_time`` [s] of standing.
     """
 
     period: float = 0.7
@@ -73,11 +70,8 @@ TROT_OFFSETS = {"LF": 0.0, "RR": 0.0, "RF": 0.5, "LR": 0.5}
 
 
 class TrotGait:
-    """Trotting reference: body pose and world foot poses as functions of time.
-
-    Leg phase ``psi = (t - start) / period + offset``, in stance while ``psi mod 1 < duty``.
-    A stance foot stays where it landed, sole level; ``robot`` gives the joint-2 axes the
-    lift turns about; the world x is the heading.
+    """Trotting reference: body and world foot poses as functions of time, heading along x;
+    leg phase ``psi = (t - start) / period + offset``, in stance while ``psi mod 1 < duty``.
     """
 
     def __init__(self, params: TrotGaitSettings | None = None, ground_z: float = 0.0,

@@ -24,9 +24,8 @@ _VECTORS = {"body_true": ("body_true_x", (3,)), "body_ref": ("body_ref_x", (3,))
 
 @dataclass
 class TrialLog:
-    """Time series of a trial, one row per control cycle (:data:`LOG_COLUMNS`), with what a
-    figure or animation needs besides: the gait's phase bands (start [s], end [s], phase,
-    leg), the grippers' events, and configuration snapshots."""
+    """Time series of a trial, one row per control cycle, with the gait's phase bands
+    (start [s], end [s], phase, leg), the grippers' events and configuration snapshots."""
 
     samples: Recorder = field(default_factory=lambda: Recorder(LOG_COLUMNS, rows=4096))
     bands: list[tuple[float, float, str, str]] = field(default_factory=list)

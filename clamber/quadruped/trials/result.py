@@ -1,9 +1,5 @@
-"""What a trial reduces to: its identity, outcome and metrics (:class:`TrialResult`).
-
-The metrics come from the trial's per-cycle samples, recorded by column name
-(:data:`METRIC_COLUMNS`, SI units) only over the part of the trial that is compared
-(climbing: after the placement; trotting: after the standing start).
-"""
+"""What a trial reduces to: its identity, outcome and metrics (:class:`TrialResult`), from
+per-cycle samples (:data:`METRIC_COLUMNS`, SI) over the compared part of the trial."""
 
 from __future__ import annotations
 
@@ -28,22 +24,16 @@ def metric_recorder() -> Recorder:
 
 @dataclass(frozen=True)
 class TrialResult:
-    """Outcome and metrics of one trial (SI units, errors in mm, powers in W).
+    """Outcome and metrics of one trial (SI units, errors in mm).
 
-    ``attitude_error_*``: true body attitude against the reference (climbing: the wall
-    frame; trotting: level, yaw free); ``estimation_*``: the EKF's errors.
-    ``wall_time_s``: the loop's wall time; ``setup_time_s``: scene and placement.
-    ``peak_gripper_load``: largest gauge of a gripper wrench in its achievable set after
-    placement (1: on the boundary). ``failure_phase``, ``failure_cycle`` (0: placement),
-    ``failure_time_s``, ``failure_distance_m`` (along the fall line) and
-    ``failure_detail`` (e.g. a broken gripper's gauge and wrench in its sole frame) locate
-    a failure. ``limit_active_fraction``: share of cycles with an active gripper limit
-    (Q-WBC); ``planned_load``: largest planned wrench over the paper's box;
-    ``cost_of_transport``: energy over ``m g distance``. Estimation: final drift [m] and
-    [% of distance], contact precision and recall, mean NIS and NEES per degree of freedom
-    (about 1 when consistent). ``physics_dt_s`` is the reported climb's physics step;
-    ``verdict_rerun`` marks the fine-step rerun of a climb whose peak gauge came near 1
-    (:mod:`clamber.quadruped.sim.rates`), ``coarse_peak_gripper_load`` that climb's peak.
+    ``attitude_error_*``: against the wall frame (climbing) or level (trotting, yaw free).
+    ``peak_gripper_load``: largest gauge of a gripper wrench in its set after placement.
+    ``failure_*`` locate a failure (cycle 0: placement; distance along the fall line).
+    ``limit_active_fraction``: cycles with an active gripper limit (Q-WBC);
+    ``planned_load``: largest planned wrench over the paper's box. Estimation: drift, contact
+    precision and recall, mean NIS and NEES per degree of freedom (about 1 if consistent).
+    ``verdict_rerun``: a fine-step rerun (:mod:`clamber.quadruped.sim.rates`) of a climb
+    whose coarse peak was ``coarse_peak_gripper_load``.
     """
 
     kind: str
@@ -133,10 +123,9 @@ def reduce_trial(who: TrialIdentity, failure: FailureReason | None, reason: str,
                  samples: Recorder, *, sim_time: float, wall: float, setup_time: float,
                  distance: float, mass: float, dt: float, peak_load: float,
                  **extra: float) -> TrialResult:
-    """Reduce a trial's per-cycle samples (:data:`METRIC_COLUMNS`) to a :class:`TrialResult`:
-    energy as power times the control period ``dt`` [s], maxima and RMS over the samples
-    (zero when there are none), the cost of transport over ``distance`` [m] of a robot of
-    ``mass`` [kg] (undefined below 1 mm); ``extra`` sets further fields as they are."""
+    """A :class:`TrialResult` from the per-cycle samples: energy over the control period
+    ``dt`` [s], maxima and RMS (zero without samples), cost of transport over ``distance``
+    [m] at ``mass`` [kg] (undefined below 1 mm); ``extra`` sets further fields."""
     p = _written(samples, "power_w")
     p = p if p.size else np.zeros(1)
     energy = float(p.sum() * dt)

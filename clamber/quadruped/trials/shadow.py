@@ -1,10 +1,6 @@
-"""The contact-aided EKF run alongside a climb, from the sensors alone (a shadow estimate).
-
-:class:`AnchorEkf` runs next to the trial's own estimate on the same physics, with its own
-IMU noise, encoder quantisation and contacts detected from the servo-current force
-magnitude (on a wall hold forces are not vertical). Anchors slip by :data:`CLIMB_SLIP`,
-since a closed gripper's spines hold.
-"""
+"""The anchor EKF run alongside a climb from the sensors alone (a shadow estimate): its own
+IMU noise, encoder quantisation and contacts detected from the servo-current force magnitude
+(on a wall hold forces are not vertical); anchors slip little, as closed spines hold."""
 
 from __future__ import annotations
 
@@ -32,9 +28,8 @@ CLIMB_SLIP = 0.001
 
 @dataclass(frozen=True)
 class ShadowResult:
-    """Final position errors [m] of the trial's estimate and of the shadow anchor EKF, the
-    distance climbed along the wall [m], and the detector's precision and recall against
-    the grippers' attachment state."""
+    """Final position errors [m] of the trial's estimate and the shadow EKF, the distance
+    climbed [m], and the contact detector's precision and recall."""
 
     success: bool
     distance_m: float
@@ -53,9 +48,8 @@ class ShadowResult:
 
 
 class AnchorShadow:
-    """The anchor EKF stepped alongside a climbing trial: call :meth:`update` before each
-    control cycle. It sums squared position errors [m^2] and logs detected against true
-    attachments; ``contacts`` from the servo currents (``"torque"``) or the truth."""
+    """The anchor EKF stepped alongside a climbing trial (:meth:`update` before each cycle),
+    contacts from the servo currents (``"torque"``) or the truth."""
 
     def __init__(self, trial: ClimbTrial, seed: int, contacts: str = "torque",
                  ekf_settings: AnchorEkfSettings | None = None) -> None:
@@ -106,10 +100,7 @@ class AnchorShadow:
 def shadow_climb(settings: ClimbSettings, seed: int, contacts: str = "torque",
                  ekf_settings: AnchorEkfSettings | None = None,
                  time_limit: float | None = None) -> ShadowResult:
-    """One climb with the anchor EKF alongside (``contacts`` as in :class:`AnchorShadow`);
-    ``time_limit`` [s] cuts it short."""
-    if contacts not in ("torque", "truth"):
-        raise ConfigError(f"contacts must be 'torque' or 'truth', got {contacts!r}")
+    """One climb with the anchor EKF alongside; ``time_limit`` [s] cuts it short."""
     trial = ClimbTrial(settings, seed, time_limit=time_limit)
     shadow = AnchorShadow(trial, seed, contacts, ekf_settings)
     while True:

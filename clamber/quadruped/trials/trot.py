@@ -1,12 +1,10 @@
 """A seeded trotting trial on ground terrain (the paper's walking tests, Fig. 11).
 
-CLIK position control on a level plan; metrics are the attitude error (yaw free), power and
-the estimate's drift. The robot sees encoders (4096 ticks a turn), noisy quantised servo
-currents and a biased IMU. ``estimator`` picks the anchor or odometry EKF; ``contacts``
-where stance comes from: the torque detector, its detections inside the scheduled stance
-(``fused``), the schedule, or the simulator's truth (a reference only). ``level_gain`` > 0
-turns the body target against the estimated roll and pitch (PI) and tracks body height
-over the stance anchors, cancelling the tilt the servos' compliance leaves.
+CLIK position control on a level plan; metrics: attitude error (yaw free), power and the
+estimate's drift from encoders (4096 ticks a turn), noisy servo currents and a biased IMU.
+``contacts``: the torque detector, its detections inside the scheduled stance
+(``fused``), the schedule, or the truth (a reference only). ``level_gain`` > 0 turns the
+body target against the estimated roll and pitch (PI) and holds its height over the anchors.
 """
 
 from __future__ import annotations
@@ -61,10 +59,9 @@ FUSED_LIFT_OFF = 0.8
 
 @dataclass(frozen=True)
 class TrotSettings:
-    """A trotting trial: terrain name, ``feet`` (``"gripper"`` or ``"rubber"``), gait,
-    control rate [Hz], the attitude error [deg] at which the robot has tipped, the
-    ``estimator``, the ``contacts`` source, the levelling ``level_gain`` [1/s] (0: open loop;
-    proportional gain ``0.1 s * level_gain``) and the model ``mismatch``."""
+    """A trotting trial: terrain, feet, gait, control rate [Hz], the attitude error [deg] at
+    which it has tipped, estimator, contact source, ``level_gain`` [1/s] (0: open loop;
+    proportional ``0.1 s * level_gain``) and model ``mismatch``."""
 
     terrain: str = "flat"
     feet: str = "gripper"
@@ -89,10 +86,8 @@ class TrotSettings:
 
 
 class TrotTrial:
-    """One seeded trot: :meth:`step` runs one control cycle, :meth:`result` reads it out.
-
-    ``initial_tilt`` (a rotation matrix) starts the body tilted, its feet on the ground;
-    ``log`` keeps a :class:`TrialLog` with snapshots every ``snapshot_period`` [s].
+    """One seeded trot: :meth:`step` runs one control cycle, :meth:`result` reads it out;
+    ``initial_tilt`` (a rotation) starts the body tilted, ``log`` keeps a :class:`TrialLog`.
     """
 
     def __init__(self, settings: TrotSettings, seed: int, log: bool = False,
@@ -163,8 +158,7 @@ class TrotTrial:
         t = k * dt
         truth = sim.true_state()
         est = self._estimate(t, truth)
-        # Targets are those of a level body: a tilted body sees its grounded feet elsewhere
-        # in its own frame, so the stance legs turn it back.
+        # Targets of a level body: the stance legs of a tilted one turn it back.
         body_ref = self.gait.body(t)
         targets = {}
         for leg in LEG_NAMES:
@@ -288,8 +282,7 @@ class TrotTrial:
             peak_load=math.nan, **extra)
 
     def _estimation_summary(self, distance: float) -> dict[str, float]:
-        """Drift [m] and [% of distance], contact precision and recall against the truth,
-        and the anchor EKF's mean NIS and NEES per degree of freedom."""
+        """Drift, contact precision and recall, and the anchor EKF's mean NIS and NEES."""
         truth = self.sim.true_state().body_position
         drift = float(np.linalg.norm(self.ekf.p - truth))
         walked = float(np.linalg.norm((truth - self.drift_start)[:2])) \
