@@ -1,17 +1,11 @@
 """What the spiny gripper holds on a patch of rock, from the patch's geometry.
 
-The paper's gripper wrench set (:mod:`clamber.attachment.wrench_set`) holds on its basalt.
-On another patch each wrench axis is scaled by a factor in [0, 1], the product of
-
-* **spine engagement** ``min(1, R_q / R_q,paper)`` of the asperity roughness;
-* **seat** ``clip(1 - step / seat_step, 0, 1)``: the RMS residual of a quadratic fit over
-  the footpad (an edge or step) leaves no even contact;
-* **wrap** ``w = clip(kappa r^2 / (2 wrap_depth), 0, 1)``, the convexity's sagitta over the
-  footprint: the opposed clamps turn shear into normal pull only around a protrusion; each
-  axis holds ``base + (1 - base) w``.
-
-A phenomenological model: thresholds are design guesses sized to the gripper, not fits;
-each factor is monotone in its geometric quantity, which is what hold selection relies on.
+The paper's wrench set holds on its basalt; elsewhere each axis is scaled by the product of
+spine engagement ``min(1, R_q / R_q,paper)``, the seat ``clip(1 - step / seat_step, 0, 1)``
+(an edge under the footpad) and the wrap ``base + (1 - base) w``, ``w = clip(kappa r^2 / (2
+wrap_depth), 0, 1)`` (the clamps pull only around a protrusion). A phenomenological model:
+thresholds are design guesses, each factor monotone in its quantity, which hold selection
+relies on.
 """
 
 from __future__ import annotations
@@ -29,13 +23,10 @@ from clamber.quadruped.rock.wall import PAPER_MICRO_RMS, SurfaceFeatures, surfac
 
 @dataclass(frozen=True)
 class GripperSurfaceModel:
-    """Thresholds of the holding model (lengths in [m]); ``base`` (6,) the share of each
-    wrench axis ``(fx, fy, fz, tx, ty, tz)`` held on a patch the clamps cannot wrap.
-
-    Normal and convexity are fitted over ``footprint_radius``, the step over
-    ``pad_radius``. With ``footpad_push`` a seventh factor, compression (``+f_z``), is the
-    seat alone (the footpad bears it); otherwise compression scales like pull.
-    """
+    """Thresholds of the holding model [m]; ``base`` (6,): each axis's share held where the
+    clamps cannot wrap. Normal and convexity are fitted over ``footprint_radius``, the step
+    over ``pad_radius``; with ``footpad_push`` a seventh factor scales compression by the
+    seat alone (the footpad bears it)."""
 
     footprint_radius: float = 0.06
     pad_radius: float = 0.035

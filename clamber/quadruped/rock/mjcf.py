@@ -1,10 +1,6 @@
-"""A rock wall as a MuJoCo height field: in an ``MjSpec`` or as a standalone MJCF asset.
-
-MuJoCo's height field stores ``nrow x ncol`` elevations in [0, 1], row-major, the columns
-along the geom's x (here up the slope ``u``) and the rows along its y, and scales them by
-``size[2]`` above the geom's origin; the geom is placed in the wall frame, so heights run
-along the wall normal. The binary file format is ``int32 nrow, int32 ncol, float32 data``.
-"""
+"""A rock wall as a MuJoCo height field (in an ``MjSpec`` or a standalone MJCF asset): rows
+along the wall's y, columns up the slope, elevations in [0, 1] scaled along the wall normal
+(binary file: ``int32 nrow, int32 ncol, float32 data``)."""
 
 from __future__ import annotations
 
@@ -14,6 +10,7 @@ import mujoco
 import numpy as np
 
 from clamber.quadruped.rock.wall import RockWall
+from clamber.quadruped.sim.scene import quaternion
 
 #: Depth of the height field's base box below its lowest point [m] (MuJoCo's ``size[3]``).
 BASE_DEPTH = 0.05
@@ -31,12 +28,6 @@ def hfield_geometry(wall: RockWall) -> tuple[np.ndarray, list[float], np.ndarray
     return data, size, wall.origin + wall.rotation @ centre
 
 
-def _quat(R: np.ndarray) -> np.ndarray:
-    q = np.zeros(4)
-    mujoco.mju_mat2Quat(q, np.ascontiguousarray(R).reshape(-1))
-    return q
-
-
 def add_rock_wall(spec: mujoco.MjSpec, wall: RockWall, name: str = "rock") -> None:
     """Add the wall's height field and its geom (named ``name``) to ``spec``'s world."""
     data, size, pos = hfield_geometry(wall)
@@ -46,15 +37,8 @@ def add_rock_wall(spec: mujoco.MjSpec, wall: RockWall, name: str = "rock") -> No
     hf.userdata = data.reshape(-1).tolist()
     g = spec.worldbody.add_geom()
     g.name, g.type, g.hfieldname = name, mujoco.mjtGeom.mjGEOM_HFIELD, hf.name
-    g.pos, g.quat = pos, _quat(wall.rotation)
+    g.pos, g.quat = pos, quaternion(wall.rotation)
     g.rgba = list(WALL_RGBA)
-
-
-def wall_model(wall: RockWall) -> mujoco.MjModel:
-    """A model holding only the wall (for checks and rendering)."""
-    spec = mujoco.MjSpec()
-    add_rock_wall(spec, wall)
-    return spec.compile()
 
 
 def hfield_bytes(wall: RockWall) -> bytes:
@@ -67,7 +51,7 @@ def wall_mjcf(wall: RockWall, hfield_file: str) -> str:
     """A standalone MJCF asset of the wall reading its elevations from ``hfield_file``
     (:func:`hfield_bytes`, a path relative to the MJCF file)."""
     _, size, pos = hfield_geometry(wall)
-    q = _quat(wall.rotation)
+    q = quaternion(wall.rotation)
 
     def fmt(a) -> str:
         return " ".join(f"{float(x):.9g}" for x in a)

@@ -1,21 +1,14 @@
 r"""Band-limited fractional-Brownian surfaces by spectral synthesis, with a stated spectrum.
 
-The surface's isotropic power spectral density (PSD) is a power law above a roll-off
-wavenumber and flat below it (the self-affine model of rock topography):
+The isotropic PSD is the self-affine model of rock, flat below the roll-off ``q_0``:
 
 .. math::
 
-    C(q) = K \, q^{-\beta}, \quad \beta = 2 (1 + H), \qquad q_0 \le q \le q_{Nyquist},
-    \qquad C(q) = K q_0^{-\beta} \quad (0 < q < q_0),
+    C(q) = K \, q^{-\beta}, \quad \beta = 2 (1 + H), \qquad q_0 \le q \le q_{Nyquist}
 
-with ``q`` the wavenumber [cycles/m], ``H`` the Hurst exponent and ``q_0 = 1/lambda_0`` the
-roll-off. Synthesis filters seeded white noise by ``sqrt(C)`` in the Fourier domain (the grid
-is periodic) and scales the result to exactly the stated RMS height, which fixes ``K``.
-
-Scales finer than the grid are not drawn; :meth:`RoughnessSpectrum.band_rms` gives what the
-power law would put into a band ``[q_a, q_b]``,
-``sqrt(2 pi K (q_a^{-2H} - q_b^{-2H}) / (2H))``, to compare with a wall's stated asperity
-roughness.
+(``q`` [cycles/m], ``H`` the Hurst exponent). Seeded white noise is filtered by ``sqrt(C)``
+on the periodic grid and scaled to the stated RMS height, which fixes ``K``;
+:meth:`RoughnessSpectrum.band_rms` gives what the law puts into a band finer than the grid.
 """
 
 from __future__ import annotations
@@ -56,17 +49,15 @@ class RoughnessSpectrum:
         return np.where(q > 0, out, 0.0)
 
     def level(self, shape: tuple[int, int], spacing: float) -> float:
-        """``K`` [m^2 m^2 ... ] such that the drawn band of a grid has variance ``rms^2``.
-
-        The variance of a field with PSD ``C`` on a periodic grid of ``n`` cells of side
-        ``dx`` is ``sum_k C(q_k) dq^2`` with ``dq^2 = 1 / (n dx^2)``.
-        """
+        """``K`` such that the drawn band of a grid has variance ``rms^2`` (the variance on a
+        periodic grid of ``n`` cells of side ``dx`` is ``sum_k C(q_k) / (n dx^2)``)."""
         q = _wavenumbers(shape, spacing)
         dq2 = 1.0 / (q.size * spacing**2)
         return self.rms**2 / float(np.sum(self.shape(q)) * dq2)
 
     def band_rms(self, level: float, wavelengths: tuple[float, float]) -> float:
-        """RMS height [m] of the power law's band between two wavelengths [m] (any order)."""
+        """RMS height [m] of the power law's band between two wavelengths [m] (any order):
+        ``sqrt(2 pi K (q_a^-2H - q_b^-2H) / 2H)``."""
         lo, hi = sorted(wavelengths)
         if lo <= 0:
             raise ConfigError(f"wavelengths must be > 0, got {wavelengths}")
@@ -96,12 +87,8 @@ def fbm_surface(spectrum: RoughnessSpectrum, shape: tuple[int, int], spacing: fl
 
 def radial_psd(z: np.ndarray, spacing: float, n_bins: int = 30
                ) -> tuple[np.ndarray, np.ndarray]:
-    """Radially averaged periodogram of a periodic surface: bin centres [cycles/m] and PSD.
-
-    Normalised so ``sum_k C_k dq^2`` equals the surface's variance (the convention of
-    :meth:`RoughnessSpectrum.level`); log-spaced bins from the lowest to the Nyquist
-    wavenumber, empty bins dropped.
-    """
+    """Radially averaged periodogram of a periodic surface in log-spaced bins: bin centres
+    [cycles/m] and PSD (normalised as in :meth:`RoughnessSpectrum.level`)."""
     n = z.size
     dq2 = 1.0 / (n * spacing**2)
     P = np.abs(np.fft.fft2(z - z.mean())) ** 2 / n**2 / dq2

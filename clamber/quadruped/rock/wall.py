@@ -1,11 +1,9 @@
 """A seeded rock wall: a fractal surface carrying knobs and ledges, at a given incline.
 
-A heightfield ``z(u, y)`` [m] in the wall frame {W} of
-:func:`~clamber.quadruped.sim.world.wall_rotation` (up the slope ``u`` from the foot, left
-``y``, out ``n``): a band-limited fractional-Brownian layer (:mod:`.surface`), plus
-cosine-squared knobs at Poisson spots (what the clamps close around) and ledges, knobs cut
-by a downhill step. A wall point in {S} is ``origin + R [u, y, z]``; a seed gives the same
-wall bit for bit.
+Heights ``z(u, y)`` [m] in the wall frame {W} (:func:`~clamber.quadruped.sim.world.
+wall_rotation`): a band-limited fractional-Brownian layer (:mod:`.surface`) plus
+cosine-squared knobs at Poisson spots, some cut by a downhill step (ledges). A wall point
+in {S} is ``origin + R [u, y, z]``.
 """
 
 from __future__ import annotations
@@ -29,14 +27,10 @@ SPINE_WAVELENGTHS = (0.5e-3, 5e-3)
 
 @dataclass(frozen=True)
 class RockWallSpec:
-    """Size and texture of a generated wall (lengths in [m], density in [1/m^2]).
-
-    ``length`` up the slope, ``width`` across, ``spacing`` the grid cell; ``spectrum`` the
-    fractal layer; knobs of ``knob_density``, heights uniform in ``knob_height``, radii in
-    ``knob_radius``; a share ``ledge_fraction`` are ledges, cut at ``ledge_cut`` of their
-    radius downhill. ``asperity_rms`` [m]: roughness in ``SPINE_WAVELENGTHS``, far below
-    the grid, stated rather than extrapolated (default: the paper's basalt).
-    """
+    """Size and texture of a generated wall (lengths [m], density [1/m^2]): grid, fractal
+    ``spectrum``, knobs (uniform heights and radii; a share are ledges cut at ``ledge_cut``
+    of their radius), and ``asperity_rms`` [m], the roughness in ``SPINE_WAVELENGTHS``, far
+    below the grid, stated rather than extrapolated (default: the paper's basalt)."""
 
     length: float = 2.8
     width: float = 1.2
@@ -161,12 +155,9 @@ def generate_wall(incline_deg: float, seed: int, spec: RockWallSpec | None = Non
 
 @dataclass(frozen=True)
 class SurfaceFeatures:
-    """Local geometry from a quadratic fit over a disc (arrays on the grid, or per point).
-
-    ``normal`` (..., 3) unit normal in {W}; ``convexity`` [1/m] minus the mean curvature
-    (positive on a dome); ``step`` [m] the fit's RMS residual (edges and steps that no
-    smooth surface explains); ``top`` [m] the fitted height at the centre.
-    """
+    """Local geometry from a quadratic fit over a disc: unit ``normal`` (..., 3) in {W},
+    ``convexity`` [1/m] (minus the mean curvature), ``step`` [m] (the fit's RMS residual:
+    edges and steps) and the fitted height ``top`` [m]."""
 
     normal: np.ndarray
     convexity: np.ndarray

@@ -25,7 +25,8 @@ RUBBER_FOOT_MASS = 0.05
 RUBBER_FOOT_RADIUS = 0.025
 
 
-def _quat(R: np.ndarray) -> np.ndarray:
+def quaternion(R: np.ndarray) -> np.ndarray:
+    """MuJoCo's unit quaternion (w, x, y, z) of a rotation matrix."""
     q = np.zeros(4)
     mujoco.mju_mat2Quat(q, np.ascontiguousarray(R).reshape(-1))
     return q
@@ -54,16 +55,23 @@ def robot_spec(robot: Marcbot, servos: ServoBank, physics_dt: float = 0.001) -> 
     return spec
 
 
-def climb_scene(robot: Marcbot, layout: WallLayout, servos: ServoBank,
-                physics_dt: float = 0.001,
-                sole: SoleCompliance | None = DEFAULT_SOLE) -> mujoco.MjModel:
-    """The robot, its gripper welds and a wall of ``layout.incline_deg`` with its rocks;
-    ``sole`` makes the soles compliant pads (:mod:`.grippers`), None welds them rigid."""
+def gripper_spec(robot: Marcbot, servos: ServoBank, physics_dt: float = 0.001,
+                 sole: SoleCompliance | None = DEFAULT_SOLE) -> mujoco.MjSpec:
+    """:func:`robot_spec` with the gripper welds; ``sole`` makes the soles compliant pads
+    (:mod:`.grippers`), None welds them rigid."""
     spec = robot_spec(robot, servos, physics_dt)
     if sole is not None:
         add_compliant_soles(spec, robot.leg.gripper_height, sole)
     add_welds(spec, compliant=sole is not None)
-    q = _quat(layout.rotation)
+    return spec
+
+
+def climb_scene(robot: Marcbot, layout: WallLayout, servos: ServoBank,
+                physics_dt: float = 0.001,
+                sole: SoleCompliance | None = DEFAULT_SOLE) -> mujoco.MjModel:
+    """:func:`gripper_spec` with a wall of ``layout.incline_deg`` and its rocks."""
+    spec = gripper_spec(robot, servos, physics_dt, sole)
+    q = quaternion(layout.rotation)
     wall = spec.worldbody.add_geom()
     wall.name, wall.type = "wall", mujoco.mjtGeom.mjGEOM_PLANE
     wall.size = [2.0, 1.0, 0.05]

@@ -10,7 +10,7 @@ from scipy.integrate import quad
 
 from clamber.cli import main
 from clamber.exceptions import ConfigError
-from clamber.quadruped.rock.mjcf import hfield_bytes, wall_mjcf, wall_model
+from clamber.quadruped.rock.mjcf import add_rock_wall, hfield_bytes, wall_mjcf
 from clamber.quadruped.rock.surface import RoughnessSpectrum, fbm_surface, radial_psd
 from clamber.quadruped.rock.wall import RockWallSpec, generate_wall, surface_features
 
@@ -83,7 +83,9 @@ def test_mujoco_height_field_matches_the_wall(incline):
     """Rays cast along -n onto the compiled height field hit the wall's interpolated
     height within 1 mm (MuJoCo's triangles vs bilinear interpolation)."""
     wall = generate_wall(incline, 2, RockWallSpec(length=1.0, width=0.6))
-    m = wall_model(wall)
+    spec = mujoco.MjSpec()
+    add_rock_wall(spec, wall)
+    m = spec.compile()
     d = mujoco.MjData(m)
     mujoco.mj_forward(m, d)
     rng = np.random.default_rng(0)
