@@ -128,3 +128,21 @@ def test_landing_fitness_at_zero_tolerance_plays_one_robot():
     out = landing_fitness(sol, 3, jumps=2, rear_spar=True, tol_scale=0.0)
     assert out["tol_scale"] == 0.0
     assert out["climb_success_rate"] in (0.0, 1.0) and out["ready_rate"] in (0.0, 1.0)
+
+
+def test_margin_pareto_figure_joins_exactly_the_non_dominated_designs():
+    """Each panel of the speed-against-climbs figure joins the designs no other beats in
+    both expected speed and ten-jump climbs at that scale, in order of speed."""
+    from clamber.report.codesign import plot_margin_pareto
+
+    def point(speed, rate):
+        return {"expected_speed_mps": speed, "landing_rate": rate,
+                "landing_interval": [max(rate - 0.1, 0.0), min(rate + 0.1, 1.0)]}
+
+    points = {"fast": {"1": point(0.55, 0.6), "1.5": point(0.50, 0.2)},
+              "safe": {"1": point(0.45, 0.9), "1.5": point(0.44, 0.6)},
+              "worse": {"1": point(0.44, 0.5), "1.5": point(0.52, 0.3)}}
+    fig = plot_margin_pareto(points)
+    joined = [[tuple(xy) for xy in ax.lines[0].get_xydata()] for ax in fig.axes]
+    assert joined == [[(0.45, 0.9), (0.55, 0.6)], [(0.44, 0.6), (0.52, 0.3)]]
+    assert [ax.get_title() for ax in fig.axes] == ["tolerances x1", "tolerances x1.5"]
