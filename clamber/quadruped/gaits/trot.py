@@ -56,11 +56,6 @@ class TrotGaitSettings:
         return self.step / self.period
 
     @property
-    def swing_time(self) -> float:
-        """Duration of each swing [s]."""
-        return (1.0 - self.duty) * self.period
-
-    @property
     def duration(self) -> float:
         return self.start_time + self.cycles * self.period
 

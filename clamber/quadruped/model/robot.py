@@ -77,11 +77,6 @@ class LegGeometry:
     ankle_down: float = 0.04
     gripper_height: float = 0.06
 
-    @property
-    def extension(self) -> float:
-        """Horizontal reach from joint 1 to the sole with the leg stretched flat [m]."""
-        return self.hip + self.thigh + self.calf + self.ankle_forward
-
 
 @dataclass(frozen=True)
 class Marcbot:
@@ -124,11 +119,6 @@ class Marcbot:
     def total_mass(self) -> float:
         """Mass of the whole robot [kg]."""
         return self.body_mass + N_LEGS * sum(self.link_masses)
-
-    @property
-    def limb_mass_fraction(self) -> float:
-        """Share of the total mass carried by the four limbs (grippers included)."""
-        return N_LEGS * sum(self.link_masses) / self.total_mass
 
     def hip_position(self, leg: int) -> np.ndarray:
         """Joint-1 position of leg ``leg`` in {B} [m]: the body's corners."""

@@ -99,22 +99,6 @@ class RockWall:
         """Wall coordinates (..., 3) ``(u, y, z)`` of world points [m]."""
         return (np.asarray(p, dtype=float) - self.origin) @ self.rotation
 
-    def index(self, u: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Nearest grid indices of wall points, clipped to the grid."""
-        i = np.clip(np.rint((np.asarray(u) - self.u[0]) / self.spacing), 0, self.u.size - 1)
-        j = np.clip(np.rint((np.asarray(y) - self.y[0]) / self.spacing), 0, self.y.size - 1)
-        return i.astype(int), j.astype(int)
-
-    def height(self, u: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """Bilinearly interpolated height [m] at wall points (clipped to the grid)."""
-        fu = np.clip((np.asarray(u, dtype=float) - self.u[0]) / self.spacing, 0, self.u.size - 1)
-        fy = np.clip((np.asarray(y, dtype=float) - self.y[0]) / self.spacing, 0, self.y.size - 1)
-        i0 = np.minimum(np.floor(fu).astype(int), self.u.size - 2)
-        j0 = np.minimum(np.floor(fy).astype(int), self.y.size - 2)
-        a, b = fu - i0, fy - j0
-        z = self.z
-        return ((1 - a) * (1 - b) * z[i0, j0] + a * (1 - b) * z[i0 + 1, j0]
-                + (1 - a) * b * z[i0, j0 + 1] + a * b * z[i0 + 1, j0 + 1])
 
 
 def _knob_heights(knobs: list[Knob], U: np.ndarray, Y: np.ndarray, cut: float) -> np.ndarray:

@@ -53,9 +53,10 @@ def test_trot_lift_reaches_step_height():
     gait = TrotGait(TrotGaitSettings())
     p = gait.p
     t_lift = p.start_time + p.period + p.duty * p.period
-    mid = t_lift + p.swing_time / 2
+    swing = (1 - p.duty) * p.period
+    mid = t_lift + swing / 2
     assert np.isclose(gait.foot(mid, "LF")[2], p.height)
-    ts = np.linspace(t_lift, t_lift + p.swing_time, 200)
+    ts = np.linspace(t_lift, t_lift + swing, 200)
     z = np.array([gait.foot(t, "LF")[2] for t in ts])
     assert z.min() >= -1e-12 and abs(z[0]) < 1e-9 and abs(z[-1]) < 1e-9
     stance = gait.foot_pose(p.start_time + 0.1, "LF")

@@ -46,7 +46,8 @@ def test_knob_tops_hold_more_than_ledges_and_flats():
     fz = MODEL.capacity_factor(feats.convexity, feats.step, wall.micro_rms)[..., 2]
     tops = {True: [], False: []}
     for k in wall.knobs:
-        i, j = wall.index(k.u, k.y)
+        i, j = (int(np.rint((x - grid[0]) / wall.spacing))  # the nearest cell
+                for x, grid in ((k.u, wall.u), (k.y, wall.y)))
         tops[k.ledge].append(fz[i, j])
     assert np.median(tops[False]) > np.median(tops[True])
     assert np.median(tops[False]) > np.median(fz)
