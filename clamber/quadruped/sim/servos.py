@@ -11,19 +11,57 @@ default P gain (6.25 units of 2.69 mA per 0.088 deg tick, 10.95 A/rad) over A pe
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import mujoco
 import numpy as np
 
 from clamber import _validate as check
+from clamber.compiled import kernel
 from clamber.exceptions import ConfigError
 from clamber.quadruped.control.controllers import JointCommand
 from clamber.quadruped.model.robot import N_JOINTS, Marcbot
-from clamber.quadruped.sim.servo_kernels import period_power, write_command
 
 #: Current per position error of the Dynamixel position loop at default gains [A/rad].
 POSITION_GAIN_A_PER_RAD = 6.25 * 2.69e-3 / np.deg2rad(0.088)
+
+
+@kernel
+def write_command(position: np.ndarray, torque: np.ndarray, current: np.ndarray,
+                  kp: np.ndarray, current_per_torque: np.ndarray, tau_max: np.ndarray,
+                  ctrl: np.ndarray, forcerange: np.ndarray) -> int:
+    """Goals ``position + torque / kp`` into ``ctrl`` and limits ``+-min(max(current, 0) /
+    current_per_torque, tau_max)`` into ``forcerange`` (n, 2); all (n,). Returns -1 when
+    written, else the index (0, 1, 2: position, torque, current) of the first vector with
+    a non-finite entry, having written nothing."""
+    for k, v in enumerate((position, torque, current)):
+        for x in v:
+            if not math.isfinite(x):
+                return k
+    for i in range(position.shape[0]):
+        ctrl[i] = position[i] + torque[i] / kp[i]
+        lim = min(max(current[i], 0.0) / current_per_torque[i], tau_max[i])
+        forcerange[i, 0] = -lim
+        forcerange[i, 1] = lim
+    return -1
+
+
+
+@kernel
+def period_power(forces: np.ndarray, current_per_torque: np.ndarray, idle_current: float,
+                 voltage: float, torque: np.ndarray) -> float:
+    """Mean ``|forces|`` (steps, n) [N m] over the steps into ``torque`` (n,), and the bus
+    power ``voltage * sum(|torque| current_per_torque + idle_current)`` [W] at it."""
+    steps = forces.shape[0]
+    total = 0.0
+    for i in range(forces.shape[1]):
+        s = 0.0
+        for j in range(steps):
+            s += abs(forces[j, i])
+        torque[i] = s / steps
+        total += torque[i] * current_per_torque[i] + idle_current
+    return voltage * total
 
 
 @dataclass(frozen=True)
@@ -75,7 +113,7 @@ class ServoBank:
 
     def apply(self, model: mujoco.MjModel, data: mujoco.MjData, cmd: JointCommand) -> None:
         """Write goal positions, feed-forward torques and current limits into the actuators
-        (:func:`.servo_kernels.write_command`); a command that is not 20 finite numbers per
+        (:func:`write_command`); a command that is not 20 finite numbers per
         vector is refused."""
         p = np.asarray(cmd.position, dtype=float)
         t = np.asarray(cmd.torque, dtype=float)

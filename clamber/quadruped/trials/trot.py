@@ -34,7 +34,6 @@ from clamber.quadruped.model.robot import LEG_NAMES, N_JOINTS, Marcbot
 from clamber.quadruped.model.robot_model import RobotModel, RobotState
 from clamber.quadruped.options import ContactSource, Estimator
 from clamber.quadruped.sim.scene import FEET, ground_scene, robot_with_feet
-from clamber.quadruped.sim.sensing import true_contacts
 from clamber.quadruped.sim.servos import ServoBank
 from clamber.quadruped.sim.simulator import QuadrupedSim, SimulationError, StepRecord
 from clamber.quadruped.sim.world import ModelMismatch, ground_terrain
@@ -226,13 +225,13 @@ class TrotTrial:
             contacts = tuple(leg for leg in detected if self.gait.phase(t, leg)[0]
                              and self.gait.phase(t, leg)[1] < FUSED_LIFT_OFF)
         elif source == "truth":
-            contacts = true_contacts(self.sim)
+            contacts = _true_contacts(self.sim)
         else:
             contacts = tuple(leg for leg in LEG_NAMES if self.gait.phase(t, leg)[0] and (
                 t < gp.start_time or 0.15 <= self.gait.phase(t, leg)[1] <= 0.9))
         if t >= gp.start_time:
             self.contact_log[0].append(detected)
-            self.contact_log[1].append(true_contacts(self.sim))
+            self.contact_log[1].append(_true_contacts(self.sim))
         if isinstance(self.ekf, AnchorEkf):
             self.ekf.update(q, contacts)
             if t >= gp.start_time:
@@ -337,3 +336,20 @@ def tilt_true(state: RobotState) -> np.ndarray:
     R = state.body_rotation
     yaw = math.atan2(R[1, 0], R[0, 0])
     return pin.utils.rotate("z", yaw).T @ R
+
+
+def _true_contacts(sim: QuadrupedSim) -> tuple[str, ...]:
+    """Legs whose foot geom touches the ground now (MuJoCo's contacts: the truth the robot
+    does not see)."""
+    m, d = sim.model, sim.data
+    ground = m.geom("ground").id
+    feet = {m.geom(f"{leg}_gripper_geom").id: leg for leg in LEG_NAMES}
+    n = d.ncon
+    g1, g2, dist = d.contact.geom1[:n], d.contact.geom2[:n], d.contact.dist[:n]
+    touching = set()
+    for a, b, gap in zip(g1, g2, dist, strict=True):
+        if gap <= 0.0 and ground in (a, b):
+            other = int(b if a == ground else a)
+            if other in feet:
+                touching.add(feet[other])
+    return tuple(leg for leg in LEG_NAMES if leg in touching)
