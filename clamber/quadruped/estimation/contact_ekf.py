@@ -28,12 +28,11 @@ from clamber.quadruped.estimation.ekf_kernels import (
     skew,
 )
 from clamber.quadruped.estimation.estimator import (
-    GRAVITY_VECTOR,
     ErrorStateEkf,
     ImuParameters,
     SimulatedImu,
 )
-from clamber.quadruped.model.robot import LEG_NAMES
+from clamber.quadruped.model.robot import GRAVITY_VECTOR, LEG_NAMES
 from clamber.quadruped.model.robot_model import RobotModel
 
 #: Size of the error state: 15 body and bias states and four 3-D anchors.

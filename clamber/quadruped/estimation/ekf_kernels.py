@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from clamber.compiled import kernel
+from clamber.quadruped.model.robot import GRAVITY
 from clamber.quadruped.model.se3_kernels import compose
 
 #: The error state's blocks: body position [m], velocity [m/s], attitude [rad] and the
@@ -26,8 +27,6 @@ BIASES = slice(9, 15)
 #: Position, velocity and attitude: the blocks the leg odometry measures.
 MOTION = slice(POSITION.start, ATTITUDE.stop)
 N_BODY = 15
-#: World gravity along z [m/s^2].
-GRAVITY_Z = -9.81
 
 
 def foot_block(leg: int) -> slice:
@@ -146,7 +145,7 @@ def predict(P: np.ndarray, p: np.ndarray, v: np.ndarray, R: np.ndarray, b_a: np.
     w = imu_rate - b_g
     blocks = transition_blocks(R, f, w, dt)
     a = R @ f
-    a[2] += GRAVITY_Z
+    a[2] -= GRAVITY
     p += v * dt + 0.5 * dt * dt * a
     v += a * dt
     transition_times(P, dt, blocks, work)  # F P

@@ -36,8 +36,6 @@ from clamber.quadruped.model.kinematics import body_configuration
 from clamber.quadruped.model.robot import LEG_NAMES, N_JOINTS
 from clamber.quadruped.model.robot_model import NQ_BASE, RobotModel, RobotState
 
-GRAVITY_VECTOR = np.array([0.0, 0.0, kernels.GRAVITY_Z])
-
 
 @dataclass(frozen=True)
 class ImuParameters:

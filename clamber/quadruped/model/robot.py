@@ -22,8 +22,9 @@ LEG_NAMES = ("LF", "LR", "RF", "RR")
 JOINTS_PER_LEG = 5
 N_LEGS = len(LEG_NAMES)
 N_JOINTS = N_LEGS * JOINTS_PER_LEG
-#: Earth's gravity [m/s^2].
+#: Earth's gravity [m/s^2], and as the world's vector (z up).
 GRAVITY = 9.81
+GRAVITY_VECTOR = np.array([0.0, 0.0, -GRAVITY])
 
 
 @dataclass(frozen=True)

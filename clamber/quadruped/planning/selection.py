@@ -146,15 +146,19 @@ def _expected(full: Support, three: Support, i: int) -> np.ndarray:
     return (full, three)[k].wrenches[i].copy()
 
 
-class NearestHoldRule:
-    """The naive rule: the nearest candidate, unchecked; its expected load is the wrench
-    QP's with the paper's box on every hold."""
-
-    name = "nearest"
+class _Rule:
+    """A hold selection rule on a robot model, with its settings and statics."""
 
     def __init__(self, rm: RobotModel, settings: PlannerSettings | None = None) -> None:
         self.rm, self.settings = rm, settings or PlannerSettings()
         self.statics = StaticsEvaluator(rm)
+
+
+class NearestHoldRule(_Rule):
+    """The naive rule: the nearest candidate, unchecked; its expected load is the wrench
+    QP's with the paper's box on every hold."""
+
+    name = "nearest"
 
     def choose(self, ctx: StepContext, exclude: set[tuple[int, int]]) -> Choice:
         s = self.settings
@@ -171,17 +175,13 @@ class NearestHoldRule:
         return Choice(ChoiceStatus.NO_CANDIDATE)
 
 
-class HoldPlanner:
+class HoldPlanner(_Rule):
     """The checked planner (module docstring). Candidates that cannot outrank the best are
     not placed; with ``count_all`` their swing reach is still checked (for the tally),
     without it the search stops at the first."""
 
     name = "planner"
     count_all = True
-
-    def __init__(self, rm: RobotModel, settings: PlannerSettings | None = None) -> None:
-        self.rm, self.settings = rm, settings or PlannerSettings()
-        self.statics = StaticsEvaluator(rm)
 
     def _score(self, c: HoldCandidate, target: np.ndarray, wall_normal: np.ndarray) -> float:
         """Rank [m]: minus the distance (lateral weighted) and the weighted tilt from the wall

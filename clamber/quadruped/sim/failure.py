@@ -154,10 +154,6 @@ class WrenchSet:
             out[i] = self.exact(w[i])
         return out
 
-    def contains(self, w: np.ndarray) -> np.ndarray:
-        """Whether each wrench (n, 6) [N, N m] lies in ``W``."""
-        return self.gauge(w) <= 1.0
-
 
 @lru_cache(maxsize=1)
 def default_wrench_set() -> WrenchSet:

@@ -16,14 +16,11 @@ import numpy as np
 
 from clamber.exceptions import ConfigError
 from clamber.quadruped.control.controllers import JointCommand
-from clamber.quadruped.model.robot import N_JOINTS, Marcbot
+from clamber.quadruped.model.robot import GRAVITY_VECTOR, N_JOINTS, Marcbot
 from clamber.quadruped.model.robot_model import RobotState
 from clamber.quadruped.sim.grippers import GripperBank
 from clamber.quadruped.sim.servos import ServoBank
 from clamber.sim_stability import StabilityWatch, UnstableSimulation
-
-#: World gravity vector [m/s^2].
-GRAVITY_VECTOR = np.array([0.0, 0.0, -9.81])
 
 
 class SimulationError(UnstableSimulation):

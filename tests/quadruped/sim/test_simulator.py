@@ -8,8 +8,7 @@ import pytest
 
 from clamber.exceptions import ConfigError
 from clamber.quadruped.control.controllers import JointCommand
-from clamber.quadruped.model.robot import LEG_NAMES, N_JOINTS
-from clamber.quadruped.sim.simulator import GRAVITY_VECTOR
+from clamber.quadruped.model.robot import GRAVITY_VECTOR, LEG_NAMES, N_JOINTS
 from clamber.quadruped.trials.climb import ClimbSettings, ClimbTrial
 
 

@@ -14,7 +14,7 @@ def test_simulator_reads_through_cached_views_equal_fresh_reads(wall_sim, hold_s
     gives."""
     import mujoco
 
-    from clamber.quadruped.sim.simulator import GRAVITY_VECTOR
+    from clamber.quadruped.model.robot import GRAVITY_VECTOR
 
     sim, layout, _ = wall_sim
     for leg in LEG_NAMES:
