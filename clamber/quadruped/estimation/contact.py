@@ -19,12 +19,10 @@ import pinocchio as pin
 from clamber import _validate as check
 from clamber.exceptions import ConfigError
 from clamber.quadruped.model.robot import JOINTS_PER_LEG, LEG_NAMES, N_JOINTS
-from clamber.quadruped.model.robot_model import RobotModel
+from clamber.quadruped.model.robot_model import NV_BASE, RobotModel
 
 #: One unit of a Dynamixel X present-current reading [A].
 CURRENT_UNIT_A = 2.69e-3
-#: Pinocchio velocity index of the first leg joint (after the free flyer's six).
-_NV_BASE = 6
 
 
 @dataclass(frozen=True)
@@ -73,15 +71,15 @@ class FootForceEstimator:
         m, d, q = self.rm.model, self.rm.data, self._q
         q[3:7] = pin.Quaternion(np.asarray(rotation)).coeffs()
         q[7:] = q_joints
-        g = pin.computeGeneralizedGravity(m, d, q)[_NV_BASE:]
+        g = pin.computeGeneralizedGravity(m, d, q)[NV_BASE:]
         pin.computeJointJacobians(m, d, q)
         pin.updateFramePlacements(m, d)
         rhs = g + self.damping * dq_joints - torque
         out = np.empty((4, 3))
         for i, f in enumerate(self.rm.foot_ids):
             s = slice(i * JOINTS_PER_LEG, (i + 1) * JOINTS_PER_LEG)
-            J = pin.getFrameJacobian(m, d, f, pin.LOCAL_WORLD_ALIGNED)[:3, _NV_BASE + s.start:
-                                                                        _NV_BASE + s.stop]
+            J = pin.getFrameJacobian(m, d, f, pin.LOCAL_WORLD_ALIGNED)[:3, NV_BASE + s.start:
+                                                                        NV_BASE + s.stop]
             out[i] = np.linalg.lstsq(J.T, rhs[s], rcond=None)[0]
         return out
 
@@ -114,10 +112,7 @@ class ContactDetector:
         """The legs in contact after this cycle's vertical forces (4,) [N], up positive."""
         s = self.settings
         for leg, fz in zip(LEG_NAMES, vertical_force, strict=True):
-            if self.loaded[leg]:
-                self.loaded[leg] = fz > s.off
-            else:
-                self.loaded[leg] = fz > s.on
+            self.loaded[leg] = fz > (s.off if self.loaded[leg] else s.on)
             self.count[leg] = self.count[leg] + 1 if self.loaded[leg] else 0
         return tuple(leg for leg in LEG_NAMES if self.count[leg] > s.settle)
 

@@ -132,9 +132,8 @@ def generate_wall(incline_deg: float, seed: int, spec: RockWallSpec | None = Non
                   bool(rng.random() < spec.ledge_fraction)) for _ in range(n_knobs)]
     U, Y = np.meshgrid(u, y, indexing="ij")
     z = fractal + _knob_heights(knobs, U, Y, spec.ledge_cut)
-    micro = spec.asperity_rms
     return RockWall(spec, float(incline_deg), int(seed), u, y, z, fractal, tuple(knobs), R,
-                    np.zeros(3), micro)
+                    np.zeros(3), spec.asperity_rms)
 
 
 @dataclass(frozen=True)

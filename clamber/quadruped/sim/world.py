@@ -58,11 +58,7 @@ class WallLayout:
 
     def all_holds(self) -> list[Hold]:
         """Every hold once (two legs may share one, see :func:`wall_layout`)."""
-        out: dict[int, Hold] = {}
-        for leg in LEG_NAMES:
-            for h in self.holds[leg]:
-                out.setdefault(id(h), h)
-        return list(out.values())
+        return list({id(h): h for leg in LEG_NAMES for h in self.holds[leg]}.values())
 
 
 @dataclass(frozen=True)
