@@ -1,0 +1,60 @@
+"""Sole wind-up: the turn a welded gripper takes about the one axis its 5-DOF leg cannot turn it.
+
+With the gripper held in place, a leg's five joints can turn the gripper about a plane of
+axes only; about the axis normal to that plane (the rotation part of the wrench ``n`` with
+``J^T n = 0``, see :mod:`clamber.quadruped.estimation.wrenches`) it can neither turn the
+gripper nor feel a moment. When the body moves with the grippers welded, each gripper turns
+about that *blind axis* by an amount set by the geometry alone, and the compliant sole's
+hinges carry the turn as a moment (25 N m/rad). Whether it does depends on the sole's
+attitude: a sole parallel to the body's plane keeps its attitude as the body slides along
+the wall, a sole tilted to a rock top does not.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+
+from clamber.quadruped.model.kinematics import Clik
+from clamber.quadruped.model.robot import JOINTS_PER_LEG, LEG_NAMES
+
+
+def blind_axis(jacobian: np.ndarray) -> np.ndarray:
+    """Unit axis (3,) [gripper frame] about which the leg with LOCAL Jacobian ``jacobian``
+    (6, 5) cannot turn its gripper while holding the gripper's position, signed so that its
+    largest component is positive."""
+    n = np.linalg.svd(jacobian.T)[2][-1][3:]
+    n = n / np.linalg.norm(n)
+    return n if n[np.argmax(np.abs(n))] > 0 else -n
+
+
+def follow(clik: Clik, q: np.ndarray, body: pin.SE3, feet: list[pin.SE3],
+           iterations: int = 30) -> np.ndarray:
+    """Joint angles (20,) that keep every gripper exactly at its world position in ``feet``
+    and as close to its world attitude as its leg can (turned about its blind axis only)
+    with the body at ``body``: Gauss-Newton on the pose error with the attitude error's
+    unreachable part, along the blind axis, taken out each step."""
+    q = np.array(q, dtype=float)
+    for _ in range(iterations):
+        in_body, J = clik.kinematics(q)
+        for i in range(len(LEG_NAMES)):
+            e = pin.log6(in_body[i].actInv(body.actInv(feet[i]))).vector
+            n = np.linalg.svd(J[i].T)[2][-1]
+            e[3:] -= (n @ e) / (n[3:] @ n[3:]) * n[3:]
+            s = slice(JOINTS_PER_LEG * i, JOINTS_PER_LEG * (i + 1))
+            q[s] += np.linalg.lstsq(J[i], e, rcond=None)[0]
+    return q
+
+
+def windup(clik: Clik, q: np.ndarray, body: pin.SE3, feet: list[pin.SE3]) -> np.ndarray:
+    """Each gripper's turn (4,) [rad] about its blind axis at ``q`` away from its attitude
+    in ``feet`` when the body is at ``body`` (the legs following with :func:`follow` from
+    ``q``): the hinge deflection welded soles take when the body moves there."""
+    _, J = clik.kinematics(q)
+    axes = [blind_axis(J[i]) for i in range(len(LEG_NAMES))]
+    in_body, _ = clik.kinematics(follow(clik, q, body, feet))
+    out = np.empty(len(LEG_NAMES))
+    for i in range(len(LEG_NAMES)):
+        turn = pin.log3((body.rotation @ in_body[i].rotation).T @ feet[i].rotation)
+        out[i] = turn @ axes[i]
+    return out
