@@ -50,6 +50,7 @@ class ClimbPhase(enum.Enum):
 
 
 _ZERO3 = np.zeros(3)
+_ZERO3.flags.writeable = False
 #: Phases during which the swing leg's gripper is open.
 SWING_PHASES = (ClimbPhase.RELEASE, ClimbPhase.LIFT, ClimbPhase.TRANSFER, ClimbPhase.DESCEND)
 
@@ -168,6 +169,9 @@ class ClimbGait:
         self.foot_hold_pose: dict[str, pin.SE3] = {}
         self.bands: list[tuple[float, float, str, str]] = []
         self._forces: Callable[[], np.ndarray] | None = None
+        #: The twist of the body at rest, one read-only array for every cycle.
+        self._rest = np.concatenate([self.R.T @ _ZERO3, _ZERO3])
+        self._rest.flags.writeable = False
         #: Normal to lift along when a swing restarts (:meth:`swing_again`).
         self._lift_normal: np.ndarray | None = None
 
@@ -269,6 +273,8 @@ class ClimbGait:
 
     def _twist(self, linear: np.ndarray) -> np.ndarray:
         """``[R^T linear, 0]`` (6,) in the body frame."""
+        if linear is _ZERO3:
+            return self._rest
         return np.concatenate([self.R.T @ linear, _ZERO3])
 
     def _swing_target(self, t: float, feet: Callable[[], dict[str, pin.SE3]], tau4: np.ndarray,

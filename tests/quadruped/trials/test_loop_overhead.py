@@ -63,7 +63,8 @@ def test_stability_watch_says_what_instability_says():
 
 def test_gait_twists_are_in_the_body_frame():
     """A reference at rest carries ``[R^T 0, 0]`` as computed for the gait's rotation (signs
-    of zero included) in its twist and acceleration; a moving body's is ``[R^T v, 0]``."""
+    of zero included), read only, in its twist and acceleration; a moving body's is
+    ``[R^T v, 0]``."""
     from clamber.quadruped.gaits import ClimbGait
 
     R = pin.exp3(np.array([0.3, -1.2, 0.4]))
@@ -77,6 +78,7 @@ def test_gait_twists_are_in_the_body_frame():
     for twist in (ref.body_twist, again.body_twist, again.body_acceleration):
         assert np.array_equal(twist, zero)
         assert np.array_equal(np.signbit(twist), np.signbit(zero))
+        assert not twist.flags.writeable
     moving = gait._twist(np.array([0.0, 0.1, 0.0]))
     assert np.array_equal(moving, np.r_[R.T @ [0.0, 0.1, 0.0], 0.0, 0.0, 0.0])
 
