@@ -66,7 +66,6 @@ DESIGNS: dict[str, list[str] | float | None] = {
                              "--morphology", str(LONG_CLIMB / "morphology.toml")],
     "long_climb_warm_x1": 1.0,
     "long_climb_warm_x1.5": 1.5,
-    "long_climb_warm_x2": 2.0,
 }
 #: Tolerance scales every design is played at [-], and jumps per climb.
 SCALES, JUMPS = ("1", "1.5"), 10
