@@ -260,7 +260,7 @@ def plot_margin_pareto(points: dict[str, dict[str, dict[str, Any]]]):
                        key=lambda i: x[i])
         ax.plot(x[front], y[front], "k-", lw=1, zorder=1, label="non-dominated")
         for i, n in enumerate(here):
-            color = f"C{names.index(n) % 10}"
+            color = plt.get_cmap("tab20")(names.index(n) % 20)
             ax.errorbar(x[i], y[i], yerr=[[y[i] - low[i]], [high[i] - y[i]]], fmt="o",
                         ms=8, color=color, mfc=color if i in front else "white", capsize=3,
                         zorder=2, label=n)
