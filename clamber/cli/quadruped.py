@@ -141,7 +141,6 @@ def _climb_settings(args: argparse.Namespace, incline: float):
     return RockClimbSettings(climb=settings, distance=args.distance, rule=args.rule,
                              grasp=args.grasp,
                              capacity_limits=args.gripper_limits == "capacity",
-                             sole_attitude=args.sole_attitude,
                              reorder=args.leg_order == "adaptive",
                              landing_cone=None if args.landing == "hold" else 0.1,
                              seat_rise=_seat_rise(args, SEAT_RISE),
@@ -176,9 +175,8 @@ def _climb(args: argparse.Namespace) -> dict:
                "sole_stiffness": args.sole_stiffness, "body_turn": args.body_turn}
         if args.wall == "rock":
             row.update(wall="rock", grasp=args.grasp, rule=args.rule, distance=args.distance,
-                       gripper_limits=args.gripper_limits, sole_attitude=args.sole_attitude,
-                       leg_order=args.leg_order, landing=args.landing,
-                       seat_check=args.seat_check,
+                       gripper_limits=args.gripper_limits, leg_order=args.leg_order,
+                       landing=args.landing, seat_check=args.seat_check,
                        seat_tolerance_mm=(None if cond.seat_rise is None
                                           else round(1000.0 * cond.seat_rise, 3)),
                        contact=args.contact, compression=args.compression,
@@ -317,10 +315,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     climb.add_argument("--gripper-limits", choices=("capacity", "box"), default="capacity",
                        help="rock wall: the Q-WBC limits each gripper to its hold's capacity "
                        "as estimated from the map (default), or to the paper's box")
-    climb.add_argument("--sole-attitude", choices=("free", "legs", "body"), default="free",
-                       help="rock wall: each attached gripper keeps the attitude it has "
-                       "(default), or is steered back to the attitude its weld closed at by "
-                       "its leg, or by its leg and a turn of the body")
     climb.add_argument("--leg-order", choices=("adaptive", "fixed"), default="adaptive",
                        help="rock wall: when the leg whose turn it is finds no hold, try the "
                        "other legs (default), or stop the climb")

@@ -67,15 +67,6 @@ class GraspModel(Option):
     FIXED = "fixed"
 
 
-class SoleAttitude(Option):
-    """Which attitude an attached gripper's sole is commanded to keep: the body's turn
-    keeps it (``body``), the legs keep it (``legs``), or none is commanded (``free``)."""
-
-    BODY = "body"
-    LEGS = "legs"
-    FREE = "free"
-
-
 class MapFrame(Option):
     """Where the robot puts each swing's depth map: relative to the body as estimated, or
     in the true world frame (for ablation)."""

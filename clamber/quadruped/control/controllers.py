@@ -47,7 +47,7 @@ from clamber.quadruped.model.kinematics import Clik
 from clamber.quadruped.model.robot import LEG_NAMES, N_JOINTS
 from clamber.quadruped.model.robot_model import RobotModel, RobotState
 from clamber.quadruped.model.statics import N_WRENCH, Statics, StaticsEvaluator
-from clamber.quadruped.model.statics_kernels import ATTITUDE, STAY, TARGET, clik_goal
+from clamber.quadruped.model.statics_kernels import STAY, TARGET, clik_goal
 
 
 @dataclass(frozen=True)
@@ -134,22 +134,15 @@ class Controller(ABC):
     def _leg_targets(self, ref: MotionReference) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every leg's CLIK target as :func:`clik_goal` takes it: modes (4,), rotations
         (4, 3, 3) and translations (4, 3) (arrays reused from cycle to cycle). A stance leg
-        stays where it is (or turns to its stance attitude), a swing leg goes to its target
-        (or stays where it is without one)."""
+        stays where it is, a swing leg goes to its target (or stays where it is without one)."""
         modes, rotations, translations = self._targets
-        stance, swing, keep = ref.stance, ref.foot_targets, ref.stance_attitudes
-        if not swing and not keep:  # every leg stays where it is
-            modes.fill(STAY)
-            return modes, rotations, translations
+        stance, swing = ref.stance, ref.foot_targets
         for i, leg in enumerate(LEG_NAMES):
             target = swing.get(leg) if leg not in stance else None
             if target is not None:
                 modes[i] = TARGET
                 rotations[i] = target.rotation
                 translations[i] = target.translation
-            elif leg in stance and leg in keep:
-                modes[i] = ATTITUDE
-                rotations[i] = keep[leg]
             else:
                 modes[i] = STAY
         return modes, rotations, translations

@@ -38,8 +38,7 @@ class MotionReference:
     ``body_twist`` and ``body_acceleration``: ``[v, w]`` in the desired body frame [m/s,
     rad/s, m/s^2, rad/s^2]. ``load``: each leg's load factor (1 stance, 0 or left out swing,
     between: the pre-swing ramp). ``foot_targets``: world poses of swing grippers.
-    ``stance_attitudes``: world attitudes a stance gripper turns back to as far as the leg
-    can. Derived: ``load_array`` (4,) in ``LEG_NAMES`` order and ``stance``.
+    Derived: ``load_array`` (4,) in ``LEG_NAMES`` order and ``stance``.
     """
 
     body_pose: pin.SE3
@@ -47,7 +46,6 @@ class MotionReference:
     body_acceleration: np.ndarray = field(default_factory=lambda: np.zeros(6))
     load: dict[str, float] = field(default_factory=lambda: dict.fromkeys(LEG_NAMES, 1.0))
     foot_targets: dict[str, pin.SE3] = field(default_factory=dict)
-    stance_attitudes: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         twist, acc = self.body_twist, self.body_acceleration
@@ -64,9 +62,8 @@ class MotionReference:
         load = self.load
         if not isinstance(load, dict):
             raise ConfigError(f"load must map legs to load factors, got {load!r}")
-        if not (load.keys() <= _LEGS and self.foot_targets.keys() <= _LEGS
-                and self.stance_attitudes.keys() <= _LEGS):
-            unknown = (set(load) | set(self.foot_targets) | set(self.stance_attitudes)) - _LEGS
+        if not (load.keys() <= _LEGS and self.foot_targets.keys() <= _LEGS):
+            unknown = (set(load) | set(self.foot_targets)) - _LEGS
             raise ConfigError(f"unknown legs {sorted(unknown)}; legs are {', '.join(LEG_NAMES)}")
         values, stance = [], []
         for leg in LEG_NAMES:

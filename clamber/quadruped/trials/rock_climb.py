@@ -33,7 +33,7 @@ from clamber.quadruped.gaits import ClimbEvent, ClimbGait
 from clamber.quadruped.model.kinematics import world_foot_poses
 from clamber.quadruped.model.robot import LEG_NAMES, Marcbot
 from clamber.quadruped.model.robot_model import RobotModel, RobotState
-from clamber.quadruped.options import Estimator, GraspModel, MapFrame, SoleAttitude
+from clamber.quadruped.options import Estimator, GraspModel, MapFrame
 from clamber.quadruped.planning.depth_map import DepthNoise
 from clamber.quadruped.planning.rollout import RULES, PlanClimbSettings, StopReason, _Truth
 from clamber.quadruped.planning.sequence import PlannedStep, SequencePlanner
@@ -55,7 +55,6 @@ from clamber.quadruped.trials.climb import (
 from clamber.quadruped.trials.log import TrialLog
 from clamber.quadruped.trials.result import TrialIdentity, TrialResult
 from clamber.quadruped.trials.shadow import AnchorShadow
-from clamber.quadruped.trials.sole_attitude import BodyTilt, WeldAttitudes
 from clamber.quadruped.trials.stance import initial_joints
 
 #: Start of the climb on the wall [m up the slope], as in the planned climb.
@@ -108,7 +107,7 @@ class RockClimbSettings:
       ``replacements``; ``contact_force`` [N] (None: the joint-4 torque rule);
       ``turn_soles`` (land at the planner's IK attitude).
     * Loads: ``capacity_limits`` (Q-WBC box scaled by the planned capacity);
-      ``footpad_push`` (compression borne by the footpad); ``sole_attitude``.
+      ``footpad_push`` (compression borne by the footpad).
     * Estimation: ``estimator`` (leg odometry, or the anchor EKF, which needs
       ``anchor_ekf``).
     """
@@ -125,7 +124,6 @@ class RockClimbSettings:
     winch_dt: float = 0.01
     turn_soles: bool = True
     capacity_limits: bool = True
-    sole_attitude: SoleAttitude = SoleAttitude.FREE
     reorder: bool = True
     landing_cone: float | None = 0.1
     seat_rise: float | None = SEAT_RISE
@@ -138,8 +136,8 @@ class RockClimbSettings:
     map_frame: MapFrame = MapFrame.BODY
 
     def __post_init__(self) -> None:
-        for name, option in (("grasp", GraspModel), ("sole_attitude", SoleAttitude),
-                             ("estimator", Estimator), ("map_frame", MapFrame)):
+        for name, option in (("grasp", GraspModel), ("estimator", Estimator),
+                             ("map_frame", MapFrame)):
             object.__setattr__(self, name, option.parse(getattr(self, name), "rock_climb",
                                                         name))
         check.integer("rock_climb", "replacements", self.replacements, low=0, high=5)
@@ -287,8 +285,6 @@ class RockClimbTrial(ClimbTrial):
         self.replaced: list[str] = []
         self.rng = np.random.default_rng(self.seed + 9_000_011)
         self.landing = ""
-        self.attitudes = WeldAttitudes()
-        self.tilt = BodyTilt()
         self.winch_ctrl: dict[str, WinchController] = {}
         self.winch_plant: dict[str, WinchPlant] = {}
         if rs.grasp == "winch":
@@ -418,24 +414,6 @@ class RockClimbTrial(ClimbTrial):
 
     def _reference(self, t: float, state: RobotState
                    ) -> tuple[MotionReference, list[ClimbEvent]]:
-        """The gait's reference with the attached grippers' attitudes (``sole_attitude``)."""
-        ref, events = self._gait_reference(t, state)
-        mode = self.rock.sole_attitude
-        if mode == "free":
-            return ref, events
-        feet = world_foot_poses(self.rm, state)
-        kept = self.attitudes.update(self.held, lambda: feet)
-        ref.stance_attitudes = self.attitudes.targets(feet, self.dt)
-        if mode == "body" and kept:
-            feet_b, J = self.ctrl.clik.kinematics(state.joint_positions)
-            turn = self.tilt.update(feet_b, J, state.body_rotation, ref.body_pose.rotation,
-                                    {LEG_NAMES.index(leg): R for leg, R in kept.items()})
-            ref.body_pose = pin.SE3(ref.body_pose.rotation @ pin.exp3(turn),
-                                    ref.body_pose.translation)
-        return ref, events
-
-    def _gait_reference(self, t: float, state: RobotState
-                        ) -> tuple[MotionReference, list[ClimbEvent]]:
         """The gait's reference on its own clock, which stops while a winch works."""
         sim = self.sim
         feet = partial(world_foot_poses, self.rm, state)

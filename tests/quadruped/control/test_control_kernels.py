@@ -16,7 +16,7 @@ from clamber.quadruped.model.robot_model import RobotState
 
 def _states(rm, rng, n, scale=0.1):
     """Random states near the default stance and references near them, with swing targets
-    and stance attitudes on some legs."""
+    on some legs."""
     s0 = rm.default_state()
     for k in range(n):
         R = pin.exp3(rng.normal(size=3))
@@ -25,16 +25,14 @@ def _states(rm, rng, n, scale=0.1):
                            rng.normal(0, scale, 6), np.zeros(20))
         body = state.body_pose * pin.exp6(pin.Motion(rng.normal(0, 0.05, 6)))
         load = dict.fromkeys(LEG_NAMES, 1.0)
-        swing, keep = {}, {}
+        swing = {}
         if k % 3:
             leg = LEG_NAMES[k % 4]
             load[leg] = 0.0 if k % 3 == 1 else 0.4
             if k % 3 == 1:
                 swing[leg] = pin.SE3(pin.exp3(rng.normal(0, 0.5, 3)), rng.normal(0, 0.3, 3))
-        if k % 5 == 2:
-            keep[LEG_NAMES[(k + 1) % 4]] = pin.exp3(rng.normal(0, 0.2, 3))
         yield state, MotionReference(body, rng.normal(0, scale, 6), rng.normal(0, scale, 6),
-                                     {g: x for g, x in load.items() if x > 0}, swing, keep)
+                                     {g: x for g, x in load.items() if x > 0}, swing)
 
 
 def test_body_pd_law_is_pinocchios(rm):
@@ -81,13 +79,12 @@ def test_configuration_is_pinocchios(rm):
 
 def _clik_goal(ctrl, rm, state, ref, statics):
     """CLIK goal positions with Pinocchio's ``SE3`` objects and ``np.linalg.solve``."""
-    stance, swing, keep = ref.stance, ref.foot_targets, ref.stance_attitudes
+    stance, swing = ref.stance, ref.foot_targets
     body_inv, target_inv = state.body_pose.inverse(), ref.body_pose.inverse()
     out = state.joint_positions.copy()
     w, d2 = ctrl.clik.w, ctrl.clik.damping**2
     for i, (leg, f) in enumerate(zip(LEG_NAMES, statics.foot_poses, strict=True)):
-        target = swing.get(leg, f) if leg not in stance else \
-            pin.SE3(keep[leg], f.translation) if leg in keep else f
+        target = swing.get(leg, f) if leg not in stance else f
         e = pin.log6((body_inv * f).actInv(target_inv * target)).vector * ctrl.clik.gain * w
         Jw = w[:, None] * statics.leg_jacobians[i]
         out[5 * i:5 * i + 5] += Jw.T @ np.linalg.solve(Jw @ Jw.T + d2 * np.eye(6), e)
@@ -95,9 +92,9 @@ def _clik_goal(ctrl, rm, state, ref, statics):
 
 
 def test_clik_goal_positions_are_pinocchios(rm):
-    """The compiled CLIK goal (stance legs staying or turning to their attitudes, swing legs
-    moving to their targets) equals the step written with Pinocchio's ``SE3`` objects and
-    NumPy's solve to 1e-10 rad."""
+    """The compiled CLIK goal (stance legs staying, swing legs moving to their targets)
+    equals the step written with Pinocchio's ``SE3`` objects and NumPy's solve to 1e-10
+    rad."""
     ctrl = make_controller("qwbc", rm)
     rng = np.random.default_rng(3)
     for state, ref in _states(rm, rng, 60):
