@@ -102,11 +102,3 @@ def make_controller(name: str, rm: RobotModel,
                           control_period=control_period, clik_gain=clik)
     ctrl.clik.w[3:] = g["rotation_weight"]
     return ctrl
-
-
-def limits_active(ctrl: Controller, rtol: float = 1e-6) -> bool:
-    """Whether the last wrench QP of a Q-WBC controller had a gripper limit active (a stance
-    gripper's wrench on a bound of its limits, :meth:`WrenchSolution.limit_active`); False
-    for controllers without a QP."""
-    sol = getattr(ctrl, "last_solution", None)
-    return sol is not None and sol.limit_active(rtol)

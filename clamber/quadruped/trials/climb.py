@@ -11,7 +11,6 @@ gains multipliers it is given (:mod:`clamber.quadruped.control.variants`).
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
@@ -24,7 +23,7 @@ from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS
 from clamber.exceptions import ConfigError, InfeasibleStart
 from clamber.failures import FailureReason
 from clamber.quadruped.control.controllers import Controller, JointCommand, MotionReference
-from clamber.quadruped.control.variants import CONTROLLER_NAMES, limits_active, make_controller
+from clamber.quadruped.control.variants import CONTROLLER_NAMES, make_controller
 from clamber.quadruped.estimation.estimator import LegOdometryEkf, SimulatedImu
 from clamber.quadruped.gaits import ClimbEvent, ClimbGait, ClimbGaitSettings, ClimbPhase
 from clamber.quadruped.gaits.body_turn import BodyTurn
@@ -47,7 +46,6 @@ from clamber.quadruped.sim.world import ModelMismatch, RockSpec, wall_layout
 from clamber.quadruped.trials.log import TrialLog, feet_in_body
 from clamber.quadruped.trials.metric_kernels import load_ratio, sample_row
 from clamber.quadruped.trials.result import (
-    METRIC_COLUMNS,
     TrialIdentity,
     TrialResult,
     metric_recorder,
@@ -56,15 +54,6 @@ from clamber.quadruped.trials.result import (
 from clamber.quadruped.trials.stance import NOMINAL_FEET, initial_joints
 
 _BOX24 = np.tile(PAPER_BOX_HALF_WIDTHS, 4)
-if METRIC_COLUMNS != ("error_m", "power_w", "attitude_rad", "est_position_m",
-                      "est_attitude_rad"):  # pragma: no cover (the row _sample appends)
-    raise ImportError("ClimbTrial._sample appends its metrics in another column order")
-
-
-def _norm(x: np.ndarray) -> float:
-    """Euclidean norm of a float vector: ``np.linalg.norm``'s ``sqrt(x . x)``, without its
-    dispatch (the same number)."""
-    return math.sqrt(x.dot(x))
 #: Standing on the start holds before the gait starts [s]; grippers cannot break meanwhile.
 PLACEMENT_TIME = 1.0
 
@@ -228,7 +217,7 @@ class ClimbTrial:
         self.push.update(None if self.first_release is None else t - self.first_release,
                          self.R)
         rec = sim.step(cmd)
-        err = _norm(p_true - ref.body_pose.translation)
+        err = float(np.linalg.norm(p_true - ref.body_pose.translation))
         if t >= PLACEMENT_TIME:
             self._sample(cmd, rec, err, p_true, R_true)
         if self.log is not None:
@@ -303,7 +292,9 @@ class ClimbTrial:
         """Metric samples of one cycle after the placement."""
         self.planned_load = max(self.planned_load, load_ratio(cmd.wrenches, _BOX24))
         self.n_cycles += 1
-        self.n_active += limits_active(self.ctrl)
+        # Whether a stance gripper's planned wrench lay on a bound of its limits (Q-WBC).
+        sol = getattr(self.ctrl, "last_solution", None)
+        self.n_active += sol is not None and sol.limit_active()
         ekf = self.ekf
         # One row of METRIC_COLUMNS, in its order.
         sample_row(self.samples.next_row(), err, rec.power, self.R, ekf.R, R_true, ekf.p, p_true)
@@ -360,17 +351,14 @@ class ClimbTrial:
             self.log.bands = [(a + PLACEMENT_TIME, b + PLACEMENT_TIME, name, leg)
                               for a, b, name, leg in self.gait.bands]
             self.log.events = [asdict(e) for e in sim.grippers.events]
+        # What the failure check measured: the broken grippers' gauges and wrenches.
+        broken = "; ".join(f"{e.leg} {e.detail}" for e in sim.grippers.events if e.kind == "break")
         return replace(result, failure_phase=phase,
                        failure_distance_m=moved if failed else float("nan"),
                        failure_cycle=0 if not failed or placing else self.gait.cycle,
                        failure_time_s=float(sim.data.time) if failed else float("nan"),
-                       failure_detail=self._failure_detail() if failed else "",
+                       failure_detail=broken if failed else "",
                        limit_active_fraction=active, planned_load=self.planned_load)
-
-    def _failure_detail(self) -> str:
-        """What the failure check measured: the broken grippers' gauges and wrenches."""
-        return "; ".join(f"{e.leg} {e.detail}" for e in self.sim.grippers.events
-                         if e.kind == "break")
 
 
 def run_climb(settings: ClimbSettings, seed: int, log: bool = False,
@@ -378,12 +366,9 @@ def run_climb(settings: ClimbSettings, seed: int, log: bool = False,
               time_limit: float | None = None) -> tuple[TrialResult, TrialLog | None]:
     """One seeded climbing trial; returns its result and, if ``log``, its time series.
 
-    ``time_limit`` [s] stops the trial early (reason "time limit", not a success; default:
-    the settings' own). A seed whose start stance cannot be placed is recorded as
-    ``infeasible_start``, nothing simulated. A breakable climb whose peak gripper gauge came
-    within :data:`~clamber.quadruped.sim.rates.VERDICT_MARGIN` of 1 at a step coarser than
-    :data:`~clamber.quadruped.sim.rates.FINE_CLIMB_PHYSICS_DT` is climbed again at that step
-    (unless ``settings.verdict_rerun`` is off), and the rerun is the result.
+    ``time_limit`` [s] stops the trial early (default: the settings' own). A seed whose
+    start stance cannot be placed is recorded as ``infeasible_start``, nothing simulated; a
+    climb near a gripper's boundary is climbed again at the fine step (:func:`settle_verdict`).
     """
     def climb_at(dt: float) -> tuple[TrialResult, TrialLog | None]:
         return ClimbTrial(replace(settings, physics_dt=dt), seed, log, robot,

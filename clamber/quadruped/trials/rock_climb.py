@@ -36,6 +36,7 @@ from clamber.quadruped.model.robot_model import RobotModel, RobotState
 from clamber.quadruped.options import Estimator, GraspModel, MapFrame
 from clamber.quadruped.planning.depth_map import DepthNoise
 from clamber.quadruped.planning.rollout import RULES, PlanClimbSettings, StopReason, _Truth
+from clamber.quadruped.planning.selection import Foothold
 from clamber.quadruped.planning.sequence import PlannedStep, SequencePlanner
 from clamber.quadruped.planning.stance import reach
 from clamber.quadruped.planning.swing import swing_lift
@@ -63,11 +64,11 @@ START_U = 0.45
 TOP_MARGIN = 0.45
 #: Extra time allowed per swing with the winch in the loop [s].
 WINCH_ALLOWANCE = 20.0
+#: Step of the winch sequencer [s].
+WINCH_DT = 0.01
 #: Smallest capacity factor given to the Q-WBC (a zero would pin an axis's wrench to 0 and
 #: make its weight infinite).
 MIN_FACTOR = 0.05
-
-
 #: Sole offset [m] off the start holds' tops at placement (within the grasp's 2 cm reach).
 START_CLEARANCE = 0.01
 #: Seat check [m]: no hold where mapped rock under the footpad rises more than this above
@@ -79,8 +80,6 @@ SEAT_RISE = 0.01
 CONTACT_FORCE = 1.5
 #: A missed swing is re-planned off the cells within this radius [m] of the missed hold.
 REPLACE_EXCLUSION = 0.02
-
-
 #: The shortest climb the default wall is sized for [m] (longer climbs get longer walls).
 DEFAULT_WALL_CLIMB = 2.0
 
@@ -103,9 +102,8 @@ class RockClimbSettings:
       None: along the normal); ``seat_rise`` [m] (None: off); ``body_search`` (move each
       stance's body to lower its wrench QP's largest gauge); ``map_frame`` (map placed at
       the estimated body or in the true world frame).
-    * Grasping: ``grasp``; ``winch``, ``plant``, ``winch_dt`` [s]; ``regrasps``;
-      ``replacements``; ``contact_force`` [N] (None: the joint-4 torque rule);
-      ``turn_soles`` (land at the planner's IK attitude).
+    * Grasping: ``grasp``; ``winch``, ``plant``; ``regrasps``; ``replacements``;
+      ``contact_force`` [N] (None: the joint-4 torque rule).
     * Loads: ``capacity_limits`` (Q-WBC box scaled by the planned capacity);
       ``footpad_push`` (compression borne by the footpad).
     * Estimation: ``estimator`` (leg odometry, or the anchor EKF, which needs
@@ -121,8 +119,6 @@ class RockClimbSettings:
     winch: WinchSettings = field(default_factory=WinchSettings)
     plant: WinchPlantParameters = field(default_factory=WinchPlantParameters)
     regrasps: int = 1
-    winch_dt: float = 0.01
-    turn_soles: bool = True
     capacity_limits: bool = True
     reorder: bool = True
     landing_cone: float | None = 0.1
@@ -145,9 +141,9 @@ class RockClimbSettings:
             raise ConfigError("estimator 'anchor' runs the anchor EKF: set anchor_ekf")
         if self.rule not in RULES:
             raise ConfigError(f"unknown rule {self.rule!r}; rules are {', '.join(RULES)}")
-        if not (self.distance > 0 and self.regrasps >= 0 and self.winch_dt > 0):
-            raise ConfigError("distance and winch_dt must be > 0 and regrasps >= 0, got "
-                              f"{self.distance}, {self.winch_dt}, {self.regrasps}")
+        if not (self.distance > 0 and self.regrasps >= 0):
+            raise ConfigError("distance must be > 0 and regrasps >= 0, got "
+                              f"{self.distance}, {self.regrasps}")
         for name in ("seat_rise", "contact_force"):
             value = getattr(self, name)
             if value is not None and not (math.isfinite(value) and value > 0):
@@ -226,13 +222,11 @@ class RockClimbTrial(ClimbTrial):
         """The seeded wall, the planned holds and the robot on the height field."""
         s, rs = self.settings, self.rock
         self.wall, self.truth, self.planner = self._plan or plan_rock_climb(rs, self.seed)
-        self.sequence = self.planner
-        if not self.sequence.start:
+        if not self.planner.start:
             raise ConfigError(f"no start stance on wall {self.seed}")
-        capture = RockSpec().capture_radius
-        holds = {leg: [_true_hold(self.truth, f"{leg}_hold0", self.sequence.start[leg].cell,
-                                  capture)] for leg in LEG_NAMES}
-        self.capture = capture
+        self.capture = RockSpec().capture_radius
+        holds = {leg: [_true_hold(self.truth, f"{leg}_hold0", self.planner.start[leg].cell,
+                                  self.capture)] for leg in LEG_NAMES}
         self.layout = WallLayout(s.incline_deg, self.wall.rotation, holds, s.gait.stride,
                                  self.seed)
         self.sim_robot = s.mismatch.perturb(self.robot, self.seed)
@@ -245,17 +239,15 @@ class RockClimbTrial(ClimbTrial):
     def _setup_placement(self) -> None:
         """The gait over the mapped holds, the robot welded on its true start holds, the
         winches holding and the gait clock."""
-        rs, layout, seq = self.rock, self.layout, self.sequence
+        rs, layout, start = self.rock, self.layout, self.planner.start
         gp = replace(self.settings.gait, cycles=1)
         if rs.contact_force is not None:
             gp = replace(gp, contact_force=rs.contact_force)
         if rs.grasp == "winch":
             # One-cycle phases: the gait clock stops while the winch works.
             gp = replace(gp, release_time=self.dt, grasp_time=self.dt)
-        known: dict[str, list[np.ndarray]] = {
-            leg: [seq.start[leg].top] for leg in LEG_NAMES}
-        normals: dict[str, list[np.ndarray]] = {
-            leg: [seq.start[leg].normal] for leg in LEG_NAMES}
+        known = {leg: [start[leg].top] for leg in LEG_NAMES}
+        normals = {leg: [start[leg].normal] for leg in LEG_NAMES}
         self.gait = ClimbGait(known, normals, layout.rotation, gp, steps=0)
         R = self.R = layout.rotation
         tops = {leg: layout.holds[leg][0].top for leg in LEG_NAMES}
@@ -291,7 +283,7 @@ class RockClimbTrial(ClimbTrial):
             for leg in LEG_NAMES:
                 ctrl = WinchController(rs.winch)
                 plant = WinchPlant(rs.winch, rs.plant, self.rng)
-                grasp(ctrl, plant, lambda k: True, dt=rs.winch_dt)
+                grasp(ctrl, plant, lambda k: True, dt=WINCH_DT)
                 self.winch_ctrl[leg], self.winch_plant[leg] = ctrl, plant
 
     def _setup_control(self) -> None:
@@ -311,16 +303,15 @@ class RockClimbTrial(ClimbTrial):
         if qp is None or not self.rock.capacity_limits \
                 or self.settings.controller == "qwbc-nolimits":
             return
-        f = np.maximum(self._factor(leg, k), MIN_FACTOR)
+        # The planner's capacity factors (7 with ``footpad_push``: the last compression's).
+        f = np.maximum(np.asarray(self._planned(leg, k).factor, dtype=float), MIN_FACTOR)
         qp.set_limits(LEG_NAMES.index(leg), hold_limits(f), 1.0 / f[:6]**2)
 
-    def _factor(self, leg: str, k: int) -> np.ndarray:
-        """The capacity factors (6,) or (7,) the planner believes for ``leg``'s hold ``k``
-        (seven with ``footpad_push``: the last is compression's)."""
+    def _planned(self, leg: str, k: int) -> Foothold:
+        """``leg``'s hold ``k`` as planned (0: its start hold)."""
         if k == 0:
-            return np.asarray(self.sequence.start[leg].factor, dtype=float)
-        return np.asarray([st.hold.factor for st in self.sequence.steps
-                           if st.leg == leg][k - 1], dtype=float)
+            return self.planner.start[leg]
+        return [st.hold for st in self.planner.steps if st.leg == leg][k - 1]
 
     def _plan_next(self, leg: str | None = None,
                    exclude: frozenset[tuple[int, int]] = frozenset()) -> PlannedStep | None:
@@ -337,8 +328,7 @@ class RockClimbTrial(ClimbTrial):
         step = self._as_placed(step)
         self.gait.holds[leg].append(step.hold.top)
         self.gait.normals[leg].append(step.hold.normal)
-        landing = self.gait.landing.setdefault(leg, [None])
-        landing.append(step.sole_rotation if self.rock.turn_soles else None)
+        self.gait.landing.setdefault(leg, [None]).append(step.sole_rotation)
         self.gait.schedule.append(leg)
         self.gait.bodies[len(self.gait.schedule) - 1] = step.body
         self.gait.lifts[len(self.gait.schedule) - 1] = swing_lift(step.clearance)
@@ -364,12 +354,14 @@ class RockClimbTrial(ClimbTrial):
     def _replace(self, leg: str, k: int, t: float, why: str) -> bool:
         """Re-plan a missed swing to another hold, off the cells within
         ``REPLACE_EXCLUSION`` of every hold it missed, and lift the foot at gait time ``t``
-        [s]. False when its re-placements are used up or no other hold is found."""
+        [s]; when its re-placements are used up or no other hold is found, end the climb
+        (a missed grasp, ``why``) and return False."""
         swing = self.gait.step_no
         used, missed = self.missed.get(swing, (0, frozenset()))
         if used >= self.rock.replacements:
+            self._fail(FailureReason.GRASP_MISSED, why)
             return False
-        cell = self._cell(leg, k)
+        cell = self._planned(leg, k).cell
         r = round(REPLACE_EXCLUSION / self.wall.spacing)
         missed = missed | {(cell[0] + di, cell[1] + dj) for di in range(-r, r + 1)
                            for dj in range(-r, r + 1) if di * di + dj * dj <= r * r}
@@ -378,6 +370,7 @@ class RockClimbTrial(ClimbTrial):
             self.layout.holds[self.gait.retract()].pop()
             self.t_end -= self.step_allowance
         if self._plan_next(leg, missed) is None:
+            self._fail(FailureReason.GRASP_MISSED, why)
             return False
         self._plan_next()
         self.missed[swing] = (used + 1, missed)
@@ -424,10 +417,8 @@ class RockClimbTrial(ClimbTrial):
             sim.grippers.breakable = self.settings.breakable
             sim.grippers.reset_peaks()
         if self.busy_until is not None:
-            if t + 1e-9 < self.busy_until:
-                return self.gait.reference(self.gait_clock, feet, sim.joint4_torques(),
-                                           forces)[0], []
-            self._finish_winch()
+            if t + 1e-9 >= self.busy_until:
+                self._finish_winch()
             if self.finished or self.busy_until is not None:
                 return self.gait.reference(self.gait_clock, feet, sim.joint4_torques(),
                                            forces)[0], []
@@ -451,9 +442,8 @@ class RockClimbTrial(ClimbTrial):
                         self.engaged += 1
                         self._limit_to_hold(ev.leg, ev.hold)
                     else:
-                        why = f"{ev.leg} missed hold {ev.hold} at {self._height(t):.2f} m"
-                        if not self._replace(ev.leg, ev.hold, ev.t, why):
-                            self._fail(FailureReason.GRASP_MISSED, why)
+                        self._replace(ev.leg, ev.hold, ev.t,
+                                      f"{ev.leg} missed hold {ev.hold} at {self._height():.2f} m")
                         return
                 else:
                     self._plan_next()
@@ -464,7 +454,8 @@ class RockClimbTrial(ClimbTrial):
         for ev in events:
             self._start_winch(ev, t)
 
-    def _height(self, t: float) -> float:
+    def _height(self) -> float:
+        """How far the body has climbed [m], along the fall line."""
         p, _ = self.sim.body_pose()
         return float((p - self.body0.translation) @ self.R[:, 0])
 
@@ -474,13 +465,13 @@ class RockClimbTrial(ClimbTrial):
         ctrl, plant = self.winch_ctrl[leg], self.winch_plant[leg]
         if ev.action == "release":
             self._plan_next()
-            report = release(ctrl, plant, rs.winch_dt)
+            report = release(ctrl, plant, WINCH_DT)
             self.release_time += report.duration
             self.first_release = t if self.first_release is None else self.first_release
         else:
             hold = self.layout.holds[leg][ev.hold]
             on = self.sim.grippers.on_hold(leg, hold)
-            p = self.truth.catch_probability(self._cell(leg, ev.hold))
+            p = self.truth.catch_probability(self._planned(leg, ev.hold).cell)
             d = self.sim.data.site_xpos[self.sim.grippers.site[leg]] - hold.top
             along = float(d @ hold.normal)
             beside = float(np.linalg.norm(d - along * hold.normal))
@@ -488,45 +479,34 @@ class RockClimbTrial(ClimbTrial):
                             f"sole off the hold: {1000 * beside:.0f} mm beside and "
                             f"{1000 * along:.0f} mm above its top")
             report = grasp(ctrl, plant, lambda k: on and self.rng.random() < p,
-                           rs.regrasps, rs.winch_dt)
+                           rs.regrasps, WINCH_DT)
             self.grasps += 1
             self.tries += report.tries
             self.grasp_time += report.duration
         self.busy_until, self.gait_clock = t + report.duration, ev.t
         self.pending = (leg, ev.action, ev.hold, report)
 
-    def _cell(self, leg: str, k: int) -> tuple[int, int]:
-        if k == 0:
-            return self.sequence.start[leg].cell
-        return [st.hold.cell for st in self.sequence.steps if st.leg == leg][k - 1]
-
     def _finish_winch(self) -> None:
         """Open the weld, or close it on an engaged hold; a missed grasp is re-placed or ends
         the climb."""
         leg, action, k, report = self.pending
         self.busy_until = self.pending = None
-        where = f"at {self._height(self.k * self.dt):.2f} m"
-        if action == "release":
+        where = f"at {self._height():.2f} m"
+        if action in ("release", "reopen"):
             if report.status is not GraspStatus.OPENED:
                 self._fail(FailureReason.GRIPPER_STUCK, f"{leg} did not open {where}")
-            else:
+            elif action == "release":
                 self._let_go(leg)
             return
-        if action == "reopen":
-            if report.status is not GraspStatus.OPENED:
-                self._fail(FailureReason.GRIPPER_STUCK, f"{leg} did not open {where}")
-            return
         if report.status is not GraspStatus.HELD:
-            why = (f"{leg} hold {k}: {report.tries} tries did not engage "
-                   f"({report.fault or report.status.value}; {self.landing}) {where}")
-            if not self._replace(leg, k, self.gait_clock, why):
-                self._fail(FailureReason.GRASP_MISSED, why)
+            self._replace(leg, k, self.gait_clock,
+                          f"{leg} hold {k}: {report.tries} tries did not engage "
+                          f"({report.fault or report.status.value}; {self.landing}) {where}")
         elif not self._grip(leg, self.layout.holds[leg][k]):
             why = f"{leg} hold {k}: the winch held but the sole had left the hold {where}"
             if not self._replace(leg, k, self.gait_clock, why):
-                self._fail(FailureReason.GRASP_MISSED, why)
                 return
-            opened = release(self.winch_ctrl[leg], self.winch_plant[leg], self.rock.winch_dt)
+            opened = release(self.winch_ctrl[leg], self.winch_plant[leg], WINCH_DT)
             self.release_time += opened.duration
             self.busy_until = self.k * self.dt + opened.duration
             self.pending = (leg, "reopen", k, opened)
@@ -539,7 +519,7 @@ class RockClimbTrial(ClimbTrial):
         if self.finished and self.failure is None and self.planner.stop is not \
                 StopReason.DISTANCE:
             self.failure = FailureReason.NO_HOLD
-            self.reason = f"planning stopped: {self.sequence.detail}"
+            self.reason = f"planning stopped: {self.planner.detail}"
 
     # ---- read-out --------------------------------------------------------------------------
     def result(self) -> RockTrialResult:
@@ -550,9 +530,9 @@ class RockClimbTrial(ClimbTrial):
         base = replace(base, setting=f"rock {self.settings.incline_deg:g}deg",
                        estimation_drift_m=float(np.linalg.norm(self.ekf.p - p)))
         if self.failure is FailureReason.NO_HOLD:
-            base = replace(base, failure_phase=f"planning, swing {len(self.sequence.steps) + 1}")
+            base = replace(base, failure_phase=f"planning, swing {len(self.planner.steps) + 1}")
         return RockTrialResult(
-            **base.__dict__, planned_steps=len(self.sequence.steps),
+            **base.__dict__, planned_steps=len(self.planner.steps),
             steps_done=self.gait.step_no, grasps=self.grasps, grasps_engaged=self.engaged,
             winch_tries=self.tries, grasp_time_s=self.grasp_time,
             release_time_s=self.release_time, speed_m_s=speed,

@@ -83,7 +83,7 @@ def test_rock_climb_carries_the_compression_factor_to_truth_planner_and_qwbc():
         trial = RockClimbTrial(settings, 0)
         boxes = trial.ctrl.qp.builder.boxes
         for i, leg in enumerate(LEG_NAMES):
-            believed = np.asarray(trial.sequence.start[leg].factor)
+            believed = np.asarray(trial.planner.start[leg].factor)
             true = np.asarray(trial.layout.holds[leg][0].capacity_factor)
             assert believed.shape == true.shape == ((7,) if push else (6,))
             f = np.maximum(believed, MIN_FACTOR)

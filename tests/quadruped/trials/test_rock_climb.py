@@ -92,7 +92,7 @@ def test_winch_release_and_grasp_take_the_plants_time_and_retry(wall_truth):
     trial = RockClimbTrial(SETTINGS, SEED, plan=_plan(wall_truth))
     qp = trial.ctrl.qp.builder
     for i, leg in enumerate(LEG_NAMES):
-        f = np.maximum(trial.sequence.start[leg].factor, MIN_FACTOR)
+        f = np.maximum(trial.planner.start[leg].factor, MIN_FACTOR)
         np.testing.assert_allclose(qp.boxes[i][1], PAPER_BOX_HALF_WIDTHS * f)
         np.testing.assert_allclose(qp.leg_weights[i], 1 / f**2)
     leg, _, _, report = step_until_winch(trial, "release")
@@ -117,11 +117,11 @@ def test_winch_release_and_grasp_take_the_plants_time_and_retry(wall_truth):
         assert trial.step()
     i = LEG_NAMES.index(leg)
     np.testing.assert_allclose(qp.boxes[i][1], PAPER_BOX_HALF_WIDTHS
-                               * np.maximum(trial.sequence.start[leg].factor, MIN_FACTOR))
+                               * np.maximum(trial.planner.start[leg].factor, MIN_FACTOR))
     trial.step()
     assert leg in trial.sim.grippers.attached
-    f = np.maximum(trial.sequence.steps[0].hold.factor, MIN_FACTOR)
-    assert trial.sequence.steps[0].leg == leg
+    f = np.maximum(trial.planner.steps[0].hold.factor, MIN_FACTOR)
+    assert trial.planner.steps[0].leg == leg
     np.testing.assert_allclose(qp.boxes[i][1], PAPER_BOX_HALF_WIDTHS * f)
     assert trial.k * trial.dt >= t1 + report.duration
     assert trial.tries == 2 and trial.engaged == 1 and trial.grasps == 1

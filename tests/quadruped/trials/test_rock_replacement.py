@@ -98,14 +98,14 @@ def test_missed_grasp_is_placed_again_and_the_climb_goes_on(wall_truth):
     trial = RockClimbTrial(SETTINGS, SEED, plan=(*wall_truth, _planner(wall_truth)))
     trial.truth = MissFirstHold(trial.truth)
     leg, _, k, report = step_until_winch(trial, "grasp", limit=60.0)
-    missed = trial.sequence.steps[-2] if trial.sequence.steps[-1].leg != leg \
-        else trial.sequence.steps[-1]
+    missed = trial.planner.steps[-2] if trial.planner.steps[-1].leg != leg \
+        else trial.planner.steps[-1]
     assert missed.leg == leg and report.status is GraspStatus.NOT_ENGAGED
     while trial.busy_until is not None and trial.step():
         pass
     assert not trial.finished and trial.replacements == 1
     assert trial.gait.phase.value == "lift" and trial.gait.swing_leg == leg
-    again = [st for st in trial.sequence.steps if st.leg == leg][k - 1]
+    again = [st for st in trial.planner.steps if st.leg == leg][k - 1]
     assert again is not missed
     i, j = missed.hold.cell
     r = round(REPLACE_EXCLUSION / trial.wall.spacing)
