@@ -30,8 +30,6 @@ from clamber.quadruped.model.statics import N_WRENCH, Statics
 _INEQ, _EQ = 0, 5
 #: DAQP exit flags meaning a solution was found (optimal, soft optimal).
 _OK = (1, 2)
-#: Relative tolerance of the active-limit test (of ``|ub| + 1``).
-LIMIT_RTOL = 1e-6
 
 
 class WrenchStatus(enum.Enum):
@@ -56,11 +54,7 @@ class WrenchSolution:
     iterations: int
     solve_time_us: float
 
-    @property
-    def found(self) -> bool:
-        return self.status is not WrenchStatus.FAILED
-
-    def limit_active(self, rtol: float = LIMIT_RTOL) -> bool:
+    def limit_active(self, rtol: float = 1e-6) -> bool:
         """Whether a stance gripper's wrench lies on a bound of its limits (within
         ``rtol * (|ub| + 1)``): the QP traded the body's wrench against a gripper's."""
         p = self.problem
@@ -100,10 +94,6 @@ class WrenchQP:
         self._swing: dict[bool, tuple[bool, ...]] = {}
         #: The load factors of the last solve (None: the Hessian must be sent again).
         self._last_load: list[float] | None = None
-
-    def reset(self) -> None:
-        """Forget the previous wrench (the smoothing term's anchor)."""
-        self.F_prev[:] = 0.0
 
     def set_limits(self, leg: int, limits: WrenchLimits,
                    weights: np.ndarray | None = None) -> None:

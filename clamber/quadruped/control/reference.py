@@ -14,7 +14,6 @@ from clamber.exceptions import ConfigError
 from clamber.quadruped.model.robot import LEG_NAMES
 
 _LEGS = frozenset(LEG_NAMES)
-_F64 = np.dtype(np.float64)
 
 
 @kernel
@@ -48,11 +47,8 @@ class MotionReference:
     foot_targets: dict[str, pin.SE3] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        twist, acc = self.body_twist, self.body_acceleration
-        if not (type(twist) is np.ndarray and twist.dtype == _F64):
-            twist = self.body_twist = np.asarray(twist, dtype=float)
-        if not (type(acc) is np.ndarray and acc.dtype == _F64):
-            acc = self.body_acceleration = np.asarray(acc, dtype=float)
+        twist = self.body_twist = np.asarray(self.body_twist, dtype=float)
+        acc = self.body_acceleration = np.asarray(self.body_acceleration, dtype=float)
         if not isinstance(self.body_pose, pin.SE3):
             raise ConfigError("body_pose must be a pinocchio.SE3")
         if twist.shape != (6,) or acc.shape != (6,) or not _all_finite(

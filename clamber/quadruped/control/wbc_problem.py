@@ -90,13 +90,8 @@ def box_of(limits: WrenchLimits) -> tuple[np.ndarray, np.ndarray] | None:
 
 
 def check_load(load) -> np.ndarray:
-    """Load factors (4,) in [0, 1] from an array or a ``{leg: factor}`` mapping."""
-    if type(load) is np.ndarray and load.dtype == np.float64 and load.shape == (N_LEGS,):
-        # The controllers' case, tested entry by entry (a NaN fails both comparisons).
-        a, b, c, d = load.tolist()
-        if 0.0 <= a <= 1.0 and 0.0 <= b <= 1.0 and 0.0 <= c <= 1.0 and 0.0 <= d <= 1.0:
-            return load
-        raise ConfigError(f"load factors must be 4 numbers in [0, 1], got {load}")
+    """Load factors (4,) in [0, 1] from an array (a float one is returned as is) or a
+    ``{leg: factor}`` mapping."""
     if isinstance(load, dict):
         unknown = set(load) - set(LEG_NAMES)
         if unknown:

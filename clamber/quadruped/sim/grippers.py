@@ -3,37 +3,25 @@ overload.
 
 A gripper attaches only when commanded while its sole is on a hold (within the hold's capture
 radius of the top centre, and within ``reach`` of the top along the normal); the weld then
-fixes the gripper body to the world at its current pose. Every physics step the weld's
-constraint force and the gripper's contact forces (MuJoCo's ``cfrc_ext`` of the gripper
-body, which sums the constraint forces ``efc_force`` acting on it) are converted into the
-wrench the rock applies on the gripper, in the gripper frame (the sole site), and passed to
-the failure model of :mod:`.failure`: the gripper breaks off (weld off, counted as detached)
-when that wrench has left the gripper's achievable wrench set (the SPASAS kinetostatic
-model, combined loading, scaled per axis by the hold's ``capacity_factor``, see
-:class:`~clamber.quadruped.sim.world.RockSpec`) long enough for the spines to slide off
-their asperities (0.5 mm; 6 ms at 15 N over the set, 20 ms at 1 N). The set is checked on
-the total wrench of the rock on the gripper (weld plus footpad contacts), the quantity the
-gripper's wrench space describes. The
-controllers' conservative box (35 N, 35 N, 62 N, 0.25 N m, 0.25 N m, 1.4 N m) lies inside
-it (the largest multiple of that box inside the set is 1.17 times it; at the weakest hold
-factor 0.7 the box itself is not always inside).
+fixes the gripper (or its sole pad) to the world at its current pose. Every physics step the
+total wrench the rock applies on the gripper (weld plus footpad contacts, from MuJoCo's
+``cfrc_ext``), in the sole frame, goes to the failure model of :mod:`.failure`: the gripper
+breaks off (weld off) when that wrench has left the gripper's achievable wrench set (the
+SPASAS kinetostatic model, combined loading, scaled per axis by the hold's
+``capacity_factor``, see :class:`~clamber.quadruped.sim.world.RockSpec`) long enough for the
+spines to slide off their asperities (0.5 mm; 6 ms at 15 N over the set, 20 ms at 1 N). The
+controllers' conservative box lies inside the set (1.17 times the box fits; at the weakest
+hold factor, 0.7, the box itself does not always).
 
-Compliant sole (:class:`SoleCompliance`, default on in climbing scenes). The real gripper is
-not rigid where it meets the rock: its spine modules ride on preloaded compression springs,
-its phalanges close through cable tendons and torsion springs in series, the footpad is
-rubber. A 5-DOF leg cannot apply or sense a moment about the gripper's x and y axes (no joint
-axis points that way), so with a rigid weld any misfit of the four-leg closure ends up as an
-x/y moment that no controller can see. The sole is therefore a thin pad body hung from the
-gripper by two spring-damper hinges about the gripper's x and y axes at the sole; the weld
-and the footpad contact act on the pad. Stiffness from the parts: two opposed phalanges at
-+-35 mm, each about 10 N/mm along the normal (springs and tendons in series), give
-2 x 1e4 N/m x 0.035^2 = 25 N m/rad; a 1.7 N m moment (the x/y capacity) then tilts the pad
-4 deg. A scene built with ``sole=None`` (``--sole-stiffness 0``) keeps the rigid weld.
-
-The weld itself stands for a grasp that does not give way: it is MuJoCo's soft equality
-constraint made as stiff as the physics step allows (time constant two steps, impedance
-0.99-0.999). With MuJoCo's default softness (0.02 s, 0.9-0.95) a weld gave way about as much
-as the sole, by an amount that depended on the pad's inertia and the integrator.
+Compliant sole (:class:`SoleCompliance`, default on in climbing scenes): a 5-DOF leg can
+neither apply nor sense a moment about the gripper's x and y axes, so with a rigid weld any
+misfit of the four-leg closure ends as a moment no controller sees. The real gripper gives
+there (spine modules on preloaded springs, phalanges closing through tendons and torsion
+springs, a rubber footpad), so the sole is a thin pad hung from the gripper on two
+spring-damper hinges about x and y, and the weld and footpad contact act on the pad. Two
+opposed phalanges at +-35 mm, each about 10 N/mm along the normal, give
+2 x 1e4 N/m x 0.035^2 = 25 N m/rad. ``sole=None`` (``--sole-stiffness 0``) keeps the rigid
+weld. The weld itself is as stiff as the physics step allows (:func:`weld_timeconst`).
 """
 
 from __future__ import annotations
@@ -48,21 +36,8 @@ from clamber.exceptions import ConfigError
 from clamber.quadruped.model.description import foot_name
 from clamber.quadruped.model.robot import LEG_NAMES
 from clamber.quadruped.sim import failure_kernels as kernels
-from clamber.quadruped.sim.failure import (
-    FailureClock,
-    SpineSlip,
-    WrenchSet,
-    default_wrench_set,
-    scaled_wrench,
-)
+from clamber.quadruped.sim.failure import FailureClock, SpineSlip, WrenchSet
 from clamber.quadruped.sim.world import Hold
-
-
-def spasas_axis_extents() -> np.ndarray:
-    """Half-widths (6,) [N, N m]: for each wrench axis the smaller of the achievable set's
-    support values along ``+e_k`` and ``-e_k`` (single-axis capacity, for reports)."""
-    values, _ = default_wrench_set().sets.support(np.vstack([np.eye(6), -np.eye(6)]))
-    return np.minimum(values[:6], values[6:])
 
 
 @dataclass(frozen=True)
@@ -177,12 +152,8 @@ def weld_timeconst(physics_dt: float) -> float:
 
 def add_welds(spec: mujoco.MjSpec, compliant: bool = False) -> None:
     """Add one inactive weld per gripper (to the world) to a model spec: on the gripper body,
-    or on its sole pad when the scene has compliant soles (:func:`add_compliant_soles`).
-
-    A weld stands for a grasp that does not give way (the sole's hinges model the compliance
-    the gripper has), so it is as stiff as the spec's physics step allows
-    (:func:`weld_timeconst`, :data:`WELD_SOLIMP`); set the spec's timestep first.
-    """
+    or on its sole pad when the scene has compliant soles (:func:`add_compliant_soles`); as
+    stiff as the spec's timestep allows (:func:`weld_timeconst`), so set that first."""
     for leg in LEG_NAMES:
         eq = spec.add_equality()
         eq.name = weld_name(leg)
@@ -280,14 +251,6 @@ class GripperBank:
         self._check_args = (*self._sources, self._attached_index, self.compliant,
                             self._factors, *self._work, *self.clock.certify_args, self.gauges)
 
-    def load_ratio(self, leg: str, w: np.ndarray) -> float:
-        """Gauge of wrench ``w`` (6,) [N, N m] on ``leg``'s hold: > 1 outside the set."""
-        hold = self.hold[leg]
-        if hold is None:
-            raise ConfigError(f"gripper {leg} is on no hold")
-        ws = scaled_wrench(np.asarray(w, dtype=float), _seven(hold.capacity_factor))
-        return float(self.clock.set.gauge(ws)[0])
-
     def peak_loads(self) -> dict[str, float]:
         """Largest gauge of each gripper's wrench since :meth:`reset_peaks`."""
         return dict(zip(LEG_NAMES, self.clock.peaks().tolist(), strict=True))
@@ -345,10 +308,6 @@ class GripperBank:
             mujoco.mj_rnePostConstraint(self.model, self.data)
             kernels.sole_wrenches(*self._sources, self._index(legs), self.compliant, out)
         return out
-
-    def wrench(self, leg: str) -> np.ndarray:
-        """Total wrench (6,) on ``leg``'s gripper (see :meth:`wrenches`)."""
-        return self.wrenches((leg,))[0]
 
     def _index(self, legs: tuple[str, ...]) -> np.ndarray:
         """Index rows (5, k) of ``legs`` (cached per tuple): the bodies the welds hold, the

@@ -42,7 +42,7 @@ def test_kkt_and_gripper_frame_bounds(rm, random_state, limits):
         for load in LOADS:
             sol = qp.solve(statics, load)
             seen.add(sol.status)
-            assert sol.found and np.all(np.isfinite(sol.F))
+            assert sol.status is not WrenchStatus.FAILED and np.all(np.isfinite(sol.F))
             kkt = sol.kkt_residuals()
             assert kkt["stationarity"] < 1e-6, kkt
             assert kkt["primal"] < 1e-7, kkt
@@ -134,7 +134,7 @@ def test_preswing_ramp_unloads_gripper(rm):
     statics = ev.evaluate(s.q())
     norms = []
     for lam in (1.0, 0.6, 0.3, 0.1):
-        qp.reset()
+        qp.F_prev[:] = 0.0  # no smoothing toward the last wrench
         sol = qp.solve(statics, [lam, 1, 1, 1])
         assert sol.status is WrenchStatus.OPTIMAL
         norms.append(np.linalg.norm(sol.F[:3]))
@@ -170,7 +170,7 @@ def test_set_limits_shares_the_load_by_capacity(rm):
     factor = np.full(6, 0.5)
     weak = WrenchLimits.paper_box().scaled(0.5)
     qp.set_limits(0, weak, 1.0 / factor**2)
-    qp.reset()
+    qp.F_prev[:] = 0.0  # no smoothing toward the last wrench
     sol = qp.solve(statics, [1, 1, 1, 1])
     assert sol.status is WrenchStatus.OPTIMAL
     assert weak.contains(sol.F[:6], tol=1e-9)

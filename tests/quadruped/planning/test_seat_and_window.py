@@ -126,7 +126,7 @@ class _TouchProbe(RockClimbTrial):
 
     def _start_winch(self, ev, t):
         if ev.action == "grasp":
-            self.touch.append(float(np.linalg.norm(self.sim.grippers.wrench(ev.leg)[:3])))
+            self.touch.append(float(np.linalg.norm(self.sim.grippers.wrenches((ev.leg,))[0, :3])))
             self.finished = True  # the first grasp is all this test needs
             return
         super()._start_winch(ev, t)

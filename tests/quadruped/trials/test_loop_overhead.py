@@ -1,5 +1,5 @@
 """The climbing loop's shortcuts compute the numbers of the plain code they replace: the load
-check's fast path, the servos' power (against its formula), the stability watch and the
+check, the servos' power (against its formula), the stability watch and the
 gait's twists; QP solutions own their arrays."""
 
 import mujoco
@@ -19,9 +19,9 @@ from clamber.sim_stability import StabilityWatch, instability
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, -1e-12, 1.0 + 1e-12])
-def test_load_check_fast_path_rejects_what_the_general_one_rejects(bad):
+def test_load_check_passes_a_float_array_and_rejects_bad_factors(bad):
     """A float array of four factors passes through as is when every factor lies in [0, 1]
-    and raises as a list of them does when one is NaN, infinite or out of range."""
+    and raises, as a list of them does, when one is NaN, infinite or out of range."""
     ok = np.array([1.0, 0.5, 0.0, 1.0])
     assert check_load(ok) is ok
     load = ok.copy()
