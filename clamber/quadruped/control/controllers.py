@@ -256,7 +256,6 @@ class CLIKController(Controller):
         self.integral = np.zeros(6)
         self.feedforward = gravity_feedforward
         self.axis_weights = 1.0 / PAPER_BOX_HALF_WIDTHS**2
-        self.pd = BodyPD()
         #: The corrected body target (rotation, translation) and the action matrix of the
         #: pose error, written every cycle.
         self._target = (np.zeros((3, 3)), np.zeros(3))

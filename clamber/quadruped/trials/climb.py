@@ -23,7 +23,7 @@ from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS
 from clamber.exceptions import ConfigError, InfeasibleStart
 from clamber.failures import FailureReason
 from clamber.quadruped.control.controllers import Controller, JointCommand, MotionReference
-from clamber.quadruped.control.variants import CONTROLLER_NAMES, make_controller
+from clamber.quadruped.control.variants import check_name, make_controller
 from clamber.quadruped.estimation.estimator import LegOdometryEkf, SimulatedImu
 from clamber.quadruped.gaits import ClimbEvent, ClimbGait, ClimbGaitSettings, ClimbPhase
 from clamber.quadruped.gaits.body_turn import BodyTurn
@@ -102,9 +102,7 @@ class ClimbSettings:
         object.__setattr__(self, "physics_dt", dt)
         if self.time_limit is not None and not self.time_limit > 0:
             raise ConfigError(f"time_limit must be > 0 s, got {self.time_limit}")
-        if self.controller not in CONTROLLER_NAMES:
-            raise ConfigError(f"unknown controller {self.controller!r}; "
-                              f"controllers are {', '.join(CONTROLLER_NAMES)}")
+        check_name(self.controller)
         object.__setattr__(self, "state", StateSource.parse(self.state, "climb", "state"))
 
 

@@ -169,15 +169,16 @@ class RockClimbSettings:
 @dataclass(frozen=True)
 class RockTrialResult(TrialResult):
     """A rock climb's result: the plane trial's metrics plus swings planned and made,
-    grasps attempted and engaged (welded), winch tries, grasp and release time [s], speed
-    [m/s] after placement, why planning stopped, planning CPU time [s], the anchor EKF's
-    final error [m] and RMS [mm] (``anchor_ekf``), and the re-placed swings with why each
-    missed."""
+    grasps attempted and engaged (welded) and their ratio, winch tries, grasp and release
+    time [s], speed [m/s] after placement, why planning stopped, planning CPU time [s], the
+    anchor EKF's final error [m] and RMS [mm] (``anchor_ekf``), and the re-placed swings
+    with why each missed."""
 
     planned_steps: int = 0
     steps_done: int = 0
     grasps: int = 0
     grasps_engaged: int = 0
+    grasp_success_rate: float = float("nan")
     winch_tries: int = 0
     grasp_time_s: float = 0.0
     release_time_s: float = 0.0
@@ -188,16 +189,6 @@ class RockTrialResult(TrialResult):
     anchor_rms_mm: float = float("nan")
     replacements: int = 0
     replaced: str = ""
-
-    @property
-    def grasp_success_rate(self) -> float:
-        return self.grasps_engaged / self.grasps if self.grasps else float("nan")
-
-    def to_dict(self) -> dict:
-        d = super().to_dict()
-        rate = self.grasp_success_rate
-        d["grasp_success_rate"] = rate if math.isfinite(rate) else None
-        return d
 
 
 def _true_hold(truth: _Truth, name: str, cell: tuple[int, int], capture: float) -> Hold:
@@ -534,6 +525,7 @@ class RockClimbTrial(ClimbTrial):
         return RockTrialResult(
             **base.__dict__, planned_steps=len(self.planner.steps),
             steps_done=self.gait.step_no, grasps=self.grasps, grasps_engaged=self.engaged,
+            grasp_success_rate=self.engaged / self.grasps if self.grasps else float("nan"),
             winch_tries=self.tries, grasp_time_s=self.grasp_time,
             release_time_s=self.release_time, speed_m_s=speed,
             plan_stop=self.planner.stop.name.lower() if self.planner.stop else "",

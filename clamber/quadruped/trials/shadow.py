@@ -9,7 +9,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from clamber.exceptions import ConfigError
 from clamber.quadruped.estimation.contact import (
     ContactDetector,
     FootForceEstimator,
@@ -49,18 +48,15 @@ class ShadowResult:
 
 class AnchorShadow:
     """The anchor EKF stepped alongside a climbing trial (:meth:`update` before each cycle),
-    contacts from the servo currents (``"torque"``) or the truth."""
+    contacts detected from the servo currents."""
 
-    def __init__(self, trial: ClimbTrial, seed: int, contacts: str = "torque",
-                 ekf_settings: AnchorEkfSettings | None = None) -> None:
-        if contacts not in ("torque", "truth"):
-            raise ConfigError(f"contacts must be 'torque' or 'truth', got {contacts!r}")
-        self.trial, self.contacts = trial, contacts
+    def __init__(self, trial: ClimbTrial, seed: int) -> None:
+        self.trial = trial
         sim = trial.sim
         self.imu = SimulatedImu(seed=seed + 303)
         bias = calibrate_gyro(self.imu, trial.body0.rotation, GYRO_CALIBRATION_S, trial.dt)
         self.ekf = AnchorEkf(trial.rm, trial.body0.translation, trial.body0.rotation,
-                             self.imu.spec, ekf_settings or AnchorEkfSettings(slip=CLIMB_SLIP))
+                             self.imu.spec, AnchorEkfSettings(slip=CLIMB_SLIP))
         self.ekf.set_gyro_bias(*bias)
         self.forces = FootForceEstimator(RobotModel(trial.robot), sim.servos.kv)
         self.currents = ServoCurrentSensor(sim.servos.current_per_torque, seed=seed + 404)
@@ -83,7 +79,7 @@ class AnchorShadow:
         found = self.detector.update(np.linalg.norm(f, axis=1))
         self.detected.append(found)
         self.truth.append(tuple(sim.grippers.attached))
-        ekf.update(q, found if self.contacts == "torque" else self.truth[-1])
+        ekf.update(q, found)
         e = ekf.p - sim.true_state().body_position
         self.squared += float(e @ e)
         self.cycles += 1
@@ -97,12 +93,11 @@ class AnchorShadow:
         return math.sqrt(self.squared / self.cycles) if self.cycles else math.nan
 
 
-def shadow_climb(settings: ClimbSettings, seed: int, contacts: str = "torque",
-                 ekf_settings: AnchorEkfSettings | None = None,
+def shadow_climb(settings: ClimbSettings, seed: int,
                  time_limit: float | None = None) -> ShadowResult:
     """One climb with the anchor EKF alongside; ``time_limit`` [s] cuts it short."""
     trial = ClimbTrial(settings, seed, time_limit=time_limit)
-    shadow = AnchorShadow(trial, seed, contacts, ekf_settings)
+    shadow = AnchorShadow(trial, seed)
     while True:
         shadow.update()
         if not trial.step():
