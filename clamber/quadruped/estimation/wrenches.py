@@ -10,9 +10,10 @@ part and zero along ``n``; ``unobservable`` returns ``n`` so a caller can projec
 
 With several grippers attached the body is a closed chain. The net wrench they put on the
 body is fixed by the body's dynamics; the rest, the component of the stacked wrenches in the
-null space of the grasp map, squeezes the chain without moving it: the *internal* wrench.
-It is computed in capacity-scaled units (each axis divided by the paper's box half-width),
-so that a newton and a newton metre count as fractions of what a gripper holds.
+null space of the grasp map (the statics' ``A``), squeezes the chain without moving it: the
+*internal* wrench. It is computed in capacity-scaled units (each axis divided by the paper's
+box half-width), so that a newton and a newton metre count as fractions of what a gripper
+holds.
 """
 
 from __future__ import annotations
@@ -23,11 +24,9 @@ import numpy as np
 import pinocchio as pin
 
 from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS
-from clamber.quadruped.model.robot import JOINTS_PER_LEG, LEG_NAMES
+from clamber.quadruped.model.robot import JOINTS_PER_LEG, LEG_NAMES, N_LEGS
 from clamber.quadruped.model.robot_model import RobotModel, RobotState
-
-#: Base velocity coordinates in Pinocchio's free-flyer model.
-_NV_BASE = 6
+from clamber.quadruped.model.statics import StaticsEvaluator
 
 
 @dataclass(frozen=True)
@@ -55,65 +54,40 @@ class GripperWrenches:
         return float(np.linalg.norm(self.internal / PAPER_BOX_HALF_WIDTHS))
 
 
-def grasp_map(placements: tuple[pin.SE3, ...], point: np.ndarray) -> np.ndarray:
-    """The 6 x 6k map from gripper-frame wrenches ``[f, tau]`` (each about its frame's
-    origin) to their sum as one world-axes wrench ``[f, tau]`` about ``point`` [m]."""
-    G = np.zeros((6, 6 * len(placements)))
-    for i, M in enumerate(placements):
-        R, r = M.rotation, M.translation - point
-        c = slice(6 * i, 6 * i + 6)
-        G[:3, c][:, :3] = R
-        G[3:, c][:, :3] = pin.skew(r) @ R
-        G[3:, c][:, 3:] = R
-    return G
-
-
-def internal_part(wrenches: np.ndarray, placements: tuple[pin.SE3, ...],
-                  point: np.ndarray) -> np.ndarray:
+def internal_part(wrenches: np.ndarray, grasp: np.ndarray) -> np.ndarray:
     """The component (k, 6) of gripper wrenches ``wrenches`` (k, 6) in the null space of the
-    grasp map about ``point``, orthogonal in capacity-scaled units."""
-    k = len(placements)
-    if k == 0:
-        return np.zeros((0, 6))
-    scale = np.tile(PAPER_BOX_HALF_WIDTHS, k)
-    G = grasp_map(placements, point) * scale
+    grasp map ``grasp`` (6, 6k; gripper-frame wrenches to their net wrench on the body, in
+    any frame: the null space is the same), orthogonal in capacity-scaled units."""
+    scale = np.tile(PAPER_BOX_HALF_WIDTHS, len(wrenches))
+    G = grasp * scale
     u = wrenches.reshape(-1) / scale
-    u_int = u - np.linalg.pinv(G) @ (G @ u)
-    return (u_int * scale).reshape(k, 6)
+    return ((u - np.linalg.pinv(G) @ (G @ u)) * scale).reshape(-1, 6)
 
 
 class GripperWrenchEstimator:
     """Gripper wrenches from joint angles and speeds, servo torques and the body's pose
-    (the robot's own model: its state estimate and sensors, or the truth for a check)."""
+    (the robot's own model: its state estimate and sensors, or the truth for a check), with
+    the servos' viscous ``damping`` (20,) [N m s/rad]."""
 
-    def __init__(self, rm: RobotModel, damping: np.ndarray | None = None) -> None:
-        self.rm = rm
-        self.damping = np.zeros(len(LEG_NAMES) * JOINTS_PER_LEG) if damping is None \
-            else np.asarray(damping, dtype=float)
+    def __init__(self, rm: RobotModel, damping: np.ndarray) -> None:
+        self.statics = StaticsEvaluator(rm)
+        self.damping = np.asarray(damping, dtype=float)
 
     def estimate(self, state: RobotState, torques: np.ndarray,
                  legs: tuple[str, ...]) -> GripperWrenches:
         """The wrenches on the grippers of ``legs`` given ``state`` (body pose, joint
         angles and speeds) and the servo torques (20,) [N m]."""
-        m, d = self.rm.model, self.rm.data
-        q = state.q()
-        g = pin.computeGeneralizedGravity(m, d, q)[_NV_BASE:]
-        pin.computeJointJacobians(m, d, q)
-        pin.updateFramePlacements(m, d)
-        rhs = g + self.damping * state.joint_velocities - np.asarray(torques, dtype=float)
-        w = np.zeros((len(legs), 6))
-        n = np.zeros((len(legs), 6))
-        jacobians = np.zeros((len(legs), 6, JOINTS_PER_LEG))
-        placements = []
-        for k, leg in enumerate(legs):
-            i = LEG_NAMES.index(leg)
-            cols = slice(_NV_BASE + JOINTS_PER_LEG * i, _NV_BASE + JOINTS_PER_LEG * (i + 1))
-            J = jacobians[k] = pin.getFrameJacobian(m, d, self.rm.foot_ids[i], pin.LOCAL)[:, cols]
-            w[k] = np.linalg.lstsq(J.T, rhs[cols.start - _NV_BASE:cols.stop - _NV_BASE],
+        st = self.statics.evaluate(state.q())
+        rhs = st.tau_bias + self.damping * state.joint_velocities - np.asarray(torques, float)
+        rows = [LEG_NAMES.index(leg) for leg in legs]
+        jacobians = st.leg_jacobians[rows]
+        w, n = np.zeros((len(rows), 6)), np.zeros((len(rows), 6))
+        for k, i in enumerate(rows):
+            J_T = jacobians[k].T
+            w[k] = np.linalg.lstsq(J_T, rhs[JOINTS_PER_LEG * i:JOINTS_PER_LEG * (i + 1)],
                                    rcond=None)[0]
-            n[k] = np.linalg.svd(J.T)[2][-1]
-            placements.append(d.oMf[self.rm.foot_ids[i]].copy())
-        placements = tuple(placements)
-        return GripperWrenches(tuple(legs), w, n,
-                               internal_part(w, placements, state.body_position), placements,
-                               jacobians)
+            n[k] = np.linalg.svd(J_T)[2][-1]
+        grasp = st.A.reshape(6, N_LEGS, 6)[:, rows].reshape(6, -1)
+        poses = st.foot_poses
+        return GripperWrenches(tuple(legs), w, n, internal_part(w, grasp),
+                               tuple(poses[i] for i in rows), jacobians)

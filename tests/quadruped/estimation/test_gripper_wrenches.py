@@ -1,18 +1,27 @@
 """Gripper wrenches from servo torques match the simulator's constraint wrenches on their
 observable part, and the internal wrench is exactly the part that puts no net wrench on the
-body."""
+body, whatever frame the grasp map is written in."""
 
 import numpy as np
 import pinocchio as pin
 import pytest
 
-from clamber.quadruped.estimation.wrenches import (
-    GripperWrenchEstimator,
-    grasp_map,
-    internal_part,
-)
+from clamber.quadruped.estimation.wrenches import GripperWrenchEstimator, internal_part
 from clamber.quadruped.model.robot_model import RobotModel
+from clamber.quadruped.model.statics import StaticsEvaluator
 from clamber.quadruped.trials.climb import PLACEMENT_TIME, ClimbSettings, ClimbTrial
+
+
+def _grasp_map(placements, point):
+    """The world-axes map (6, 6k) from gripper-frame wrenches ``[f, tau]`` (each about its
+    frame's origin) to their sum as one wrench ``[f, tau]`` about ``point``."""
+    G = np.zeros((6, 6 * len(placements)))
+    for i, M in enumerate(placements):
+        R, r = M.rotation, M.translation - point
+        G[:3, 6 * i:6 * i + 3] = R
+        G[3:, 6 * i:6 * i + 3] = pin.skew(r) @ R
+        G[3:, 6 * i + 3:6 * i + 6] = R
+    return G
 
 
 def test_the_internal_part_sums_to_no_net_wrench_and_keeps_the_rest():
@@ -24,15 +33,33 @@ def test_the_internal_part_sums_to_no_net_wrench_and_keeps_the_rest():
         placements = tuple(pin.SE3.Random() for _ in range(k))
         point = rng.normal(size=3)
         w = rng.normal(size=(k, 6)) * [20, 20, 20, 0.5, 0.5, 1.0]
-        G = grasp_map(placements, point)
-        w_int = internal_part(w, placements, point)
+        G = _grasp_map(placements, point)
+        w_int = internal_part(w, G)
         assert np.allclose(G @ w_int.reshape(-1), 0.0, atol=1e-9)
         assert np.allclose(G @ (w - w_int).reshape(-1), G @ w.reshape(-1), atol=1e-9)
-        assert np.allclose(internal_part(w_int, placements, point), w_int, atol=1e-9)
+        assert np.allclose(internal_part(w_int, G), w_int, atol=1e-9)
         scale = np.tile([35.0, 35.0, 62.0, 0.25, 0.25, 1.4], k)
         least = (np.linalg.pinv(G * scale) @ (G @ w.reshape(-1))) * scale
-        assert np.allclose(internal_part(least.reshape(k, 6), placements, point), 0.0,
-                           atol=1e-8)
+        assert np.allclose(internal_part(least.reshape(k, 6), G), 0.0, atol=1e-8)
+
+
+def test_the_statics_grasp_map_gives_the_world_maps_internal_part(rm):
+    """The body-frame ``A`` of the statics and the world-axes grasp map about the body have
+    the same null space: over random configurations and leg subsets the internal parts agree
+    to 1e-9 N (and N m)."""
+    ev = StaticsEvaluator(rm)
+    rng = np.random.default_rng(4)
+    s0 = rm.default_state()
+    for k in range(20):
+        q = s0.q().copy()
+        q[3:7] = pin.Quaternion(pin.exp3(rng.normal(size=3))).coeffs()
+        q[7:] = rm.clip_joints(s0.joint_positions + rng.normal(0, 0.2, 20))
+        st = ev.evaluate(q)
+        legs = sorted(rng.choice(4, size=2 + k % 3, replace=False))
+        w = rng.normal(size=(len(legs), 6)) * [20, 20, 20, 0.5, 0.5, 1.0]
+        A = np.hstack([st.A[:, 6 * i:6 * i + 6] for i in legs])
+        G = _grasp_map([st.foot_poses[i] for i in legs], q[:3])
+        np.testing.assert_allclose(internal_part(w, A), internal_part(w, G), atol=1e-9)
 
 
 def _observable_truth(trial, legs, estimate):
