@@ -64,3 +64,27 @@ def hold_still():
         return JointCommand(sim.data.ctrl.copy(), np.zeros(sim.model.nu),
                             sim.servos.current_max.copy())
     return command
+
+
+def _tilted_stance(rm: RobotModel, tilts: np.ndarray
+                   ) -> tuple[np.ndarray, pin.SE3, list[pin.SE3]]:
+    """A vertical-wall stance on the nominal footholds with each sole fitted to a hold top
+    tilted by ``tilts[i]`` (rotation vector about the wall's u and y axes) [rad]: joints,
+    body pose and world gripper poses."""
+    from clamber.quadruped.model.kinematics import Clik
+    from clamber.quadruped.sim.world import wall_rotation
+
+    R = wall_rotation(90.0)
+    body = pin.SE3(R, 0.16 * R[:, 2])
+    tops = {leg: R @ np.array([*NOMINAL_FEET[leg], 0.0]) for leg in LEG_NAMES}
+    normals = {leg: R @ pin.exp3(np.array([*tilts[i], 0.0]))[:, 2]
+               for i, leg in enumerate(LEG_NAMES)}
+    q = initial_joints(rm, body, tops, normals)
+    return q, body, [body * f for f in Clik(rm).kinematics(q)[0]]
+
+
+@pytest.fixture(scope="session")
+def tilted_stance():
+    """``tilted_stance(rm, tilts)``: joints, body and grippers of a vertical-wall stance with
+    soles fitted to tilted hold tops."""
+    return _tilted_stance

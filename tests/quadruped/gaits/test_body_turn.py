@@ -13,27 +13,18 @@ from clamber.quadruped.model.kinematics import Clik
 from clamber.quadruped.model.robot import LEG_NAMES, Marcbot
 from clamber.quadruped.model.robot_model import RobotModel
 from clamber.quadruped.model.windup import windup
-from clamber.quadruped.sim.world import wall_rotation
 from clamber.quadruped.trials.climb import ClimbSettings, run_climb
-from clamber.quadruped.trials.stance import NOMINAL_FEET, initial_joints
 
 TILTS = np.array([[0.03, -0.05], [-0.05, -0.05], [0.04, 0.05], [0.01, 0.03]])
 
 
 @pytest.fixture(scope="module")
-def stance():
-    """Joints, body and world grippers of a vertical-wall stance with soles fitted to hold
-    tops tilted by 2-4 deg."""
+def stance(tilted_stance):
+    """Clik, joints, body and world grippers of a vertical-wall stance with soles fitted to
+    hold tops tilted by 2-4 deg."""
     rm = RobotModel(Marcbot())
-    R = wall_rotation(90.0)
-    body = pin.SE3(R, 0.16 * R[:, 2])
-    tops = {leg: R @ np.array([*NOMINAL_FEET[leg], 0.0]) for leg in LEG_NAMES}
-    normals = {leg: R @ pin.exp3(np.array([*TILTS[i], 0.0]))[:, 2]
-               for i, leg in enumerate(LEG_NAMES)}
-    q = initial_joints(rm, body, tops, normals)
-    clik = Clik(rm)
-    feet = [body * f for f in clik.kinematics(q)[0]]
-    return clik, q, body, feet
+    q, body, feet = tilted_stance(rm, TILTS)
+    return Clik(rm), q, body, feet
 
 
 def test_the_planned_turn_minimises_the_predicted_windup_within_its_limits(stance):

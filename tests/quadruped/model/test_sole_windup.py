@@ -5,35 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import pinocchio as pin
-import pytest
 from scipy.linalg import null_space
 
 from clamber.quadruped.model.kinematics import Clik, foot_poses
-from clamber.quadruped.model.robot import LEG_NAMES, Marcbot
-from clamber.quadruped.model.robot_model import RobotModel
+from clamber.quadruped.model.robot import LEG_NAMES
 from clamber.quadruped.model.windup import blind_axis, follow, windup
-from clamber.quadruped.sim.world import wall_rotation
-from clamber.quadruped.trials.stance import NOMINAL_FEET, initial_joints
 
 STRIDE = 0.22
-
-
-@pytest.fixture(scope="module")
-def rm() -> RobotModel:
-    return RobotModel(Marcbot())
-
-
-def _stance(rm: RobotModel, tilts: np.ndarray) -> tuple[np.ndarray, pin.SE3, list[pin.SE3]]:
-    """A vertical-wall stance with each sole fitted to a hold top tilted by ``tilts[i]``
-    (rotation vector about the wall's u and y axes) [rad]: joints, body, world grippers."""
-    R = wall_rotation(90.0)
-    body = pin.SE3(R, 0.16 * R[:, 2])
-    tops = {leg: R @ np.array([*NOMINAL_FEET[leg], 0.0]) for leg in LEG_NAMES}
-    normals = {leg: R @ pin.exp3(np.array([*tilts[i], 0.0]))[:, 2]
-               for i, leg in enumerate(LEG_NAMES)}
-    q = initial_joints(rm, body, tops, normals)
-    in_body, _ = Clik(rm).kinematics(q)
-    return q, body, [body * f for f in in_body]
 
 
 def test_the_blind_axis_is_normal_to_every_turn_the_leg_makes_in_place(rm):
@@ -49,11 +27,12 @@ def test_the_blind_axis_is_normal_to_every_turn_the_leg_makes_in_place(rm):
             assert np.abs(blind_axis(J[i]) @ turns).max() < 1e-9
 
 
-def test_following_keeps_every_gripper_in_place_and_turns_it_only_about_its_blind_axis(rm):
+def test_following_keeps_grippers_in_place_turning_them_about_the_blind_axis_only(
+        rm, tilted_stance):
     """After the body moves 5 cm up the wall and turns 20 mrad, :func:`follow`'s joints put
     each gripper where it was (Pinocchio's forward kinematics, within 1e-9 m) and turn it
     about its blind axis alone."""
-    q0, body, feet = _stance(rm, np.zeros((4, 2)))
+    q0, body, feet = tilted_stance(rm, np.zeros((4, 2)))
     moved = pin.SE3(body.rotation @ pin.exp3(np.array([0.0, 0.02, 0.0])),
                     body.translation + 0.05 * body.rotation[:, 0])
     clik = Clik(rm)
@@ -67,22 +46,22 @@ def test_following_keeps_every_gripper_in_place_and_turns_it_only_about_its_blin
         assert np.linalg.norm(turn - (turn @ axis) * axis) < 1e-7
 
 
-def test_soles_parallel_to_the_wall_keep_their_attitude_over_a_stride(rm):
+def test_soles_parallel_to_the_wall_keep_their_attitude_over_a_stride(rm, tilted_stance):
     """With every sole parallel to the wall the body slides a stride along the wall and no
     gripper turns (below 1 urad): the wind-up is not in the leg's geometry itself."""
-    q0, body, feet = _stance(rm, np.zeros((4, 2)))
+    q0, body, feet = tilted_stance(rm, np.zeros((4, 2)))
     clik = Clik(rm)
     for s in (-STRIDE / 2, STRIDE / 2):
         moved = pin.SE3(body.rotation, body.translation + s * body.rotation[:, 0])
         assert np.abs(windup(clik, q0, moved, feet)).max() < 1e-6
 
 
-def test_soles_tilted_to_the_rock_wind_up_as_the_body_slides(rm):
+def test_soles_tilted_to_the_rock_wind_up_as_the_body_slides(rm, tilted_stance):
     """With soles fitted to hold tops tilted by 2-3 deg the same stride turns some gripper
     about its blind axis by more than 10 mrad (0.25 N m on the 25 N m/rad sole), in
     opposite senses at the stride's two ends."""
     tilts = np.array([[0.03, -0.05], [-0.05, -0.05], [0.04, 0.05], [0.01, 0.03]])
-    q0, body, feet = _stance(rm, tilts)
+    q0, body, feet = tilted_stance(rm, tilts)
     clik = Clik(rm)
     ends = [windup(clik, q0, pin.SE3(body.rotation,
                                      body.translation + s * body.rotation[:, 0]), feet)
