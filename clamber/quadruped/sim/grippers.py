@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from clamber import _validate as check
 from clamber.exceptions import ConfigError
 from clamber.quadruped.model.description import foot_name
 from clamber.quadruped.model.robot import LEG_NAMES
@@ -56,13 +57,9 @@ class SoleCompliance:
     range: float = 0.3
 
     def __post_init__(self) -> None:
-        for name in ("stiffness", "damping", "pad_mass", "range"):
-            if not 0 < getattr(self, name) < np.inf:
-                raise ConfigError(f"sole compliance {name} must be finite and > 0, "
-                                  f"got {getattr(self, name)}")
-        if not 0 <= self.armature < np.inf:
-            raise ConfigError(f"sole compliance armature must be finite and >= 0, "
-                              f"got {self.armature}")
+        check.numeric_fields(self, "sole", strict=True,
+                             names=("stiffness", "damping", "pad_mass", "range"))
+        check.non_negative("sole", "armature", self.armature)
 
 
 def _seven(factor: np.ndarray) -> np.ndarray:
@@ -187,8 +184,7 @@ class GripperBank:
     def __init__(self, model: mujoco.MjModel, data: mujoco.MjData,
                  wrench_set: WrenchSet | None = None, slip: SpineSlip | None = None,
                  reach: float = 0.02) -> None:
-        if reach <= 0:
-            raise ConfigError(f"reach must be > 0, got {reach}")
+        check.positive("grippers", "reach", reach)
         self.model, self.data = model, data
         #: What the wrenches are formed from: views into MjData's buffers (which never move).
         self._sources = (data.cfrc_ext, data.subtree_com, data.site_xpos, data.site_xmat)

@@ -19,8 +19,9 @@ from functools import partial
 import numpy as np
 import pinocchio as pin
 
+from clamber import _validate as check
 from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS
-from clamber.exceptions import ConfigError, InfeasibleStart
+from clamber.exceptions import InfeasibleStart
 from clamber.failures import FailureReason
 from clamber.quadruped.control.controllers import Controller, JointCommand, MotionReference
 from clamber.quadruped.control.variants import check_name, make_controller
@@ -100,8 +101,8 @@ class ClimbSettings:
         dt = physics_step(self.control_rate) if self.physics_dt is None else \
             check_physics_step(self.control_rate, self.physics_dt)
         object.__setattr__(self, "physics_dt", dt)
-        if self.time_limit is not None and not self.time_limit > 0:
-            raise ConfigError(f"time_limit must be > 0 s, got {self.time_limit}")
+        if self.time_limit is not None:
+            check.positive("climb", "time_limit", self.time_limit)
         check_name(self.controller)
         object.__setattr__(self, "state", StateSource.parse(self.state, "climb", "state"))
 

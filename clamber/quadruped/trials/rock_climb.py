@@ -14,7 +14,6 @@ wall or with ``no_hold`` when the planner finds no further hold.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -139,15 +138,12 @@ class RockClimbSettings:
         check.integer("rock_climb", "replacements", self.replacements, low=0, high=5)
         if self.estimator == "anchor" and not self.anchor_ekf:
             raise ConfigError("estimator 'anchor' runs the anchor EKF: set anchor_ekf")
-        if self.rule not in RULES:
-            raise ConfigError(f"unknown rule {self.rule!r}; rules are {', '.join(RULES)}")
-        if not (self.distance > 0 and self.regrasps >= 0):
-            raise ConfigError("distance must be > 0 and regrasps >= 0, got "
-                              f"{self.distance}, {self.regrasps}")
+        check.choice("rock_climb", "rule", self.rule, RULES)
+        check.positive("rock_climb", "distance", self.distance)
+        check.integer("rock_climb", "regrasps", self.regrasps, low=0)
         for name in ("seat_rise", "contact_force"):
-            value = getattr(self, name)
-            if value is not None and not (math.isfinite(value) and value > 0):
-                raise ConfigError(f"{name} must be > 0 or None, got {value}")
+            if getattr(self, name) is not None:
+                check.positive("rock_climb", name, getattr(self, name))
         if self.wall is None:
             object.__setattr__(self, "wall", wall_for(self.distance))
         if START_U + self.distance + TOP_MARGIN > self.wall.length:

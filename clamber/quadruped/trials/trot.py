@@ -17,7 +17,8 @@ import mujoco
 import numpy as np
 import pinocchio as pin
 
-from clamber.exceptions import ConfigError, InfeasibleStart
+from clamber import _validate as check
+from clamber.exceptions import InfeasibleStart
 from clamber.failures import FailureReason
 from clamber.quadruped.control.controllers import JointCommand
 from clamber.quadruped.estimation.contact import (
@@ -74,14 +75,12 @@ class TrotSettings:
 
     def __post_init__(self) -> None:
         ground_terrain(self.terrain)
-        if self.feet not in FEET:
-            raise ConfigError(f"feet must be one of {', '.join(FEET)}, got {self.feet!r}")
+        check.choice("trot", "feet", self.feet, FEET)
         object.__setattr__(self, "estimator",
                            Estimator.parse(self.estimator, "trot", "estimator"))
         object.__setattr__(self, "contacts",
                            ContactSource.parse(self.contacts, "trot", "contacts"))
-        if not (math.isfinite(self.level_gain) and self.level_gain >= 0):
-            raise ConfigError(f"level_gain must be >= 0, got {self.level_gain}")
+        check.non_negative("trot", "level_gain", self.level_gain)
 
 
 class TrotTrial:
