@@ -1,12 +1,8 @@
 """The controllers of the comparison by name, with their tunable gains and ablations.
 
-Each of the three controllers exposes three gains, each a multiple of the default its class
-was written with, so that one tuning procedure
-(:mod:`clamber.experiments.quadruped_tuning`) treats them alike:
-
-* ``qwbc``: body PD stiffness ``kp`` and damping ``kd`` (:class:`BodyPD`), CLIK gain;
-* ``vmc``: virtual spring stiffness and damping, CLIK gain;
-* ``clik``: CLIK gain, integral gain, CLIK rotation weight.
+Each of the three controllers exposes three gains (:data:`GAINS`), each a multiple of the
+default its class was written with, so that one tuning procedure
+(:mod:`clamber.experiments.quadruped_tuning`) treats them alike.
 
 Ablations (untuned, run with the tuned gains of their parent): Q-WBC without gripper limits
 (a box 10^4 times the paper's), without its weights (unit weights: a newton costs what a

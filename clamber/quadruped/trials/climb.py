@@ -96,8 +96,6 @@ class ClimbSettings:
     body_turn: bool = False
 
     def __post_init__(self) -> None:
-        # None: the largest step up to 10 ms that divides the control period
-        # (:mod:`clamber.quadruped.sim.rates`); a given step must divide it.
         dt = physics_step(self.control_rate) if self.physics_dt is None else \
             check_physics_step(self.control_rate, self.physics_dt)
         object.__setattr__(self, "physics_dt", dt)
@@ -112,8 +110,8 @@ class ClimbTrial:
 
     Per cycle: sense (true pose, encoders, IMU), estimate (EKF), ask the gait for the
     reference and its grasp/release events, command the controller, step the physics, sample
-    the metrics, check for failure. ``time_limit`` [s] stops the trial early (reason
-    "time limit", not a success); ``log`` keeps a :class:`TrialLog` for figures.
+    the metrics, check for failure. ``time_limit`` [s] stops the trial early (default: the
+    settings' own); ``log`` keeps a :class:`TrialLog` for figures.
     """
 
     def __init__(self, settings: ClimbSettings, seed: int, log: bool = False,
@@ -166,8 +164,6 @@ class ClimbTrial:
             self._grip(leg, layout.holds[leg][0])
         self.sim.grippers.breakable = False
         self.t_end = gp.settle_time + PLACEMENT_TIME + 1.6 * gp.cycles * gp.nominal_cycle_time
-        #: The cycle in which the placement ends (the grippers become breakable).
-        self._placed = round(PLACEMENT_TIME / self.dt)
 
     def _setup_control(self) -> None:
         """Controller (nominal model), disturbance, IMU and EKF."""
@@ -204,6 +200,9 @@ class ClimbTrial:
 
     def _cycle(self) -> None:
         sim, t = self.sim, self.k * self.dt
+        if self.k == round(PLACEMENT_TIME / self.dt):  # the placement ends
+            sim.grippers.breakable = self.settings.breakable
+            sim.grippers.reset_peaks()
         p_true, R_true = sim.body_pose()
         state = self._estimate()
         ref, events = self._reference(t, state)
@@ -252,15 +251,11 @@ class ClimbTrial:
 
     def _reference(self, t: float, state: RobotState
                    ) -> tuple[MotionReference, list[ClimbEvent]]:
-        """The gait's reference (held at its start during the placement) and events; the
-        grippers become breakable when the placement ends."""
+        """The gait's reference (held at its start during the placement) and events."""
         sim = self.sim
         feet = partial(world_foot_poses, self.rm, state)
         if t < PLACEMENT_TIME:
             return self.gait.reference(0.0, feet, sim.joint4_torques())[0], []
-        if self.k == self._placed:
-            sim.grippers.breakable = self.settings.breakable
-            sim.grippers.reset_peaks()
         return self.gait.reference(t - PLACEMENT_TIME, feet, sim.joint4_torques())
 
     def _grip(self, leg: str, hold) -> bool:

@@ -400,9 +400,6 @@ class RockClimbTrial(ClimbTrial):
         forces = partial(self._foot_forces, state)
         if t < PLACEMENT_TIME:
             return self.gait.reference(0.0, feet, sim.joint4_torques(), forces)[0], []
-        if self.k == round(PLACEMENT_TIME / self.dt):
-            sim.grippers.breakable = self.settings.breakable
-            sim.grippers.reset_peaks()
         if self.busy_until is not None:
             if t + 1e-9 >= self.busy_until:
                 self._finish_winch()
