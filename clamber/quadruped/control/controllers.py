@@ -290,17 +290,17 @@ class VMCController(Controller):
     """Virtual model control: a spring-damper on the body gives a body wrench, distributed
     over the attached grippers by the axis- and load-weighted pseudo-inverse
     (:func:`weighted_distribution`; no limits), mapped to torques through the leg Jacobian
-    transposes plus gravity compensation. ``axis_weights=None`` weighs every axis alike
-    (the minimum-norm pseudo-inverse) and ``unload=False`` ignores the load factors (both
-    as the comparison's first VMC had them)."""
+    transposes plus gravity compensation. Spring ``k`` [N/m, N m/rad] and damper ``d``
+    [N s/m, N m s/rad] per body axis. ``axis_weights=None`` weighs every axis alike (the
+    minimum-norm pseudo-inverse) and ``unload=False`` ignores the load factors (both as the
+    comparison's first VMC had them)."""
 
-    def __init__(self, rm: RobotModel | None = None, stiffness: np.ndarray | None = None,
-                 damping: np.ndarray | None = None,
+    def __init__(self, rm: RobotModel | None = None,
                  axis_weights: np.ndarray | None = 1.0 / PAPER_BOX_HALF_WIDTHS**2,
                  unload: bool = True, **kwargs) -> None:
         super().__init__(rm, **kwargs)
-        self.k = np.array([400.0] * 3 + [40.0] * 3) if stiffness is None else stiffness
-        self.d = np.array([60.0] * 3 + [6.0] * 3) if damping is None else damping
+        self.k = np.array([400.0] * 3 + [40.0] * 3)
+        self.d = np.array([60.0] * 3 + [6.0] * 3)
         self.axis_weights = np.ones(6) if axis_weights is None else np.asarray(axis_weights)
         self.unload = unload
         self.pd = BodyPD()

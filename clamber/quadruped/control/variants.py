@@ -88,11 +88,10 @@ def make_controller(name: str, rm: RobotModel,
         return QWBCController(rm, pd=pd, clik_gain=clik, ramp=name != "qwbc-noramp",
                               torque_rows=name != "qwbc-notorque", **kw)
     if parent(name) == "vmc":
-        k = np.array([400.0] * 3 + [40.0] * 3) * g["stiffness"]
-        d = np.array([60.0] * 3 + [6.0] * 3) * g["damping"]
-        if name == "vmc-plain":
-            return VMCController(rm, k, d, axis_weights=None, unload=False, clik_gain=clik)
-        return VMCController(rm, k, d, clik_gain=clik)
+        plain = {"axis_weights": None, "unload": False} if name == "vmc-plain" else {}
+        vmc = VMCController(rm, clik_gain=clik, **plain)
+        vmc.k, vmc.d = vmc.k * g["stiffness"], vmc.d * g["damping"]
+        return vmc
     ctrl = CLIKController(rm, integral_gain=0.0 if name == "clik-plain" else g["integral_gain"],
                           gravity_feedforward=name != "clik-plain",
                           control_period=control_period, clik_gain=clik)
