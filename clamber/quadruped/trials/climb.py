@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 import numpy as np
@@ -296,7 +296,6 @@ class ClimbTrial:
     def _record(self, t: float, p_true: np.ndarray, R_true: np.ndarray,
                 ref: MotionReference, rec: StepRecord) -> None:
         log = self.log
-        log.planned_load = self.planned_load
         log.record(t, p_true, ref.body_pose.translation, self.ekf.p, feet_in_body(self.sim),
                    float(np.degrees(np.linalg.norm(pin.log3(self.R.T @ R_true)))), rec.power)
         log.snapshot(t, self.sim)
@@ -344,7 +343,6 @@ class ClimbTrial:
             self.log.model = sim.model
             self.log.bands = [(a + PLACEMENT_TIME, b + PLACEMENT_TIME, name, leg)
                               for a, b, name, leg in self.gait.bands]
-            self.log.events = [asdict(e) for e in sim.grippers.events]
         # What the failure check measured: the broken grippers' gauges and wrenches.
         broken = "; ".join(f"{e.leg} {e.detail}" for e in sim.grippers.events if e.kind == "break")
         return replace(result, failure_phase=phase,

@@ -25,18 +25,15 @@ _VECTORS = {"body_true": ("body_true_x", (3,)), "body_ref": ("body_ref_x", (3,))
 @dataclass
 class TrialLog:
     """Time series of a trial, one row per control cycle, with the gait's phase bands
-    (start [s], end [s], phase, leg), the grippers' events and configuration snapshots."""
+    (start [s], end [s], phase, leg) and configuration snapshots."""
 
     samples: Recorder = field(default_factory=lambda: Recorder(LOG_COLUMNS, rows=4096))
     bands: list[tuple[float, float, str, str]] = field(default_factory=list)
-    events: list[dict] = field(default_factory=list)
     #: Snapshots for animations every ``snapshot_period`` [s]: time [s], qpos, body xpos.
     snapshot_period: float = 1.0
     snapshots: list[tuple[float, np.ndarray, np.ndarray]] = field(default_factory=list)
     #: The compiled scene the trial ran in (for offscreen rendering of the snapshots).
     model: object = None
-    #: Largest planned gripper wrench over the controller's conservative box (per axis).
-    planned_load: float = 0.0
 
     def record(self, t: float, body_true: np.ndarray, body_ref: np.ndarray,
                body_est: np.ndarray, feet_body: np.ndarray, attitude_deg: float,

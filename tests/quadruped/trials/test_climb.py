@@ -22,7 +22,7 @@ def test_qwbc_keeps_grippers_within_capacity():
     result, log = run_climb(ClimbSettings(controller="qwbc", incline_deg=90.0), 1, log=True,
                             time_limit=12.0)
     assert result.reason == "time limit", result.reason
-    assert log.planned_load <= 1.0 + 1e-6
+    assert result.planned_load <= 1.0 + 1e-6
     assert result.peak_gripper_load < 1.0
     assert result.max_tracking_error_mm < 5.0
     assert result.estimation_rms_mm < 5.0
