@@ -17,9 +17,9 @@ from clamber.compiled import kernel
 from clamber.quadruped.model.se3_kernels import act_inv, compose, inverse, log6
 
 _LEGS, _JOINTS, _BASE = 4, 5, 6
-#: :func:`clik_goal`'s target modes: hold the leg's angles, keep the foot where it is, keep
-#: its position with a given attitude, move it to a given pose.
-HOLD, STAY, ATTITUDE, TARGET = -1, 0, 1, 2
+#: :func:`clik_goal`'s target modes: hold the leg's angles, keep the foot where it is, move
+#: it to a given pose.
+HOLD, STAY, TARGET = -1, 0, 2
 
 
 @kernel
@@ -148,8 +148,7 @@ def clik_goal(foot_rotations: np.ndarray, foot_translations: np.ndarray,
     damped least-squares step per leg added to ``q_joints`` and
     clipped to ``[q_min, q_max]``. ``T_B`` is the measured body pose, ``T_ref`` the body
     target, ``T_foot`` the foot's world placement; the target of leg ``i`` is by
-    ``modes[i]``: :data:`STAY` its foot, :data:`ATTITUDE` its foot's translation with
-    ``target_rotations[i]`` (a stance attitude), :data:`TARGET` ``target_rotations[i]``,
+    ``modes[i]``: :data:`STAY` its foot, :data:`TARGET` ``target_rotations[i]``,
     ``target_translations[i]`` (a swing target); :data:`HOLD` keeps the leg's angles."""
     Rb, pb = np.empty((3, 3)), np.empty(3)
     Rr, pr = np.empty((3, 3)), np.empty(3)
@@ -168,8 +167,6 @@ def clik_goal(foot_rotations: np.ndarray, foot_translations: np.ndarray,
         compose(Rb, pb, Rf, pf, Rx, px)
         if mode == STAY:
             compose(Rr, pr, Rf, pf, Ry, py)
-        elif mode == ATTITUDE:
-            compose(Rr, pr, target_rotations[i], pf, Ry, py)
         else:
             compose(Rr, pr, target_rotations[i], target_translations[i], Ry, py)
         act_inv(Rx, px, Ry, py, Rz, pz)
