@@ -49,7 +49,6 @@ EXAMPLES = """examples:
   clamber quadruped climb --controller qwbc --incline 90 --trials 5 --seed 0
   clamber quadruped climb --controller clik --incline 70 --trials 20 --workers 2 --json
   clamber quadruped climb --controller vmc --unbreakable --out out/quadruped/vmc
-  clamber quadruped climb --incline 90 --cycles 5 --trials 10 --body-turn   # turn against wind-up
   clamber quadruped climb --wall rock --incline 70 90 110 --trials 20 --workers 2 --json
   clamber quadruped climb --wall rock --grasp fixed --incline 90 --distance 0.5 --trials 5
   clamber quadruped trot --terrain gravel --feet both --cycles 20
@@ -120,8 +119,7 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                              physics_dt=physics_dt_of(args, args.rate),
                              gait=ClimbGaitSettings(cycles=args.cycles),
                              breakable=not args.unbreakable,
-                             sole=sole_compliance(args.sole_stiffness),
-                             body_turn=args.body_turn)
+                             sole=sole_compliance(args.sole_stiffness))
     if args.scenario:
         from dataclasses import replace
 
@@ -172,7 +170,7 @@ def _climb(args: argparse.Namespace) -> dict:
     for inc, cond, result in zip(inclines, conditions, results, strict=True):
         row = {"command": "climb", "controller": args.controller, "incline_deg": inc,
                "state": args.state, "breakable": not args.unbreakable,
-               "sole_stiffness": args.sole_stiffness, "body_turn": args.body_turn}
+               "sole_stiffness": args.sole_stiffness}
         if args.wall == "rock":
             row.update(wall="rock", grasp=args.grasp, rule=args.rule, distance=args.distance,
                        gripper_limits=args.gripper_limits, leg_order=args.leg_order,
@@ -377,9 +375,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     climb.add_argument("--sole-stiffness", type=sole_stiffness, default=25.0,
                        help="stiffness of the grippers' compliant soles about x and y "
                        "[N m/rad] (25; 0: rigid weld)")
-    climb.add_argument("--body-turn", action="store_true",
-                       help="turn the body at each body move so the welded grippers wind up "
-                       "least about their legs' blind axes (off by default)")
     common(climb, "out/quadruped/climb")
     climb.set_defaults(func=_climb)
 

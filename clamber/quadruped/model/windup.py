@@ -1,13 +1,11 @@
 """Sole wind-up: the turn a welded gripper takes about the one axis its 5-DOF leg cannot turn it.
 
-With the gripper held in place, a leg's five joints can turn the gripper about a plane of
-axes only; about the axis normal to that plane (the rotation part of the wrench ``n`` with
-``J^T n = 0``, see :mod:`clamber.quadruped.estimation.wrenches`) it can neither turn the
-gripper nor feel a moment. When the body moves with the grippers welded, each gripper turns
-about that *blind axis* by an amount set by the geometry alone, and the compliant sole's
-hinges carry the turn as a moment (25 N m/rad). Whether it does depends on the sole's
-attitude: a sole parallel to the body's plane keeps its attitude as the body slides along
-the wall, a sole tilted to a rock top does not.
+Holding its gripper in place, a leg's five joints turn the gripper about a plane of axes
+only; about the normal to that plane (the *blind axis*, the rotation part of the wrench
+``n`` with ``J^T n = 0``) it can neither turn it nor feel a moment. As the body moves with
+the grippers welded, each turns about that axis by what the geometry fixes, and the sole's
+hinges carry it as a moment: a sole parallel to the wall keeps its attitude as the body
+slides along it, a sole tilted to a rock top does not.
 """
 
 from __future__ import annotations
@@ -53,8 +51,5 @@ def windup(clik: Clik, q: np.ndarray, body: pin.SE3, feet: list[pin.SE3]) -> np.
     _, J = clik.kinematics(q)
     axes = [blind_axis(J[i]) for i in range(len(LEG_NAMES))]
     in_body, _ = clik.kinematics(follow(clik, q, body, feet))
-    out = np.empty(len(LEG_NAMES))
-    for i in range(len(LEG_NAMES)):
-        turn = pin.log3((body.rotation @ in_body[i].rotation).T @ feet[i].rotation)
-        out[i] = turn @ axes[i]
-    return out
+    return np.array([pin.log3((body.rotation @ f.rotation).T @ w.rotation) @ a
+                     for f, w, a in zip(in_body, feet, axes, strict=True)])

@@ -26,8 +26,7 @@ from clamber.failures import FailureReason
 from clamber.quadruped.control.controllers import Controller, JointCommand, MotionReference
 from clamber.quadruped.control.variants import check_name, make_controller
 from clamber.quadruped.estimation.estimator import LegOdometryEkf, SimulatedImu
-from clamber.quadruped.gaits import ClimbEvent, ClimbGait, ClimbGaitSettings, ClimbPhase
-from clamber.quadruped.gaits.body_turn import BodyTurn
+from clamber.quadruped.gaits import ClimbEvent, ClimbGait, ClimbGaitSettings
 from clamber.quadruped.model.kinematics import world_foot_poses
 from clamber.quadruped.model.robot import LEG_NAMES, Marcbot
 from clamber.quadruped.model.robot_model import RobotModel, RobotState
@@ -72,9 +71,7 @@ class ClimbSettings:
     shape, ``heading_deg`` the climb's direction on the wall, ``disturbance`` an optional
     push or payload, ``scenario`` a label. ``time_limit`` [s] stops the trial early (a quick
     look; such a trial fails with the reason "time limit"). ``verdict_rerun``: a climb that
-    came near a gripper's boundary is climbed again at the fine step (:func:`run_climb`).
-    ``body_turn``: each body move turns the body to keep the welded grippers' wind-up about
-    their legs' blind axes smallest (:mod:`clamber.quadruped.gaits.body_turn`)."""
+    came near a gripper's boundary is climbed again at the fine step (:func:`run_climb`)."""
 
     controller: str = "qwbc"
     incline_deg: float = 90.0
@@ -93,7 +90,6 @@ class ClimbSettings:
     scenario: str = ""
     time_limit: float | None = None
     verdict_rerun: bool = True
-    body_turn: bool = False
 
     def __post_init__(self) -> None:
         dt = physics_step(self.control_rate) if self.physics_dt is None else \
@@ -177,8 +173,6 @@ class ClimbTrial:
         self.n_active = self.n_cycles = 0
         self.planned_load = 0.0
         self.imu = SimulatedImu(seed=self.seed + 101)
-        self.turner = BodyTurn(self.ctrl.clik) if s.body_turn else None
-        self._moving = False
         self.ekf = LegOdometryEkf(self.rm, self.body0.translation, self.body0.rotation,
                                   self.imu.spec)
 
@@ -206,8 +200,6 @@ class ClimbTrial:
         p_true, R_true = sim.body_pose()
         state = self._estimate()
         ref, events = self._reference(t, state)
-        if self.turner is not None and t >= PLACEMENT_TIME:
-            self._turn_body(ref, state)
         self._apply(events, t)
         if self.finished:
             return
@@ -221,24 +213,6 @@ class ClimbTrial:
         if self.log is not None:
             self._record(t, p_true, R_true, ref, rec)
         self._check(t, rec, err)
-
-    def _turn_body(self, ref: MotionReference, state: RobotState) -> None:
-        """Turn the body reference by :class:`BodyTurn`'s turn: planned as a body move
-        starts, blended in as far as the move has come, held between moves."""
-        gait, turner = self.gait, self.turner
-        turner.track(self.held, partial(world_foot_poses, self.rm, state))
-        moving = gait.phase is ClimbPhase.BODY
-        if moving and not self._moving:
-            turner.plan(state.joint_positions, pin.SE3(gait.R, gait.body_to))
-        self._moving = moving
-        progress = 1.0
-        if moving:
-            d = gait.body_to - gait.body_from
-            progress = float(np.clip((ref.body_pose.translation - gait.body_from) @ d
-                                     / max(d @ d, 1e-12), 0.0, 1.0))
-        pose = ref.body_pose
-        ref.body_pose = pin.SE3(pose.rotation @ pin.exp3(turner.turn(progress)),
-                                pose.translation)
 
     def _estimate(self) -> RobotState:
         """EKF predict (IMU) and update (leg odometry); the state the controller sees."""
