@@ -1,6 +1,7 @@
 """Helpers shared by the tests of several packages."""
 
 import json
+import logging
 import os
 import signal
 import sqlite3
@@ -70,3 +71,18 @@ def kill_inside_study(argv: list[str], run_dir: Path, after: int = 2) -> int:
 def kill_study():
     """:func:`kill_inside_study`, for the kill-then-resume tests."""
     return kill_inside_study
+
+
+@pytest.fixture
+def clamber_warnings():
+    """The warnings clamber's loggers emit during the test, as a list of log records (a
+    handler on the ``clamber`` logger: the command line may stop propagation upwards)."""
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = records.append
+    logger = logging.getLogger("clamber")
+    logger.addHandler(handler)
+    try:
+        yield records
+    finally:
+        logger.removeHandler(handler)
