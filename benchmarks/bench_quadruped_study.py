@@ -19,9 +19,10 @@ two checkouts alternate, so both see the same load. Per run:
   time is its CPU time) the CPU the command spends on anything but trials;
 * ``sim_s``: simulated time summed over the trials (the work done; two checkouts whose
   arithmetic differs may end a failing climb a control cycle apart);
-* ``fingerprint``: a hash of every trial's controller, scenario, seed, success, failure
-  reason and fine-step rerun, so that ``same_outcomes`` says whether both checkouts reached
-  the same verdicts.
+* ``fingerprint``: a hash of every trial's controller, scenario, seed, success and failure
+  reason, so that ``same_outcomes`` says whether both checkouts reached the same verdicts;
+* ``fine_step_trials``: trials whose verdict was climbed at the 4 ms step (a rerun, or a
+  climb that started there), ``reruns`` those climbed twice.
 
 Defaults: every scenario, 2 trials per cell, five gait cycles, 2 workers (36 trials);
 ``--quick``: the 70 and 90 degree walls, 2 trials, 2 cycles (12 trials). Medians over
@@ -75,8 +76,7 @@ def recorded_trials(out: Path) -> list[StudyTrial]:
 def fingerprint(trials: list[StudyTrial]) -> str:
     """The trials' verdicts, independent of order and of their timing."""
     rows = sorted((str(t.metrics.get("controller")), str(t.metrics.get("setting")), t.seed,
-                   t.success, str(t.metrics.get("failure")),
-                   bool(t.metrics.get("verdict_rerun"))) for t in trials)
+                   t.success, str(t.metrics.get("failure"))) for t in trials)
     return hashlib.sha256(json.dumps(rows).encode()).hexdigest()[:16]
 
 
@@ -104,6 +104,9 @@ def run_once(args: argparse.Namespace, checkout: Path, scratch: Path, tag: str) 
             "cpu_outside_trials_s": usage.ru_utime + usage.ru_stime - trial_s,
             "sim_s": sum(float(t.metrics.get("sim_time_s") or 0.0) for t in trials),
             "trials": len(trials), "fingerprint": fingerprint(trials),
+            "reruns": sum(bool(t.metrics.get("verdict_rerun")) for t in trials),
+            "fine_step_trials": sum(bool(t.metrics.get("verdict_rerun"))
+                                    or t.metrics.get("physics_dt_s") == 0.004 for t in trials),
             "load_1min": os.getloadavg()[0]}
 
 

@@ -34,21 +34,22 @@ physics_step_seconds = quantity_type(float, "physics_dt")
 
 
 def add_physics_dt(parser: argparse.ArgumentParser) -> None:
-    """``--physics-dt``: None (the climbs' default, 10 ms at 50 Hz) or a step that divides
-    the control period."""
+    """``--physics-dt``: None (the climbs' default step) or a step that divides the control
+    period."""
     parser.add_argument("--physics-dt", type=physics_step_seconds, default=None,
                         help="physics step [s]; it must divide the control period into "
-                        "whole steps (default: the largest such step up to 0.01, i.e. 0.01 "
-                        "at 50 Hz; 0.004 and 0.001 for convergence checks)")
+                        "whole steps (default at 50 Hz: 0.01, a climb near a gripper's "
+                        "limit climbed again at 0.004; 0.004 from the start for breakable "
+                        "climbs of 3 or more cycles; 0.001 for convergence checks)")
 
 
-def physics_dt_of(args: argparse.Namespace, control_rate: float = 50.0) -> float:
-    """The physics step the command runs: ``--physics-dt`` checked against the control
-    period, or the default step."""
-    from clamber.quadruped.sim.rates import check_physics_step, physics_step
+def physics_dt_of(args: argparse.Namespace, control_rate: float = 50.0) -> float | None:
+    """The ``--physics-dt`` the command runs, checked against the control period; None where
+    the climbs choose their default step (:func:`clamber.quadruped.sim.rates.climb_step`)."""
+    from clamber.quadruped.sim.rates import check_physics_step
 
     if args.physics_dt is None:
-        return physics_step(control_rate)
+        return None
     return check_physics_step(control_rate, args.physics_dt)
 
 
@@ -80,6 +81,7 @@ def _compare(args: argparse.Namespace) -> dict:
     )
     from clamber.experiments.quadruped_comparison import ABLATION_ROWS, MAIN, run_comparison
     from clamber.experiments.quadruped_tuning import TuningSettings
+    from clamber.quadruped.sim.rates import climb_step
     from clamber.report.quadruped import plot_loads
     from clamber.report.quadruped_comparison import cell_table, failure_table, rerun_note
 
@@ -90,6 +92,7 @@ def _compare(args: argparse.Namespace) -> dict:
         check_comparison_folder(out)
     restore_options(args, out)
     physics_dt = physics_dt_of(args)
+    cell_dt = climb_step(50.0, args.cycles) if physics_dt is None else physics_dt
     t0 = time.perf_counter()
     from clamber.experiments.quadruped_scenarios import SCENARIOS
 
@@ -112,7 +115,7 @@ def _compare(args: argparse.Namespace) -> dict:
             f"{args.trials} trials per cell on seeds {args.seed}-{args.seed + args.trials - 1} "
             f"(no tuning step used them), {args.cycles} gait cycle(s) of 0.22 m each, sole "
             f"stiffness {args.sole_stiffness:g} N m/rad, physics step "
-            f"{1000 * physics_dt:g} ms; gains: "
+            f"{1000 * cell_dt:g} ms; gains: "
             + ("class defaults" if not res["gains"] else
                "; ".join(f"{c} " + ", ".join(f"{k} x{v:.2f}" for k, v in g.items())
                          for c, g in res["gains"].items())), "",
@@ -129,7 +132,7 @@ def _compare(args: argparse.Namespace) -> dict:
                                                          out / "gripper_loads.png"))
     summary = {"command": "compare", "trials": args.trials, "cycles": args.cycles,
                "scenarios": scenarios, "controllers": list(rows),
-               "sole_stiffness": args.sole_stiffness, "physics_dt": physics_dt,
+               "sole_stiffness": args.sole_stiffness, "physics_dt": cell_dt,
                "gains": res["gains"],
                "tuning": res["tuning"], "results": res["cells"],
                "table": str(out / "comparison.md"), "figure": figure, "run_dir": str(out),

@@ -27,7 +27,6 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +42,7 @@ from clamber.experiments.study import ProgressCallback, group_trials, run_study
 from clamber.failures import FailureReason
 from clamber.parallel.base import Evaluator
 from clamber.quadruped.control.variants import GAINS, check_name, parent
+from clamber.quadruped.gaits import ClimbGaitSettings
 from clamber.quadruped.sim.grippers import DEFAULT_SOLE, SoleCompliance
 from clamber.quadruped.trials.climb import ClimbSettings
 from clamber.quadruped.trials.result import TrialIdentity, TrialResult
@@ -62,8 +62,8 @@ def cell_settings(scenario: str, controller: str, gains: tuple[tuple[str, float]
                   cycles: int = 1, **kwargs: Any) -> ClimbSettings:
     """The climb of one cell: scenario, controller, its gains and ``cycles`` gait cycles;
     keyword arguments (sole, physics_dt, time_limit, ...) are passed on."""
-    settings = scenario_settings(scenario, controller=controller, gains=gains, **kwargs)
-    return replace(settings, gait=replace(settings.gait, cycles=cycles))
+    return scenario_settings(scenario, controller=controller, gains=gains,
+                             gait=ClimbGaitSettings(cycles=cycles), **kwargs)
 
 
 def trial_result(trial: StudyTrial) -> TrialResult:
@@ -194,7 +194,8 @@ def run_comparison(trials: int, scenarios: Sequence[str], controllers: Sequence[
     cell on seeds ``seed .. seed + trials - 1``. Returns the gains, the tuning record, the
     cell summaries keyed ``"controller@scenario"`` and every trial's result. With
     ``run_dir`` both studies are recorded there (``tuning/``, ``cells/``) and ``resume``
-    continues them. ``physics_dt`` None: the climbs' default step (10 ms at 50 Hz); ``state``:
+    continues them. ``physics_dt`` None: the climbs' default step
+    (:func:`~clamber.quadruped.sim.rates.climb_step`); ``state``:
     the controllers run on the estimate or (an ablation) the simulator's true state."""
     for sc in scenarios:
         if sc not in SCENARIOS:

@@ -5,7 +5,8 @@ the coarsest step at which climbs converge: against 4 ms and 1 ms every one-cycl
 the same way, tracking, power and peak gripper load within a few percent
 (docs/results/quadruped_physics.md); at 20 ms the pushed climb breaks a gripper. A climb
 whose peak gauge comes within :data:`VERDICT_MARGIN` of 1 is climbed again at
-:data:`FINE_CLIMB_PHYSICS_DT`, and that climb is its result.
+:data:`FINE_CLIMB_PHYSICS_DT`, and that climb is its result. Long breakable climbs come
+that close more often than not, so they start at the fine step (:func:`climb_step`).
 """
 
 from __future__ import annotations
@@ -56,3 +57,21 @@ def marginal_verdict(peak_gauge: float, margin: float = VERDICT_MARGIN) -> bool:
     """Whether a climb whose largest gripper gauge was ``peak_gauge`` came close enough to a
     gripper's boundary that the coarse step may have decided its outcome."""
     return math.isfinite(peak_gauge) and abs(peak_gauge - 1.0) <= margin + 1e-12
+
+
+#: Gait cycles from which a breakable climb starts at the fine step instead of climbing at
+#: the coarse one and again near a gripper's boundary. A control cycle costs about 1.6
+#: times more at 4 ms than at 10 ms, so climbing twice costs more once more than 1 in 2.7
+#: climbs is rerun: 61 of 360 one-cycle and 207 of 360 five-cycle comparison trials were
+#: (docs/results/quadruped_speed.md); the two ways reach the same verdict on 359 of those
+#: 360 five-cycle trials (docs/results/quadruped_physics.md).
+FINE_FROM_CYCLES = 3
+
+
+def climb_step(control_rate: float, cycles: int, settled: bool = True) -> float:
+    """The default physics step [s] of a climb of ``cycles`` gait cycles: the fine step from
+    the start for a long climb whose verdict is ``settled`` at the fine step (breakable, with
+    verdict reruns), else :func:`physics_step` (a marginal verdict is then rerun)."""
+    if settled and cycles >= FINE_FROM_CYCLES:
+        return physics_step(control_rate, FINE_CLIMB_PHYSICS_DT)
+    return physics_step(control_rate)

@@ -36,8 +36,8 @@ from clamber.quadruped.sim.grippers import SoleCompliance
 from clamber.quadruped.sim.rates import (
     FINE_CLIMB_PHYSICS_DT,
     check_physics_step,
+    climb_step,
     marginal_verdict,
-    physics_step,
 )
 from clamber.quadruped.sim.scene import climb_scene
 from clamber.quadruped.sim.servos import ServoBank
@@ -61,8 +61,8 @@ PLACEMENT_TIME = 1.0
 @dataclass(frozen=True)
 class ClimbSettings:
     """What a climbing trial runs: controller name, wall incline [deg], control rate [Hz] and
-    physics step [s] (None: the largest step up to 10 ms dividing the control period, see
-    :mod:`clamber.quadruped.sim.rates`; :mod:`clamber.quadruped.sim.simulator` for the rate),
+    physics step [s] (None: :func:`~clamber.quadruped.sim.rates.climb_step`, 10 ms or, for a
+    long breakable climb, 4 ms at 50 Hz; :mod:`clamber.quadruped.sim.simulator` for the rate),
     whether controllers see the EKF's estimate (``"estimate"``) or the true state, the gait,
     the mismatch and the fall threshold [m]. ``breakable=False`` records gripper overloads
     without breaking (to measure tracking and power of a controller that would fail).
@@ -92,8 +92,9 @@ class ClimbSettings:
     verdict_rerun: bool = True
 
     def __post_init__(self) -> None:
-        dt = physics_step(self.control_rate) if self.physics_dt is None else \
-            check_physics_step(self.control_rate, self.physics_dt)
+        dt = climb_step(self.control_rate, self.gait.cycles,
+                        self.breakable and self.verdict_rerun) if self.physics_dt is None \
+            else check_physics_step(self.control_rate, self.physics_dt)
         object.__setattr__(self, "physics_dt", dt)
         if self.time_limit is not None:
             check.positive("climb", "time_limit", self.time_limit)

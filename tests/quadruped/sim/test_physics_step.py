@@ -12,6 +12,7 @@ from clamber.experiments.quadruped_comparison import summarize_cell
 from clamber.experiments.quadruped_scenarios import scenario_settings
 from clamber.quadruped.sim.rates import (
     FINE_CLIMB_PHYSICS_DT,
+    FINE_FROM_CYCLES,
     MAX_CLIMB_PHYSICS_DT,
     check_physics_step,
     marginal_verdict,
@@ -48,6 +49,25 @@ def test_settings_resolve_the_step_and_the_simulator_keeps_the_control_period():
     trial = ClimbTrial(ClimbSettings(control_rate=200.0), 0, time_limit=0.05)
     assert trial.sim.dt == pytest.approx(0.005)
     assert trial.sim.model.opt.timestep == pytest.approx(0.005)
+
+
+def test_long_breakable_climbs_start_at_the_fine_step_and_short_ones_rerun():
+    """A climb of FINE_FROM_CYCLES or more cycles whose verdict the fine step settles starts
+    there (most such climbs would be rerun); a short one, an unbreakable one or one without
+    reruns keeps the coarse step; a comparison cell resolves the step with its own cycles."""
+    from clamber.experiments.quadruped_comparison import cell_settings
+    from clamber.quadruped.gaits import ClimbGaitSettings
+
+    long = ClimbGaitSettings(cycles=FINE_FROM_CYCLES)
+    assert ClimbSettings(gait=long).physics_dt == FINE_CLIMB_PHYSICS_DT
+    assert ClimbSettings(gait=replace(long, cycles=FINE_FROM_CYCLES - 1)).physics_dt == 0.01
+    assert ClimbSettings(gait=long, breakable=False).physics_dt == 0.01
+    assert ClimbSettings(gait=long, verdict_rerun=False).physics_dt == 0.01
+    assert ClimbSettings(gait=long, physics_dt=0.01).physics_dt == 0.01
+    assert cell_settings("wall90", "qwbc", (), cycles=5).physics_dt == FINE_CLIMB_PHYSICS_DT
+    assert cell_settings("wall90", "qwbc", (), cycles=1).physics_dt == 0.01
+    # At 25 Hz the fine step is the largest up to 4 ms that divides 40 ms.
+    assert ClimbSettings(gait=long, control_rate=25.0).physics_dt == pytest.approx(0.004)
 
 
 def test_the_command_line_refuses_a_step_that_does_not_divide_the_period(tmp_path):
