@@ -5,8 +5,7 @@ the coarsest step at which climbs converge: against 4 ms and 1 ms every one-cycl
 the same way, tracking, power and peak gripper load within a few percent
 (docs/results/quadruped_physics.md); at 20 ms the pushed climb breaks a gripper. A climb
 whose peak gauge comes within :data:`VERDICT_MARGIN` of 1 is climbed again at
-:data:`FINE_CLIMB_PHYSICS_DT`, and that climb is its result. Long breakable climbs come
-that close more often than not, so they start at the fine step (:func:`climb_step`).
+:data:`FINE_CLIMB_PHYSICS_DT`, and that climb is its result; long climbs start there.
 """
 
 from __future__ import annotations
@@ -59,19 +58,14 @@ def marginal_verdict(peak_gauge: float, margin: float = VERDICT_MARGIN) -> bool:
     return math.isfinite(peak_gauge) and abs(peak_gauge - 1.0) <= margin + 1e-12
 
 
-#: Gait cycles from which a breakable climb starts at the fine step instead of climbing at
-#: the coarse one and again near a gripper's boundary. A control cycle costs about 1.6
-#: times more at 4 ms than at 10 ms, so climbing twice costs more once more than 1 in 2.7
-#: climbs is rerun: 61 of 360 one-cycle and 207 of 360 five-cycle comparison trials were
-#: (docs/results/quadruped_speed.md); the two ways reach the same verdict on 359 of those
-#: 360 five-cycle trials (docs/results/quadruped_physics.md).
+#: Gait cycles from which a breakable climb starts at the fine step rather than climbing
+#: twice: a 4 ms cycle costs 1.6 times a 10 ms one and most such climbs were rerun (207 of
+#: 360 five-cycle, 61 of 360 one-cycle comparison trials; docs/results/quadruped_speed.md).
 FINE_FROM_CYCLES = 3
 
 
 def climb_step(control_rate: float, cycles: int, settled: bool = True) -> float:
-    """The default physics step [s] of a climb of ``cycles`` gait cycles: the fine step from
-    the start for a long climb whose verdict is ``settled`` at the fine step (breakable, with
-    verdict reruns), else :func:`physics_step` (a marginal verdict is then rerun)."""
-    if settled and cycles >= FINE_FROM_CYCLES:
-        return physics_step(control_rate, FINE_CLIMB_PHYSICS_DT)
-    return physics_step(control_rate)
+    """The default step [s] of a climb of ``cycles`` cycles whose verdict the fine step
+    ``settled`` (breakable, with reruns): the fine step if it is long, else :func:`physics_step`."""
+    long = settled and cycles >= FINE_FROM_CYCLES
+    return physics_step(control_rate, FINE_CLIMB_PHYSICS_DT if long else MAX_CLIMB_PHYSICS_DT)
