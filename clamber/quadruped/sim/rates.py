@@ -65,7 +65,7 @@ FINE_FROM_CYCLES = 3
 
 
 def climb_step(control_rate: float, cycles: int, settled: bool = True) -> float:
-    """The default step [s] of a climb of ``cycles`` cycles whose verdict the fine step
-    ``settled`` (breakable, with reruns): the fine step if it is long, else :func:`physics_step`."""
+    """Default step [s] of a climb of ``cycles`` cycles: the fine step for a long one whose
+    verdict it would settle anyway (``settled``: breakable, reruns on), else the coarse one."""
     long = settled and cycles >= FINE_FROM_CYCLES
     return physics_step(control_rate, FINE_CLIMB_PHYSICS_DT if long else MAX_CLIMB_PHYSICS_DT)
