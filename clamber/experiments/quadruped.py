@@ -120,7 +120,7 @@ def summarize(trials: Sequence[StudyTrial]) -> dict[str, Any]:
 
     peaks = [x for x in over("peak_power_w") if x is not None]
     loads = [x for x in over("peak_gripper_load", trials) if x is not None]
-    return {**_rock_keys(trials),
+    return {**_rock_keys(trials), **_distance_keys(trials),
         "trials": len(trials), "infeasible_starts": len(trials) - len(started),
         "successes": len(ok), "success_rate": iv.rate if iv else None,
         "success_interval": [iv.low, iv.high] if iv else None,
@@ -143,24 +143,35 @@ def summarize(trials: Sequence[StudyTrial]) -> dict[str, Any]:
     }
 
 
+def _distances(trials: Sequence[StudyTrial]) -> list[float]:
+    """Each trial's distance [m] moved, 0 for one that never started."""
+    return [t.metrics.get("distance_m") or 0.0 for t in trials]
+
+
+def _distance_keys(trials: Sequence[StudyTrial]) -> dict[str, Any]:
+    """How far [m] the trials moved along their climb or walk (mean, median, largest, every
+    trial; 0 for a trial that never started); nothing for trials that do not record it."""
+    if not any("distance_m" in t.metrics for t in trials):
+        return {}
+    dist = _distances(trials)
+    return {"distance_m": float(np.mean(dist)), "distance_median_m": float(np.median(dist)),
+            "distance_max_m": float(np.max(dist)), "distances_m": [round(d, 3) for d in dist]}
+
+
 def _rock_keys(trials: Sequence[StudyTrial]) -> dict[str, Any]:
-    """A rock climb's extra summary: distance [m] reached (mean, median, largest, every
-    trial), speed [m/s], grasps engaged over attempted (with the Wilson interval), the
-    winch's tries and mean time per grasp and release [s], the swings placed again after a
-    missed grasp; nothing for other trials."""
+    """A rock climb's extra summary: speed [m/s], grasps engaged over attempted (with the
+    Wilson interval), the winch's tries and mean time per grasp and release [s], the swings
+    placed again after a missed grasp; nothing for other trials."""
     if not all("grasps" in t.metrics for t in trials):
         return {}
 
     def total(name: str) -> int:
         return int(sum(t.metrics.get(name) or 0 for t in trials))
 
-    dist = [t.metrics.get("distance_m") or 0.0 for t in trials]
     grasps, engaged = total("grasps"), total("grasps_engaged")
     iv = wilson_interval(engaged, grasps) if grasps else None
     releases = sum(t.metrics.get("steps_done") or 0 for t in trials)
     return {
-        "distance_m": float(np.mean(dist)), "distance_median_m": float(np.median(dist)),
-        "distance_max_m": float(np.max(dist)), "distances_m": [round(d, 3) for d in dist],
         "speed_m_s": _mean([t.metrics.get("speed_m_s") for t in trials]),
         "grasp_success_rate": iv.rate if iv else None,
         "grasp_success_interval": [iv.low, iv.high] if iv else None,
@@ -171,7 +182,7 @@ def _rock_keys(trials: Sequence[StudyTrial]) -> dict[str, Any]:
                                            for t in trials) / releases if releases else None),
         "planned_steps": total("planned_steps"), "steps_done": releases,
         "replacements": total("replacements"),
-        **_climb_drift(trials, dist),
+        **_climb_drift(trials),
         "failure_details": [{"seed": t.seed, "failure": t.outcome.failure.name.lower()
                              if t.outcome.failure else None,
                              "where": t.metrics.get("failure_phase"),
@@ -180,12 +191,12 @@ def _rock_keys(trials: Sequence[StudyTrial]) -> dict[str, Any]:
     }
 
 
-def _climb_drift(trials: Sequence[StudyTrial], dist: list[float]) -> dict[str, Any]:
+def _climb_drift(trials: Sequence[StudyTrial]) -> dict[str, Any]:
     """Position drift of the estimates over the climbs: the anchor EKF's (run alongside,
     when it was) final error [m] and RMS [mm], means over the trials, and the final errors
     of it and of the controller's estimate as a share of the distance climbed, pooled
     (sum of errors over sum of distances, in %: short climbs do not dominate)."""
-    up = float(sum(max(d, 0.0) for d in dist))
+    up = float(sum(max(d, 0.0) for d in _distances(trials)))
 
     def pooled(name: str) -> float | None:
         x = [t.metrics.get(name) for t in trials]

@@ -64,7 +64,7 @@ def test_a_failure_reports_its_gait_cycle():
 
 def test_wilson_interval_and_summary():
     """The Wilson interval contains the rate and matches a known value; summaries count
-    trials, successes and failure reasons by name."""
+    trials, successes and failure reasons by name, and say how far each trial climbed."""
     iv = wilson_interval(5, 5)
     assert np.isclose(iv.low, 0.5655, atol=1e-4) and iv.high == 1.0
     iv = wilson_interval(0, 20)
@@ -77,6 +77,8 @@ def test_wilson_interval_and_summary():
     s = summarize([trial, trial])
     assert s["trials"] == 2 and s["successes"] == 0 and s["success_interval"][0] == 0.0
     assert s["failures"] == {"time_limit": 2}
+    assert s["distances_m"] == [round(r.distance_m, 3)] * 2
+    assert s["distance_m"] == s["distance_median_m"] == s["distance_max_m"] == r.distance_m
 
 
 def test_climb_trial_stepped_by_hand_equals_run_climb():
