@@ -43,6 +43,7 @@ import time
 from pathlib import Path
 
 from clamber.experiments.record import StudyTrial
+from clamber.quadruped.sim.rates import FINE_CLIMB_PHYSICS_DT
 from clamber.storage.runs import STORE_NAME, RunStore
 
 HERE = Path(__file__).resolve().parents[1]
@@ -106,7 +107,8 @@ def run_once(args: argparse.Namespace, checkout: Path, scratch: Path, tag: str) 
             "trials": len(trials), "fingerprint": fingerprint(trials),
             "reruns": sum(bool(t.metrics.get("verdict_rerun")) for t in trials),
             "fine_step_trials": sum(bool(t.metrics.get("verdict_rerun"))
-                                    or t.metrics.get("physics_dt_s") == 0.004 for t in trials),
+                                    or t.metrics.get("physics_dt_s") == FINE_CLIMB_PHYSICS_DT
+                                    for t in trials),
             "load_1min": os.getloadavg()[0]}
 
 
