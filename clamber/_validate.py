@@ -104,6 +104,8 @@ RANGES: dict[str, Range] = {
     "gain_multiplier": Range(1e-3, 1e3, "", "a multiple of a controller's class-default "
                              "gain (the tuning searches within spread**[-1, 1])"),
     "gait_cycles": Range(1, 1000, "", "gait cycles of one trial"),
+    "reseat_every": Range(0, 100, "", "body moves a gripper holds through before the gait "
+                          "re-seats it (0: never)"),
     "tune_budget": Range(1, 1000, "", "candidates per controller of the gain search"),
     # studies
     "trials": Range(1, 100_000, "", "seeded trials per condition"),

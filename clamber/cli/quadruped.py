@@ -10,6 +10,7 @@ from pathlib import Path
 
 from clamber.cli import rock
 from clamber.cli.options import (
+    RESEAT_HELP,
     LazyChoices,
     add_execution_options,
     add_output_options,
@@ -42,6 +43,7 @@ control_rate = quantity_type(float, "control_rate")
 sole_stiffness = quantity_type(float, "sole_stiffness")
 trial_count = quantity_type(int, "trials")
 cycle_count = quantity_type(int, "gait_cycles")
+reseat_count = quantity_type(int, "reseat_every")
 replacement_count = number_type(int, 0, 5)
 level_gain = number_type(float, 0, 100, unit=" 1/s")
 
@@ -117,7 +119,8 @@ def _climb_settings(args: argparse.Namespace, incline: float):
     settings = ClimbSettings(controller=args.controller, incline_deg=incline,
                              control_rate=args.rate, state=args.state,
                              physics_dt=physics_dt_of(args, args.rate),
-                             gait=ClimbGaitSettings(cycles=args.cycles),
+                             gait=ClimbGaitSettings(cycles=args.cycles,
+                                                    reseat_every=args.reseat_every),
                              breakable=not args.unbreakable,
                              sole=sole_compliance(args.sole_stiffness))
     if args.scenario:
@@ -130,6 +133,9 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                            rocks=base.rocks, disturbance=base.disturbance, scenario=args.scenario)
     if args.wall == "plane":
         return settings
+    if args.reseat_every:
+        raise ConfigError("--reseat-every: a rock climb plans one swing at a time and does "
+                          "not re-seat its grippers; leave it out with --wall rock")
     from clamber.quadruped.trials.rock_climb import (
         CONTACT_FORCE,
         SEAT_RISE,
@@ -365,6 +371,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="rock wall: distance to climb [m] (2.0; at most 2.0 on the "
                        "default 3.1 m wall)")
     climb.add_argument("--cycles", type=cycle_count, default=1, help="gait cycles (1)")
+    climb.add_argument("--reseat-every", type=reseat_count, default=None, metavar="N",
+                       help=RESEAT_HELP)
     climb.add_argument("--rate", type=control_rate, default=50.0,
                        help="control rate [Hz], up to 1000 (50)")
     add_physics_dt(climb)

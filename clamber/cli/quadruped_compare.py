@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from clamber.cli.options import (
+    RESEAT_HELP,
     LazyChoices,
     add_execution_options,
     add_output_options,
@@ -81,6 +82,7 @@ def _compare(args: argparse.Namespace) -> dict:
     )
     from clamber.experiments.quadruped_comparison import ABLATION_ROWS, MAIN, run_comparison
     from clamber.experiments.quadruped_tuning import TuningSettings
+    from clamber.quadruped.gaits import ClimbGaitSettings
     from clamber.quadruped.sim.rates import climb_step
     from clamber.report.quadruped import plot_loads
     from clamber.report.quadruped_comparison import cell_table, failure_table, rerun_note
@@ -92,6 +94,7 @@ def _compare(args: argparse.Namespace) -> dict:
         check_comparison_folder(out)
     restore_options(args, out)
     physics_dt = physics_dt_of(args)
+    reseat = ClimbGaitSettings(cycles=args.cycles, reseat_every=args.reseat_every).reseat_every
     cell_dt = climb_step(50.0, args.cycles) if physics_dt is None else physics_dt
     t0 = time.perf_counter()
     from clamber.experiments.quadruped_scenarios import SCENARIOS
@@ -109,13 +112,14 @@ def _compare(args: argparse.Namespace) -> dict:
             TrialProgress(total, "quadruped-compare", progress_enabled(args)) as bar:
         res = run_comparison(args.trials, scenarios, rows, args.seed, evaluator, args.cycles,
                              tuning, gains, sole, physics_dt, out, bool(args.resume),
-                             bar, args.time_limit, args.state)
+                             bar, args.time_limit, args.state, args.reseat_every)
     release_run(out)
     text = ["# Controller comparison in simulation", "",
             f"{args.trials} trials per cell on seeds {args.seed}-{args.seed + args.trials - 1} "
             f"(no tuning step used them), {args.cycles} gait cycle(s) of 0.22 m each, sole "
             f"stiffness {args.sole_stiffness:g} N m/rad, physics step "
-            f"{1000 * cell_dt:g} ms; gains: "
+            f"{1000 * cell_dt:g} ms, grippers re-seated "
+            + (f"after every {reseat} body move(s)" if reseat else "never") + "; gains: "
             + ("class defaults" if not res["gains"] else
                "; ".join(f"{c} " + ", ".join(f"{k} x{v:.2f}" for k, v in g.items())
                          for c, g in res["gains"].items())), "",
@@ -131,6 +135,7 @@ def _compare(args: argparse.Namespace) -> dict:
     figure = None if args.no_figures else str(plot_loads(res["trials"],
                                                          out / "gripper_loads.png"))
     summary = {"command": "compare", "trials": args.trials, "cycles": args.cycles,
+               "reseat_every": reseat,
                "scenarios": scenarios, "controllers": list(rows),
                "sole_stiffness": args.sole_stiffness, "physics_dt": cell_dt,
                "gains": res["gains"],
@@ -249,6 +254,8 @@ def register_compare(qsub: argparse._SubParsersAction, examples: str) -> None:
                       help="also run the Q-WBC, VMC and CLIK ablations")
     ev.add_argument("--cycles", type=quantity_type(int, "gait_cycles"), default=5,
                     help="gait cycles per climb (5, 1.1 m)")
+    ev.add_argument("--reseat-every", type=quantity_type(int, "reseat_every"), default=None,
+                    metavar="N", help=RESEAT_HELP)
     ev.add_argument("--tune-budget", type=quantity_type(int, "tune_budget"), default=6,
                       help="candidates per controller in the gain search (6)")
     ev.add_argument("--tune", action="store_true",

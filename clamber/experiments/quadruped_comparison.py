@@ -59,11 +59,14 @@ DEFAULT_TUNING = TuningSettings()
 
 
 def cell_settings(scenario: str, controller: str, gains: tuple[tuple[str, float], ...],
-                  cycles: int = 1, **kwargs: Any) -> ClimbSettings:
-    """The climb of one cell: scenario, controller, its gains and ``cycles`` gait cycles;
-    keyword arguments (sole, physics_dt, time_limit, ...) are passed on."""
+                  cycles: int = 1, reseat_every: int | None = None,
+                  **kwargs: Any) -> ClimbSettings:
+    """The climb of one cell: scenario, controller, its gains and ``cycles`` gait cycles
+    (re-seating ``reseat_every``, :class:`ClimbGaitSettings`); keyword arguments (sole,
+    physics_dt, time_limit, ...) are passed on."""
     return scenario_settings(scenario, controller=controller, gains=gains,
-                             gait=ClimbGaitSettings(cycles=cycles), **kwargs)
+                             gait=ClimbGaitSettings(cycles=cycles, reseat_every=reseat_every),
+                             **kwargs)
 
 
 def trial_result(trial: StudyTrial) -> TrialResult:
@@ -189,14 +192,16 @@ def run_comparison(trials: int, scenarios: Sequence[str], controllers: Sequence[
                    sole: SoleCompliance | None = DEFAULT_SOLE, physics_dt: float | None = None,
                    run_dir: str | Path | None = None, resume: bool = False,
                    progress: ProgressCallback | None = None,
-                   time_limit: float | None = None, state: str = "estimate") -> dict:
+                   time_limit: float | None = None, state: str = "estimate",
+                   reseat_every: int | None = None) -> dict:
     """Tune (unless ``gains`` are given or ``tuning`` is None: class defaults), then run every
     cell on seeds ``seed .. seed + trials - 1``. Returns the gains, the tuning record, the
     cell summaries keyed ``"controller@scenario"`` and every trial's result. With
     ``run_dir`` both studies are recorded there (``tuning/``, ``cells/``) and ``resume``
     continues them. ``physics_dt`` None: the climbs' default step
     (:func:`~clamber.quadruped.sim.rates.climb_step`); ``state``:
-    the controllers run on the estimate or (an ablation) the simulator's true state."""
+    the controllers run on the estimate or (an ablation) the simulator's true state;
+    ``reseat_every``: the gait's re-seating (None: its default for ``cycles``)."""
     for sc in scenarios:
         if sc not in SCENARIOS:
             raise ConfigError(f"unknown scenario {sc!r}; scenarios are {', '.join(SCENARIOS)}")
@@ -206,7 +211,7 @@ def run_comparison(trials: int, scenarios: Sequence[str], controllers: Sequence[
         raise ConfigError("evaluation seeds overlap the tuning seeds")
     run_dir = None if run_dir is None else Path(run_dir)
     common = {"sole": sole, "physics_dt": physics_dt, "time_limit": time_limit,
-              "state": state}
+              "state": state, "reseat_every": reseat_every}
     cells = [(sc, c) for sc in scenarios for c in controllers]
     n_cells = len(cells) * trials
     n_tune = 0 if gains is not None or tuning is None else \

@@ -5,6 +5,13 @@ One leg at a time, at least three grippers attached (paper, Motion Planning). Pe
 the next hold, descend along its normal until contact (joint-4 torque change
 ``contact_torque``, or estimated normal foot force ``contact_force``), grasp, reload, then
 move the body (cubic) over the four footholds. A cycle advances the body by ``stride``.
+
+Re-seating (``reseat_every``): a welded sole winds up about the one axis its 5-DOF leg cannot
+turn it as the body moves (:mod:`clamber.quadruped.model.windup`), and its hinges carry that
+turn as a moment until the gripper breaks off. After ``reseat_every`` body moves a gripper
+is re-seated in place: unloaded, opened so its sole relaxes, closed on the same hold and
+reloaded, one gripper at a time (``reseat_time`` per stage). By default climbs of more than
+one cycle re-seat after every body move; one-cycle climbs keep the paper's gait.
 """
 
 from __future__ import annotations
@@ -46,6 +53,7 @@ class ClimbPhase(enum.Enum):
     GRASP = "grasp"
     RELOAD = "reload"
     BODY = "body"
+    RESEAT = "reseat"
     DONE = "done"
 
 
@@ -78,6 +86,8 @@ class ClimbGaitSettings:
     reload_time: float = 2.0
     body_time: float = 3.5
     standoff: float = 0.16
+    reseat_every: int | None = None
+    reseat_time: float = 1.0
 
     def __post_init__(self) -> None:
         if sorted(self.order) != sorted(LEG_NAMES):
@@ -86,11 +96,15 @@ class ClimbGaitSettings:
                              names=("stride", "settle_time", "unload_time", "release_time",
                                     "lift_time", "lift_height", "transfer_time",
                                     "descend_speed", "overshoot", "contact_torque",
-                                    "grasp_time", "reload_time", "body_time", "standoff"))
+                                    "grasp_time", "reload_time", "body_time", "standoff",
+                                    "reseat_time"))
         if self.contact_force is not None:
             check.number("climb_gait", "contact_force", self.contact_force, low=0.0,
                          low_open=True)
         check.integer("climb_gait", "cycles", self.cycles, low=1)
+        if self.reseat_every is None:
+            object.__setattr__(self, "reseat_every", int(self.cycles > 1))
+        check.integer("climb_gait", "reseat_every", self.reseat_every, low=0)
 
     @property
     def nominal_cycle_time(self) -> float:
@@ -98,7 +112,9 @@ class ClimbGaitSettings:
         per_leg = (self.unload_time + self.release_time + self.lift_time + self.transfer_time
                    + self.lift_height / self.descend_speed + self.grasp_time
                    + self.reload_time + self.body_time)
-        return 4 * per_leg
+        # Each gripper is re-seated 3 // reseat_every times a cycle, in four stages.
+        reseats = 3 // self.reseat_every if self.reseat_every else 0
+        return 4 * (per_leg + 4 * reseats * self.reseat_time)
 
     def stance_offsets(self, nominal: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Start footholds relative to the body centre (u, y) [m]: the k-th leg in ``order``
@@ -174,6 +190,11 @@ class ClimbGait:
         self._rest.flags.writeable = False
         #: Normal to lift along when a swing restarts (:meth:`swing_again`).
         self._lift_normal: np.ndarray | None = None
+        #: Body moves each gripper has held through since its grasp; grippers to re-seat.
+        self.moves = dict.fromkeys(LEG_NAMES, 0)
+        self.reseating: list[str] = []
+        #: The times [s] of the last two calls of :meth:`reference` (re-seat stage changes).
+        self._t_prev = self._t = 0.0
 
     def retract(self) -> str:
         """Drop the last scheduled swing not yet begun and return its leg."""
@@ -213,7 +234,28 @@ class ClimbGait:
     def _enter(self, phase: ClimbPhase, t: float) -> None:
         self.close(t)
         self.phase, self.t0 = phase, t
-        self.bands.append((t, -1.0, phase.value, self.swing_leg or ""))
+        leg = self.reseating[0] if phase is ClimbPhase.RESEAT else self.swing_leg
+        self.bands.append((t, -1.0, phase.value, leg or ""))
+
+    def _next(self, t: float) -> None:
+        """After a body move or a re-seat: the next re-seat, the next swing or the end."""
+        phase = ClimbPhase.UNLOAD if self.swing_leg else ClimbPhase.DONE
+        self._enter(ClimbPhase.RESEAT if self.reseating and self.swing_leg else phase, t)
+
+    def _reseat(self, t: float, events: list[ClimbEvent]) -> float:
+        """Load factor of the gripper being re-seated (unload, open, close, reload); its
+        release and grasp events; the next phase once it is reloaded."""
+        leg, T = self.reseating[0], self.p.reseat_time
+        stage, prev = (min(int(x // T), 4) for x in (t - self.t0, self._t_prev - self.t0))
+        if stage > prev and stage in (1, 2):
+            events.append(ClimbEvent(t, leg, "release") if stage == 1 else
+                          ClimbEvent(t, leg, "grasp", self.index[leg]))
+        if stage == 4:
+            self.moves[self.reseating.pop(0)] = 0
+            self._next(t)
+            return 1.0
+        s = cubic(min(1.0, (t - self.t0) / T - stage))[0]
+        return (1.0 - s, 0.0, 0.0, s)[stage]
 
     def close(self, t: float) -> None:
         """Close the last phase band at time ``t`` [s] (for logs and figures)."""
@@ -241,7 +283,7 @@ class ClimbGait:
         swing_load: float | None = None
         targets: dict[str, pin.SE3] = {}
         pos, vel, acc = self.body_to, _ZERO3, _ZERO3
-        ph = self.phase
+        ph, self._t_prev, self._t = self.phase, self._t, t
         if ph is ClimbPhase.SETTLE and elapsed >= p.settle_time:
             self._enter(ClimbPhase.UNLOAD if leg else ClimbPhase.DONE, t)
         elif ph is ClimbPhase.UNLOAD:
@@ -257,6 +299,7 @@ class ClimbGait:
             swing_load = min(1.0, cubic(elapsed / p.reload_time)[0])
             if elapsed >= p.reload_time:
                 self.body_from, self.index[leg] = self.body_to.copy(), self.index[leg] + 1
+                self.moves[leg] = 0
                 planned = self.bodies.get(self.step_no)
                 self.body_to = self.body_target() if planned is None else \
                     np.asarray(planned, dtype=float).copy()
@@ -266,7 +309,20 @@ class ClimbGait:
             if elapsed >= p.body_time:
                 self.step_no += 1
                 self.body_from = self.body_to.copy()
-                self._enter(ClimbPhase.UNLOAD if self.swing_leg else ClimbPhase.DONE, t)
+                for g in LEG_NAMES:
+                    self.moves[g] += 1
+                if p.reseat_every:
+                    self.reseating = sorted(
+                        (g for g in LEG_NAMES if self.moves[g] >= p.reseat_every
+                         and g != self.swing_leg), key=lambda g: -self.moves[g])
+                self._next(t)
+        elif ph is ClimbPhase.RESEAT:
+            # The foot is held where it was when the re-seat began, through the opening.
+            leg = self.reseating[0]
+            if self._t_prev <= self.t0:
+                self.foot_hold_pose[leg] = feet()[leg].copy()
+            targets[leg] = self.foot_hold_pose[leg]
+            swing_load = self._reseat(t, events)
         ref = MotionReference(pin.SE3(self.R, pos), self._twist(vel), self._twist(acc),
                               _loads(leg, swing_load), targets)
         return ref, events

@@ -93,7 +93,8 @@ def wall_for(distance: float) -> RockWallSpec:
 class RockClimbSettings:
     """A dynamic rock climb.
 
-    * ``climb``: the plane trial's settings (its ``gait.cycles`` and ``rocks`` unused);
+    * ``climb``: the plane trial's settings (its ``gait.cycles``, ``rocks`` and re-seating
+      unused: a rock climb plans one swing at a time and does not re-seat its grippers);
       ``distance`` [m]; ``wall`` texture and size (None: :func:`wall_for` the distance);
       ``noise`` of the depth map.
     * Planning: ``rule``; ``reorder`` (try other legs when the due one finds no hold);
@@ -227,7 +228,7 @@ class RockClimbTrial(ClimbTrial):
         """The gait over the mapped holds, the robot welded on its true start holds, the
         winches holding and the gait clock."""
         rs, layout, start = self.rock, self.layout, self.planner.start
-        gp = replace(self.settings.gait, cycles=1)
+        gp = replace(self.settings.gait, cycles=1, reseat_every=0)
         if rs.contact_force is not None:
             gp = replace(gp, contact_force=rs.contact_force)
         if rs.grasp == "winch":

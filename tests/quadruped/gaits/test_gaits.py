@@ -183,3 +183,50 @@ def test_a_descent_on_the_force_rule_ends_when_the_foot_is_pressed_not_on_joint_
     assert grasp_at is not None
     pressed = 1.0 * (grasp_at - press["t"])
     assert 1.5 < pressed <= 1.5 + dt + 1e-9
+
+
+def _three_holds() -> tuple[dict, dict]:
+    holds = {leg: [np.array([x + k * 0.22, y, 0.0]) for k in range(3)]
+             for leg, (x, y) in zip(LEG_NAMES, [(0.2, 0.25), (-0.2, 0.25), (0.2, -0.25),
+                                                 (-0.2, -0.25)], strict=True)}
+    return holds, {leg: [np.array([0, 0, 1.0])] * 3 for leg in LEG_NAMES}
+
+
+def test_a_long_climb_re_seats_every_gripper_on_its_own_hold_after_each_body_move():
+    """Two cycles, re-seating on by default: after every body move but the last, each gripper
+    but the next to swing is unloaded, opened, closed on the hold it holds and reloaded, one
+    at a time (at most one leg below full load, never fewer than three attached); the gait
+    takes its nominal time."""
+    holds, normals = _three_holds()
+    p = ClimbGaitSettings(cycles=2)
+    assert p.reseat_every == 1 and ClimbGaitSettings().reseat_every == 0
+    gait = ClimbGait(holds, normals, np.eye(3), p)
+    log = _run_gait(gait)
+    assert gait.done
+    events = [(phase, e) for _, phase, _, _, evs in log for e in evs]
+    reseats = [e for phase, e in events if phase is ClimbPhase.RESEAT]
+    released = [e for e in reseats if e.action == "release"]
+    grasped = [e for e in reseats if e.action == "grasp"]
+    assert len(released) == len(grasped) == 7 * 3  # 8 body moves, the last ends the climb
+    swings = [e.leg for phase, e in events if e.action == "release"
+              and phase is not ClimbPhase.RESEAT]
+    for r, g in zip(released, grasped, strict=True):
+        assert r.leg == g.leg and g.t - r.t == pytest.approx(p.reseat_time, abs=0.021)
+    # Each re-grasp closes on the hold the gripper already holds (its swings' holds count up).
+    held = dict.fromkeys(LEG_NAMES, 0)
+    for phase, e in events:
+        if e.action == "grasp":
+            assert e.hold == held[e.leg] + (phase is not ClimbPhase.RESEAT)
+            held[e.leg] = e.hold
+    assert swings == list(p.order) * 2
+    for _, phase, load, _, _ in log:
+        assert len(load) >= 3 and sum(x < 1.0 for x in load.values()) + 4 - len(load) <= 1
+    # The nominal time counts three re-seats after every body move, the last one's too.
+    expected = p.settle_time + p.nominal_cycle_time * 2 - 8 * (p.lift_height / p.descend_speed
+                                                             - 1.0) - 3 * 4 * p.reseat_time
+    assert abs(log[-1][0] - expected) < 1.0
+    fewer = ClimbGait(holds, normals, np.eye(3), ClimbGaitSettings(cycles=2, reseat_every=2))
+    assert 0 < sum(ph is ClimbPhase.RESEAT and e.action == "grasp"
+                   for _, ph, _, _, evs in _run_gait(fewer) for e in evs) < 21
+    with pytest.raises(ConfigError):
+        ClimbGaitSettings(reseat_every=-1)
