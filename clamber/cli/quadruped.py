@@ -133,9 +133,6 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                            rocks=base.rocks, disturbance=base.disturbance, scenario=args.scenario)
     if args.wall == "plane":
         return settings
-    if args.reseat_every:
-        raise ConfigError("--reseat-every: a rock climb plans one swing at a time and does "
-                          "not re-seat its grippers; leave it out with --wall rock")
     from clamber.quadruped.trials.rock_climb import (
         CONTACT_FORCE,
         SEAT_RISE,
@@ -153,7 +150,8 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                              anchor_ekf=args.anchor_ekf == "on" or args.estimator == "anchor",
                              body_search=args.body_pose == "search",
                              estimator=args.estimator, replacements=args.replace_missed,
-                             map_frame=args.map_frame)
+                             map_frame=args.map_frame,
+                             reseat_every=args.reseat_every or 0)
 
 
 def _seat_rise(args: argparse.Namespace, default: float) -> float | None:

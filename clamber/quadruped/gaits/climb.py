@@ -126,12 +126,14 @@ class ClimbGaitSettings:
 
 @dataclass
 class ClimbEvent:
-    """A gripper action the gait asks for at time ``t`` [s]: ``"release"`` or ``"grasp"``."""
+    """A gripper action the gait asks for at time ``t`` [s]: ``"release"`` or ``"grasp"``
+    (of a swing, or of a re-seat on the hold the gripper holds: ``reseat``)."""
 
     t: float
     leg: str
     action: str
     hold: int = 0
+    reseat: bool = False
 
 
 @dataclass
@@ -248,8 +250,8 @@ class ClimbGait:
         leg, T = self.reseating[0], self.p.reseat_time
         stage, prev = (min(int(x // T), 4) for x in (t - self.t0, self._t_prev - self.t0))
         if stage > prev and stage in (1, 2):
-            events.append(ClimbEvent(t, leg, "release") if stage == 1 else
-                          ClimbEvent(t, leg, "grasp", self.index[leg]))
+            events.append(ClimbEvent(t, leg, ("release", "grasp")[stage - 1], self.index[leg],
+                                     reseat=True))
         if stage == 4:
             self.moves[self.reseating.pop(0)] = 0
             self._next(t)

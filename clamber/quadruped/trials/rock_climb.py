@@ -93,8 +93,7 @@ def wall_for(distance: float) -> RockWallSpec:
 class RockClimbSettings:
     """A dynamic rock climb.
 
-    * ``climb``: the plane trial's settings (its ``gait.cycles``, ``rocks`` and re-seating
-      unused: a rock climb plans one swing at a time and does not re-seat its grippers);
+    * ``climb``: the plane trial's settings (its ``gait.cycles`` and ``rocks`` unused);
       ``distance`` [m]; ``wall`` texture and size (None: :func:`wall_for` the distance);
       ``noise`` of the depth map.
     * Planning: ``rule``; ``reorder`` (try other legs when the due one finds no hold);
@@ -103,7 +102,8 @@ class RockClimbSettings:
       stance's body to lower its wrench QP's largest gauge); ``map_frame`` (map placed at
       the estimated body or in the true world frame).
     * Grasping: ``grasp``; ``winch``, ``plant``; ``regrasps``; ``replacements``;
-      ``contact_force`` [N] (None: the joint-4 torque rule).
+      ``contact_force`` [N] (None: the joint-4 torque rule); ``reseat_every`` (re-seat a
+      gripper in place after that many body moves, :class:`ClimbGaitSettings`; 0: never).
     * Loads: ``capacity_limits`` (Q-WBC box scaled by the planned capacity);
       ``footpad_push`` (compression borne by the footpad).
     * Estimation: ``estimator`` (leg odometry, or the anchor EKF, which needs
@@ -130,6 +130,7 @@ class RockClimbSettings:
     estimator: Estimator = Estimator.ODOMETRY
     replacements: int = 1
     map_frame: MapFrame = MapFrame.BODY
+    reseat_every: int = 0
 
     def __post_init__(self) -> None:
         for name, option in (("grasp", GraspModel), ("estimator", Estimator),
@@ -142,6 +143,7 @@ class RockClimbSettings:
         check.choice("rock_climb", "rule", self.rule, RULES)
         check.positive("rock_climb", "distance", self.distance)
         check.integer("rock_climb", "regrasps", self.regrasps, low=0)
+        check.integer("rock_climb", "reseat_every", self.reseat_every, low=0)
         for name in ("seat_rise", "contact_force"):
             if getattr(self, name) is not None:
                 check.positive("rock_climb", name, getattr(self, name))
@@ -228,7 +230,7 @@ class RockClimbTrial(ClimbTrial):
         """The gait over the mapped holds, the robot welded on its true start holds, the
         winches holding and the gait clock."""
         rs, layout, start = self.rock, self.layout, self.planner.start
-        gp = replace(self.settings.gait, cycles=1, reseat_every=0)
+        gp = replace(self.settings.gait, cycles=1, reseat_every=rs.reseat_every)
         if rs.contact_force is not None:
             gp = replace(gp, contact_force=rs.contact_force)
         if rs.grasp == "winch":
@@ -426,12 +428,17 @@ class RockClimbTrial(ClimbTrial):
                     if self._grip(ev.leg, self.layout.holds[ev.leg][ev.hold]):
                         self.engaged += 1
                         self._limit_to_hold(ev.leg, ev.hold)
+                    elif ev.reseat:
+                        self._fail(FailureReason.GRASP_MISSED, f"{ev.leg} re-seat on hold "
+                                   f"{ev.hold} missed at {self._height():.2f} m")
+                        return
                     else:
                         self._replace(ev.leg, ev.hold, ev.t,
                                       f"{ev.leg} missed hold {ev.hold} at {self._height():.2f} m")
                         return
                 else:
-                    self._plan_next()
+                    if not ev.reseat:
+                        self._plan_next()
                     self._let_go(ev.leg)
                     self.first_release = t if self.first_release is None \
                         else self.first_release
@@ -449,7 +456,8 @@ class RockClimbTrial(ClimbTrial):
         rs, leg = self.rock, ev.leg
         ctrl, plant = self.winch_ctrl[leg], self.winch_plant[leg]
         if ev.action == "release":
-            self._plan_next()
+            if not ev.reseat:
+                self._plan_next()
             report = release(ctrl, plant, WINCH_DT)
             self.release_time += report.duration
             self.first_release = t if self.first_release is None else self.first_release
@@ -469,7 +477,8 @@ class RockClimbTrial(ClimbTrial):
             self.tries += report.tries
             self.grasp_time += report.duration
         self.busy_until, self.gait_clock = t + report.duration, ev.t
-        self.pending = (leg, ev.action, ev.hold, report)
+        self.pending = (leg, "reseat" if ev.reseat and ev.action == "grasp" else ev.action,
+                        ev.hold, report)
 
     def _finish_winch(self) -> None:
         """Open the weld, or close it on an engaged hold; a missed grasp is re-placed or ends
@@ -483,7 +492,14 @@ class RockClimbTrial(ClimbTrial):
             elif action == "release":
                 self._let_go(leg)
             return
-        if report.status is not GraspStatus.HELD:
+        if action == "reseat" and not (report.status is GraspStatus.HELD
+                                       and self._grip(leg, self.layout.holds[leg][k])):
+            self._fail(FailureReason.GRASP_MISSED, f"{leg} re-seat on hold {k} did not hold "
+                       f"({report.fault or report.status.value}) {where}")
+        elif action == "reseat":
+            self.engaged += 1
+            self._limit_to_hold(leg, k)
+        elif report.status is not GraspStatus.HELD:
             self._replace(leg, k, self.gait_clock,
                           f"{leg} hold {k}: {report.tries} tries did not engage "
                           f"({report.fault or report.status.value}; {self.landing}) {where}")

@@ -205,6 +205,7 @@ def test_a_long_climb_re_seats_every_gripper_on_its_own_hold_after_each_body_mov
     assert gait.done
     events = [(phase, e) for _, phase, _, _, evs in log for e in evs]
     reseats = [e for phase, e in events if phase is ClimbPhase.RESEAT]
+    assert all(e.reseat == (phase is ClimbPhase.RESEAT) for phase, e in events)
     released = [e for e in reseats if e.action == "release"]
     grasped = [e for e in reseats if e.action == "grasp"]
     assert len(released) == len(grasped) == 7 * 3  # 8 body moves, the last ends the climb
@@ -219,7 +220,7 @@ def test_a_long_climb_re_seats_every_gripper_on_its_own_hold_after_each_body_mov
             assert e.hold == held[e.leg] + (phase is not ClimbPhase.RESEAT)
             held[e.leg] = e.hold
     assert swings == list(p.order) * 2
-    for _, phase, load, _, _ in log:
+    for _, _, load, _, _ in log:
         assert len(load) >= 3 and sum(x < 1.0 for x in load.values()) + 4 - len(load) <= 1
     # The nominal time counts three re-seats after every body move, the last one's too.
     expected = p.settle_time + p.nominal_cycle_time * 2 - 8 * (p.lift_height / p.descend_speed
