@@ -311,7 +311,7 @@ class ClimbTrial:
         failed = self.failure is not None
         placing = k * dt < PLACEMENT_TIME
         phase = "" if not failed else "placement" if placing else \
-            f"{self.gait.phase.value} {self.gait.swing_leg or ''}".strip()
+            f"{self.gait.phase.value} {self.gait.bands[-1][3] if self.gait.bands else ''}".strip()
         active = self.n_active / self.n_cycles \
             if self.n_cycles and s.controller.startswith("qwbc") else float("nan")
         if self.log is not None:

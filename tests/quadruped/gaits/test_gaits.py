@@ -209,6 +209,7 @@ def test_a_long_climb_re_seats_every_gripper_on_its_own_hold_after_each_body_mov
     released = [e for e in reseats if e.action == "release"]
     grasped = [e for e in reseats if e.action == "grasp"]
     assert len(released) == len(grasped) == 7 * 3  # 8 body moves, the last ends the climb
+    assert [leg for *_, name, leg in gait.bands if name == "reseat"] == [e.leg for e in released]
     swings = [e.leg for phase, e in events if e.action == "release"
               and phase is not ClimbPhase.RESEAT]
     for r, g in zip(released, grasped, strict=True):
