@@ -174,7 +174,9 @@ def _climb(args: argparse.Namespace) -> dict:
     for inc, cond, result in zip(inclines, conditions, results, strict=True):
         row = {"command": "climb", "controller": args.controller, "incline_deg": inc,
                "state": args.state, "breakable": not args.unbreakable,
-               "sole_stiffness": args.sole_stiffness}
+               "sole_stiffness": args.sole_stiffness,
+               "reseat_every": (cond.reseat_every if args.wall == "rock"
+                                else cond.gait.reseat_every)}
         if args.wall == "rock":
             row.update(wall="rock", grasp=args.grasp, rule=args.rule, distance=args.distance,
                        gripper_limits=args.gripper_limits, leg_order=args.leg_order,

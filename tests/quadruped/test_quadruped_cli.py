@@ -32,6 +32,7 @@ def test_climb_json(tmp_path):
     for key in ("success_rate", "success_interval", "max_tracking_error_mm", "mean_power_w",
                 "peak_power_w", "cost_of_transport"):
         assert key in s
+    assert s["reseat_every"] == 0  # one cycle: the paper's gait
     assert (tmp_path / "trials.csv").exists()
 
 
@@ -84,3 +85,23 @@ def test_demo_step_adds_the_climb_to_the_report(tmp_path, monkeypatch):
     assert out["quadruped_climb"]["success"] is True
     html = write_page(tmp_path / "report.html", "demo", sections).read_text()
     assert "Q-WBC climb" in html and "data:image/gif;base64" in html
+
+
+def test_reseat_option_sets_the_gait_and_refuses_bad_counts():
+    """`--reseat-every` reaches the gait (left out: every body move for more than one cycle,
+    never for one; never on rock unless given) and refuses negative or fractional counts."""
+    from clamber.cli.quadruped import _climb_settings
+
+    def settings(*extra: str):
+        args = build_parser().parse_args(["quadruped", "climb", *extra])
+        return _climb_settings(args, 90.0)
+
+    assert settings().gait.reseat_every == 0
+    assert settings("--cycles", "5").gait.reseat_every == 1
+    assert settings("--cycles", "5", "--reseat-every", "0").gait.reseat_every == 0
+    assert settings("--reseat-every", "2").gait.reseat_every == 2
+    assert settings("--wall", "rock").reseat_every == 0
+    assert settings("--wall", "rock", "--reseat-every", "1").reseat_every == 1
+    for bad in ("-1", "1.5"):
+        p = _run("quadruped", "climb", "--reseat-every", bad)
+        assert p.returncode == 2 and "--reseat-every" in p.stderr
