@@ -1,5 +1,6 @@
 """What a gripper re-seat finds and leaves: its sole's hinge deflection as it opens and as it
-closes, and the force the gripper still carries as it opens, per controller.
+closes, the force the gripper still carries as it opens, and how far the sole closes off its
+hold's top along the normal, per controller.
 
 Two-cycle climbs up the vertical wall (held-out seeds, default gains and sole), each re-seat
 read from the simulator: medians and largest values per controller; the last line is one
@@ -23,11 +24,13 @@ from clamber.quadruped.trials.climb import ClimbTrial
 
 class TracedClimb(ClimbTrial):
     """A climb that records, at each re-seat, the sole's hinge deflection [rad] and the rock's
-    force on the gripper [N] as it opens, and the deflection as it closes again."""
+    force on the gripper [N] as it opens, and the deflection and the sole's distance off the
+    hold's top along its normal [m] as it closes again."""
 
     def __init__(self, *args, **kwargs) -> None:
         self.opened: list[tuple[float, float]] = []
         self.closed: list[float] = []
+        self.off_hold: list[float] = []
         super().__init__(*args, **kwargs)
 
     def _hinge(self, leg: str) -> float:
@@ -46,17 +49,20 @@ class TracedClimb(ClimbTrial):
     def _grip(self, leg: str, hold) -> bool:
         if self._reseating():
             self.closed.append(self._hinge(leg))
+            g = self.sim.grippers
+            self.off_hold.append(float((g.data.site_xpos[g.site[leg]] - hold.top) @ hold.normal))
         return super()._grip(leg, hold)
 
 
 def measure(controller: str, seeds: list[int], cycles: int) -> dict:
-    opened, closed, done = [], [], 0
+    opened, closed, off, done = [], [], [], 0
     for seed in seeds:
         trial = TracedClimb(scenario_settings("wall90", controller=controller,
                                               gait=ClimbGaitSettings(cycles=cycles)), seed)
         result, _ = trial.run()
         opened += trial.opened
         closed += trial.closed
+        off += trial.off_hold
         done += result.success
     hinge_open = [h for h, _ in opened]
     force = [f for _, f in opened]
@@ -65,7 +71,9 @@ def measure(controller: str, seeds: list[int], cycles: int) -> dict:
             "hinge_at_closing_median_mrad": 1e3 * float(np.median(closed)),
             "hinge_at_closing_max_mrad": 1e3 * float(np.max(closed)),
             "force_at_opening_median_n": float(np.median(force)),
-            "force_at_opening_max_n": float(np.max(force))}
+            "force_at_opening_max_n": float(np.max(force)),
+            "off_hold_at_closing_median_mm": 1e3 * float(np.median(off)),
+            "off_hold_at_closing_max_mm": 1e3 * float(np.max(off))}
 
 
 def main() -> None:

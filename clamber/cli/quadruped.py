@@ -111,6 +111,14 @@ def _write_json(path: Path, summary: dict) -> None:
     path.write_text(strict_json(summary, indent=1) + "\n")
 
 
+def _contact_force(args: argparse.Namespace) -> float | None:
+    """The gait's descent rule from ``--contact``: None (the gait's default), the force
+    threshold [N], or 0 (the joint-4 torque rule)."""
+    from clamber.quadruped.gaits.climb import CONTACT_FORCE
+
+    return {None: None, "force": CONTACT_FORCE, "torque": 0.0}[args.contact]
+
+
 def _climb_settings(args: argparse.Namespace, incline: float):
     """The condition of one incline: the plane trial's settings, or the rock trial's."""
     from clamber.quadruped.gaits import ClimbGaitSettings
@@ -120,7 +128,8 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                              control_rate=args.rate, state=args.state,
                              physics_dt=physics_dt_of(args, args.rate),
                              gait=ClimbGaitSettings(cycles=args.cycles,
-                                                    reseat_every=args.reseat_every),
+                                                    reseat_every=args.reseat_every,
+                                                    contact_force=_contact_force(args)),
                              breakable=not args.unbreakable,
                              sole=sole_compliance(args.sole_stiffness))
     if args.scenario:
@@ -176,14 +185,17 @@ def _climb(args: argparse.Namespace) -> dict:
                "state": args.state, "breakable": not args.unbreakable,
                "sole_stiffness": args.sole_stiffness,
                "reseat_every": (cond.reseat_every if args.wall == "rock"
-                                else cond.gait.reseat_every)}
+                                else cond.gait.reseat_every),
+               "contact": ("torque" if (cond.contact_force if args.wall == "rock"
+                                        else cond.gait.contact_force) in (None, 0.0)
+                           else "force")}
         if args.wall == "rock":
             row.update(wall="rock", grasp=args.grasp, rule=args.rule, distance=args.distance,
                        gripper_limits=args.gripper_limits, leg_order=args.leg_order,
                        landing=args.landing, seat_check=args.seat_check,
                        seat_tolerance_mm=(None if cond.seat_rise is None
                                           else round(1000.0 * cond.seat_rise, 3)),
-                       contact=args.contact, compression=args.compression,
+                       compression=args.compression,
                        anchor_ekf=("on" if cond.anchor_ekf else "off"),
                        body_pose=args.body_pose, estimator=args.estimator,
                        replace_missed=args.replace_missed, map_frame=args.map_frame)
@@ -335,10 +347,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="rock wall: with --seat-check on, how far [mm] mapped rock under "
                        "the footpad may stand above the landing sole's plane (default 10, "
                        "the planner's SEAT_RISE)")
-    climb.add_argument("--contact", choices=("force", "torque"), default="force",
-                       help="rock wall: a descent ends when the force estimated from the "
-                       "swing leg's servo torques presses the foot 1.5 N more along the "
-                       "hold's normal (default), or on the plane gait's joint-4 torque rule")
+    climb.add_argument("--contact", choices=("force", "torque"), default=None,
+                       help="a descent (a swing's, or a re-seat's) ends when the force "
+                       "estimated from the leg's servo torques presses the foot 1.5 N more "
+                       "along the hold's normal, or on the paper's joint-4 torque rule "
+                       "(default: force on rock and on plane climbs that re-seat, torque on "
+                       "one-cycle plane climbs)")
     climb.add_argument("--compression", choices=("footpad", "scaled"), default="footpad",
                        help="rock wall: compression on a gripper is borne by its footpad, "
                        "lowered only by an edge under it (default), or scaled by the hold's "

@@ -9,9 +9,11 @@ move the body (cubic) over the four footholds. A cycle advances the body by ``st
 Re-seating (``reseat_every``): a welded sole winds up about the one axis its 5-DOF leg cannot
 turn it as the body moves (:mod:`clamber.quadruped.model.windup`), and its hinges carry that
 turn as a moment until the gripper breaks off. After ``reseat_every`` body moves a gripper
-is re-seated in place: unloaded, opened so its sole relaxes, closed on the same hold and
-reloaded, one gripper at a time (``reseat_time`` per stage). By default climbs of more than
-one cycle re-seat after every body move; one-cycle climbs keep the paper's gait.
+is re-seated in place: unloaded, opened so its sole relaxes, pressed back onto the hold
+along its normal until contact (the descent's rule: an open foot held in place drifts off its
+hold a few millimetres per opening), closed there and reloaded, one gripper at a time
+(``reseat_time`` per stage). By default climbs of more than one cycle re-seat after every body
+move; one-cycle climbs keep the paper's gait.
 """
 
 from __future__ import annotations
@@ -59,6 +61,10 @@ class ClimbPhase(enum.Enum):
 
 _ZERO3 = np.zeros(3)
 _ZERO3.flags.writeable = False
+#: A descent ends when the foot's normal force, estimated from servo torques
+#: (:class:`~clamber.quadruped.estimation.contact.FootForceEstimator`), has grown by this
+#: much [N] since it began (chosen on tuning seeds 0-9, docs/results/quadruped_comparison.md).
+CONTACT_FORCE = 1.5
 #: Phases during which the swing leg's gripper is open.
 SWING_PHASES = (ClimbPhase.RELEASE, ClimbPhase.LIFT, ClimbPhase.TRANSFER, ClimbPhase.DESCEND)
 
@@ -67,7 +73,13 @@ SWING_PHASES = (ClimbPhase.RELEASE, ClimbPhase.LIFT, ClimbPhase.TRANSFER, ClimbP
 class ClimbGaitSettings:
     """Free-climbing gait settings (times [s], lengths [m], torque [N m]); the defaults give
     the paper's cycle, 0.22 m in about 90 s. A descent at ``descend_speed`` [m/s] may go
-    ``overshoot`` below the known hold top; ``standoff``: body height above the hold tops."""
+    ``overshoot`` below the known hold top; ``standoff``: body height above the hold tops.
+    Descents (a swing's, and a re-seat's back onto its hold) end when the estimated normal
+    foot force has grown by ``contact_force`` [N], or by the joint-4 torque rule
+    (``contact_torque``) where it is 0 or no force estimate is given. None: the force rule
+    at :data:`CONTACT_FORCE` when the gait re-seats, the paper's torque rule otherwise
+    (pressing an open foot back onto its hold until joint 4 feels it loads the other
+    grippers enough to break them)."""
 
     stride: float = 0.22
     order: tuple[str, ...] = ("LR", "LF", "RR", "RF")
@@ -98,13 +110,14 @@ class ClimbGaitSettings:
                                     "descend_speed", "overshoot", "contact_torque",
                                     "grasp_time", "reload_time", "body_time", "standoff",
                                     "reseat_time"))
-        if self.contact_force is not None:
-            check.number("climb_gait", "contact_force", self.contact_force, low=0.0,
-                         low_open=True)
         check.integer("climb_gait", "cycles", self.cycles, low=1)
         if self.reseat_every is None:
             object.__setattr__(self, "reseat_every", int(self.cycles > 1))
         check.integer("climb_gait", "reseat_every", self.reseat_every, low=0)
+        if self.contact_force is None:
+            object.__setattr__(self, "contact_force",
+                               CONTACT_FORCE if self.reseat_every else 0.0)
+        check.number("climb_gait", "contact_force", self.contact_force, low=0.0)
 
     @property
     def nominal_cycle_time(self) -> float:
@@ -112,8 +125,8 @@ class ClimbGaitSettings:
         per_leg = (self.unload_time + self.release_time + self.lift_time + self.transfer_time
                    + self.lift_height / self.descend_speed + self.grasp_time
                    + self.reload_time + self.body_time)
-        # Each gripper is re-seated 3 // reseat_every times a cycle, in four stages.
-        reseats = 3 // self.reseat_every if self.reseat_every else 0
+        # Each gripper is re-seated 4 // reseat_every times a cycle, in four stages.
+        reseats = 4 // self.reseat_every if self.reseat_every else 0
         return 4 * (per_leg + 4 * reseats * self.reseat_time)
 
     def stance_offsets(self, nominal: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -137,6 +150,20 @@ class ClimbEvent:
 
 
 @dataclass
+class _Reseat:
+    """A re-seat under way: the foot's pose to hold (where it opened, then where it touched),
+    the hold's normal, and when the seat's descent began and the gripper closed [s]."""
+
+    pose: pin.SE3
+    normal: np.ndarray
+    bottom: float
+    released: bool = False
+    descent: float | None = None
+    free: float = 0.0
+    grasped: float | None = None
+
+
+@dataclass
 class _SwingPlan:
     leg: str
     start: pin.SE3
@@ -144,8 +171,7 @@ class _SwingPlan:
     above: np.ndarray
     target: np.ndarray
     normal: np.ndarray
-    tau4_free: float = 0.0
-    force_free: float = 0.0
+    free: float = 0.0
     landing: np.ndarray | None = None
     lift: float = 0.05
     rotation: np.ndarray | None = None
@@ -195,8 +221,7 @@ class ClimbGait:
         #: Body moves each gripper has held through since its grasp; grippers to re-seat.
         self.moves = dict.fromkeys(LEG_NAMES, 0)
         self.reseating: list[str] = []
-        #: The times [s] of the last two calls of :meth:`reference` (re-seat stage changes).
-        self._t_prev = self._t = 0.0
+        self._reseat_state: _Reseat | None = None
 
     def retract(self) -> str:
         """Drop the last scheduled swing not yet begun and return its leg."""
@@ -244,20 +269,46 @@ class ClimbGait:
         phase = ClimbPhase.UNLOAD if self.swing_leg else ClimbPhase.DONE
         self._enter(ClimbPhase.RESEAT if self.reseating and self.swing_leg else phase, t)
 
-    def _reseat(self, t: float, events: list[ClimbEvent]) -> float:
-        """Load factor of the gripper being re-seated (unload, open, close, reload); its
-        release and grasp events; the next phase once it is reloaded."""
-        leg, T = self.reseating[0], self.p.reseat_time
-        stage, prev = (min(int(x // T), 4) for x in (t - self.t0, self._t_prev - self.t0))
-        if stage > prev and stage in (1, 2):
-            events.append(ClimbEvent(t, leg, ("release", "grasp")[stage - 1], self.index[leg],
-                                     reseat=True))
-        if stage == 4:
-            self.moves[self.reseating.pop(0)] = 0
-            self._next(t)
-            return 1.0
-        s = cubic(min(1.0, (t - self.t0) / T - stage))[0]
-        return (1.0 - s, 0.0, 0.0, s)[stage]
+    def _reseat(self, t: float, feet: Callable[[], dict[str, pin.SE3]], tau4: np.ndarray,
+                events: list[ClimbEvent]) -> tuple[float, pin.SE3]:
+        """Load factor and foot target of the gripper being re-seated: unload, open (the foot
+        held where it was), descend along the hold's normal until contact, close, reload;
+        its release and grasp events; the next phase once it is reloaded."""
+        leg, T, p = self.reseating[0], self.p.reseat_time, self.p
+        rs = self._reseat_state
+        if rs is None:
+            pose = feet()[leg].copy()
+            k = self.index[leg]
+            n = np.asarray(self.normals[leg][k], dtype=float)
+            # Lowest depth: the known hold top plus the descent's overshoot.
+            bottom = float((pose.translation - self.holds[leg][k]) @ n) + p.overshoot
+            rs = self._reseat_state = _Reseat(pose, n, bottom)
+        elapsed = t - self.t0
+        if rs.grasped is None:
+            if elapsed < T:
+                return 1.0 - cubic(elapsed / T)[0], rs.pose
+            if not rs.released:
+                rs.released = True
+                events.append(ClimbEvent(t, leg, "release", self.index[leg], reseat=True))
+            if elapsed < 2 * T:
+                return 0.0, rs.pose
+            if rs.descent is None:
+                rs.descent, rs.free = t, self._contact_reading(leg, tau4, rs.normal)
+            depth = (t - rs.descent) * p.descend_speed
+            if depth >= rs.bottom or self._touched(leg, tau4, rs.free, rs.normal):
+                events.append(ClimbEvent(t, leg, "grasp", self.index[leg], reseat=True))
+                rs.grasped, rs.pose = t, feet()[leg].copy()
+                return 0.0, rs.pose
+            return 0.0, pin.SE3(rs.pose.rotation, rs.pose.translation - depth * rs.normal)
+        closed = t - rs.grasped
+        if closed < T:
+            return 0.0, rs.pose
+        if closed < 2 * T:
+            return cubic(closed / T - 1.0)[0], rs.pose
+        self.moves[self.reseating.pop(0)] = 0
+        self._reseat_state = None
+        self._next(t)
+        return 1.0, rs.pose
 
     def close(self, t: float) -> None:
         """Close the last phase band at time ``t`` [s] (for logs and figures)."""
@@ -285,7 +336,7 @@ class ClimbGait:
         swing_load: float | None = None
         targets: dict[str, pin.SE3] = {}
         pos, vel, acc = self.body_to, _ZERO3, _ZERO3
-        ph, self._t_prev, self._t = self.phase, self._t, t
+        ph = self.phase
         if ph is ClimbPhase.SETTLE and elapsed >= p.settle_time:
             self._enter(ClimbPhase.UNLOAD if leg else ClimbPhase.DONE, t)
         elif ph is ClimbPhase.UNLOAD:
@@ -314,17 +365,15 @@ class ClimbGait:
                 for g in LEG_NAMES:
                     self.moves[g] += 1
                 if p.reseat_every:
+                    # The next swing leg first: it holds through the others' re-seats
+                    # otherwise, with the whole body move's wind-up.
                     self.reseating = sorted(
-                        (g for g in LEG_NAMES if self.moves[g] >= p.reseat_every
-                         and g != self.swing_leg), key=lambda g: -self.moves[g])
+                        (g for g in LEG_NAMES if self.moves[g] >= p.reseat_every),
+                        key=lambda g: (g != self.swing_leg, -self.moves[g]))
                 self._next(t)
         elif ph is ClimbPhase.RESEAT:
-            # The foot is held where it was when the re-seat began, through the opening.
             leg = self.reseating[0]
-            if self._t_prev <= self.t0:
-                self.foot_hold_pose[leg] = feet()[leg].copy()
-            targets[leg] = self.foot_hold_pose[leg]
-            swing_load = self._reseat(t, events)
+            swing_load, targets[leg] = self._reseat(t, feet, tau4, events)
         ref = MotionReference(pin.SE3(self.R, pos), self._twist(vel), self._twist(acc),
                               _loads(leg, swing_load), targets)
         return ref, events
@@ -372,20 +421,13 @@ class ClimbGait:
         if self.phase is ClimbPhase.TRANSFER:
             s = cubic(elapsed / p.transfer_time)[0]
             if elapsed >= p.transfer_time:
-                sw.tau4_free = float(tau4[leg_index(leg)])
-                if self._by_force():
-                    sw.force_free = float(self._forces()[leg_index(leg)] @ sw.normal)
+                sw.free = self._contact_reading(leg, tau4, sw.normal)
                 self._enter(ClimbPhase.DESCEND, t)
             return pin.SE3(rot, sw.lifted + s * (sw.above - sw.lifted))
         if self.phase is ClimbPhase.DESCEND:
             depth = min(elapsed * p.descend_speed, sw.lift + p.overshoot)
-            if self._by_force():
-                pressed = float(self._forces()[leg_index(leg)] @ sw.normal) - sw.force_free
-                touched = pressed > p.contact_force
-            else:
-                touched = abs(float(tau4[leg_index(leg)]) - sw.tau4_free) > p.contact_torque
             bottomed = elapsed * p.descend_speed >= sw.lift + p.overshoot
-            if touched or bottomed:
+            if self._touched(leg, tau4, sw.free, sw.normal) or bottomed:
                 events.append(ClimbEvent(t, leg, "grasp", self.index[leg] + 1))
                 self.foot_hold_pose[leg] = feet()[leg].copy()
                 self._enter(ClimbPhase.GRASP, t)
@@ -396,9 +438,26 @@ class ClimbGait:
             self._enter(ClimbPhase.RELOAD, t)
         return self.foot_hold_pose[leg]
 
-    def _by_force(self) -> bool:
-        """Whether descents end on the estimated foot force (else on the joint-4 torque)."""
-        return self.p.contact_force is not None and self._forces is not None
+    def _contact_reading(self, leg: str, tau4: np.ndarray, normal: np.ndarray) -> float:
+        """What contact is told by, read free of contact: the estimated foot force along
+        ``normal`` [N], else the joint-4 torque [N m] (:meth:`_threshold`)."""
+        if self._threshold()[0]:
+            return float(self._forces()[leg_index(leg)] @ normal)
+        return float(tau4[leg_index(leg)])
+
+    def _touched(self, leg: str, tau4: np.ndarray, free: float, normal: np.ndarray) -> bool:
+        """Whether the descending foot of ``leg`` touched: its reading off ``free`` by more
+        than the threshold (the force pressing along ``-normal``, or the torque either way)."""
+        by_force, limit = self._threshold()
+        change = self._contact_reading(leg, tau4, normal) - free
+        return (change if by_force else abs(change)) > limit
+
+    def _threshold(self) -> tuple[bool, float]:
+        """Whether descents end on the estimated foot force, and its threshold [N] or the
+        joint-4 torque's [N m]."""
+        if self._forces is not None and self.p.contact_force > 0.0:
+            return True, self.p.contact_force
+        return False, self.p.contact_torque
 
     @property
     def done(self) -> bool:

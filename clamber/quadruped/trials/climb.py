@@ -25,6 +25,7 @@ from clamber.exceptions import InfeasibleStart
 from clamber.failures import FailureReason
 from clamber.quadruped.control.controllers import Controller, JointCommand, MotionReference
 from clamber.quadruped.control.variants import check_name, make_controller
+from clamber.quadruped.estimation.contact import FootForceEstimator
 from clamber.quadruped.estimation.estimator import LegOdometryEkf, SimulatedImu
 from clamber.quadruped.gaits import ClimbEvent, ClimbGait, ClimbGaitSettings
 from clamber.quadruped.model.kinematics import world_foot_poses
@@ -176,6 +177,8 @@ class ClimbTrial:
         self.imu = SimulatedImu(seed=self.seed + 101)
         self.ekf = LegOdometryEkf(self.rm, self.body0.translation, self.body0.rotation,
                                   self.imu.spec)
+        self.force_estimator = FootForceEstimator(RobotModel(self.robot),
+                                                  ServoBank(self.robot).kv)
 
     # ---- one control cycle -----------------------------------------------------------------
     def step(self) -> bool:
@@ -229,9 +232,16 @@ class ClimbTrial:
         """The gait's reference (held at its start during the placement) and events."""
         sim = self.sim
         feet = partial(world_foot_poses, self.rm, state)
+        forces = partial(self._foot_forces, state)
         if t < PLACEMENT_TIME:
-            return self.gait.reference(0.0, feet, sim.joint4_torques())[0], []
-        return self.gait.reference(t - PLACEMENT_TIME, feet, sim.joint4_torques())
+            return self.gait.reference(0.0, feet, sim.joint4_torques(), forces)[0], []
+        return self.gait.reference(t - PLACEMENT_TIME, feet, sim.joint4_torques(), forces)
+
+    def _foot_forces(self, state: RobotState) -> np.ndarray:
+        """Estimated foot forces (4, 3) [N, world axes] from servo torques and encoders."""
+        qj, dqj = self.sim.joints()
+        return self.force_estimator.forces(qj, dqj, self.sim.joint_torques(),
+                                           state.body_rotation)
 
     def _grip(self, leg: str, hold) -> bool:
         """Close ``leg``'s gripper on ``hold``; True when it holds. The robot's own record of

@@ -27,8 +27,8 @@ from clamber.exceptions import ConfigError, InfeasibleStart
 from clamber.failures import FailureReason
 from clamber.quadruped.control.controllers import MotionReference
 from clamber.quadruped.control.grasping import GraspReport, GraspStatus, grasp, release
-from clamber.quadruped.estimation.contact import FootForceEstimator
 from clamber.quadruped.gaits import ClimbEvent, ClimbGait
+from clamber.quadruped.gaits.climb import CONTACT_FORCE
 from clamber.quadruped.model.kinematics import world_foot_poses
 from clamber.quadruped.model.robot import LEG_NAMES, Marcbot
 from clamber.quadruped.model.robot_model import RobotModel, RobotState
@@ -73,10 +73,6 @@ START_CLEARANCE = 0.01
 #: Seat check [m]: no hold where mapped rock under the footpad rises more than this above
 #: the landing sole's plane.
 SEAT_RISE = 0.01
-#: A descent ends when the swing foot's normal force, estimated from servo torques
-#: (:class:`~clamber.quadruped.estimation.contact.FootForceEstimator`), has grown by this
-#: much [N] since the end of the transfer.
-CONTACT_FORCE = 1.5
 #: A missed swing is re-planned off the cells within this radius [m] of the missed hold.
 REPLACE_EXCLUSION = 0.02
 #: The shortest climb the default wall is sized for [m] (longer climbs get longer walls).
@@ -281,8 +277,6 @@ class RockClimbTrial(ClimbTrial):
         foot-force estimator and the optional anchor EKF."""
         super()._setup_control()
         self.shadow = AnchorShadow(self, self.seed) if self.rock.anchor_ekf else None
-        self.force_estimator = FootForceEstimator(RobotModel(self.robot),
-                                                  ServoBank(self.robot).kv)
         for leg in LEG_NAMES:
             self._limit_to_hold(leg, 0)
 
@@ -412,12 +406,6 @@ class RockClimbTrial(ClimbTrial):
         out = self.gait.reference(self.gait_clock, feet, sim.joint4_torques(), forces)
         self.gait_clock += self.dt
         return out
-
-    def _foot_forces(self, state: RobotState) -> np.ndarray:
-        """Estimated foot forces (4, 3) [N, world axes] from servo torques and encoders."""
-        qj, dqj = self.sim.joints()
-        return self.force_estimator.forces(qj, dqj, self.sim.joint_torques(),
-                                           state.body_rotation)
 
     def _apply(self, events: list[ClimbEvent], t: float) -> None:
         """Release or grasp: at once with the fixed phases, through the winch otherwise."""

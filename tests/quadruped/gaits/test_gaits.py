@@ -40,12 +40,14 @@ def test_trot_duty_step_and_speed():
         TrotGaitSettings(duty=0.4)
 
 
-def _run_gait(gait: ClimbGait, contact_after: float = 1.0, dt: float = 0.02):
+def _run_gait(gait: ClimbGait, contact_after: float = 1.0, dt: float = 0.02,
+              seat_depth: float = 0.002):
     """Drive the climbing gait with feet where it asks them and joint 4 touching
-    ``contact_after`` seconds into each descent; returns the phases, loads and events."""
+    ``contact_after`` seconds into each descent, and once a re-seated foot is pressed
+    ``seat_depth`` [m] below where its re-seat began; returns the phases, loads and events."""
     feet = {leg: pin.SE3(np.eye(3), gait.holds[leg][0]) for leg in LEG_NAMES}
     log, t = [], 0.0
-    descend_start = None
+    descend_start, seat = None, {}
     while not gait.done and t < 400:
         tau4 = np.zeros(4)
         if gait.phase is ClimbPhase.DESCEND:
@@ -54,6 +56,11 @@ def _run_gait(gait: ClimbGait, contact_after: float = 1.0, dt: float = 0.02):
                 tau4[LEG_NAMES.index(gait.swing_leg)] = 1.0
         else:
             descend_start = None
+        if gait.phase is ClimbPhase.RESEAT:
+            leg = gait.reseating[0]
+            start = seat.setdefault(gait.bands[-1][0], feet[leg].translation.copy())
+            depth = (start - feet[leg].translation) @ gait.normals[leg][gait.index[leg]]
+            tau4[LEG_NAMES.index(leg)] = float(depth >= seat_depth - 1e-12)
         ref, events = gait.reference(t, lambda: feet, tau4)
         for leg, target in ref.foot_targets.items():
             feet[leg] = target
@@ -194,9 +201,10 @@ def _three_holds() -> tuple[dict, dict]:
 
 def test_a_long_climb_re_seats_every_gripper_on_its_own_hold_after_each_body_move():
     """Two cycles, re-seating on by default: after every body move but the last, each gripper
-    but the next to swing is unloaded, opened, closed on the hold it holds and reloaded, one
-    at a time (at most one leg below full load, never fewer than three attached); the gait
-    takes its nominal time."""
+    (the next to swing first) is unloaded, opened, pressed back along its hold's normal until
+    contact, closed on the hold it holds and reloaded, one at a time (at most one leg below
+    full load, never fewer than three attached); the gait takes its nominal time plus the
+    presses."""
     holds, normals = _three_holds()
     p = ClimbGaitSettings(cycles=2)
     assert p.reseat_every == 1 and ClimbGaitSettings().reseat_every == 0
@@ -208,12 +216,17 @@ def test_a_long_climb_re_seats_every_gripper_on_its_own_hold_after_each_body_mov
     assert all(e.reseat == (phase is ClimbPhase.RESEAT) for phase, e in events)
     released = [e for e in reseats if e.action == "release"]
     grasped = [e for e in reseats if e.action == "grasp"]
-    assert len(released) == len(grasped) == 7 * 3  # 8 body moves, the last ends the climb
+    assert len(released) == len(grasped) == 7 * 4  # 8 body moves, the last ends the climb
     assert [leg for *_, name, leg in gait.bands if name == "reseat"] == [e.leg for e in released]
     swings = [e.leg for phase, e in events if e.action == "release"
               and phase is not ClimbPhase.RESEAT]
+    # The next swing leg is re-seated first, after each body move.
+    assert [e.leg for e in released[::4]] == (list(p.order) * 2)[1:]
+    # Open for reseat_time, then pressed 2 mm at the descent's speed (one step to see it).
+    press = 0.002 / p.descend_speed
     for r, g in zip(released, grasped, strict=True):
-        assert r.leg == g.leg and g.t - r.t == pytest.approx(p.reseat_time, abs=0.021)
+        assert r.leg == g.leg
+        assert g.t - r.t == pytest.approx(p.reseat_time + press, abs=2.1 * 0.02)
     # Each re-grasp closes on the hold the gripper already holds (its swings' holds count up).
     held = dict.fromkeys(LEG_NAMES, 0)
     for phase, e in events:
@@ -223,12 +236,14 @@ def test_a_long_climb_re_seats_every_gripper_on_its_own_hold_after_each_body_mov
     assert swings == list(p.order) * 2
     for _, _, load, _, _ in log:
         assert len(load) >= 3 and sum(x < 1.0 for x in load.values()) + 4 - len(load) <= 1
-    # The nominal time counts three re-seats after every body move, the last one's too.
-    expected = p.settle_time + p.nominal_cycle_time * 2 - 8 * (p.lift_height / p.descend_speed
-                                                             - 1.0) - 3 * 4 * p.reseat_time
-    assert abs(log[-1][0] - expected) < 1.0
+    # The nominal time counts four re-seats after every body move, the last one's too; each
+    # re-seat's stages end on the 20 ms step after their time (at most three steps late).
+    expected = (p.settle_time + p.nominal_cycle_time * 2
+                - 8 * (p.lift_height / p.descend_speed - 1.0) - 4 * 4 * p.reseat_time
+                + 28 * press)
+    assert abs(log[-1][0] - expected) < 1.0 + 28 * 3 * 0.02
     fewer = ClimbGait(holds, normals, np.eye(3), ClimbGaitSettings(cycles=2, reseat_every=2))
     assert 0 < sum(ph is ClimbPhase.RESEAT and e.action == "grasp"
-                   for _, ph, _, _, evs in _run_gait(fewer) for e in evs) < 21
+                   for _, ph, _, _, evs in _run_gait(fewer) for e in evs) < 28
     with pytest.raises(ConfigError):
         ClimbGaitSettings(reseat_every=-1)
