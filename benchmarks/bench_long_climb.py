@@ -9,14 +9,16 @@ turned into ready landings (with the time it took), the height climbed before th
 failure (median, quartiles, range) and the measured climbing speed.
 
     python benchmarks/bench_long_climb.py [--quick] [--trials N] [--seeds 12345,777]
-        [--workers N] [--solution PATH] [--figure PATH] [--origins N]
+        [--workers N] [--solution PATH] [--figure PATH] [--origins N] [--stance-ablation]
 
 The evaluation seeds (12345 and 777 by default) were used by no tuning step: the clock's
 re-catch settings were chosen on master seed 1. ``--quick`` runs 20 trials of 10 and 5
 jumps on one seed. ``--figure`` writes the height-climbed survival curves. ``--origins N``
 only measures where first-jump misses come from at 1.5 times the calibrated tolerances
-(N one-jump trials on the tuning seed 1; ``miss_origins``). The last line is one JSON
-object.
+(N one-jump trials on the tuning seed 1; ``miss_origins``). ``--stance-ablation`` plays,
+instead of the re-catch on and off, the re-catch with the push-off feedback off and on
+(``stance_feedback`` 'none' and 'tvlqr', :mod:`clamber.jumper.sim.stance_feedback`); with
+``--origins`` it measures the miss origins for both. The last line is one JSON object.
 """
 
 from __future__ import annotations
@@ -64,6 +66,9 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--figure", type=Path, help="write the height-climbed figure here")
     ap.add_argument("--origins", type=int, default=0,
                     help="only measure where misses come from, over this many trials")
+    ap.add_argument("--stance-ablation", action="store_true",
+                    help="push-off feedback off and on (re-catch on) instead of the re-catch "
+                    "on and off")
     args = ap.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
     trials, long_jumps, short_jumps = args.trials, 30, 10
@@ -74,8 +79,13 @@ def main(argv: list[str] | None = None) -> dict:
     pivot = FootPivot().with_rear_spar() if hardware.get("rear_spar") else FootPivot()
     base = calibrated_config(controller="closed-loop", pivot=pivot)
     if args.origins:
-        out = miss_origins(sol, args.origins, seed=1, config=base,
-                           tolerances=calibrated_tolerances(1.5))
+        if args.stance_ablation:  # the same trials with the push-off feedback off and on
+            out = {f: miss_origins(sol, args.origins, seed=1, config=replace(
+                       base, event_triggered=EventTriggeredSettings(stance_feedback=f)),
+                       tolerances=calibrated_tolerances(1.5)) for f in ("none", "tvlqr")}
+        else:
+            out = miss_origins(sol, args.origins, seed=1, config=base,
+                               tolerances=calibrated_tolerances(1.5))
         print(json.dumps(out))
         return out
     studies = {}
@@ -83,11 +93,15 @@ def main(argv: list[str] | None = None) -> dict:
     with make_evaluator(args.workers) as evaluator:
         for seed in seeds:
             for scale, jumps in ((1.0, long_jumps), (1.5, short_jumps)):
-                for recovery in (True, False):
-                    cfg = replace(base, event_triggered=EventTriggeredSettings(
-                        recovery=recovery))
-                    name = (f"seed{seed}_tol{scale:g}_{jumps}jumps_"
-                            f"{'recovery' if recovery else 'no-recovery'}")
+                if args.stance_ablation:  # the re-catch on in both
+                    variants = [(f"stance-{f}", EventTriggeredSettings(stance_feedback=f))
+                                for f in ("none", "tvlqr")]
+                else:
+                    variants = [("recovery", EventTriggeredSettings()),
+                                ("no-recovery", EventTriggeredSettings(recovery=False))]
+                for tag, et in variants:
+                    cfg = replace(base, event_triggered=et)
+                    name = f"seed{seed}_tol{scale:g}_{jumps}jumps_{tag}"
                     print(f"{name} ...", file=sys.stderr)
                     t0 = time.perf_counter()
                     res = robustness(sol, trials, seed=seed, jumps=jumps, config=cfg,
@@ -105,7 +119,10 @@ def main(argv: list[str] | None = None) -> dict:
                             "closed loop, re-catch on and off").savefig(args.figure, dpi=120)
         args.figure.with_suffix(".json").write_text(json.dumps(heights))  # redraw from it
     pooled = {}
-    for tag in (f"tol1_{long_jumps}jumps_recovery", f"tol1.5_{short_jumps}jumps_recovery"):
+    tags = ([f"tol{x}_{j}jumps_stance-{f}" for x, j in (("1", long_jumps), ("1.5", short_jumps))
+             for f in ("none", "tvlqr")] if args.stance_ablation else
+            [f"tol1_{long_jumps}jumps_recovery", f"tol1.5_{short_jumps}jumps_recovery"])
+    for tag in tags:
         rows = [v for k, v in studies.items() if k.endswith(tag)]
         played = sum(r["jumps_played"] for r in rows)
         ci = wilson_interval(sum(r["jumps_ready"] for r in rows), played) if played else None

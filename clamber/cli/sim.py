@@ -51,7 +51,9 @@ EXAMPLES_ROBUSTNESS += (
     "  clamber jumper robustness s.npz --controller closed-loop --jumps 10 --json\n"
     "  clamber jumper robustness s.npz --controller closed-loop --jumps 10 --rear-spar\n"
     "  clamber jumper robustness docs/data/long_climb/solution.npz --controller closed-loop "
-    "--jumps 30\n")
+    "--jumps 30\n"
+    "  clamber jumper robustness docs/data/long_climb/solution.npz --controller closed-loop "
+    "--jumps 10 --tol-scale 1.5 --stance-feedback tvlqr\n")
 EXAMPLES_CALIBRATE = """examples:
   clamber jumper calibrate --json                  # the fine grid and the 200-trial check
   clamber jumper calibrate --stage coarse --json   # the first, coarse search
@@ -91,10 +93,15 @@ def _config(args: argparse.Namespace):
 
     motor = MotorParameters(supply_voltage=args.supply_voltage)
     pivot = FootPivot().with_rear_spar() if getattr(args, "rear_spar", False) else FootPivot()
-    closed = EventTriggeredSettings(recovery=getattr(args, "recovery", None) is not False)
+    controller = getattr(args, "controller", "open-loop")
+    stance = getattr(args, "stance_feedback", None) or "none"
+    if stance != "none" and controller != "closed-loop":
+        raise ConfigError(f"--stance-feedback {stance} is part of the closed-loop controller; "
+                          "add --controller closed-loop")
+    closed = EventTriggeredSettings(recovery=getattr(args, "recovery", None) is not False,
+                                    stance_feedback=stance)
     return calibrated_config(motor=motor, foot_radius=getattr(args, "foot_radius", None),
-                             controller=getattr(args, "controller", "open-loop"), pivot=pivot,
-                             event_triggered=closed)
+                             controller=controller, pivot=pivot, event_triggered=closed)
 
 
 def _hardware(args: argparse.Namespace, sol) -> None:
@@ -145,7 +152,7 @@ ROBUSTNESS_JUMP_S = 0.05
 STUDY_OPTIONS = {"trials": 30, "jumps": 1, "seed": 0, "mass_tol": None, "length_tol": None,
                  "jitter": None, "supply_voltage": 12.0, "foot_radius": None,
                  "controller": "open-loop", "tol_scale": 1.0, "rear_spar": None,
-                 "recovery": True}
+                 "recovery": True, "stance_feedback": "none"}
 
 
 def _study_options(args: argparse.Namespace, run_dir: Path) -> argparse.Namespace:
@@ -187,6 +194,13 @@ def _stored_option(run_dir: Path, name: str, value):
         if not isinstance(value, bool):
             raise ConfigError(f"{run_dir / 'study.json'}: {name} = {value!r}: must be "
                               "true or false")
+        return value
+    if name == "stance_feedback":
+        from clamber.jumper.sim.stance_feedback import STANCE_FEEDBACKS
+
+        if value not in STANCE_FEEDBACKS:
+            raise ConfigError(f"{run_dir / 'study.json'}: stance_feedback = {value!r}: must "
+                              f"be one of {', '.join(STANCE_FEEDBACKS)}")
         return value
     if name == "controller":
         if value not in ("open-loop", "closed-loop"):
@@ -235,6 +249,7 @@ def _robustness(args: argparse.Namespace) -> dict:
                  "jitter": args.jitter}
     tol = replace(calibrated_tolerances(args.tol_scale),
                   **{k: v for k, v in overrides.items() if v is not None})
+    config = _config(args)  # a bad combination of options is refused before anything runs
     if not args.resume:
         run_dir.mkdir(parents=True, exist_ok=True)
         sol.save(stored_solution)
@@ -244,7 +259,7 @@ def _robustness(args: argparse.Namespace) -> dict:
     with evaluator_for(args, args.trials, cost) as evaluator, \
             TrialProgress(args.trials, "robustness", progress_enabled(args)) as bar:
         res = robustness(sol, args.trials, seed=args.seed, jumps=args.jumps,
-                         config=_config(args), tolerances=tol, evaluator=evaluator,
+                         config=config, tolerances=tol, evaluator=evaluator,
                          run_dir=run_dir, resume=bool(args.resume), progress=bar)
     trials_csv = write_trials_csv(run_dir / "trials.csv", res.trials)
     release_run(run_dir)
@@ -367,6 +382,12 @@ def register(subparsers) -> None:
     rob.add_argument("--controller", choices=("open-loop", "closed-loop"),
                      help="reference clock and gains: playback, or event-triggered gain "
                      "scheduling on the contact switches (default open-loop)")
+    rob.add_argument("--stance-feedback", choices=("none", "tvlqr"),
+                     help="closed loop: feedback on the push-off added to the feed-forward, "
+                     "'tvlqr' (a time-varying LQR on the encoders and an IMU's body angle, "
+                     "designed on the nominal robot; its voltage goes through the ESC's "
+                     "supply clip) or 'none' (default; the LQR did not improve the climbs, "
+                     "docs/results/long_climbs.md)")
     rob.add_argument("--tol-scale", type=tolerance_scale,
                      help="every tolerance times this, on top of the calibrated scale (1)")
     add_output_options(rob, "out/robustness", figures=False)

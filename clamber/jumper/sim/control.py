@@ -7,7 +7,8 @@ The board streams the optimized joint reference at 500 Hz; what a controller dec
   ``Sensors.switch_latency`` late), read at the board rate;
 * joint encoders at 1 kHz on the ESCs (quantized to ``Sensors.encoder_resolution``),
   used by the ESCs' PD loops; the clock itself does not need them;
-* no IMU: none of the strategies here needs the body attitude.
+* an IMU on the rear link for the body angle and rate, used only by the push-off
+  feedback (modelled in :class:`~clamber.jumper.sim.stance_feedback.StanceLQRSettings`).
 
 :class:`OpenLoop` advances the reference by the board period every tick, whatever
 happens (the paper's playback). :class:`EventTriggered` switches phases on events:
@@ -36,20 +37,25 @@ happens (the paper's playback). :class:`EventTriggered` switches phases on event
   the rear catch pose is held through the whole landing window, not only ``rear_wait``:
   starting phase 5 on the front gripper alone tore it off, and a late rear catch is
   re-caught anyway.
+* push-off feedback (``stance_feedback="tvlqr"``): over the stance phases up to the rear
+  release the board adds a time-varying LQR's voltage correction, on the encoders and an
+  IMU's body angle, to the feed-forward it sends (:mod:`clamber.jumper.sim.stance_feedback`).
+  Off by default.
 
-Neither changes the commanded torques beyond the reference's own (the ESC clips the
-voltage to the supply in every case), so a closed-loop robot never commands beyond its
-motor limits.
+Only that feedback changes the commanded voltages beyond the reference's own, and it
+travels as voltage too (the ESC clips the voltage to the supply in every case), so a
+closed-loop robot never commands beyond its motor limits.
 """
 
 from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from clamber import _validate as check
 from clamber.exceptions import ConfigError
+from clamber.jumper.sim.stance_feedback import StanceLQRSettings, check_stance_feedback
 
 CONTROLLERS = ("open-loop", "closed-loop")
 
@@ -156,6 +162,11 @@ class EventTriggeredSettings:
     slower swing meets the wall slower."""
     recovery_wait: float = 0.06
     """Longest hold of the rear catch pose in a re-catch try [s]."""
+    stance_feedback: str = "none"
+    """Feedback on the push-off added to the feed-forward: 'none' or 'tvlqr' (module
+    docstring)."""
+    stance_lqr: StanceLQRSettings = field(default_factory=StanceLQRSettings)
+    """Weights and IMU model of the 'tvlqr' push-off feedback."""
 
     def __post_init__(self) -> None:
         check.numeric_fields(self, "event_triggered",
@@ -165,6 +176,10 @@ class EventTriggeredSettings:
                                     "recovery_rewind", "recovery_wait", "recovery_after"))
         check.integer("event_triggered", "recovery_attempts", self.recovery_attempts, low=0)
         check.choice("event_triggered", "recovery", self.recovery, (False, True))
+        check_stance_feedback(self.stance_feedback)
+        if not isinstance(self.stance_lqr, StanceLQRSettings):
+            raise ConfigError(f"event_triggered.stance_lqr = {self.stance_lqr!r}: must be "
+                              "StanceLQRSettings")
         if not 0 < self.recovery_rate <= 10:
             raise ConfigError(f"event_triggered.recovery_rate = "
                               f"{self.recovery_rate!r}: must be in (0, 10]")

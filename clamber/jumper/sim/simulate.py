@@ -40,6 +40,12 @@ from clamber.jumper.sim.recorder import Recorder
 from clamber.jumper.sim.reference import build_reference, optimized_angles
 from clamber.jumper.sim.result import LOG_COLUMNS, JumpRecord, SimulationResult
 from clamber.jumper.sim.settings import Realization, SimulationSettings
+from clamber.jumper.sim.stance_feedback import (
+    StanceLQR,
+    design_stance_lqr,
+    solution_key,
+    stance_plan,
+)
 from clamber.jumper.solution import TrajectorySolution
 from clamber.sim_stability import check_stable
 
@@ -110,11 +116,27 @@ class JumpTrial:
         self.ref = build_reference(sol, self.cfg.motor)
         self.clock = clock or make_clock(self.cfg.controller, self.ref.period,
                                          self.ref.phase_times, jumps, self.cfg.event_triggered)
+        self.stance = self._stance_feedback()
+        self.estimates: dict[int, np.ndarray] | None = None  # first jump's, by packet
+        self.stance_u: np.ndarray | None = None  # the last push-off correction [V]
+        self.stance_k = -2  # its reference sample
         self._setup_model()
         self._setup_state()
         self._setup_schedule()
 
     # ---- set-up --------------------------------------------------------------------------
+    def _stance_feedback(self) -> StanceLQR | None:
+        """The push-off TVLQR the closed-loop board runs, designed on the nominal robot."""
+        et, ref = self.cfg.event_triggered, self.ref
+        if self.cfg.controller != "closed-loop" or et.stance_feedback == "none":
+            return None
+        self.imu_rng = np.random.default_rng([self.real.seed, 1])  # the jitter's stays as is
+        target = nominal_stance(self.sol, self.cfg) if et.stance_lqr.target == "nominal" \
+            else None
+        return design_stance_lqr(self.sol, ref.theta, ref.omega, ref.voltage, ref.rate_hz,
+                                 self.cfg.motor, self.cfg.gains, et.push_kp_scale,
+                                 et.push_kd_scale, et.stance_lqr, target)
+
     def _setup_model(self) -> None:
         sol, cfg = self.sol, self.cfg
         self.geometry = Geometry(foot_radius=cfg.foot_radius or sol.settings.foot_radius,
@@ -224,6 +246,14 @@ class JumpTrial:
         idx = 0 if k >= self.jumps else min(int((r - k * T) * ref.rate_hz + 1e-9),
                                              len(ref.theta) - 1)
         theta, volt = ref.theta[idx], ref.voltage[idx]
+        if self.estimates is not None and k == 0:
+            self.estimates.setdefault(idx, self._estimate(noise=False))
+        if self.stance is not None and k < self.jumps and self.grip[1].hooked:
+            prev = self.stance_u if idx == self.stance_k + 1 else None
+            du = self.stance.correction(idx, self._estimate(), prev)
+            if du is not None:
+                volt = volt + du
+            self.stance_u, self.stance_k = du, idx
         omega = (theta - self.prev_theta) * ref.rate_hz
         self.prev_theta = theta
         self.r_prev, self.r = r, r
@@ -300,6 +330,20 @@ class JumpTrial:
                           for s, x, p in zip(self.speed_est, angles, self.enc_prev, strict=True)]
         self.enc_prev = angles
         return angles, self.speed_est
+
+    def _estimate(self, noise: bool = True) -> np.ndarray:
+        """The board's stance state: the IMU's body angle and rate (true value plus white
+        noise), the ESCs' last encoder angles and speed estimates."""
+        lqr = self.cfg.event_triggered.stance_lqr
+        if self.enc_prev is None:
+            res = self.cfg.sensors.encoder_resolution
+            angles = [round(x / res) * res if res > 0 else x for x in self.d.qpos[3:6]]
+            speeds = list(self.d.qvel[3:6])
+        else:
+            angles, speeds = self.enc_prev, self.speed_est
+        e = (self.imu_rng.normal(0.0, 1.0, 2) * (lqr.imu_angle_noise, lqr.imu_rate_noise)
+             if noise else (0.0, 0.0))
+        return np.array([self.d.qpos[2] + e[0], *angles, self.d.qvel[2] + e[1], *speeds])
 
     def _esc(self) -> tuple[list[float], list[float]]:
         pk, d = self.packet, self.d
@@ -483,6 +527,32 @@ class JumpTrial:
                                 wall_time=time.perf_counter() - self.t_start, log=log,
                                 parameters=np.asarray(self.real.parameters, float),
                                 reference=self.ref)
+
+
+def nominal_stance(sol: TrajectorySolution, config: SimulationSettings) -> np.ndarray:
+    """The stance state (phi5, joints, their rates; (n, 8)) that the board of the nominal
+    robot, without push-off feedback, estimates at each reference sample up to its
+    take-off (noise-free; the encoders' age and the speed filter's lag included, so that
+    they cancel against the same sensors' readings in a trial). Cached per solution
+    content and settings: every trial of a study shares it.
+    """
+    from dataclasses import replace
+
+    key = (solution_key(sol), config)
+    if key not in _NOMINAL:
+        et = replace(config.event_triggered, stance_feedback="none")
+        trial = JumpTrial(sol, 1, replace(config, event_triggered=et), record=False)
+        trial.estimates = {}
+        n = len(stance_plan(sol, trial.ref.rate_hz))
+        while not trial.done and n - 1 not in trial.estimates:
+            trial.step()
+        est = trial.estimates
+        _NOMINAL[key] = np.array([est.get(k, est[min(est)])  # the first packet is sample 1
+                                  for k in range(n)])
+    return _NOMINAL[key]
+
+
+_NOMINAL: dict[tuple, np.ndarray] = {}
 
 
 def simulate(sol: TrajectorySolution, jumps: int = 1, config: SimulationSettings | None = None,
