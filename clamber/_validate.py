@@ -106,6 +106,8 @@ RANGES: dict[str, Range] = {
     "gait_cycles": Range(1, 1000, "", "gait cycles of one trial"),
     "reseat_every": Range(0, 100, "", "body moves a gripper holds through before the gait "
                           "re-seats it (0: never)"),
+    "sighting": Range(0.0, 100.0, "mm", "the body camera's position fix per axis (0: leg "
+                      "odometry alone)"),
     "tune_budget": Range(1, 1000, "", "candidates per controller of the gain search"),
     # studies
     "trials": Range(1, 100_000, "", "seeded trials per condition"),

@@ -44,6 +44,7 @@ sole_stiffness = quantity_type(float, "sole_stiffness")
 trial_count = quantity_type(int, "trials")
 cycle_count = quantity_type(int, "gait_cycles")
 reseat_count = quantity_type(int, "reseat_every")
+sighting_mm = quantity_type(float, "sighting")
 replacement_count = number_type(int, 0, 5)
 level_gain = number_type(float, 0, 100, unit=" 1/s")
 
@@ -131,7 +132,8 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                                                     reseat_every=args.reseat_every,
                                                     contact_force=_contact_force(args)),
                              breakable=not args.unbreakable,
-                             sole=sole_compliance(args.sole_stiffness))
+                             sole=sole_compliance(args.sole_stiffness),
+                             sighting=None if args.sighting is None else args.sighting / 1e3)
     if args.scenario:
         from dataclasses import replace
 
@@ -186,6 +188,8 @@ def _climb(args: argparse.Namespace) -> dict:
                "sole_stiffness": args.sole_stiffness,
                "reseat_every": (cond.reseat_every if args.wall == "rock"
                                 else cond.gait.reseat_every),
+               "sighting_mm": (None if args.wall == "rock"
+                               else round(1e3 * cond.sighting, 3)),
                "contact": ("torque" if (cond.contact_force if args.wall == "rock"
                                         else cond.gait.contact_force) in (None, 0.0)
                            else "force")}
@@ -387,6 +391,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     climb.add_argument("--cycles", type=cycle_count, default=1, help="gait cycles (1)")
     climb.add_argument("--reseat-every", type=reseat_count, default=None, metavar="N",
                        help=RESEAT_HELP)
+    climb.add_argument("--sighting", type=sighting_mm, default=None, metavar="MM",
+                       help="plane wall: as each swing begins a body camera locates the body "
+                       "among the mapped holds to MM per axis, and leg odometry's frame is "
+                       "moved toward it (0: leg odometry alone; default: 3 mm on climbs that "
+                       "re-seat, 0 on one-cycle climbs, the paper's)")
     climb.add_argument("--rate", type=control_rate, default=50.0,
                        help="control rate [Hz], up to 1000 (50)")
     add_physics_dt(climb)

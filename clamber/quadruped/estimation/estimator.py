@@ -232,6 +232,18 @@ class LegOdometryEkf(ErrorStateEkf):
         #: Stand-ins for the feet of a last update and the noise of a prediction, unused.
         self._no_feet, self._no_noise = np.zeros((len(LEG_NAMES), 3)), np.zeros(N_BODY)
 
+    def register(self, position: np.ndarray, gain: float) -> np.ndarray:
+        """Move the odometry's frame ``gain`` (0-1) of the way to an absolute body position
+        fix [m] (e.g. a body camera locating the robot among mapped holds): the body estimate
+        and the anchored feet shift together, so the anchors do not pull the body back;
+        returns the shift [m]. Leg odometry alone walks (its anchors are set at the
+        estimate), and its covariance does not see the walk, so a Kalman update of the body
+        alone would be undone by the anchors within a few cycles."""
+        shift = gain * (np.asarray(position, dtype=float) - self.p)
+        self.p += shift
+        self.anchors[self.active] += shift
+        return shift
+
     def update(self, q_joints: np.ndarray, contacts: tuple[str, ...], dt: float = 0.0) -> None:
         """Correct with the feet in ``contacts`` (encoder angles ``q_joints`` [rad]) that
         were anchored before; new contacts are anchored at the estimate, the others'

@@ -247,8 +247,6 @@ class RockClimbTrial(ClimbTrial):
             self._grip(leg, layout.holds[leg][0])
         self.sim.grippers.breakable = False
         self.planning_cpu = 0.0
-        #: The body state the controller saw this cycle (none before the first).
-        self.seen: RobotState | None = None
         self.t_end = gp.settle_time + PLACEMENT_TIME
         self.step_allowance = 1.6 * gp.nominal_cycle_time / 4 \
             + (WINCH_ALLOWANCE if rs.grasp == "winch" else 0.0)
@@ -322,12 +320,9 @@ class RockClimbTrial(ClimbTrial):
     def _as_placed(self, step: PlannedStep) -> PlannedStep:
         """The swing moved by the estimate's error ``T_est T_true^-1``: the body camera's map
         is placed at the estimated body (``map_frame="body"``)."""
-        state = self.seen
-        if self.rock.map_frame == "world" or state is None:
+        if self.rock.map_frame == "world" or self.seen is None:
             return step
-        p, R = self.sim.body_pose()
-        turn = state.body_rotation @ R.T
-        shift = state.body_position - turn @ p
+        turn, shift = self._estimate_error()
         hold = replace(step.hold, top=turn @ step.hold.top + shift,
                        normal=turn @ step.hold.normal)
         return replace(step, hold=hold,
@@ -386,7 +381,6 @@ class RockClimbTrial(ClimbTrial):
         state = super()._estimate()
         if self.rock.estimator == "anchor" and self.settings.state == "estimate":
             state = self.shadow.ekf.state(state.joint_positions, state.joint_velocities)
-        self.seen = state
         return state
 
     def _reference(self, t: float, state: RobotState
