@@ -297,15 +297,6 @@ class ClimbTrial:
         self.ekf.register(self.sim.body_pose()[0] + self.sight_noise.normal(0.0, sigma, 3),
                           gain)
 
-    def _estimate_error(self) -> tuple[np.ndarray, np.ndarray]:
-        """The estimate's error ``T_est T_true^-1`` as (rotation, translation [m]); identity
-        before the first estimate."""
-        if self.seen is None:
-            return np.eye(3), np.zeros(3)
-        p, R = self.sim.body_pose()
-        turn = self.seen.body_rotation @ R.T
-        return turn, self.seen.body_position - turn @ p
-
     def _sample(self, cmd: JointCommand, rec: StepRecord, err: float, p_true: np.ndarray,
                 R_true: np.ndarray) -> None:
         """Metric samples of one cycle after the placement."""

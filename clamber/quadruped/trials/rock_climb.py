@@ -271,8 +271,8 @@ class RockClimbTrial(ClimbTrial):
                 self.winch_ctrl[leg], self.winch_plant[leg] = ctrl, plant
 
     def _setup_control(self) -> None:
-        """The plane trial's controller and filter, hold limits on the start holds, the
-        foot-force estimator and the optional anchor EKF."""
+        """The plane trial's controller, filter and foot-force estimator, hold limits on the
+        start holds and the optional anchor EKF."""
         super()._setup_control()
         self.shadow = AnchorShadow(self, self.seed) if self.rock.anchor_ekf else None
         for leg in LEG_NAMES:
@@ -320,9 +320,12 @@ class RockClimbTrial(ClimbTrial):
     def _as_placed(self, step: PlannedStep) -> PlannedStep:
         """The swing moved by the estimate's error ``T_est T_true^-1``: the body camera's map
         is placed at the estimated body (``map_frame="body"``)."""
-        if self.rock.map_frame == "world" or self.seen is None:
+        state = self.seen
+        if self.rock.map_frame == "world" or state is None:
             return step
-        turn, shift = self._estimate_error()
+        p, R = self.sim.body_pose()
+        turn = state.body_rotation @ R.T
+        shift = state.body_position - turn @ p
         hold = replace(step.hold, top=turn @ step.hold.top + shift,
                        normal=turn @ step.hold.normal)
         return replace(step, hold=hold,
