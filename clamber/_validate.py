@@ -108,6 +108,8 @@ RANGES: dict[str, Range] = {
                           "re-seats it (0: never)"),
     "sighting": Range(0.0, 100.0, "mm", "the body camera's position fix per axis (0: leg "
                       "odometry alone)"),
+    "move_moment": Range(0.0, 10.0, "N m", "the sole-hinge moment one body move may wind "
+                         "into a gripper before it is split (0: never split)"),
     "tune_budget": Range(1, 1000, "", "candidates per controller of the gain search"),
     # studies
     "trials": Range(1, 100_000, "", "seeded trials per condition"),

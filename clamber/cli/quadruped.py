@@ -130,7 +130,8 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                              physics_dt=physics_dt_of(args, args.rate),
                              gait=ClimbGaitSettings(cycles=args.cycles,
                                                     reseat_every=args.reseat_every,
-                                                    contact_force=_contact_force(args)),
+                                                    contact_force=_contact_force(args),
+                                                    move_moment=args.move_moment),
                              breakable=not args.unbreakable,
                              sole=sole_compliance(args.sole_stiffness),
                              sighting=None if args.sighting is None else args.sighting / 1e3)
@@ -162,7 +163,19 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                              body_search=args.body_pose == "search",
                              estimator=args.estimator, replacements=args.replace_missed,
                              map_frame=args.map_frame,
-                             reseat_every=args.reseat_every or 0)
+                             reseat_every=args.reseat_every or 0,
+                             move_moment=args.move_moment)
+
+
+def _move_moment(args: argparse.Namespace, cond) -> float:
+    """The moment [N m] past which the condition's body moves are split (0: never)."""
+    if args.wall == "plane":
+        return cond.gait.move_moment
+    from clamber.quadruped.gaits.climb import MOVE_MOMENT
+
+    if cond.move_moment is not None:
+        return cond.move_moment
+    return MOVE_MOMENT if cond.reseat_every else 0.0
 
 
 def _seat_rise(args: argparse.Namespace, default: float) -> float | None:
@@ -188,6 +201,7 @@ def _climb(args: argparse.Namespace) -> dict:
                "sole_stiffness": args.sole_stiffness,
                "reseat_every": (cond.reseat_every if args.wall == "rock"
                                 else cond.gait.reseat_every),
+               "move_moment": _move_moment(args, cond),
                "sighting_mm": (None if args.wall == "rock"
                                else round(1e3 * cond.sighting, 3)),
                "contact": ("torque" if (cond.contact_force if args.wall == "rock"
@@ -391,6 +405,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     climb.add_argument("--cycles", type=cycle_count, default=1, help="gait cycles (1)")
     climb.add_argument("--reseat-every", type=reseat_count, default=None, metavar="N",
                        help=RESEAT_HELP)
+    climb.add_argument("--move-moment", type=quantity_type(float, "move_moment"), default=None,
+                       metavar="NM", help="split a body move predicted to wind a welded "
+                       "sole's hinges past NM [N m] into parts and re-seat the wound grippers "
+                       "between them (0: never; default 0.4 on rock climbs that re-seat, 0 on plane "
+                       "walls)")
     climb.add_argument("--sighting", type=sighting_mm, default=None, metavar="MM",
                        help="plane wall: as each swing begins a body camera locates the body "
                        "among the mapped holds to MM per axis, and leg odometry's frame is "

@@ -161,7 +161,9 @@ def _distance_keys(trials: Sequence[StudyTrial]) -> dict[str, Any]:
 def _rock_keys(trials: Sequence[StudyTrial]) -> dict[str, Any]:
     """A rock climb's extra summary: speed [m/s], grasps engaged over attempted (with the
     Wilson interval), the winch's tries and mean time per grasp and release [s], the swings
-    placed again after a missed grasp; nothing for other trials."""
+    placed again after a missed grasp, the re-seats the three other holds could not carry
+    (skipped) and pressed again, and the body moves made in parts; nothing for other
+    trials."""
     if not all("grasps" in t.metrics for t in trials):
         return {}
 
@@ -182,6 +184,8 @@ def _rock_keys(trials: Sequence[StudyTrial]) -> dict[str, Any]:
                                            for t in trials) / releases if releases else None),
         "planned_steps": total("planned_steps"), "steps_done": releases,
         "replacements": total("replacements"),
+        "reseats_skipped": total("reseats_skipped"), "reseat_retries": total("reseat_retries"),
+        "moves_split": total("moves_split"),
         **_climb_drift(trials),
         "failure_details": [{"seed": t.seed, "failure": t.outcome.failure.name.lower()
                              if t.outcome.failure else None,

@@ -65,6 +65,14 @@ _ZERO3.flags.writeable = False
 #: (:class:`~clamber.quadruped.estimation.contact.FootForceEstimator`), has grown by this
 #: much [N] since it began (chosen on tuning seeds 0-9, docs/results/quadruped_comparison.md).
 CONTACT_FORCE = 1.5
+#: Largest sole-hinge moment [N m] one body move on rock may wind into a welded gripper: a
+#: move predicted to wind more is split into parts with re-seats between them (chosen on
+#: tuning walls 0-9, docs/results/rock_climbing.md; on the plane walls it missed grasps).
+MOVE_MOMENT = 0.4
+#: A re-seat whose grasp missed lifts its gripper this far [m] and presses again, at most
+#: this many times.
+RESEAT_LIFT = 0.01
+RESEAT_RETRIES = 2
 #: Phases during which the swing leg's gripper is open.
 SWING_PHASES = (ClimbPhase.RELEASE, ClimbPhase.LIFT, ClimbPhase.TRANSFER, ClimbPhase.DESCEND)
 
@@ -79,7 +87,10 @@ class ClimbGaitSettings:
     (``contact_torque``) where it is 0 or no force estimate is given. None: the force rule
     at :data:`CONTACT_FORCE` when the gait re-seats, the paper's torque rule otherwise
     (pressing an open foot back onto its hold until joint 4 feels it loads the other
-    grippers enough to break them)."""
+    grippers enough to break them). ``move_moment`` [N m]: a body move whose predicted
+    sole-hinge moment on a welded gripper (:attr:`ClimbGait.move_moments`) exceeds it is made
+    in up to ``max_parts`` parts, the grippers it winds most re-seated between them (None
+    or 0: never split; rock climbs that re-seat use :data:`MOVE_MOMENT`)."""
 
     stride: float = 0.22
     order: tuple[str, ...] = ("LR", "LF", "RR", "RF")
@@ -100,6 +111,8 @@ class ClimbGaitSettings:
     standoff: float = 0.16
     reseat_every: int | None = None
     reseat_time: float = 1.0
+    move_moment: float | None = None
+    max_parts: int = 4
 
     def __post_init__(self) -> None:
         if sorted(self.order) != sorted(LEG_NAMES):
@@ -118,6 +131,10 @@ class ClimbGaitSettings:
             object.__setattr__(self, "contact_force",
                                CONTACT_FORCE if self.reseat_every else 0.0)
         check.number("climb_gait", "contact_force", self.contact_force, low=0.0)
+        if self.move_moment is None:
+            object.__setattr__(self, "move_moment", 0.0)
+        check.number("climb_gait", "move_moment", self.move_moment, low=0.0)
+        check.integer("climb_gait", "max_parts", self.max_parts, low=1, high=16)
 
     @property
     def nominal_cycle_time(self) -> float:
@@ -161,6 +178,19 @@ class _Reseat:
     descent: float | None = None
     free: float = 0.0
     grasped: float | None = None
+    retries: int = 0
+
+
+@dataclass
+class _SplitMove:
+    """A body move made in ``parts`` parts from ``start`` to ``end`` [m, {S}], the grippers
+    re-seated after each part but the last (``legs``) and the part under way."""
+
+    start: np.ndarray
+    end: np.ndarray
+    parts: int
+    legs: tuple[str, ...]
+    part: int = 0
 
 
 @dataclass
@@ -222,6 +252,17 @@ class ClimbGait:
         self.moves = dict.fromkeys(LEG_NAMES, 0)
         self.reseating: list[str] = []
         self._reseat_state: _Reseat | None = None
+        #: Whether the three other grippers may carry the body while ``leg`` re-seats
+        #: (None: always); a gripper it refuses holds on until its next chance.
+        self.may_reseat: Callable[[str], bool] | None = None
+        #: Re-seats refused by :attr:`may_reseat`.
+        self.reseats_skipped = 0
+        #: Predicted sole-hinge moments (4,) [N m] a body move by a displacement (3,) [m, {S}]
+        #: winds into the welded grippers (None: moves are never split).
+        self.move_moments: Callable[[np.ndarray], np.ndarray] | None = None
+        self._move: _SplitMove | None = None
+        #: Body moves made in more than one part.
+        self.moves_split = 0
 
     def retract(self) -> str:
         """Drop the last scheduled swing not yet begun and return its leg."""
@@ -266,8 +307,29 @@ class ClimbGait:
 
     def _next(self, t: float) -> None:
         """After a body move or a re-seat: the next re-seat, the next swing or the end."""
+        if self._move is not None and not self.reseating:
+            mv = self._move
+            self.body_to = mv.start + (mv.part + 1) / mv.parts * (mv.end - mv.start)
+            self._enter(ClimbPhase.BODY, t)
+            return
         phase = ClimbPhase.UNLOAD if self.swing_leg else ClimbPhase.DONE
         self._enter(ClimbPhase.RESEAT if self.reseating and self.swing_leg else phase, t)
+
+    def reseat_again(self, t: float) -> bool:
+        """After a re-seat's grasp missed (spines that did not catch, a sole that slid off):
+        lift the open gripper ``RESEAT_LIFT`` off where it touched, hold it there for a stage
+        and press it onto the hold again; False once ``RESEAT_RETRIES`` are used."""
+        rs = self._reseat_state
+        if self.phase is not ClimbPhase.RESEAT or rs is None or rs.grasped is None:
+            raise ConfigError(f"only a re-seat that has grasped can press again, not {self.phase}")
+        if rs.retries >= RESEAT_RETRIES:
+            return False
+        rs.retries += 1
+        rs.pose = pin.SE3(rs.pose.rotation, rs.pose.translation + RESEAT_LIFT * rs.normal)
+        rs.bottom = RESEAT_LIFT + self.p.overshoot
+        rs.grasped = rs.descent = None
+        self.t0 = t - self.p.reseat_time
+        return True
 
     def _reseat(self, t: float, feet: Callable[[], dict[str, pin.SE3]], tau4: np.ndarray,
                 events: list[ClimbEvent]) -> tuple[float, pin.SE3]:
@@ -356,10 +418,16 @@ class ClimbGait:
                 planned = self.bodies.get(self.step_no)
                 self.body_to = self.body_target() if planned is None else \
                     np.asarray(planned, dtype=float).copy()
+                self._split(self.body_to - self.body_from)
                 self._enter(ClimbPhase.BODY, t)
         elif ph is ClimbPhase.BODY:
-            pos, vel, acc = self._body_ref(t, p.body_time)
-            if elapsed >= p.body_time:
+            duration = self._body_time()
+            pos, vel, acc = self._body_ref(t, duration)
+            if elapsed >= duration and self._move is not None \
+                    and self._move.part + 1 < self._move.parts:
+                self._next_part(t)
+            elif elapsed >= duration:
+                self._move = None
                 self.step_no += 1
                 self.body_from = self.body_to.copy()
                 for g in LEG_NAMES:
@@ -367,9 +435,13 @@ class ClimbGait:
                 if p.reseat_every:
                     # The next swing leg first: it holds through the others' re-seats
                     # otherwise, with the whole body move's wind-up.
+                    due = [g for g in LEG_NAMES if self.moves[g] >= p.reseat_every]
+                    if self.may_reseat is not None and self.swing_leg:
+                        allowed = [g for g in due if self.may_reseat(g)]
+                        self.reseats_skipped += len(due) - len(allowed)
+                        due = allowed
                     self.reseating = sorted(
-                        (g for g in LEG_NAMES if self.moves[g] >= p.reseat_every),
-                        key=lambda g: (g != self.swing_leg, -self.moves[g]))
+                        due, key=lambda g: (g != self.swing_leg, -self.moves[g]))
                 self._next(t)
         elif ph is ClimbPhase.RESEAT:
             leg = self.reseating[0]
@@ -377,6 +449,45 @@ class ClimbGait:
         ref = MotionReference(pin.SE3(self.R, pos), self._twist(vel), self._twist(acc),
                               _loads(leg, swing_load), targets)
         return ref, events
+
+    def _split(self, displacement: np.ndarray) -> None:
+        """Plan the body move by ``displacement`` [m] in parts when :attr:`move_moments`
+        predicts a welded gripper's hinge wound past ``move_moment``: as many parts as keep
+        each under it (at most ``max_parts``), re-seating after each part the grippers wound
+        more than half of it a part."""
+        p = self.p
+        self._move = None
+        if not p.move_moment or self.move_moments is None or not self.swing_leg:
+            return
+        moments = np.abs(np.asarray(self.move_moments(displacement), dtype=float))
+        parts = min(p.max_parts, int(np.ceil(moments.max() / p.move_moment - 1e-9)))
+        if parts <= 1:
+            return
+        legs = tuple(g for g, m in zip(LEG_NAMES, moments, strict=True)
+                     if m / parts > p.move_moment / 2)
+        self.moves_split += 1
+        self._move = _SplitMove(self.body_from.copy(), self.body_to.copy(), parts, legs)
+        self.body_to = self.body_from + displacement / parts
+
+    def _body_time(self) -> float:
+        """Duration [s] of the body move (or of one of its parts, at least half the move's)."""
+        if self._move is None:
+            return self.p.body_time
+        return self.p.body_time * max(1.0 / self._move.parts, 0.5)
+
+    def _next_part(self, t: float) -> None:
+        """End a part of a split body move: re-seat its wound grippers (those the three
+        others may carry), then move on."""
+        mv = self._move
+        mv.part += 1
+        self.body_from = self.body_to.copy()
+        due = list(mv.legs)
+        if self.may_reseat is not None:
+            allowed = [g for g in due if self.may_reseat(g)]
+            self.reseats_skipped += len(due) - len(allowed)
+            due = allowed
+        self.reseating = due
+        self._next(t)
 
     def _twist(self, linear: np.ndarray) -> np.ndarray:
         """``[R^T linear, 0]`` (6,) in the body frame."""

@@ -28,9 +28,10 @@ from clamber.quadruped.control.variants import check_name, make_controller
 from clamber.quadruped.estimation.contact import FootForceEstimator
 from clamber.quadruped.estimation.estimator import LegOdometryEkf, SimulatedImu
 from clamber.quadruped.gaits import ClimbEvent, ClimbGait, ClimbGaitSettings
-from clamber.quadruped.model.kinematics import world_foot_poses
+from clamber.quadruped.model.kinematics import Clik, world_foot_poses
 from clamber.quadruped.model.robot import LEG_NAMES, Marcbot
 from clamber.quadruped.model.robot_model import RobotModel, RobotState
+from clamber.quadruped.model.windup import windup
 from clamber.quadruped.options import StateSource
 from clamber.quadruped.sim.disturbance import Disturbance, DisturbanceDriver
 from clamber.quadruped.sim.grippers import SoleCompliance
@@ -200,6 +201,21 @@ class ClimbTrial:
         self.sight_noise = np.random.default_rng(self.seed + 202)
         self.force_estimator = FootForceEstimator(RobotModel(self.robot),
                                                   ServoBank(self.robot).kv)
+        self.clik = Clik(self.rm)
+        self.gait.move_moments = self._move_moments
+
+    def _move_moments(self, displacement: np.ndarray) -> np.ndarray:
+        """Sole-hinge moments (4,) [N m] a body move by ``displacement`` [m, world] would
+        wind into the welded grippers, predicted from the estimate and the encoders
+        (:func:`~clamber.quadruped.model.windup.windup`, the sole's stiffness known)."""
+        state, sole = self.seen, self.settings.sole
+        if state is None or sole is None:
+            return np.zeros(len(LEG_NAMES))
+        q = state.joint_positions
+        body = pin.SE3(state.body_rotation, state.body_position)
+        feet = [body * f for f in self.clik.kinematics(q)[0]]
+        end = pin.SE3(state.body_rotation, state.body_position + displacement)
+        return sole.stiffness * windup(self.clik, q, end, feet)
 
     # ---- one control cycle -----------------------------------------------------------------
     def step(self) -> bool:
@@ -279,15 +295,18 @@ class ClimbTrial:
         self.held = tuple(g for g in self.held if g != leg)
 
     def _apply(self, events: list[ClimbEvent], t: float) -> None:
-        """Release or grasp as the gait says; a grasp that misses its hold ends the trial."""
+        """Release or grasp as the gait says; a grasp that misses its hold ends the trial (a
+        re-seat's first presses again, :meth:`ClimbGait.reseat_again`)."""
         for ev in events:
             if ev.action == "release":
                 self._let_go(ev.leg)
                 self.first_release = t if self.first_release is None else self.first_release
                 if self.settings.sighting and not ev.reseat:
                     self._sight()
-            elif not self._grip(ev.leg, self.layout.holds[ev.leg][ev.hold]):
-                self._fail(FailureReason.GRASP_MISSED, f"{ev.leg} missed hold {ev.hold}")
+            elif not self._grip(ev.leg, self.layout.holds[ev.leg][ev.hold]) \
+                    and not (ev.reseat and self.gait.reseat_again(ev.t)):
+                self._fail(FailureReason.GRASP_MISSED, f"{ev.leg} missed hold {ev.hold}"
+                           + (" re-seating" if ev.reseat else ""))
 
     def _sight(self) -> None:
         """The body camera's position fix (the true body position with the camera's noise),

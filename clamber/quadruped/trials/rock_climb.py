@@ -28,16 +28,17 @@ from clamber.failures import FailureReason
 from clamber.quadruped.control.controllers import MotionReference
 from clamber.quadruped.control.grasping import GraspReport, GraspStatus, grasp, release
 from clamber.quadruped.gaits import ClimbEvent, ClimbGait
-from clamber.quadruped.gaits.climb import CONTACT_FORCE
+from clamber.quadruped.gaits.climb import CONTACT_FORCE, MOVE_MOMENT
 from clamber.quadruped.model.kinematics import world_foot_poses
 from clamber.quadruped.model.robot import LEG_NAMES, Marcbot
 from clamber.quadruped.model.robot_model import RobotModel, RobotState
+from clamber.quadruped.model.statics import StaticsEvaluator
 from clamber.quadruped.options import Estimator, GraspModel, MapFrame
 from clamber.quadruped.planning.depth_map import DepthNoise
 from clamber.quadruped.planning.rollout import RULES, PlanClimbSettings, StopReason, _Truth
 from clamber.quadruped.planning.selection import Foothold
-from clamber.quadruped.planning.sequence import PlannedStep, SequencePlanner
-from clamber.quadruped.planning.stance import reach
+from clamber.quadruped.planning.sequence import PlannedStep, SequencePlanner, landing_normal
+from clamber.quadruped.planning.stance import reach, support
 from clamber.quadruped.planning.swing import swing_lift
 from clamber.quadruped.rock.holding import GripperSurfaceModel, hold_limits
 from clamber.quadruped.rock.scene import rock_scene
@@ -99,7 +100,9 @@ class RockClimbSettings:
       the estimated body or in the true world frame).
     * Grasping: ``grasp``; ``winch``, ``plant``; ``regrasps``; ``replacements``;
       ``contact_force`` [N] (None: the joint-4 torque rule); ``reseat_every`` (re-seat a
-      gripper in place after that many body moves, :class:`ClimbGaitSettings`; 0: never).
+      gripper in place after that many body moves, :class:`ClimbGaitSettings`; 0: never);
+      ``move_moment`` [N m] (split body moves that wind a gripper more, re-seating between
+      the parts; None: :data:`~clamber.quadruped.gaits.climb.MOVE_MOMENT` when re-seating).
     * Loads: ``capacity_limits`` (Q-WBC box scaled by the planned capacity);
       ``footpad_push`` (compression borne by the footpad).
     * Estimation: ``estimator`` (leg odometry, or the anchor EKF, which needs
@@ -127,6 +130,7 @@ class RockClimbSettings:
     replacements: int = 1
     map_frame: MapFrame = MapFrame.BODY
     reseat_every: int = 0
+    move_moment: float | None = None
 
     def __post_init__(self) -> None:
         for name, option in (("grasp", GraspModel), ("estimator", Estimator),
@@ -140,6 +144,8 @@ class RockClimbSettings:
         check.positive("rock_climb", "distance", self.distance)
         check.integer("rock_climb", "regrasps", self.regrasps, low=0)
         check.integer("rock_climb", "reseat_every", self.reseat_every, low=0)
+        if self.move_moment is not None:
+            check.non_negative("rock_climb", "move_moment", self.move_moment)
         for name in ("seat_rise", "contact_force"):
             if getattr(self, name) is not None:
                 check.positive("rock_climb", name, getattr(self, name))
@@ -166,8 +172,9 @@ class RockTrialResult(TrialResult):
     """A rock climb's result: the plane trial's metrics plus swings planned and made,
     grasps attempted and engaged (welded) and their ratio, winch tries, grasp and release
     time [s], speed [m/s] after placement, why planning stopped, planning CPU time [s], the
-    anchor EKF's final error [m] and RMS [mm] (``anchor_ekf``), and the re-placed swings
-    with why each missed."""
+    anchor EKF's final error [m] and RMS [mm] (``anchor_ekf``), the re-placed swings
+    with why each missed, the re-seats skipped (the other three holds could not carry the
+    body) and pressed again, and the body moves made in parts."""
 
     planned_steps: int = 0
     steps_done: int = 0
@@ -184,6 +191,9 @@ class RockTrialResult(TrialResult):
     anchor_rms_mm: float = float("nan")
     replacements: int = 0
     replaced: str = ""
+    reseats_skipped: int = 0
+    reseat_retries: int = 0
+    moves_split: int = 0
 
 
 def _true_hold(truth: _Truth, name: str, cell: tuple[int, int], capture: float) -> Hold:
@@ -226,7 +236,11 @@ class RockClimbTrial(ClimbTrial):
         """The gait over the mapped holds, the robot welded on its true start holds, the
         winches holding and the gait clock."""
         rs, layout, start = self.rock, self.layout, self.planner.start
-        gp = replace(self.settings.gait, cycles=1, reseat_every=rs.reseat_every)
+        move = rs.move_moment
+        if move is None:
+            move = MOVE_MOMENT if rs.reseat_every else 0.0
+        gp = replace(self.settings.gait, cycles=1, reseat_every=rs.reseat_every,
+                     move_moment=move)
         if rs.contact_force is not None:
             gp = replace(gp, contact_force=rs.contact_force)
         if rs.grasp == "winch":
@@ -240,7 +254,11 @@ class RockClimbTrial(ClimbTrial):
         true_normals = {leg: layout.holds[leg][0].normal for leg in LEG_NAMES}
         self.body0 = pin.SE3(R, np.mean(list(tops.values()), axis=0) + gp.standoff * R[:, 2])
         lifted = {leg: tops[leg] + START_CLEARANCE * true_normals[leg] for leg in LEG_NAMES}
-        q0 = self._start_joints(lifted, true_normals)
+        # The soles as the swings land them: within the cone of the hold's normal nearest the
+        # body's, which a body move winds up least (planning.sequence.landing_normal).
+        soles = true_normals if rs.landing_cone is None else \
+            {leg: landing_normal(n, R[:, 2], rs.landing_cone) for leg, n in true_normals.items()}
+        q0 = self._start_joints(lifted, soles)
         self.sim.set_state(self.body0.translation, self.body0.rotation, q0)
         self.held: tuple[str, ...] = ()
         for leg in LEG_NAMES:
@@ -255,6 +273,7 @@ class RockClimbTrial(ClimbTrial):
         self.busy_until: float | None = None
         self.pending: tuple[str, str, int, GraspReport] | None = None
         self.grasps = self.engaged = self.tries = self.replacements = 0
+        self.reseat_retries = 0
         self.grasp_time = self.release_time = 0.0
         #: Per swing (by number): re-placements used and the cells it may no longer take.
         self.missed: dict[int, tuple[int, frozenset[tuple[int, int]]]] = {}
@@ -275,6 +294,8 @@ class RockClimbTrial(ClimbTrial):
         start holds and the optional anchor EKF."""
         super()._setup_control()
         self.shadow = AnchorShadow(self, self.seed) if self.rock.anchor_ekf else None
+        self.statics = StaticsEvaluator(self.rm)
+        self.gait.may_reseat = self._three_carry
         for leg in LEG_NAMES:
             self._limit_to_hold(leg, 0)
 
@@ -288,6 +309,22 @@ class RockClimbTrial(ClimbTrial):
         # The planner's capacity factors (7 with ``footpad_push``: the last compression's).
         f = np.maximum(np.asarray(self._planned(leg, k).factor, dtype=float), MIN_FACTOR)
         qp.set_limits(LEG_NAMES.index(leg), hold_limits(f), 1.0 / f[:6]**2)
+
+    def _three_carry(self, leg: str) -> bool:
+        """Whether the wrench QP balances the estimated stance on the three grippers other
+        than ``leg`` within their holds' planned capacities shrunk by the planner's margin:
+        a re-seat of ``leg`` is safe only then (the planner checked the three-gripper stance
+        of the next swing alone)."""
+        state = self.seen
+        if state is None:
+            return False
+        margin = self.planner.rule.settings.capacity_margin
+        limits = [hold_limits(np.maximum(np.asarray(self._planned(g, self.gait.index[g])
+                                                    .factor, dtype=float), MIN_FACTOR)
+                              * margin) for g in LEG_NAMES]
+        body = pin.SE3(state.body_rotation, state.body_position)
+        return support(self.rm, self.statics, body, state.joint_positions, limits,
+                       swing=leg).stable
 
     def _planned(self, leg: str, k: int) -> Foothold:
         """``leg``'s hold ``k`` as planned (0: its start hold)."""
@@ -413,6 +450,8 @@ class RockClimbTrial(ClimbTrial):
                     if self._grip(ev.leg, self.layout.holds[ev.leg][ev.hold]):
                         self.engaged += 1
                         self._limit_to_hold(ev.leg, ev.hold)
+                    elif ev.reseat and self.gait.reseat_again(ev.t):
+                        self.reseat_retries += 1
                     elif ev.reseat:
                         self._fail(FailureReason.GRASP_MISSED, f"{ev.leg} re-seat on hold "
                                    f"{ev.hold} missed at {self._height():.2f} m")
@@ -479,8 +518,17 @@ class RockClimbTrial(ClimbTrial):
             return
         if action == "reseat" and not (report.status is GraspStatus.HELD
                                        and self._grip(leg, self.layout.holds[leg][k])):
-            self._fail(FailureReason.GRASP_MISSED, f"{leg} re-seat on hold {k} did not hold "
-                       f"({report.fault or report.status.value}) {where}")
+            if not self.gait.reseat_again(self.gait_clock):
+                self._fail(FailureReason.GRASP_MISSED, f"{leg} re-seat on hold {k} did not "
+                           f"hold ({report.fault or report.status.value}; {self.landing}) "
+                           f"{where}")
+                return
+            self.reseat_retries += 1
+            if report.status is GraspStatus.HELD:  # closed off the hold: open it again
+                opened = release(self.winch_ctrl[leg], self.winch_plant[leg], WINCH_DT)
+                self.release_time += opened.duration
+                self.busy_until = self.k * self.dt + opened.duration
+                self.pending = (leg, "reopen", k, opened)
         elif action == "reseat":
             self.engaged += 1
             self._limit_to_hold(leg, k)
@@ -527,7 +575,9 @@ class RockClimbTrial(ClimbTrial):
             planning_cpu_s=self.planning_cpu,
             anchor_drift_m=self.shadow.error() if self.shadow else float("nan"),
             anchor_rms_mm=1000 * self.shadow.rms() if self.shadow else float("nan"),
-            replacements=self.replacements, replaced="; ".join(self.replaced))
+            replacements=self.replacements, replaced="; ".join(self.replaced),
+            reseats_skipped=self.gait.reseats_skipped, reseat_retries=self.reseat_retries,
+            moves_split=self.gait.moves_split)
 
 
 def plan_rock_climb(settings: RockClimbSettings, seed: int

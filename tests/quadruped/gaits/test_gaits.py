@@ -247,3 +247,91 @@ def test_a_long_climb_re_seats_every_gripper_on_its_own_hold_after_each_body_mov
                    for _, ph, _, _, evs in _run_gait(fewer) for e in evs) < 28
     with pytest.raises(ConfigError):
         ClimbGaitSettings(reseat_every=-1)
+
+
+def test_a_body_move_predicted_to_wind_a_gripper_past_the_limit_is_made_in_parts():
+    """A move whose predicted hinge moment on LF is 0.9 N m (limit 0.4) goes in three
+    equal parts, LF alone re-seated after each of the first two; the body passes through
+    the parts' ends and ends where the plan puts it. Moves predicted under the limit are
+    made whole."""
+    holds, normals = _three_holds()
+    p = ClimbGaitSettings(cycles=1, reseat_every=1, move_moment=0.4)
+    assert ClimbGaitSettings(cycles=2).move_moment == 0.0  # plane walls: never split
+    gait = ClimbGait(holds, normals, np.eye(3), p)
+    asked = []
+
+    def moments(d):
+        asked.append(np.array(d, dtype=float))
+        return np.array([0.9, 0.1, 0.1, 0.1]) if len(asked) == 1 else np.full(4, 0.3)
+
+    gait.move_moments = moments
+    log = _run_gait(gait)
+    assert gait.done and gait.moves_split == 1 and len(asked) == 4
+    bands = [(name, leg) for _, _, name, leg in gait.bands]
+    first = bands.index(("body", "LR"))
+    assert bands[first:first + 5] == [("body", "LR"), ("reseat", "LF"), ("body", "LR"),
+                                      ("reseat", "LF"), ("body", "LR")]
+    starts = [t0 for t0, _, name, _ in gait.bands if name == "body"][:3]
+    ends = [t1 for _, t1, name, _ in gait.bands if name == "body"][:3]
+    body = {round(t, 6): b for t, _, _, b, _ in log}
+    d = asked[0]
+    origin = body[round(starts[0], 6)]
+    for k, t1 in enumerate(ends, start=1):
+        # The part's end, one 20 ms step later at most.
+        assert np.allclose(body[round(t1, 6)], origin + k / 3 * d, atol=1e-3)
+    for t0, t1 in zip(starts, ends, strict=True):
+        assert t1 - t0 == pytest.approx(0.5 * p.body_time, abs=0.021)
+    whole = [t1 - t0 for t0, t1, name, _ in gait.bands if name == "body"][3:]
+    assert all(w == pytest.approx(p.body_time, abs=0.021) for w in whole)
+    with pytest.raises(ConfigError):
+        ClimbGaitSettings(move_moment=-0.1)
+
+
+def test_a_re_seat_the_other_holds_cannot_carry_is_skipped():
+    """``may_reseat`` refusing RR: RR is never re-seated, the others are, and each refusal
+    is counted."""
+    holds, normals = _three_holds()
+    gait = ClimbGait(holds, normals, np.eye(3), ClimbGaitSettings(cycles=1, reseat_every=1))
+    gait.may_reseat = lambda leg: leg != "RR"
+    _run_gait(gait)
+    reseated = [leg for _, _, name, leg in gait.bands if name == "reseat"]
+    assert gait.done and "RR" not in reseated and set(reseated) == {"LF", "LR", "RF"}
+    assert gait.reseats_skipped == 3  # three body moves before the last, RR due after each
+
+
+def test_a_missed_re_seat_lifts_and_presses_again_a_bounded_number_of_times():
+    """A re-seat's grasp that did not take: the gripper is lifted 10 mm, held a stage and
+    pressed back onto the hold (touching 2 mm below its top), with a new grasp event; after
+    two retries the gait gives up."""
+    from clamber.quadruped.gaits.climb import RESEAT_LIFT, RESEAT_RETRIES
+
+    holds, normals = _three_holds()
+    p = ClimbGaitSettings(cycles=1, reseat_every=1)
+    gait = ClimbGait(holds, normals, np.eye(3), p)
+    feet = {leg: pin.SE3(np.eye(3), gait.holds[leg][0]) for leg in LEG_NAMES}
+    t, grasps, answers, heights = 0.0, [], [], []
+    with pytest.raises(ConfigError):
+        gait.reseat_again(0.0)
+    while not gait.done and t < 400 and len(answers) <= RESEAT_RETRIES:
+        tau4 = np.zeros(4)
+        if gait.phase is ClimbPhase.DESCEND:
+            tau4[LEG_NAMES.index(gait.swing_leg)] = 1.0
+        if gait.phase is ClimbPhase.RESEAT:
+            leg = gait.reseating[0]
+            tau4[LEG_NAMES.index(leg)] = float(feet[leg].translation[2] <= -0.002 + 1e-12)
+            if grasps:
+                heights.append(feet[leg].translation[2])
+        ref, events = gait.reference(t, lambda: feet, tau4)
+        for leg, target in ref.foot_targets.items():
+            feet[leg] = target
+        for e in events:
+            if e.reseat and e.action == "grasp":
+                grasps.append((t, e.leg, feet[e.leg].translation[2]))
+                answers.append(gait.reseat_again(t))
+        t += 0.02
+    assert answers == [True] * RESEAT_RETRIES + [False]
+    assert len({leg for _, leg, _ in grasps}) == 1
+    assert all(z == pytest.approx(-0.002, abs=0.0005) for _, _, z in grasps)
+    assert max(heights) == pytest.approx(grasps[0][2] + RESEAT_LIFT, abs=1e-9)
+    gaps = np.diff([g[0] for g in grasps])
+    assert all(p.reseat_time < gap < p.reseat_time + 0.6 for gap in gaps)
