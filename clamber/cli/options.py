@@ -121,8 +121,9 @@ def quantity_type(kind: Callable[[str], Any], quantity: str) -> Callable[[str], 
 #: Help of the quadruped climbs' ``--reseat-every``.
 RESEAT_HELP = ("re-seat each gripper in place (unload, open, close, reload) after it has held "
                "through N body moves, so its sole's wind-up does not break it off (default: "
-               "1 for plane-wall climbs of more than one cycle; 0, never, the paper's gait, "
-               "for one cycle and on rock, where re-seats broke grippers)")
+               "1 on rock and for plane-wall climbs of more than one cycle, where a rock "
+               "gripper re-seats only when the three other holds carry the body; 0, never, "
+               "the paper's gait, for one cycle on a plane wall)")
 
 
 #: Battery voltage of the motor modules [V]: small brushed DC motors on 1-12 cell packs.

@@ -163,7 +163,8 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                              body_search=args.body_pose == "search",
                              estimator=args.estimator, replacements=args.replace_missed,
                              map_frame=args.map_frame,
-                             reseat_every=args.reseat_every or 0,
+                             reseat_every=(1 if args.reseat_every is None
+                                           else args.reseat_every),
                              move_moment=args.move_moment)
 
 

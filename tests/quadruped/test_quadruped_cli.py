@@ -89,7 +89,7 @@ def test_demo_step_adds_the_climb_to_the_report(tmp_path, monkeypatch):
 
 def test_reseat_option_sets_the_gait_and_refuses_bad_counts():
     """`--reseat-every` reaches the gait (left out: every body move for more than one cycle,
-    never for one; never on rock unless given) and refuses negative or fractional counts."""
+    never for one; every body move on rock) and refuses negative or fractional counts."""
     from clamber.cli.quadruped import _climb_settings
 
     def settings(*extra: str):
@@ -100,8 +100,8 @@ def test_reseat_option_sets_the_gait_and_refuses_bad_counts():
     assert settings("--cycles", "5").gait.reseat_every == 1
     assert settings("--cycles", "5", "--reseat-every", "0").gait.reseat_every == 0
     assert settings("--reseat-every", "2").gait.reseat_every == 2
-    assert settings("--wall", "rock").reseat_every == 0
-    assert settings("--wall", "rock", "--reseat-every", "1").reseat_every == 1
+    assert settings("--wall", "rock").reseat_every == 1
+    assert settings("--wall", "rock", "--reseat-every", "0").reseat_every == 0
     for bad in ("-1", "1.5"):
         p = _run("quadruped", "climb", "--reseat-every", bad)
         assert p.returncode == 2 and "--reseat-every" in p.stderr

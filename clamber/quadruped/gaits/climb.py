@@ -436,12 +436,9 @@ class ClimbGait:
                     # The next swing leg first: it holds through the others' re-seats
                     # otherwise, with the whole body move's wind-up.
                     due = [g for g in LEG_NAMES if self.moves[g] >= p.reseat_every]
-                    if self.may_reseat is not None and self.swing_leg:
-                        allowed = [g for g in due if self.may_reseat(g)]
-                        self.reseats_skipped += len(due) - len(allowed)
-                        due = allowed
                     self.reseating = sorted(
-                        due, key=lambda g: (g != self.swing_leg, -self.moves[g]))
+                        self._allowed(due) if self.swing_leg else due,
+                        key=lambda g: (g != self.swing_leg, -self.moves[g]))
                 self._next(t)
         elif ph is ClimbPhase.RESEAT:
             leg = self.reseating[0]
@@ -481,13 +478,16 @@ class ClimbGait:
         mv = self._move
         mv.part += 1
         self.body_from = self.body_to.copy()
-        due = list(mv.legs)
-        if self.may_reseat is not None:
-            allowed = [g for g in due if self.may_reseat(g)]
-            self.reseats_skipped += len(due) - len(allowed)
-            due = allowed
-        self.reseating = due
+        self.reseating = self._allowed(list(mv.legs))
         self._next(t)
+
+    def _allowed(self, due: list[str]) -> list[str]:
+        """The grippers of ``due`` that :attr:`may_reseat` lets re-seat, the others counted."""
+        if self.may_reseat is None:
+            return due
+        allowed = [g for g in due if self.may_reseat(g)]
+        self.reseats_skipped += len(due) - len(allowed)
+        return allowed
 
     def _twist(self, linear: np.ndarray) -> np.ndarray:
         """``[R^T linear, 0]`` (6,) in the body frame."""

@@ -129,7 +129,7 @@ class RockClimbSettings:
     estimator: Estimator = Estimator.ODOMETRY
     replacements: int = 1
     map_frame: MapFrame = MapFrame.BODY
-    reseat_every: int = 0
+    reseat_every: int = 1
     move_moment: float | None = None
 
     def __post_init__(self) -> None:

@@ -36,11 +36,12 @@ def test_every_wall_ends_in_a_recorded_outcome(incline):
 
 
 def test_re_seating_on_rock_ends_in_a_recorded_outcome():
-    """With re-seating on (off by default on rock), the gripper re-seats between swings are
+    """With re-seating on (the default on rock), the gripper re-seats between swings are
     grasps of their own (more grasps than swings) and every climb still ends in a recorded
     outcome."""
     for seed in (0, 1, 7):
-        settings = replace(_settings(90.0, distance=0.3), reseat_every=1)
+        settings = _settings(90.0, distance=0.3)
+        assert settings.reseat_every == 1
         result, _ = run_rock_climb(settings, seed)
         assert result.failure is not FailureReason.INTERNAL_ERROR, (seed, result.reason)
         assert result.success == (result.failure is None), (seed, result.reason)
