@@ -430,14 +430,21 @@ class RockClimbTrial(ClimbTrial):
         feet = partial(world_foot_poses, self.rm, state)
         forces = partial(self._foot_forces, state)
         if t < PLACEMENT_TIME:
-            return self.gait.reference(0.0, feet, sim.joint4_torques(), forces)[0], []
+            self.last_ref = self.gait.reference(0.0, feet, sim.joint4_torques(), forces)[0]
+            return self.last_ref, []
         if self.busy_until is not None:
             if t + 1e-9 >= self.busy_until:
                 self._finish_winch()
-            if self.finished or self.busy_until is not None:
-                return self.gait.reference(self.gait_clock, feet, sim.joint4_torques(),
-                                           forces)[0], []
+            if self.finished:
+                # The climb ended with the winch (its swing may be taken back): the
+                # reference is not used again.
+                return self.last_ref, []
+            if self.busy_until is not None:
+                self.last_ref = self.gait.reference(self.gait_clock, feet,
+                                                    sim.joint4_torques(), forces)[0]
+                return self.last_ref, []
         out = self.gait.reference(self.gait_clock, feet, sim.joint4_torques(), forces)
+        self.last_ref = out[0]
         self.gait_clock += self.dt
         return out
 

@@ -214,3 +214,22 @@ def test_fixed_grasp_that_misses_is_placed_again(wall_truth):
         pass
     assert calls == [leg, leg] and leg in grippers.attached
     assert trial.grasps == 2 and trial.engaged == 1
+
+
+def test_a_miss_with_no_other_hold_to_place_it_on_ends_the_climb_as_a_missed_grasp(
+        wall_truth):
+    """A missed grasp whose swing the planner cannot place again (no other hold) takes the
+    swing back and ends the climb as a missed grasp, recorded, not raised (the gait has no
+    swing left when the winch's last cycle ends)."""
+    wall, truth = wall_truth
+    trial = RockClimbTrial(SETTINGS, SEED, plan=(wall, MissFirstHold(truth),
+                                                 _planner(wall_truth)))
+    step_until_winch(trial, "grasp")
+    planner_next = trial.planner.next
+    trial.planner.next = lambda leg=None, exclude=frozenset(): (
+        None if exclude else planner_next(leg, exclude))
+    while trial.step():
+        pass
+    r = trial.result()
+    assert r.failure is FailureReason.GRASP_MISSED and "did not engage" in r.reason
+    assert trial.gait.swing_leg is None and r.replacements == 0
