@@ -87,7 +87,7 @@ def test_on_rock_a_move_that_would_wind_a_sole_past_the_limit_is_split_and_re_se
     bands = [name for _, _, name, _ in trial.gait.bands]
     first = bands.index("body")
     assert trial.gait.moves_split == 1 and bands[first + 1] == "reseat"
-    assert k * max(peak.values()) < MOVE_MOMENT  # 0.78 N m on RF made whole
+    assert k * max(peak.values()) < MOVE_MOMENT  # RF: 0.78 N m at the end of the move made whole
 
 
 def test_rock_settings_reject_a_negative_move_moment():
