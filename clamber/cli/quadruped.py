@@ -168,17 +168,6 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                              move_moment=args.move_moment)
 
 
-def _move_moment(args: argparse.Namespace, cond) -> float:
-    """The moment [N m] past which the condition's body moves are split (0: never)."""
-    if args.wall == "plane":
-        return cond.gait.move_moment
-    from clamber.quadruped.gaits.climb import MOVE_MOMENT
-
-    if cond.move_moment is not None:
-        return cond.move_moment
-    return MOVE_MOMENT if cond.reseat_every else 0.0
-
-
 def _seat_rise(args: argparse.Namespace, default: float) -> float | None:
     """The planner's seat check [m] from ``--seat-check`` and ``--seat-tolerance`` [mm]."""
     if args.seat_check == "off":
@@ -202,7 +191,8 @@ def _climb(args: argparse.Namespace) -> dict:
                "sole_stiffness": args.sole_stiffness,
                "reseat_every": (cond.reseat_every if args.wall == "rock"
                                 else cond.gait.reseat_every),
-               "move_moment": _move_moment(args, cond),
+               "move_moment": (cond.move_moment if args.wall == "rock"
+                               else cond.gait.move_moment),
                "sighting_mm": (None if args.wall == "rock"
                                else round(1e3 * cond.sighting, 3)),
                "contact": ("torque" if (cond.contact_force if args.wall == "rock"
@@ -409,8 +399,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     climb.add_argument("--move-moment", type=quantity_type(float, "move_moment"), default=None,
                        metavar="NM", help="split a body move predicted to wind a welded "
                        "sole's hinges past NM [N m] into parts and re-seat the wound grippers "
-                       "between them (0: never; default 0.4 on rock climbs that re-seat, 0 on plane "
-                       "walls)")
+                       "between them (0: never; default 0.4 on rock climbs that re-seat, 0 on "
+                       "plane walls)")
     climb.add_argument("--sighting", type=sighting_mm, default=None, metavar="MM",
                        help="plane wall: as each swing begins a body camera locates the body "
                        "among the mapped holds to MM per axis, and leg odometry's frame is "

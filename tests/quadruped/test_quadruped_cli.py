@@ -102,6 +102,11 @@ def test_reseat_option_sets_the_gait_and_refuses_bad_counts():
     assert settings("--reseat-every", "2").gait.reseat_every == 2
     assert settings("--wall", "rock").reseat_every == 1
     assert settings("--wall", "rock", "--reseat-every", "0").reseat_every == 0
+    # Body moves split by predicted wind-up: on rock when re-seating, never on plane walls.
+    assert settings("--wall", "rock").move_moment == pytest.approx(0.4)
+    assert settings("--wall", "rock", "--reseat-every", "0").move_moment == 0.0
+    assert settings("--wall", "rock", "--move-moment", "0.6").move_moment == 0.6
+    assert settings("--cycles", "5").gait.move_moment == 0.0
     for bad in ("-1", "1.5"):
         p = _run("quadruped", "climb", "--reseat-every", bad)
         assert p.returncode == 2 and "--reseat-every" in p.stderr

@@ -89,8 +89,9 @@ class ClimbGaitSettings:
     (pressing an open foot back onto its hold until joint 4 feels it loads the other
     grippers enough to break them). ``move_moment`` [N m]: a body move whose predicted
     sole-hinge moment on a welded gripper (:attr:`ClimbGait.move_moments`) exceeds it is made
-    in up to ``max_parts`` parts, the grippers it winds most re-seated between them (None
-    or 0: never split; rock climbs that re-seat use :data:`MOVE_MOMENT`)."""
+    in up to ``max_parts`` parts, the grippers it winds most re-seated between them, on a gait
+    that re-seats (None or 0: never split; rock climbs that re-seat use
+    :data:`MOVE_MOMENT`)."""
 
     stride: float = 0.22
     order: tuple[str, ...] = ("LR", "LF", "RR", "RF")
@@ -454,7 +455,8 @@ class ClimbGait:
         more than half of it a part."""
         p = self.p
         self._move = None
-        if not p.move_moment or self.move_moments is None or not self.swing_leg:
+        if not (p.move_moment and p.reseat_every) or self.move_moments is None \
+                or not self.swing_leg:
             return
         moments = np.abs(np.asarray(self.move_moments(displacement), dtype=float))
         parts = min(p.max_parts, int(np.ceil(moments.max() / p.move_moment - 1e-9)))

@@ -144,8 +144,9 @@ class RockClimbSettings:
         check.positive("rock_climb", "distance", self.distance)
         check.integer("rock_climb", "regrasps", self.regrasps, low=0)
         check.integer("rock_climb", "reseat_every", self.reseat_every, low=0)
-        if self.move_moment is not None:
-            check.non_negative("rock_climb", "move_moment", self.move_moment)
+        if self.move_moment is None:
+            object.__setattr__(self, "move_moment", MOVE_MOMENT if self.reseat_every else 0.0)
+        check.non_negative("rock_climb", "move_moment", self.move_moment)
         for name in ("seat_rise", "contact_force"):
             if getattr(self, name) is not None:
                 check.positive("rock_climb", name, getattr(self, name))
@@ -236,11 +237,8 @@ class RockClimbTrial(ClimbTrial):
         """The gait over the mapped holds, the robot welded on its true start holds, the
         winches holding and the gait clock."""
         rs, layout, start = self.rock, self.layout, self.planner.start
-        move = rs.move_moment
-        if move is None:
-            move = MOVE_MOMENT if rs.reseat_every else 0.0
         gp = replace(self.settings.gait, cycles=1, reseat_every=rs.reseat_every,
-                     move_moment=move)
+                     move_moment=rs.move_moment)
         if rs.contact_force is not None:
             gp = replace(gp, contact_force=rs.contact_force)
         if rs.grasp == "winch":
