@@ -66,8 +66,9 @@ _ZERO3.flags.writeable = False
 #: much [N] since it began (chosen on tuning seeds 0-9, docs/results/quadruped_comparison.md).
 CONTACT_FORCE = 1.5
 #: Largest sole-hinge moment [N m] one body move on rock may wind into a welded gripper: a
-#: move predicted to wind more is split into parts with re-seats between them (chosen on
-#: tuning walls 0-9, docs/results/rock_climbing.md; on the plane walls it missed grasps).
+#: move predicted to wind more is split into parts with re-seats between them. Set once from
+#: the tuning walls' traces (grippers broke near 1 N m with their forces), not swept;
+#: docs/results/rock_climbing.md. Off on the plane walls, where it missed grasps.
 MOVE_MOMENT = 0.4
 #: A re-seat whose grasp missed lifts its gripper this far [m] and presses again, at most
 #: this many times.
