@@ -10,6 +10,9 @@ failure (median, quartiles, range) and the measured climbing speed.
 
     python benchmarks/bench_long_climb.py [--quick] [--trials N] [--seeds 12345,777]
         [--workers N] [--solution PATH] [--figure PATH] [--origins N] [--stance-ablation]
+    python benchmarks/bench_long_climb.py --headroom 0,0.05,0.1 [--headroom-phases 1,2]
+        [--headroom-robust X] [--designs DIR]
+    python benchmarks/bench_long_climb.py --clip-share N [--solution PATH]
 
 The evaluation seeds (12345 and 777 by default) were used by no tuning step: the clock's
 re-catch settings were chosen on master seed 1. ``--quick`` runs 20 trials of 10 and 5
@@ -18,7 +21,16 @@ only measures where first-jump misses come from at 1.5 times the calibrated tole
 (N one-jump trials on the tuning seed 1; ``miss_origins``). ``--stance-ablation`` plays,
 instead of the re-catch on and off, the re-catch with the push-off feedback off and on
 (``stance_feedback`` 'none' and 'tvlqr', :mod:`clamber.jumper.sim.stance_feedback`); with
-``--origins`` it measures the miss origins for both. The last line is one JSON object.
+``--origins`` it measures the miss origins for both. ``--headroom H1,H2,...`` only
+re-optimizes the design (``--solution``) with each motor-line headroom
+(``OptimizationSettings.motor_headroom`` in ``--headroom-phases``), warm-started from its
+own trajectory with its own settings otherwise, checked by replay and recording the same
+hardware, into ``DIR/h<H>/`` (``--headroom-robust X``: as ``optimize --robust --tol-scale
+X``, into ``DIR/h<H>_robust<X>/``); the rows are then ``clamber jumper robustness
+DIR/h<H>/solution.npz ...`` or this script with ``--solution``. ``--clip-share N`` only
+measures how much of the push-off each joint's ESC spends at its supply clip (N one-jump
+trials of seed 1 at 1.5 x; with ``--stance-ablation`` without and with the feedback).
+The last line is one JSON object.
 """
 
 from __future__ import annotations
@@ -33,8 +45,14 @@ from pathlib import Path
 import numpy as np
 
 from clamber.experiments.calibration import calibrated_config, calibrated_tolerances
-from clamber.experiments.robustness import RobustnessResult, miss_origins, robustness
+from clamber.experiments.robustness import (
+    RobustnessResult,
+    jump_failure,
+    miss_origins,
+    robustness,
+)
 from clamber.experiments.statistics import wilson_interval
+from clamber.failures import FailureReason
 from clamber.jumper.sim.control import EventTriggeredSettings
 from clamber.jumper.sim.gripper import FootPivot
 from clamber.jumper.sim.settings import hardware_options
@@ -56,6 +74,101 @@ def _summary(res: RobustnessResult, wall: float) -> dict:
             "wall_s": wall}
 
 
+def headroom_designs(design: Path, headrooms: list[float], phases: tuple[int, ...],
+                     root: Path, robust: float | None = None) -> dict:
+    """``design`` re-optimized with each motor-line headroom into ``root/h<H>/``: the same
+    body, settings and hardware, warm-started from its own trajectory (so it stays in the
+    same optimum's basin); a summary per headroom. ``robust`` X re-optimizes as
+    ``optimize --robust --tol-scale X`` does (the take-off clearance scenario added,
+    recording X) into ``root/h<H>_robust<X>/``."""
+    from clamber.jumper.sim.settings import with_hardware
+    from clamber.jumper.solve import optimize
+    from clamber.jumper.verify import attach_accuracy
+
+    stored = TrajectorySolution.load(design)
+    hardware = hardware_options(stored)
+    out = {}
+    for h in headrooms:
+        settings = stored.settings.with_(motor_headroom=h, motor_headroom_phases=phases)
+        t0 = time.perf_counter()
+        if robust is None:
+            sol = optimize(stored.morphology, settings, "fine", stored)
+        else:
+            from clamber.cli.optimize import robust_scenarios
+            from clamber.jumper.robust import optimize_robust
+
+            sol = optimize_robust(stored.morphology, settings, "fine", stored,
+                                  scenarios=robust_scenarios(robust))
+            if sol.history and sol.history[-1].get("scenarios") == "failed":
+                raise SystemExit(f"headroom {h:g}: the scenario solve did not converge")
+        if not sol.status.success:
+            raise SystemExit(f"headroom {h:g}: the optimization ended {sol.status.value}")
+        attach_accuracy(sol)
+        if hardware:
+            sol = with_hardware(sol, **hardware)
+        if robust is not None:
+            from clamber.jumper.robust import with_design_tol_scale
+
+            sol = with_design_tol_scale(sol, robust)
+        folder = root / (f"h{h:g}" if robust is None else f"h{h:g}_robust{robust:g}")
+        folder.mkdir(parents=True, exist_ok=True)
+        sol.save(folder / "solution.npz")
+        stored.morphology.save(folder / "morphology.toml")
+        k = (settings.torque_limit / settings.no_load_speed
+             if settings.no_load_speed > 0 else 0.0)
+        line = np.abs(sol.tau + k * sol.qd[:, 3:6])
+        out[f"{h:g}"] = {
+            "solution": str(folder / "solution.npz"), "status": sol.status.value,
+            "planned_speed_mps": sol.speed, "period_s": sol.period,
+            "phase_durations_s": [float(d) for d in sol.phase_durations],
+            "motor_line_peak_nm": [float(line[sol.phase == p].max()) for p in range(1, 6)],
+            "physically_consistent": sol.physically_consistent,
+            "wall_s": time.perf_counter() - t0}
+        print(f"headroom {h:g}: {sol.status.value}, {sol.speed:.4f} m/s planned",
+              file=sys.stderr)
+    return out
+
+
+def clip_shares(sol: TrajectorySolution, trials: int, config, tolerances) -> dict:
+    """How much of the push-off each joint's ESC spends at its supply clip: over
+    ``trials`` one-jump trials of the tuning seed 1 with the 1 kHz log, per stance phase
+    (1 and 2, by the reference clock, up to the planned rear release) and joint (hip,
+    spine, shoulder) the share of the ticks whose commanded voltage is at the supply; the
+    median per outcome (ready, front miss, other), and the planned feed-forward's peak [V]
+    per phase and joint."""
+    from clamber.experiments.robustness import trial_seeds
+    from clamber.jumper.sim.robustness import sample_realization
+    from clamber.jumper.sim.simulate import JumpTrial
+
+    pt = sol.phase_times
+    shares: dict[str, list[list[float]]] = {}
+    for s in trial_seeds(1, trials):
+        real = sample_realization(sol, config, tolerances, s)
+        res = JumpTrial(sol, 1, config, real, record=True).run()
+        ref, t = res.column("ref_time"), res.column("t")
+        row = []
+        for phase in (1, 2):
+            ticks = (ref >= pt[phase - 1]) & (ref < pt[phase]) & (t < pt[2] + 0.05)
+            for i, j in enumerate(("hip", "spine", "shoulder")):
+                clipped = np.abs(res.column(f"v_{j}")[ticks]) >= real.motors[i].supply_voltage
+                row.append(float(np.mean(clipped)) if ticks.any() else 0.0)
+        failure = jump_failure(res.jumps[0])
+        tag = ("ready" if failure is None else
+               "front_missed" if failure is FailureReason.FRONT_MISSED else "other")
+        shares.setdefault(tag, []).append(row)
+    feed = np.abs(config.motor.voltage(sol.tau, sol.qd[:, 3:6]))
+    names = [f"p{p}_{j}" for p in (1, 2) for j in ("hip", "spine", "shoulder")]
+    return {"trials": trials,
+            "planned_feed_forward_peak_v": {
+                f"p{p}": feed[sol.phase == p].max(axis=0).round(3).tolist() for p in (1, 2)},
+            **{tag: {"count": len(rows),
+                     "median_clip_share": dict(zip(names, np.median(rows, axis=0).round(4)
+                                                   .tolist(), strict=True)),
+                     "mean_clip_share": dict(zip(names, np.mean(rows, axis=0).round(4)
+                                                 .tolist(), strict=True))}
+               for tag, rows in sorted(shares.items())}}
+
+
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="20 trials, 10 and 5 jumps, one seed")
@@ -69,7 +182,25 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--stance-ablation", action="store_true",
                     help="push-off feedback off and on (re-catch on) instead of the re-catch "
                     "on and off")
+    ap.add_argument("--clip-share", type=int, default=0,
+                    help="only measure, over this many one-jump trials of seed 1 at 1.5 x, "
+                    "the share of the push-off each joint's ESC spends at its supply clip")
+    ap.add_argument("--headroom", help="only re-optimize --solution with these motor-line "
+                    "headrooms (comma-separated shares in [0, 0.5)) into --designs")
+    ap.add_argument("--headroom-phases", default="1,2",
+                    help="phases that keep the headroom, comma-separated (1,2: the push-off)")
+    ap.add_argument("--headroom-robust", type=float, metavar="X",
+                    help="with --headroom: re-optimize as optimize --robust --tol-scale X")
+    ap.add_argument("--designs", type=Path, default=ROOT / "out" / "long_climb_headroom",
+                    help="folder of the re-optimized designs (--headroom)")
     args = ap.parse_args(argv)
+    if args.headroom:
+        phases = tuple(int(p) for p in args.headroom_phases.split(","))
+        designs = headroom_designs(args.solution, [float(h) for h in args.headroom.split(",")],
+                                   phases, args.designs, args.headroom_robust)
+        out = {"solution": str(args.solution), "phases": list(phases), "designs": designs}
+        print(json.dumps(out))
+        return out
     seeds = [int(s) for s in args.seeds.split(",")]
     trials, long_jumps, short_jumps = args.trials, 30, 10
     if args.quick:
@@ -78,6 +209,14 @@ def main(argv: list[str] | None = None) -> dict:
     hardware = hardware_options(sol)
     pivot = FootPivot().with_rear_spar() if hardware.get("rear_spar") else FootPivot()
     base = calibrated_config(controller="closed-loop", pivot=pivot)
+    if args.clip_share:  # with --stance-ablation: the push-off feedback off and on
+        feedbacks = ("none", "tvlqr") if args.stance_ablation else ("none",)
+        out = {"solution": str(args.solution), "tol_scale": 1.5, **{
+            f"stance-{f}": clip_shares(sol, args.clip_share, replace(
+                base, event_triggered=EventTriggeredSettings(stance_feedback=f)),
+                calibrated_tolerances(1.5)) for f in feedbacks}}
+        print(json.dumps(out))
+        return out
     if args.origins:
         if args.stance_ablation:  # the same trials with the push-off feedback off and on
             out = {f: miss_origins(sol, args.origins, seed=1, config=replace(

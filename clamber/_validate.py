@@ -85,6 +85,8 @@ RANGES: dict[str, Range] = {
                              "precision"),
     "bound_push": Range(0.0, 0.5, "", "IPOPT's relative bound push", low_open=True),
     "fraction": Range(0.0, 1.0, "", "a share of a limit", high_open=True),
+    "motor_headroom": Range(0.0, 0.5, "", "a share of the motor line the plan leaves free; "
+                            "at 0.5 it keeps as much free as it uses", high_open=True),
     # motor fits from telemetry
     "motor_gain": Range(0.0, 100.0, "N m/V", "k_t / R of a joint module: the paper's "
                         "0.05", low_open=True),

@@ -31,6 +31,7 @@ EXAMPLES_OPTIMIZE = """examples:
   clamber jumper optimize --settings tuned.toml   # any OptimizationSettings field, e.g.
                                                   # safe_region_front = "safe_region.json"
   clamber jumper optimize --robust --tol-scale 1.5 --out out/robust15   # wider margin
+  clamber jumper optimize --motor-headroom 0.1 --out out/headroom10   # voltage left free
 """
 
 
@@ -54,6 +55,10 @@ def optimize_command(args: argparse.Namespace) -> dict:
         changes["torque_rate_weight"] = args.torque_rate_weight
     if getattr(args, "backend", None) is not None:
         changes["backend"] = args.backend
+    if getattr(args, "motor_headroom", None) is not None:
+        changes["motor_headroom"] = args.motor_headroom
+    if getattr(args, "motor_headroom_phases", None) is not None:
+        changes["motor_headroom_phases"] = tuple(args.motor_headroom_phases)
     base = load_settings(args.settings) if args.settings else OptimizationSettings()
     settings = base.with_(**changes)
     tol_scale = getattr(args, "tol_scale", None)  # namespaces built in code may lack it
@@ -171,6 +176,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      "midpoint per interval)")
     opt.add_argument("--torque-rate-weight", type=quantity_type(float, "torque_rate_weight"),
                      help="penalty on torque changes between nodes (1e-2; 0 = off)")
+    opt.add_argument("--motor-headroom", type=quantity_type(float, "motor_headroom"),
+                     metavar="H",
+                     help="share of the motor line kept free in the push-off, [0, 0.5) "
+                     "(default 0): |tau + k w| <= (1 - H) x the torque limit there, so the "
+                     "ESC keeps voltage for feedback; slows the jump")
+    opt.add_argument("--motor-headroom-phases", type=int, nargs="+", choices=range(1, 6),
+                     metavar="PHASE",
+                     help="phases (1-5) that keep --motor-headroom (default 1 2, the "
+                     "push-off's stance phases)")
     opt.add_argument("--backend", choices=("compiled", "reference"),
                      help="NLP function evaluation: compiled C (default, cached) or reference")
     add_output_options(opt, "out/jumper")

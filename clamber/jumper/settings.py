@@ -45,6 +45,17 @@ class OptimizationSettings:
     """|d theta/dt| bound per joint [rad/s]."""
     no_load_speed: float = 0.0
     """If > 0, enforce the motor line |tau| <= torque_limit (1 - |w| / no_load_speed) [rad/s]."""
+    motor_headroom: float = 0.0
+    """Share h of the motor line kept free in the phases of ``motor_headroom_phases``, in
+    [0, 0.5) [-]: there ``|tau + k w| <= (1 - h) torque_limit`` (``k = torque_limit /
+    no_load_speed``, 0 without a speed line). ``tau + k w`` is the line's voltage in units
+    of torque, so h is the share of it the plan leaves to feedback; with ``no_load_speed``
+    0 it is the share of the torque (the current, and the voltage it takes) the plan may
+    not use. 0 (default) plans on the full line. On the long-climb design it lost climbs
+    at every share tried (docs/results/long_climbs.md, "Headroom on the motor line")."""
+    motor_headroom_phases: tuple[int, ...] = (1, 2)
+    """Phases (1-5) whose motor-line rows keep ``motor_headroom`` [-]; default the two
+    stance phases of the push-off, where the take-off is decided."""
     joint_angle_limit: float = 2.6
     """|theta_i| bound on the relative joint angles [rad] (about 149 deg)."""
     phase_duration_min: tuple[float, ...] = (0.090, 0.045, 0.075, 0.045, 0.060)
@@ -126,15 +137,20 @@ class OptimizationSettings:
     docs/results/jumper_codesign.md, "Throughput")."""
     drop_duplicate_rows: bool = False
     """Leave out the constraint rows that only repeat a simple bound: the motor-line rows
-    when ``no_load_speed`` is 0 (``|tau| <= torque_limit`` is then the torque bound
-    itself). Same feasible set, a KKT system 8 % smaller; a new structure, compiled once
-    (see docs/results/jumper_trajopt.md, "Where a solve's time goes")."""
+    when ``no_load_speed`` and ``motor_headroom`` are 0 (``|tau| <= torque_limit`` is then
+    the torque bound itself). Same feasible set, a KKT system 8 % smaller; a new
+    structure, compiled once (see docs/results/jumper_trajopt.md, "Where a solve's time goes")."""
     backend: str = "compiled"
     """How the NLP's functions are evaluated: 'compiled' (generated C, cached on disk; falls
     back to 'reference' without a C compiler) or 'reference' (CasADi's SX virtual machine).
     Same optimum, different speed: see docs/results/jumper_trajopt.md."""
 
     def __post_init__(self) -> None:
+        headroom = check.in_range("settings", "motor_headroom", self.motor_headroom,
+                                  "motor_headroom")
+        object.__setattr__(self, "motor_headroom", headroom)
+        object.__setattr__(self, "motor_headroom_phases",
+                           _phase_list("motor_headroom_phases", self.motor_headroom_phases))
         check.numeric_fields(self, "settings", names=[
             f.name for f in fields(self) if check.is_real(getattr(self, f.name))])
         check.numeric_fields(self, "settings", strict=True,
@@ -188,6 +204,13 @@ class OptimizationSettings:
             check.integer("settings", name, getattr(self, name))
             check.choice("settings", name, getattr(self, name), MUMPS_SCALINGS)
 
+    def motor_line_limit(self, phase: int) -> float:
+        """Right-hand side [N m] of ``|tau + k w| <= ...`` in ``phase`` (1-5): the torque
+        limit less the ``motor_headroom`` share where that phase keeps it."""
+        if phase in self.motor_headroom_phases:
+            return self.torque_limit * (1.0 - self.motor_headroom)
+        return self.torque_limit
+
     def with_(self, **changes) -> OptimizationSettings:
         """A copy with some fields changed (validated)."""
         unknown = set(changes) - {f.name for f in fields(self)}
@@ -201,9 +224,12 @@ class OptimizationSettings:
         d["safe_region_rear"] = self.safe_region_rear.to_dict()
         d["phase_duration_min"] = list(self.phase_duration_min)
         d["phase_duration_max"] = list(self.phase_duration_max)
+        d["motor_headroom_phases"] = list(self.motor_headroom_phases)
         for name in ("drop_duplicate_rows", "fast_step_computation"):
             if not d[name]:  # left out at their default: older runs resume
                 del d[name]
+        if self.motor_headroom == 0.0:  # left out without headroom: older runs resume
+            del d["motor_headroom"], d["motor_headroom_phases"]
         return d
 
     @classmethod
@@ -220,10 +246,22 @@ class OptimizationSettings:
         for key in ("safe_region_front", "safe_region_rear"):
             if key in d and isinstance(d[key], dict):
                 d[key] = SafeRegion.from_dict(d[key])
-        for key in ("phase_duration_min", "phase_duration_max"):
+        for key in ("phase_duration_min", "phase_duration_max", "motor_headroom_phases"):
             if isinstance(d.get(key), list):
                 d[key] = tuple(d[key])
         return cls(**d)
+
+
+def _phase_list(name: str, value: object) -> tuple[int, ...]:
+    """A non-empty list of distinct phase numbers 1-5, as a sorted tuple."""
+    if isinstance(value, str | bytes | dict) or not hasattr(value, "__iter__"):
+        raise ConfigError(f"settings.{name} = {value!r}: must be a list of phase numbers 1-5")
+    phases = tuple(check.integer("settings", f"{name}[{i}]", p, low=1, high=5)
+                   for i, p in enumerate(value))
+    if not phases or len(set(phases)) != len(phases):
+        raise ConfigError(f"settings.{name} = {value!r}: must name each phase (1-5) at "
+                          "most once, at least one")
+    return tuple(sorted(phases))
 
 
 @cache

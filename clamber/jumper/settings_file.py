@@ -84,6 +84,10 @@ def _field(name: str, value: Any, default: Any, folder: Path | None) -> Any:
         if not isinstance(value, str):
             raise ConfigError(f"{OWNER}.{name} = {value!r}: must be a string")
         return value
+    if isinstance(default, tuple) and all(isinstance(x, int) for x in default):
+        if not isinstance(value, list | tuple):  # a list of phases (checked by the settings)
+            raise ConfigError(f"{OWNER}.{name} = {value!r}: must be a list of integers")
+        return tuple(v.integer(OWNER, f"{name}[{i}]", x) for i, x in enumerate(value))
     if isinstance(default, tuple):
         if not isinstance(value, list | tuple) or len(value) != len(default):
             raise ConfigError(f"{OWNER}.{name} = {value!r}: must be a list of "

@@ -37,7 +37,8 @@ def problem_for(nodes: tuple[int, ...], settings: OptimizationSettings,
     The structure is the grid, the collocation rule, the safe regions' row counts and the
     term groups; every number is a parameter or bound, so candidates never rebuild.
     """
-    motor_line_rows = not (settings.drop_duplicate_rows and settings.no_load_speed <= 0)
+    motor_line_rows = not (settings.drop_duplicate_rows and settings.no_load_speed <= 0
+                           and settings.motor_headroom == 0)
     key = ProblemKey(tuple(nodes), settings.collocation, settings.safe_region_front.A.shape[0],
                      settings.safe_region_rear.A.shape[0], tuple(terms), motor_line_rows)
     if key not in _PROBLEMS:

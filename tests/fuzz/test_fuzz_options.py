@@ -18,6 +18,7 @@ INT, FLOAT = int, float
 NUMERIC = [
     (["jumper", "optimize"], "--seed", INT, 0, 2**32 - 1, False),
     (["jumper", "optimize"], "--torque-limit", FLOAT, 0, 5, True),
+    (["jumper", "optimize"], "--motor-headroom", FLOAT, 0, 0.5, False),
     (["jumper", "optimize"], "--torque-rate-weight", FLOAT, 0, 10, False),
     (["jumper", "codesign"], "--generations", INT, 1, 10_000, False),
     (["jumper", "codesign"], "--popsize", INT, 1, 1000, False),

@@ -4,7 +4,8 @@ Clearances hold at the nodes only (the trapezoidal motion between nodes is not c
 inner joints (shoulder, spine, hip) stay ``motor_radius`` from the wall, a free gripper's
 disc centre ``foot_radius``. The motor line ``|tau + k w| <= tau_max`` with
 ``k = tau_max / no_load_speed`` (``k = 0`` leaves the plain torque bound) holds per joint
-at every node (left out where it repeats the torque bound, see
+at every node, tightened to ``(1 - h) tau_max`` in the phases that keep a headroom ``h``
+(``OptimizationSettings.motor_headroom``; left out where it repeats the torque bound, see
 ``OptimizationSettings.drop_duplicate_rows``). Simple bounds: relative joint angles,
 joint speeds, torques and each phase's time step (phase-duration bounds divided by the
 phase's interval count, so refining the grid keeps the same problem).
@@ -12,7 +13,7 @@ phase's interval count, so refining the grid keeps the same problem).
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, partial
 
 import casadi as ca
 import numpy as np
@@ -44,12 +45,12 @@ def _foot_radius(s: OptimizationSettings) -> float:
     return s.foot_radius
 
 
-def _torque_limit(s: OptimizationSettings) -> float:
-    return s.torque_limit
+def _motor_line_limit(s: OptimizationSettings, phase: int) -> float:
+    return s.motor_line_limit(phase)
 
 
-def _minus_torque_limit(s: OptimizationSettings) -> float:
-    return -s.torque_limit
+def _minus_motor_line_limit(s: OptimizationSettings, phase: int) -> float:
+    return -s.motor_line_limit(phase)
 
 
 def limits(ctx: Context) -> list[Constraint]:
@@ -68,7 +69,8 @@ def limits(ctx: Context) -> list[Constraint]:
                                    _foot_radius, INF))
         if ctx.motor_line_rows:
             rows.append(Constraint(f"p{i}.motor_line", ca.vec(tau + slope * qd[3:6, :]),
-                                   _minus_torque_limit, _torque_limit))
+                                   partial(_minus_motor_line_limit, phase=i),
+                                   partial(_motor_line_limit, phase=i)))
     return rows
 
 
