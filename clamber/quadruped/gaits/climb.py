@@ -288,6 +288,11 @@ class ClimbGait:
         self._enter(ClimbPhase.LIFT, t)
 
     @property
+    def splitting(self) -> bool:
+        """Whether a body move made in parts is under way."""
+        return self._move is not None
+
+    @property
     def swing_leg(self) -> str | None:
         return self.schedule[self.step_no] if self.step_no < len(self.schedule) else None
 
@@ -332,6 +337,22 @@ class ClimbGait:
         rs.grasped = rs.descent = None
         self.t0 = t - self.p.reseat_time
         return True
+
+    def reseat_to_swing(self, t: float) -> str:
+        """After a re-seat missed for good: swing that open gripper instead, lifting it along
+        its hold's normal at ``t`` [s]; the caller has made it the next scheduled swing (with
+        its new hold) and returns its leg. Not within a split body move."""
+        rs = self._reseat_state
+        if self.phase is not ClimbPhase.RESEAT or rs is None or self._move is not None:
+            raise ConfigError(f"only a re-seat between body moves can become a swing, "
+                              f"not {self.phase}")
+        leg = self.reseating[0]
+        if self.swing_leg != leg:
+            raise ConfigError(f"schedule {leg}'s swing before turning its re-seat into one")
+        self.reseating, self._reseat_state = [], None
+        self._lift_normal, self.swing = rs.normal, None
+        self._enter(ClimbPhase.LIFT, t)
+        return leg
 
     def _reseat(self, t: float, feet: Callable[[], dict[str, pin.SE3]], tau4: np.ndarray,
                 events: list[ClimbEvent]) -> tuple[float, pin.SE3]:

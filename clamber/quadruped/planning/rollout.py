@@ -19,10 +19,11 @@ import pinocchio as pin
 from clamber.attachment.winch import WinchController, WinchSettings
 from clamber.exceptions import ConfigError
 from clamber.quadruped.control.grasping import GraspReport, GraspStatus, grasp, release
+from clamber.quadruped.model.kinematics import body_configuration, foot_poses
 from clamber.quadruped.model.robot import LEG_NAMES
 from clamber.quadruped.model.robot_model import RobotModel
 from clamber.quadruped.planning.depth_map import DepthNoise, observe_wall
-from clamber.quadruped.planning.holds import build_hold_map
+from clamber.quadruped.planning.holds import build_hold_map, seat_rise
 from clamber.quadruped.planning.selection import (
     NOMINAL_FEET,
     ChoiceStatus,
@@ -139,9 +140,11 @@ class _Truth:
 
 
 def _start(rm: RobotModel, truth: _Truth, hold_map, settings: PlanClimbSettings,
-           ) -> tuple[dict[str, Foothold], pin.SE3, np.ndarray] | None:
+           seat: float | None = None) -> tuple[dict[str, Foothold], pin.SE3, np.ndarray] | None:
     """The start, the same for every rule: per leg the reachable candidate within 8 cm of
-    its spot of largest capacity less tilt [rad]; the worst hold of a stance the legs cannot
+    its spot of largest capacity less tilt [rad] (with ``seat`` [m], one whose mapped rock
+    under the footpad stands at most that far above the sole's plane as the leg reaches it,
+    as the swings' holds are checked, before any other); the worst hold of a stance the legs cannot
     reach together is dropped and the choice repeated (at most ten times)."""
     wall, q4 = truth.wall, 0.22 / 4
     spots = {leg: np.array([settings.start_u, 0.0]) + NOMINAL_FEET[leg] + [(k - 1.5) * q4, 0.0]
@@ -157,14 +160,20 @@ def _start(rm: RobotModel, truth: _Truth, hold_map, settings: PlanClimbSettings,
                            if (c.i, c.j) not in dropped),
                           key=lambda c: -float(np.min(c.factor[:3]))
                           + float(np.arccos(np.clip(c.normal @ wall.rotation[:, 2], -1, 1))))
+            unseated = None
             for c in near:
                 h = truth.foothold((c.i, c.j), c.factor)
                 r = reach(rm, body, {leg: h.top}, {leg: h.normal}, q, legs=(leg,))
-                if r.reachable:
+                if not r.reachable:
+                    continue
+                if seat is None or _rise(rm, hold_map, body, r.q, leg, h) <= seat:
                     holds[leg], q = h, r.q
                     break
+                unseated = unseated or (h, r.q)
             else:
-                return None
+                if unseated is None:
+                    return None
+                holds[leg], q = unseated
         tops = {leg: holds[leg].top for leg in LEG_NAMES}
         normals = {leg: holds[leg].normal for leg in LEG_NAMES}
         body = body_over(tops, wall.rotation, settings.standoff)
@@ -174,6 +183,13 @@ def _start(rm: RobotModel, truth: _Truth, hold_map, settings: PlanClimbSettings,
         worst = max(LEG_NAMES, key=lambda x: r.errors[x] / 3e-3 + r.tilts[x] / 0.2)
         dropped.add(holds[worst].cell)
     return None
+
+
+def _rise(rm: RobotModel, hold_map, body: pin.SE3, q: np.ndarray, leg: str,
+          hold: Foothold) -> float:
+    """Mapped rock's rise [m] under ``leg``'s footpad on ``hold`` at joint angles ``q``."""
+    sole = foot_poses(rm, body_configuration(q))[LEG_NAMES.index(leg)]
+    return seat_rise(hold_map, hold.cell, hold.top, body.rotation @ sole.rotation)
 
 
 def plan_climb(settings: PlanClimbSettings, seed: int, rm: RobotModel | None = None,

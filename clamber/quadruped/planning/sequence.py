@@ -127,7 +127,7 @@ class SequencePlanner:
         self.detail = ""
         hold_map = build_hold_map(wall, observe_wall(wall, settings.noise, self.rng),
                                   self.model)
-        start = _start(self.rm, truth, hold_map, settings)
+        start = _start(self.rm, truth, hold_map, settings, seat_rise)
         if start is None:
             self.start: dict[str, Foothold] = {}
             self.stop, self.detail, self.u0 = StopReason.START, "no start stance within reach", 0.0

@@ -254,6 +254,17 @@ class GripperBank:
     def reset_peaks(self) -> None:
         self.clock.reset_peaks()
 
+    def penetration(self) -> dict[str, float]:
+        """Per leg whose gripper (box or pad) is in the rock, its deepest contact's depth [m],
+        from the last ``mj_forward``."""
+        depth: dict[str, float] = {}
+        con = self.data.contact[:self.data.ncon]
+        for leg, ids in self.geoms.items():
+            hit = np.isin(con.geom1, ids) | np.isin(con.geom2, ids)
+            if np.any(hit & (con.dist < 0.0)):
+                depth[leg] = float(-con.dist[hit].min())
+        return depth
+
     def on_hold(self, leg: str, hold: Hold) -> bool:
         """Whether ``leg``'s sole is within the hold's capture radius and reach."""
         d = self.data.site_xpos[self.site[leg]] - hold.top

@@ -71,6 +71,8 @@ WINCH_DT = 0.01
 MIN_FACTOR = 0.05
 #: Sole offset [m] off the start holds' tops at placement (within the grasp's 2 cm reach).
 START_CLEARANCE = 0.01
+#: Clearance [m] a start sole found in the rock is lifted by beyond its depth.
+START_LIFT_MARGIN = 0.001
 #: Seat check [m]: no hold where mapped rock under the footpad rises more than this above
 #: the landing sole's plane.
 SEAT_RISE = 0.01
@@ -256,8 +258,19 @@ class RockClimbTrial(ClimbTrial):
         # body's, which a body move winds up least (planning.sequence.landing_normal).
         soles = true_normals if rs.landing_cone is None else \
             {leg: landing_normal(n, R[:, 2], rs.landing_cone) for leg, n in true_normals.items()}
-        q0 = self._start_joints(lifted, soles)
-        self.sim.set_state(self.body0.translation, self.body0.rotation, q0)
+        # Set down as a person would: a sole the rock under its footpad holds off its start
+        # pose is lifted clear of it (as far as the gripper's reach allows).
+        for _ in range(3):
+            q0 = self._start_joints(lifted, soles)
+            self.sim.set_state(self.body0.translation, self.body0.rotation, q0)
+            deep = self.sim.grippers.penetration()
+            if not deep:
+                break
+            top = self.sim.grippers.reach - START_LIFT_MARGIN
+            for leg, d in deep.items():
+                off = float((lifted[leg] - tops[leg]) @ true_normals[leg])
+                lifted[leg] = tops[leg] + min(off + d + START_LIFT_MARGIN, top) \
+                    * true_normals[leg]
         self.held: tuple[str, ...] = ()
         for leg in LEG_NAMES:
             self._grip(leg, layout.holds[leg][0])
@@ -368,14 +381,16 @@ class RockClimbTrial(ClimbTrial):
                        else turn @ step.sole_rotation,
                        body=None if step.body is None else turn @ step.body + shift)
 
-    def _replace(self, leg: str, k: int, t: float, why: str) -> bool:
+    def _replace(self, leg: str, k: int, t: float, why: str, reseat: bool = False) -> bool:
         """Re-plan a missed swing to another hold, off the cells within
         ``REPLACE_EXCLUSION`` of every hold it missed, and lift the foot at gait time ``t``
-        [s]; when its re-placements are used up or no other hold is found, end the climb
-        (a missed grasp, ``why``) and return False."""
-        swing = self.gait.step_no
+        [s]; with ``reseat``, a gripper whose re-seat on its hold ``k`` missed for good
+        swings to another hold that way before the swing that was due. When its
+        re-placements are used up, no other hold is found or a split body move is under way,
+        end the climb (a missed grasp, ``why``) and return False."""
+        swing, due = self.gait.step_no, self.gait.swing_leg
         used, missed = self.missed.get(swing, (0, frozenset()))
-        if used >= self.rock.replacements:
+        if used >= self.rock.replacements or (reseat and self.gait.splitting):
             self._fail(FailureReason.GRASP_MISSED, why)
             return False
         cell = self._planned(leg, k).cell
@@ -386,14 +401,20 @@ class RockClimbTrial(ClimbTrial):
             self.planner.retract()
             self.layout.holds[self.gait.retract()].pop()
             self.t_end -= self.step_allowance
+        turn = self.planner.turn
         if self._plan_next(leg, missed) is None:
             self._fail(FailureReason.GRASP_MISSED, why)
             return False
+        if leg != due:  # the leg whose turn it was swings after it
+            self.planner.turn = turn
         self._plan_next()
         self.missed[swing] = (used + 1, missed)
         self.replacements += 1
         self.t_end += self.step_allowance
-        self.gait.swing_again(t)
+        if reseat:
+            self.gait.reseat_to_swing(t)
+        else:
+            self.gait.swing_again(t)
         self.replaced.append(why)
         return True
 
@@ -458,8 +479,9 @@ class RockClimbTrial(ClimbTrial):
                     elif ev.reseat and self.gait.reseat_again(ev.t):
                         self.reseat_retries += 1
                     elif ev.reseat:
-                        self._fail(FailureReason.GRASP_MISSED, f"{ev.leg} re-seat on hold "
-                                   f"{ev.hold} missed at {self._height():.2f} m")
+                        self._replace(ev.leg, ev.hold, ev.t, f"{ev.leg} re-seat on hold "
+                                      f"{ev.hold} missed at {self._height():.2f} m",
+                                      reseat=True)
                         return
                     else:
                         self._replace(ev.leg, ev.hold, ev.t,
@@ -523,12 +545,12 @@ class RockClimbTrial(ClimbTrial):
             return
         if action == "reseat" and not (report.status is GraspStatus.HELD
                                        and self._grip(leg, self.layout.holds[leg][k])):
-            if not self.gait.reseat_again(self.gait_clock):
-                self._fail(FailureReason.GRASP_MISSED, f"{leg} re-seat on hold {k} did not "
-                           f"hold ({report.fault or report.status.value}; {self.landing}) "
-                           f"{where}")
+            if self.gait.reseat_again(self.gait_clock):
+                self.reseat_retries += 1
+            elif not self._replace(leg, k, self.gait_clock, f"{leg} re-seat on hold {k} did "
+                                   f"not hold ({report.fault or report.status.value}; "
+                                   f"{self.landing}) {where}", reseat=True):
                 return
-            self.reseat_retries += 1
             if report.status is GraspStatus.HELD:  # closed off the hold: open it again
                 opened = release(self.winch_ctrl[leg], self.winch_plant[leg], WINCH_DT)
                 self.release_time += opened.duration

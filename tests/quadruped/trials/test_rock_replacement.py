@@ -233,3 +233,60 @@ def test_a_miss_with_no_other_hold_to_place_it_on_ends_the_climb_as_a_missed_gra
     r = trial.result()
     assert r.failure is FailureReason.GRASP_MISSED and "did not engage" in r.reason
     assert trial.gait.swing_leg is None and r.replacements == 0
+
+
+class MissCells:
+    """The wall's truth, except that no try catches on the given cells."""
+
+    def __init__(self, truth, cells) -> None:
+        self.truth, self.cells = truth, set(cells)
+
+    def catch_probability(self, cell) -> float:
+        return 0.0 if cell in self.cells else self.truth.catch_probability(cell)
+
+    def __getattr__(self, name):
+        return getattr(self.truth, name)
+
+
+@pytest.mark.parametrize("turn", [0, 2])
+def test_a_reseat_that_misses_for_good_swings_the_gripper_to_another_hold(wall_truth, turn):
+    """A gripper whose re-seat misses after both presses is not the end of the climb: its
+    leg is planned a swing off the cells around its hold, the foot lifts off along its
+    hold's normal, and when it was not that leg's turn, the leg whose turn it was swings
+    after it. Without re-placements the same miss ends the climb. (Every re-seat of the
+    start hold of the leg ``turn`` places after the first swing's misses.)"""
+    settings = replace(SETTINGS, distance=0.5, move_moment=0.0)
+
+    def trial_with(s):
+        t = RockClimbTrial(s, SEED, plan=(*wall_truth, _planner(wall_truth, s.distance)))
+        order = s.climb.gait.order
+        leg = order[(order.index(t.planner.steps[0].leg) + 1 + turn) % 4]
+        t.truth = MissCells(t.truth, [t.planner.start[leg].cell])
+        return t, leg
+
+    trial, leg = trial_with(settings)
+    due = None
+    while trial.replacements == 0:
+        assert trial.step(), trial.reason
+        assert trial.k * trial.dt < 200.0
+        if trial.gait.phase.value == "reseat":
+            due = trial.gait.swing_leg
+    assert trial.reseat_retries == 2 and (due == leg) == (turn == 0)
+    gait, k = trial.gait, trial.gait.index[leg]
+    assert gait.phase.value == "lift" and gait.swing_leg == leg
+    assert gait.schedule[gait.step_no + 1] == (due if due != leg else
+                                               gait.p.order[(gait.p.order.index(leg) + 1) % 4])
+    old, new = trial._planned(leg, k).cell, trial._planned(leg, k + 1).cell
+    r = round(REPLACE_EXCLUSION / trial.wall.spacing)
+    assert (new[0] - old[0]) ** 2 + (new[1] - old[1]) ** 2 > r * r
+    normal = gait.normals[leg][k]
+    while trial.busy_until is not None and trial.step():
+        pass
+    foot0 = trial.sim.data.site_xpos[trial.sim.grippers.site[leg]].copy()
+    for _ in range(50):
+        trial.step()
+    assert (trial.sim.data.site_xpos[trial.sim.grippers.site[leg]] - foot0) @ normal > 0.01
+    ended, _ = trial_with(replace(settings, replacements=0))
+    while ended.step():
+        pass
+    assert ended.failure is FailureReason.GRASP_MISSED and "re-seat" in ended.reason
