@@ -73,6 +73,8 @@ MIN_FACTOR = 0.05
 START_CLEARANCE = 0.01
 #: Clearance [m] a start sole found in the rock is lifted by beyond its depth.
 START_LIFT_MARGIN = 0.001
+#: How many times the start soles are lifted at most.
+START_LIFTS = 3
 #: Seat check [m]: no hold where mapped rock under the footpad rises more than this above
 #: the landing sole's plane.
 SEAT_RISE = 0.01
@@ -260,11 +262,11 @@ class RockClimbTrial(ClimbTrial):
             {leg: landing_normal(n, R[:, 2], rs.landing_cone) for leg, n in true_normals.items()}
         # Set down as a person would: a sole the rock under its footpad holds off its start
         # pose is lifted clear of it (as far as the gripper's reach allows).
-        for _ in range(3):
+        for attempt in range(START_LIFTS + 1):
             q0 = self._start_joints(lifted, soles)
             self.sim.set_state(self.body0.translation, self.body0.rotation, q0)
             deep = self.sim.grippers.penetration()
-            if not deep:
+            if not deep or attempt == START_LIFTS:
                 break
             top = self.sim.grippers.reach - START_LIFT_MARGIN
             for leg, d in deep.items():
