@@ -27,6 +27,7 @@ from clamber.quadruped.planning.rollout import (
     _Truth,
 )
 from clamber.quadruped.planning.selection import (
+    Choice,
     ChoiceStatus,
     Foothold,
     HoldPlanner,
@@ -41,9 +42,10 @@ from clamber.quadruped.planning.stance import (
     Reach,
     reach,
     sole_normal,
+    support,
 )
 from clamber.quadruped.planning.swing import swing_clearance
-from clamber.quadruped.rock.holding import GripperSurfaceModel
+from clamber.quadruped.rock.holding import GripperSurfaceModel, hold_limits
 from clamber.quadruped.rock.wall import RockWall
 
 
@@ -178,12 +180,16 @@ class SequencePlanner:
             turns = [s.order.index(leg)]
         for turn in turns:
             leg, next_leg = s.order[turn], s.order[(turn + 1) % len(s.order)]
+            if not self._liftable(leg):
+                first = first or (leg, Choice(ChoiceStatus.NONE_FEASIBLE,
+                                              rejected=(("lift off the stance", 1),)))
+                continue
             choice = self.rule.choose(StepContext(hold_map, self.holds, self.body, self.q,
                                                   leg, next_leg, s.standoff), set(exclude))
             if choice.status is ChoiceStatus.CHOSEN:
                 break
             first = first or (leg, choice)
-        if choice.status is not ChoiceStatus.CHOSEN:
+        else:
             leg, choice = first
             why = ", ".join(f"{name} {n}" for name, n in choice.rejected if n)
             self.stop = StopReason.NO_HOLD
@@ -208,6 +214,17 @@ class SequencePlanner:
         self.holds = {**self.holds, leg: replace(hold, normal=landed)}
         self.body, self.q = choice.body, choice.q
         return step
+
+    def _liftable(self, leg: str) -> bool:
+        """Whether the wrench QP balances the present stance on the three other holds within
+        their capacities shrunk by the rule's margin. Each step checks this for the leg after
+        it in the gait's order; a leg that swings out of turn (another leg found no hold, or
+        a re-placement) has had no such check."""
+        margin = self.rule.settings.capacity_margin
+        limits = [hold_limits(np.asarray(self.holds[g].factor, dtype=float) * margin)
+                  for g in LEG_NAMES]
+        return support(self.rm, self.rule.statics, self.body, self.q, limits,
+                       swing=leg).stable
 
     def _landing(self, leg: str, top: np.ndarray, normal: np.ndarray) -> Reach:
         """The leg's reach onto the hold from the pre-swing body: toward the landing normal
