@@ -70,7 +70,7 @@ def test_the_planners_choice_meets_its_contract(rm, incline, seed):
     or the best-ranked one is infeasible on its own (wall 2 at 70 deg has such a swing)."""
     settings = PlanClimbSettings(incline_deg=incline, distance=0.5)
     planner = SequencePlanner(generate_wall(incline, seed, settings.wall), settings, seed, rm,
-                              seat_rise=SEAT_RISE)
+                              seat_rise=SEAT_RISE, reorder=True)
     assert planner.start, "no start stance on this wall"
     rule = planner.rule
     s = rule.settings

@@ -1,0 +1,41 @@
+"""A leg swings only from a stance that the three other holds carry (the wrench QP within
+their capacities shrunk by the planner's margin), whether it is that leg's turn or not."""
+
+import numpy as np
+
+from clamber.quadruped.model.robot import LEG_NAMES
+from clamber.quadruped.planning.rollout import PlanClimbSettings
+from clamber.quadruped.planning.sequence import SequencePlanner
+from clamber.quadruped.planning.stance import support
+from clamber.quadruped.rock.holding import hold_limits
+from clamber.quadruped.rock.wall import generate_wall
+from clamber.quadruped.trials.rock_climb import SEAT_RISE
+
+SETTINGS = PlanClimbSettings(incline_deg=70.0, distance=0.5)
+
+
+def _planner(reorder: bool) -> SequencePlanner:
+    return SequencePlanner(generate_wall(70.0, 2, SETTINGS.wall), SETTINGS, 2,
+                           seat_rise=SEAT_RISE, reorder=reorder)
+
+
+def _carried(planner: SequencePlanner, leg: str, margin: float) -> bool:
+    limits = [hold_limits(np.asarray(planner.holds[g].factor) * margin) for g in LEG_NAMES]
+    return support(planner.rm, planner.rule.statics, planner.body, planner.q, limits,
+                   swing=leg).stable
+
+
+def test_a_leg_the_other_three_holds_cannot_spare_does_not_swing():
+    """On wall 2 at 70 deg the start stance can spare only RF: the gait's first leg (LR)
+    is not planned a swing (planning stops, saying why), and with other legs allowed the
+    first swing is RF's. LR is held back by the holds' capacities, not by the geometry: on
+    holds half as strong again the same stance spares it."""
+    strict = _planner(reorder=False)
+    margin = strict.rule.settings.capacity_margin
+    assert SETTINGS.order[0] == "LR"
+    assert not _carried(strict, "LR", margin) and _carried(strict, "RF", margin)
+    assert strict.next() is None
+    assert "lift off the stance" in strict.detail
+    first = _planner(reorder=True).next()
+    assert first is not None and first.leg == "RF"
+    assert not _carried(strict, "LR", 1.0) and _carried(strict, "LR", 1.5)
