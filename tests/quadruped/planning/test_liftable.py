@@ -28,8 +28,8 @@ def _carried(planner: SequencePlanner, leg: str, margin: float) -> bool:
 def test_a_leg_the_other_three_holds_cannot_spare_does_not_swing():
     """On wall 3 at 70 deg the start stance cannot spare the gait's first leg (LR): LR is
     not planned a swing (planning stops, saying why), and with other legs allowed the
-    first swing is the next leg's (LF), which the stance spares. On the holds' full planned capacities the stance would spare LR:
-    the planner's margin holds it back."""
+    first swing is the next leg's (LF), which the stance spares. On the holds' full
+    planned capacities the stance would spare LR: the planner's margin holds it back."""
     strict = _planner(reorder=False)
     margin = strict.rule.settings.capacity_margin
     assert SETTINGS.order[0] == "LR"
