@@ -338,10 +338,21 @@ class ClimbGait:
         self.t0 = t - self.p.reseat_time
         return True
 
+    def end_move(self) -> None:
+        """Give up the rest of a split body move between its parts: the body stays where the
+        last part left it and the swing the move followed counts as done (as at a move's
+        end, without its re-seats)."""
+        if self._move is None:
+            return
+        self._move = None
+        self.step_no += 1
+        for g in LEG_NAMES:
+            self.moves[g] += 1
+
     def reseat_to_swing(self, t: float) -> str:
         """After a re-seat missed for good: swing that open gripper instead, lifting it along
         its hold's normal at ``t`` [s]; the caller has made it the next scheduled swing (with
-        its new hold) and returns its leg. Not within a split body move."""
+        its new hold, after :meth:`end_move` within a split move) and returns its leg."""
         rs = self._reseat_state
         if self.phase is not ClimbPhase.RESEAT or rs is None or self._move is not None:
             raise ConfigError(f"only a re-seat between body moves can become a swing, "

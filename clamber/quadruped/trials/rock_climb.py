@@ -387,12 +387,15 @@ class RockClimbTrial(ClimbTrial):
         """Re-plan a missed swing to another hold, off the cells within
         ``REPLACE_EXCLUSION`` of every hold it missed, and lift the foot at gait time ``t``
         [s]; with ``reseat``, a gripper whose re-seat on its hold ``k`` missed for good
-        swings to another hold that way before the swing that was due. When its
-        re-placements are used up, no other hold is found or a split body move is under way,
-        end the climb (a missed grasp, ``why``) and return False."""
+        swings to another hold that way before the swing that was due (a split body move
+        under way ends where its last part left the body). When its re-placements are used
+        up or no other hold is found, end the climb (a missed grasp, ``why``) and return
+        False."""
+        if reseat:  # between the parts of a split move, the body stays where it is
+            self.gait.end_move()
         swing, due = self.gait.step_no, self.gait.swing_leg
         used, missed = self.missed.get(swing, (0, frozenset()))
-        if used >= self.rock.replacements or (reseat and self.gait.splitting):
+        if used >= self.rock.replacements:
             self._fail(FailureReason.GRASP_MISSED, why)
             return False
         cell = self._planned(leg, k).cell

@@ -335,3 +335,32 @@ def test_a_missed_re_seat_lifts_and_presses_again_a_bounded_number_of_times():
     assert max(heights) == pytest.approx(grasps[0][2] + RESEAT_LIFT, abs=1e-9)
     gaps = np.diff([g[0] for g in grasps])
     assert all(p.reseat_time < gap < p.reseat_time + 0.6 for gap in gaps)
+
+
+def test_a_split_move_given_up_between_its_parts_counts_its_swing_as_done():
+    """Between the parts of a split move (LF re-seating), :meth:`ClimbGait.end_move` leaves
+    the body where the part ended and counts the move's swing as made: the next scheduled
+    swing is due, every gripper has held through one more move, and no part is left."""
+    holds, normals = _three_holds()
+    gait = ClimbGait(holds, normals, np.eye(3),
+                     ClimbGaitSettings(cycles=1, reseat_every=1, move_moment=0.4))
+    gait.move_moments = lambda d: np.array([0.9, 0.1, 0.1, 0.1])
+    feet = {leg: pin.SE3(np.eye(3), gait.holds[leg][0]) for leg in LEG_NAMES}
+    t = 0.0
+    while not (gait.phase is ClimbPhase.RESEAT and gait.splitting):
+        tau4 = np.zeros(4)
+        if gait.phase is ClimbPhase.DESCEND:
+            tau4[LEG_NAMES.index(gait.swing_leg)] = 1.0
+        ref, _ = gait.reference(t, lambda: feet, tau4)
+        feet.update(ref.foot_targets)
+        t += 0.02
+        assert t < 100.0
+    step, moves, part_end = gait.step_no, dict(gait.moves), gait.body_from.copy()
+    assert part_end[0] < gait._move.end[0]
+    gait.end_move()
+    assert not gait.splitting and gait.step_no == step + 1
+    assert gait.swing_leg == gait.schedule[step + 1]
+    assert gait.moves == {g: moves[g] + 1 for g in LEG_NAMES}
+    np.testing.assert_array_equal(gait.body_from, part_end)
+    gait.end_move()  # no move under way: nothing changes
+    assert gait.step_no == step + 1
