@@ -112,6 +112,9 @@ RANGES: dict[str, Range] = {
                       "odometry alone)"),
     "move_moment": Range(0.0, 10.0, "N m", "the sole-hinge moment one body move may wind "
                          "into a gripper before it is split (0: never split)"),
+    "held_tilt": Range(0.0, 0.25, "rad", "an attached sole's tilt change a plan asks of its "
+                       "hinges, which give 0.3 rad (the planner's held limit 0.25)",
+                       low_open=True),
     "tune_budget": Range(1, 1000, "", "candidates per controller of the gain search"),
     # studies
     "trials": Range(1, 100_000, "", "seeded trials per condition"),

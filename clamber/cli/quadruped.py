@@ -45,6 +45,7 @@ trial_count = quantity_type(int, "trials")
 cycle_count = quantity_type(int, "gait_cycles")
 reseat_count = quantity_type(int, "reseat_every")
 sighting_mm = quantity_type(float, "sighting")
+held_tilt = quantity_type(float, "held_tilt")
 replacement_count = number_type(int, 0, 5)
 level_gain = number_type(float, 0, 100, unit=" 1/s")
 
@@ -161,6 +162,9 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                              footpad_push=args.compression == "footpad",
                              anchor_ekf=args.anchor_ekf == "on" or args.estimator == "anchor",
                              body_search=args.body_pose == "search",
+                             pre_move=args.pre_move == "on",
+                             **({} if args.held_tilt is None else
+                                {"held_tilt": args.held_tilt}),
                              estimator=args.estimator, replacements=args.replace_missed,
                              map_frame=args.map_frame,
                              reseat_every=(1 if args.reseat_every is None
@@ -206,7 +210,8 @@ def _climb(args: argparse.Namespace) -> dict:
                                           else round(1000.0 * cond.seat_rise, 3)),
                        compression=args.compression,
                        anchor_ekf=("on" if cond.anchor_ekf else "off"),
-                       body_pose=args.body_pose, estimator=args.estimator,
+                       body_pose=args.body_pose, pre_move=args.pre_move,
+                       held_tilt=cond.held_tilt, estimator=args.estimator,
                        replace_missed=args.replace_missed, map_frame=args.map_frame)
         rows.append({**row, **result.summary})
     summary = dict(rows[0]) if len(rows) == 1 else {"command": "climb", "wall": args.wall,
@@ -371,6 +376,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "the legs reach and the wrench QP balances (default), or search near "
                        "it for the pose of least largest gripper load over the stance and "
                        "the next swing's three legs")
+    climb.add_argument("--pre-move", choices=("on", "off"), default="on",
+                       help="rock wall: when no leg finds a hold it can swing to from the "
+                       "planned body, try body poses up to 6 cm away on the same stance "
+                       "and move there before the swing (default), or stop planning")
+    climb.add_argument("--held-tilt", type=held_tilt, default=None, metavar="RAD",
+                       help="rock wall: the largest change [rad] of an attached sole's tilt "
+                       "since it landed that the planner asks of it as the body moves "
+                       "(default 0.08, the planner's LANDED_TILT_TOLERANCE; at most 0.25)")
     climb.add_argument("--anchor-ekf", choices=("on", "off"), default="on",
                        help="rock wall: run the anchor EKF (contacts from servo currents, "
                        "foot anchors in its state) alongside to report its drift (default), "

@@ -75,14 +75,20 @@ def landing_normal(hold_normal: np.ndarray, body_normal: np.ndarray, cone: float
 
 #: Most swings one plan may hold (a guard; 2 m takes about 40).
 MAX_STEPS = 200
+#: Distances [m] in the body's plane, nearest first, of the body moves tried before a swing
+#: when no leg finds a hold from the planned body (:meth:`SequencePlanner.next`); eight
+#: directions each.
+PRE_MOVE_RINGS = (0.02, 0.04, 0.06)
 
 
 @dataclass(frozen=True)
 class PlannedStep:
     """One swing: the leg, the mapped hold, the expected wrench [N, N m], the sole's landing
     attitude in {S} as the leg reaches it from the pre-swing body, the body position
-    [m, {S}] over the new stance, and the mapped rock's rise [m] above the straight swing
-    path (:func:`~.swing.swing_clearance`)."""
+    [m, {S}] over the new stance, the mapped rock's rise [m] above the straight swing
+    path (:func:`~.swing.swing_clearance`), and ``pre_body``: where the body moves on the
+    old stance before the swing [m, {S}], in place of the previous step's ``body`` (None:
+    as planned)."""
 
     leg: str
     hold: Foothold
@@ -90,6 +96,7 @@ class PlannedStep:
     sole_rotation: np.ndarray | None = None
     body: np.ndarray | None = None
     clearance: float = 0.0
+    pre_body: np.ndarray | None = None
 
 
 class SequencePlanner:
@@ -100,13 +107,14 @@ class SequencePlanner:
     stopping. ``landing_cone`` [rad]: land the sole as near the body's normal as lies within
     that angle of the hold's normal, if the leg still reaches the hold (None: along the
     hold's normal). ``seat_rise`` and ``body_search``: as in :class:`PlannerSettings`.
+    ``held_tilt`` [rad]: the largest change of an attached sole's tilt since it landed.
     """
 
     def __init__(self, wall: RockWall, settings: PlanClimbSettings, seed: int,
                  rm: RobotModel | None = None, model: GripperSurfaceModel | None = None,
                  truth: _Truth | None = None, reorder: bool = False,
                  landing_cone: float | None = None, seat_rise: float | None = None,
-                 body_search: bool = False) -> None:
+                 body_search: bool = False, held_tilt: float = LANDED_TILT_TOLERANCE) -> None:
         self.wall, self.settings = wall, settings
         self.reorder, self.landing_cone = reorder, landing_cone
         #: Position in the gait's order of the leg whose turn it is.
@@ -116,7 +124,7 @@ class SequencePlanner:
         truth = truth or _Truth(wall, self.model)
         self.rng = np.random.default_rng(seed + 7_000_003)
         self.rule = RULES[settings.rule](self.rm, PlannerSettings(
-            held_tilt=LANDED_TILT_TOLERANCE, landed_normals=True, seat_rise=seat_rise,
+            held_tilt=held_tilt, landed_normals=True, seat_rise=seat_rise,
             body_search=body_search))
         #: The rule's search (radius, lead): the band of each map that is fitted.
         self.search = self.rule.settings
@@ -156,10 +164,13 @@ class SequencePlanner:
         self.stop, self.detail = None, ""
         return self.steps.pop()
 
-    def next(self, leg: str | None = None, exclude: frozenset[tuple[int, int]] = frozenset()
-             ) -> PlannedStep | None:
+    def next(self, leg: str | None = None, exclude: frozenset[tuple[int, int]] = frozenset(),
+             move: bool = False) -> PlannedStep | None:
         """The next swing, or None once planning has stopped (``stop`` says why); ``leg``
-        plans that leg only, ``exclude`` lists grid cells the rule may not choose."""
+        plans that leg only, ``exclude`` lists grid cells the rule may not choose. With
+        ``move`` (the previous step's body move has not begun), when no leg finds a hold
+        from the planned body, body poses on the same stance are tried
+        (:meth:`_pre_move`) and the step carries the one found as ``pre_body``."""
         if self.stop is not None:
             return None
         s = self.settings
@@ -173,41 +184,41 @@ class SequencePlanner:
         window = search_window(self.body, self.wall, s.order, self.search)
         hold_map = build_hold_map(self.wall, observe_wall(self.wall, s.noise, self.rng),
                                   self.model, window=window)
-        first = None
         turns = [(self.turn + shift) % len(s.order)
                  for shift in range(len(s.order) if self.reorder else 1)]
         if leg is not None:
             turns = [s.order.index(leg)]
-        for turn in turns:
-            leg, next_leg = s.order[turn], s.order[(turn + 1) % len(s.order)]
-            if not self._liftable(leg):
-                first = first or (leg, Choice(ChoiceStatus.NONE_FEASIBLE,
-                                              rejected=(("lift off the stance", 1),)))
-                continue
-            choice = self.rule.choose(StepContext(hold_map, self.holds, self.body, self.q,
-                                                  leg, next_leg, s.standoff), set(exclude))
-            if choice.status is ChoiceStatus.CHOSEN:
-                break
-            first = first or (leg, choice)
-        else:
-            leg, choice = first
+        found = self._choose(hold_map, self.body, self.q, turns, exclude)
+        pre = None
+        if isinstance(found[1], tuple) and move and self.steps:
+            moved = self._pre_move(window, turns, exclude)
+            if moved is not None:
+                found, pre = moved[:2], moved[2]
+        turn, choice = found
+        if isinstance(choice, tuple):
+            leg, choice = choice
             why = ", ".join(f"{name} {n}" for name, n in choice.rejected if n)
             self.stop = StopReason.NO_HOLD
             self.detail = f"{leg} at swing {k + 1}: {choice.status.value}" + \
                 (f" (rejected: {why})" if why else "") + \
                 (" (no other leg had a hold either)" if self.reorder and len(turns) > 1
-                 else "")
+                 else "") + (" (nor from a moved body)" if move and self.steps else "")
             return None
+        if pre is not None:  # the previous step's body move ends at the moved body
+            self.steps[-1] = replace(self.steps[-1], body=pre.translation.copy())
+            self.body, self.q = pre, moved[3]
+        leg = s.order[turn]
         before = (self.holds, self.body, self.q, self.turn)
         self.turn = (turn + 1) % len(s.order)
         c = choice.hold
         hold = Foothold((c.i, c.j), c.top, c.normal, c.factor)
         landing = self._landing(leg, c.top, c.normal)
         sole = foot_poses(self.rm, body_configuration(landing.q))[LEG_NAMES.index(leg)]
-        rise = swing_clearance(self.wall, hold_map.z, self.holds[leg].top, c.top)
+        rise = swing_clearance(self.wall, hold_map.z if pre is None else moved[4].z,
+                               self.holds[leg].top, c.top)
         step = PlannedStep(leg, hold, choice.expected_wrench,
                            self.body.rotation @ sole.rotation, choice.body.translation.copy(),
-                           rise)
+                           rise, None if pre is None else pre.translation.copy())
         self._before.append(before)
         self.steps.append(step)
         landed = self.body.rotation @ sole.rotation[:, 2]
@@ -215,16 +226,64 @@ class SequencePlanner:
         self.body, self.q = choice.body, choice.q
         return step
 
-    def _liftable(self, leg: str) -> bool:
-        """Whether the wrench QP balances the present stance on the three other holds within
-        their capacities shrunk by the rule's margin. Each step checks this for the leg after
-        it in the gait's order; a leg that swings out of turn (another leg found no hold, or
-        a re-placement) has had no such check."""
+    def _choose(self, hold_map, body: pin.SE3, q: np.ndarray, turns: list[int],
+                exclude: frozenset[tuple[int, int]]) -> tuple[int, Choice | tuple]:
+        """The first leg of ``turns`` (positions in the gait's order) that the stance can
+        spare and the rule finds a hold for from ``body``: ``(turn, choice)``; else
+        ``(-1, (leg, choice))`` with the first leg's reason."""
+        s, first = self.settings, None
+        for turn in turns:
+            leg, next_leg = s.order[turn], s.order[(turn + 1) % len(s.order)]
+            if not self._liftable(leg, body, q):
+                first = first or (leg, Choice(ChoiceStatus.NONE_FEASIBLE,
+                                              rejected=(("lift off the stance", 1),)))
+                continue
+            choice = self.rule.choose(StepContext(hold_map, self.holds, body, q,
+                                                  leg, next_leg, s.standoff), set(exclude))
+            if choice.status is ChoiceStatus.CHOSEN:
+                return turn, choice
+            first = first or (leg, choice)
+        return -1, first
+
+    def _pre_move(self, window: tuple[float, float], turns: list[int],
+                  exclude: frozenset[tuple[int, int]]) -> tuple | None:
+        """The nearest body pose on the present stance, :data:`PRE_MOVE_RINGS` away in the
+        body's plane, from which every leg keeps its hold (within the rule's held tilt), the
+        wrench QP balances the four legs and a leg finds a hold: ``(turn, choice, body, q,
+        map)``, else None. The map is observed once, over the window widened by the moves."""
+        rs = self.rule.settings
+        margin = max(PRE_MOVE_RINGS)
+        hold_map = build_hold_map(self.wall, observe_wall(self.wall, self.settings.noise,
+                                                          self.rng),
+                                  self.model, window=(window[0] - margin, window[1] + margin))
+        tops = {g: h.top for g, h in self.holds.items()}
+        normals = {g: h.normal for g, h in self.holds.items()}
+        R = self.body.rotation
+        for ring in PRE_MOVE_RINGS:
+            for a in np.arange(8) * math.pi / 4:
+                b = pin.SE3(R, self.body.translation
+                            + ring * (math.cos(a) * R[:, 0] + math.sin(a) * R[:, 1]))
+                r = reach(self.rm, b, tops, normals, self.q)
+                if not r.within(rs.held_tilt) or not support(
+                        self.rm, self.rule.statics, b, r.q, self._limits()).stable:
+                    continue
+                turn, choice = self._choose(hold_map, b, r.q, turns, exclude)
+                if turn >= 0:
+                    return turn, choice, b, r.q, hold_map
+        return None
+
+    def _limits(self) -> list:
+        """Each hold's wrench limits (leg order) shrunk by the rule's capacity margin."""
         margin = self.rule.settings.capacity_margin
-        limits = [hold_limits(np.asarray(self.holds[g].factor, dtype=float) * margin)
-                  for g in LEG_NAMES]
-        return support(self.rm, self.rule.statics, self.body, self.q, limits,
-                       swing=leg).stable
+        return [hold_limits(np.asarray(self.holds[g].factor, dtype=float) * margin)
+                for g in LEG_NAMES]
+
+    def _liftable(self, leg: str, body: pin.SE3, q: np.ndarray) -> bool:
+        """Whether the wrench QP balances the stance at ``body``, ``q`` on the three holds
+        other than ``leg`` within their capacities shrunk by the rule's margin. Each step
+        checks this for the leg after it in the gait's order; a leg that swings out of turn
+        (another leg found no hold, or a re-placement) has had no such check."""
+        return support(self.rm, self.rule.statics, body, q, self._limits(), swing=leg).stable
 
     def _landing(self, leg: str, top: np.ndarray, normal: np.ndarray) -> Reach:
         """The leg's reach onto the hold from the pre-swing body: toward the landing normal

@@ -28,7 +28,7 @@ from clamber.failures import FailureReason
 from clamber.quadruped.control.controllers import MotionReference
 from clamber.quadruped.control.grasping import GraspReport, GraspStatus, grasp, release
 from clamber.quadruped.gaits import ClimbEvent, ClimbGait
-from clamber.quadruped.gaits.climb import CONTACT_FORCE, MOVE_MOMENT
+from clamber.quadruped.gaits.climb import CONTACT_FORCE, MOVE_MOMENT, ClimbPhase
 from clamber.quadruped.model.kinematics import world_foot_poses
 from clamber.quadruped.model.robot import LEG_NAMES, Marcbot
 from clamber.quadruped.model.robot_model import RobotModel, RobotState
@@ -38,7 +38,7 @@ from clamber.quadruped.planning.depth_map import DepthNoise
 from clamber.quadruped.planning.rollout import RULES, PlanClimbSettings, StopReason, _Truth
 from clamber.quadruped.planning.selection import Foothold
 from clamber.quadruped.planning.sequence import PlannedStep, SequencePlanner, landing_normal
-from clamber.quadruped.planning.stance import reach, support
+from clamber.quadruped.planning.stance import LANDED_TILT_TOLERANCE, reach, support
 from clamber.quadruped.planning.swing import swing_lift
 from clamber.quadruped.rock.holding import GripperSurfaceModel, hold_limits
 from clamber.quadruped.rock.scene import rock_scene
@@ -100,7 +100,10 @@ class RockClimbSettings:
     * Planning: ``rule``; ``reorder`` (try other legs when the due one finds no hold);
       ``landing_cone`` [rad] (tilt of the sole from the hold normal towards the body's;
       None: along the normal); ``seat_rise`` [m] (None: off); ``body_search`` (move each
-      stance's body to lower its wrench QP's largest gauge); ``map_frame`` (map placed at
+      stance's body to lower its wrench QP's largest gauge); ``pre_move`` (when no leg finds
+      a hold, move the body on its stance before the swing,
+      :meth:`~.sequence.SequencePlanner.next`); ``held_tilt`` [rad] (largest change of an
+      attached sole's tilt since it landed that a plan may ask of it); ``map_frame`` (map placed at
       the estimated body or in the true world frame).
     * Grasping: ``grasp``; ``winch``, ``plant``; ``regrasps``; ``replacements``;
       ``contact_force`` [N] (None: the joint-4 torque rule); ``reseat_every`` (re-seat a
@@ -130,6 +133,8 @@ class RockClimbSettings:
     footpad_push: bool = True
     anchor_ekf: bool = False
     body_search: bool = False
+    pre_move: bool = True
+    held_tilt: float = LANDED_TILT_TOLERANCE
     estimator: Estimator = Estimator.ODOMETRY
     replacements: int = 1
     map_frame: MapFrame = MapFrame.BODY
@@ -146,6 +151,7 @@ class RockClimbSettings:
             raise ConfigError("estimator 'anchor' runs the anchor EKF: set anchor_ekf")
         check.choice("rock_climb", "rule", self.rule, RULES)
         check.positive("rock_climb", "distance", self.distance)
+        check.in_range("rock_climb", "held_tilt", self.held_tilt, "held_tilt")
         check.integer("rock_climb", "regrasps", self.regrasps, low=0)
         check.integer("rock_climb", "reseat_every", self.reseat_every, low=0)
         if self.move_moment is None:
@@ -179,7 +185,8 @@ class RockTrialResult(TrialResult):
     time [s], speed [m/s] after placement, why planning stopped, planning CPU time [s], the
     anchor EKF's final error [m] and RMS [mm] (``anchor_ekf``), the re-placed swings
     with why each missed, the re-seats skipped (the other three holds could not carry the
-    body) and pressed again, and the body moves made in parts."""
+    body) and pressed again, the body moves made in parts, and the body moves added before
+    a swing (``pre_move``)."""
 
     planned_steps: int = 0
     steps_done: int = 0
@@ -199,6 +206,7 @@ class RockTrialResult(TrialResult):
     reseats_skipped: int = 0
     reseat_retries: int = 0
     moves_split: int = 0
+    pre_moves: int = 0
 
 
 def _true_hold(truth: _Truth, name: str, cell: tuple[int, int], capture: float) -> Hold:
@@ -278,6 +286,7 @@ class RockClimbTrial(ClimbTrial):
             self._grip(leg, layout.holds[leg][0])
         self.sim.grippers.breakable = False
         self.planning_cpu = 0.0
+        self.pre_moves = 0
         self.t_end = gp.settle_time + PLACEMENT_TIME
         self.step_allowance = 1.6 * gp.nominal_cycle_time / 4 \
             + (WINCH_ALLOWANCE if rs.grasp == "winch" else 0.0)
@@ -348,9 +357,14 @@ class RockClimbTrial(ClimbTrial):
     def _plan_next(self, leg: str | None = None,
                    exclude: frozenset[tuple[int, int]] = frozenset()) -> PlannedStep | None:
         """Plan one more swing (of ``leg``, off ``exclude``, when given) and hand it to the
-        gait, the simulated wall and the time limit; None once planning has stopped."""
+        gait, the simulated wall and the time limit; None once planning has stopped. The
+        planner may move the previous swing's body (``pre_move``) while that move has not
+        begun."""
         c0 = time.process_time()
-        step: PlannedStep | None = self.planner.next(leg, exclude)
+        gait, prev = self.gait, len(self.gait.schedule) - 1
+        move = self.rock.pre_move and (prev > gait.step_no or (
+            prev == gait.step_no and gait.phase not in (ClimbPhase.BODY, ClimbPhase.RESEAT)))
+        step: PlannedStep | None = self.planner.next(leg, exclude, move=move)
         self.planning_cpu += time.process_time() - c0
         if step is None:
             return None
@@ -358,6 +372,9 @@ class RockClimbTrial(ClimbTrial):
         holds.append(_true_hold(self.truth, f"{leg}_hold{len(holds)}", step.hold.cell,
                                 self.capture))
         step = self._as_placed(step)
+        if step.pre_body is not None:
+            self.gait.bodies[prev] = step.pre_body
+            self.pre_moves += 1
         self.gait.holds[leg].append(step.hold.top)
         self.gait.normals[leg].append(step.hold.normal)
         self.gait.landing.setdefault(leg, [None]).append(step.sole_rotation)
@@ -381,7 +398,9 @@ class RockClimbTrial(ClimbTrial):
         return replace(step, hold=hold,
                        sole_rotation=None if step.sole_rotation is None
                        else turn @ step.sole_rotation,
-                       body=None if step.body is None else turn @ step.body + shift)
+                       body=None if step.body is None else turn @ step.body + shift,
+                       pre_body=None if step.pre_body is None
+                       else turn @ step.pre_body + shift)
 
     def _replace(self, leg: str, k: int, t: float, why: str, reseat: bool = False) -> bool:
         """Re-plan a missed swing to another hold, off the cells within
@@ -609,7 +628,7 @@ class RockClimbTrial(ClimbTrial):
             anchor_rms_mm=1000 * self.shadow.rms() if self.shadow else float("nan"),
             replacements=self.replacements, replaced="; ".join(self.replaced),
             reseats_skipped=self.gait.reseats_skipped, reseat_retries=self.reseat_retries,
-            moves_split=self.gait.moves_split)
+            moves_split=self.gait.moves_split, pre_moves=self.pre_moves)
 
 
 def plan_rock_climb(settings: RockClimbSettings, seed: int
@@ -623,7 +642,8 @@ def plan_rock_climb(settings: RockClimbSettings, seed: int
                                         reorder=settings.reorder,
                                         landing_cone=settings.landing_cone,
                                         seat_rise=settings.seat_rise,
-                                        body_search=settings.body_search)
+                                        body_search=settings.body_search,
+                                        held_tilt=settings.held_tilt)
 
 
 def run_rock_climb(settings: RockClimbSettings, seed: int, log: bool = False,
