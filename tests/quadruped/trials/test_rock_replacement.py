@@ -226,8 +226,8 @@ def test_a_miss_with_no_other_hold_to_place_it_on_ends_the_climb_as_a_missed_gra
                                                  _planner(wall_truth)))
     step_until_winch(trial, "grasp")
     planner_next = trial.planner.next
-    trial.planner.next = lambda leg=None, exclude=frozenset(): (
-        None if exclude else planner_next(leg, exclude))
+    trial.planner.next = lambda leg=None, exclude=frozenset(), move=False: (
+        None if exclude else planner_next(leg, exclude, move))
     while trial.step():
         pass
     r = trial.result()
