@@ -1,0 +1,62 @@
+"""How far the rock planner alone gets: each wall planned swing by swing from noisy maps (no
+dynamics), with and without the body moves before a swing (``pre_move``), side by side.
+
+A plan that stops short of the distance bounds the dynamic climb on that wall; the
+fraction of walls planned to the top is the ceiling the simulated climbs are measured
+against. Prints one JSON object on its last line: per incline and setting the walls planned
+to the distance, the mean planned distance [m] and the median planning time per wall [s].
+
+    python benchmarks/bench_rock_planning.py [--quick] [--seed 0] [--walls 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+from clamber.quadruped.trials.climb import ClimbSettings
+from clamber.quadruped.trials.rock_climb import RockClimbSettings, plan_rock_climb
+
+
+def plan_wall(settings: RockClimbSettings, seed: int, move: bool) -> tuple[float, str, int,
+                                                                            float]:
+    """Plan wall ``seed`` to its end: distance planned [m], why it stopped, swings, seconds."""
+    t0 = time.perf_counter()
+    planner = plan_rock_climb(settings, seed)[2]
+    while planner.next(move=move) is not None:
+        pass
+    moves = sum(step.pre_body is not None for step in planner.steps)
+    stop = planner.stop.name.lower() if planner.stop else ""
+    return planner.climbed, stop, moves, time.perf_counter() - t0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="10 walls at 90 deg")
+    parser.add_argument("--seed", type=int, default=0, help="first wall (0)")
+    parser.add_argument("--walls", type=int, default=40, help="walls per incline (40)")
+    parser.add_argument("--inclines", type=float, nargs="+", default=[70.0, 90.0, 110.0])
+    args = parser.parse_args()
+    walls, inclines = (10, [90.0]) if args.quick else (args.walls, args.inclines)
+    out: dict[str, dict] = {}
+    for incline in inclines:
+        settings = RockClimbSettings(climb=ClimbSettings(incline_deg=incline))
+        for move in (False, True):
+            rows = [plan_wall(settings, seed, move)
+                    for seed in range(args.seed, args.seed + walls)]
+            top = sum(d >= settings.distance for d, *_ in rows)
+            out[f"{incline:g}deg_{'pre_move' if move else 'no_move'}"] = {
+                "walls": walls, "planned_to_distance": top,
+                "mean_distance_m": round(statistics.fmean(d for d, *_ in rows), 3),
+                "pre_moves": sum(m for _, _, m, _ in rows),
+                "median_plan_s": round(statistics.median(t for *_, t in rows), 2),
+            }
+            print(f"{incline:g} deg, pre_move {move}: {top}/{walls} planned to "
+                  f"{settings.distance:g} m", flush=True)
+    print(json.dumps({"seed": args.seed, **out}))
+
+
+if __name__ == "__main__":
+    main()
