@@ -258,14 +258,14 @@ class SequencePlanner:
                                   self.model, window=(window[0] - margin, window[1] + margin))
         tops = {g: h.top for g, h in self.holds.items()}
         normals = {g: h.normal for g, h in self.holds.items()}
-        R = self.body.rotation
+        R, limits = self.body.rotation, self._limits()
         for ring in PRE_MOVE_RINGS:
             for a in np.arange(8) * math.pi / 4:
                 b = pin.SE3(R, self.body.translation
                             + ring * (math.cos(a) * R[:, 0] + math.sin(a) * R[:, 1]))
                 r = reach(self.rm, b, tops, normals, self.q)
                 if not r.within(rs.held_tilt) or not support(
-                        self.rm, self.rule.statics, b, r.q, self._limits()).stable:
+                        self.rm, self.rule.statics, b, r.q, limits).stable:
                     continue
                 turn, choice = self._choose(hold_map, b, r.q, turns, exclude)
                 if turn >= 0:
