@@ -46,6 +46,7 @@ cycle_count = quantity_type(int, "gait_cycles")
 reseat_count = quantity_type(int, "reseat_every")
 sighting_mm = quantity_type(float, "sighting")
 held_tilt = quantity_type(float, "held_tilt")
+attitude_integral = quantity_type(float, "attitude_integral")
 replacement_count = number_type(int, 0, 5)
 level_gain = number_type(float, 0, 100, unit=" 1/s")
 
@@ -132,10 +133,12 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                              gait=ClimbGaitSettings(cycles=args.cycles,
                                                     reseat_every=args.reseat_every,
                                                     contact_force=_contact_force(args),
-                                                    move_moment=args.move_moment),
+                                                    move_moment=args.move_moment,
+                             carry_limits=args.carry_limits),
                              breakable=not args.unbreakable,
                              sole=sole_compliance(args.sole_stiffness),
-                             sighting=None if args.sighting is None else args.sighting / 1e3)
+                             sighting=None if args.sighting is None else args.sighting / 1e3,
+                             attitude_integral=args.attitude_integral)
     if args.scenario:
         from dataclasses import replace
 
@@ -169,7 +172,8 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                              map_frame=args.map_frame,
                              reseat_every=(1 if args.reseat_every is None
                                            else args.reseat_every),
-                             move_moment=args.move_moment)
+                             move_moment=args.move_moment,
+                             carry_limits=args.carry_limits)
 
 
 def _seat_rise(args: argparse.Namespace, default: float) -> float | None:
@@ -197,6 +201,7 @@ def _climb(args: argparse.Namespace) -> dict:
                                 else cond.gait.reseat_every),
                "move_moment": (cond.move_moment if args.wall == "rock"
                                else cond.gait.move_moment),
+               "attitude_integral": args.attitude_integral,
                "sighting_mm": (None if args.wall == "rock"
                                else round(1e3 * cond.sighting, 3)),
                "contact": ("torque" if (cond.contact_force if args.wall == "rock"
@@ -211,7 +216,8 @@ def _climb(args: argparse.Namespace) -> dict:
                        compression=args.compression,
                        anchor_ekf=("on" if cond.anchor_ekf else "off"),
                        body_pose=args.body_pose, pre_move=args.pre_move,
-                       held_tilt=cond.held_tilt, estimator=args.estimator,
+                       held_tilt=cond.held_tilt, carry_limits=args.carry_limits,
+                       estimator=args.estimator,
                        replace_missed=args.replace_missed, map_frame=args.map_frame)
         rows.append({**row, **result.summary})
     summary = dict(rows[0]) if len(rows) == 1 else {"command": "climb", "wall": args.wall,
@@ -384,6 +390,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="rock wall: the largest change [rad] of an attached sole's tilt "
                        "since it landed that the planner asks of it as the body moves "
                        "(default 0.08, the planner's LANDED_TILT_TOLERANCE; at most 0.25)")
+    climb.add_argument("--carry-limits", choices=("polytope", "box"), default="polytope",
+                       help="rock wall: a gripper is re-seated only if the three others carry "
+                       "the robot within their holds' planned share of the gripper's wrench "
+                       "set (its inner polytope, default) or of the paper's box (which caps "
+                       "moments at 0.25 N m and refuses more re-seats)")
     climb.add_argument("--anchor-ekf", choices=("on", "off"), default="on",
                        help="rock wall: run the anchor EKF (contacts from servo currents, "
                        "foot anchors in its state) alongside to report its drift (default), "
@@ -419,6 +430,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "among the mapped holds to MM per axis, and leg odometry's frame is "
                        "moved toward it (0: leg odometry alone; default: 3 mm on climbs that "
                        "re-seat, 0 on one-cycle climbs, the paper's)")
+    climb.add_argument("--attitude-integral", type=attitude_integral, default=0.0,
+                       metavar="PER_S", help="integral action [1/s] on the body's attitude "
+                       "for qwbc and vmc: the servos' goals turn the body until its attitude "
+                       "error is gone (0: none, the paper's controllers; clik has its own)")
     climb.add_argument("--rate", type=control_rate, default=50.0,
                        help="control rate [Hz], up to 1000 (50)")
     add_physics_dt(climb)

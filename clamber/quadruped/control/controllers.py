@@ -105,6 +105,51 @@ class BodyPD:
         return e, Ad @ ref.body_twist - state.body_twist
 
 
+#: Largest attitude correction [rad] of the Q-WBC's and VMC's attitude integral.
+ATTITUDE_LIMIT = 0.05
+
+
+class PoseIntegral:
+    """Integral action on the body pose: the pose error ``log6(T^-1 T_ref)`` integrated at
+    ``gain`` [1/s] into a correction of the CLIK body target ``T_ref exp6(integral)``, each
+    component clamped to ``limit`` (position [m], rotation [rad]) against wind-up.
+
+    A stiff position loop settles off its target wherever a load or the closed chain pushes
+    back; the integral moves the target until the body itself is where it should be. A
+    position limit of 0 makes it act on the attitude alone.
+    """
+
+    def __init__(self, gain: float, limit: tuple[float, float] = (0.02, 0.1),
+                 period: float = 0.02) -> None:
+        if not (math.isfinite(gain) and gain >= 0) or not period > 0 \
+                or min(limit) < 0:
+            raise ConfigError(f"integral gain must be >= 0, limits >= 0 and control period "
+                              f"> 0, got {gain}, {limit}, {period}")
+        self.gain_dt = gain * period
+        self.limit = np.array([limit[0]] * 3 + [limit[1]] * 3, dtype=float)
+        self.value = np.zeros(6)
+        #: The corrected body target (rotation, translation) and the pose error's action
+        #: matrix and value, written every cycle.
+        self._target = (np.zeros((3, 3)), np.zeros(3))
+        self._action, self._error = np.zeros((6, 6)), np.zeros(6)
+
+    def target(self, state: RobotState, ref: MotionReference
+               ) -> tuple[np.ndarray, np.ndarray] | None:
+        """Integrate one control period and return the corrected body target (rotation,
+        translation); None when the gain is 0 (the reference stands)."""
+        if self.gain_dt == 0:
+            return None
+        pose = ref.body_pose
+        rotation, translation = pose.rotation, pose.translation
+        e, value = self._error, np.empty(6)
+        kernels.pose_error(state.body_rotation, state.body_position, rotation, translation,
+                           self._action, e)
+        kernels.integral_target(self.value, e, self.gain_dt, self.limit, rotation,
+                                translation, *self._target, value)
+        self.value = value
+        return self._target
+
+
 class Controller(ABC):
     """Shared plumbing: checks, statics, CLIK goal positions, torque and current mapping."""
 
@@ -208,13 +253,17 @@ class QWBCController(Controller):
     Ablations: ``ramp=False`` sees every attached gripper at full load (no unloading before
     release); ``torque_rows=False`` drops the joint-torque rows; no gripper limits and no
     weights are a huge box and unit weights passed as ``limits`` and ``weights``.
+    ``attitude_integral`` [1/s] adds integral action on the body's attitude to the servos'
+    goal positions (:class:`PoseIntegral`; 0: none, as the paper's controller).
     """
 
     def __init__(self, rm: RobotModel | None = None,
                  limits: list[WrenchLimits] | WrenchLimits | None = None,
                  weights: QWBCWeights | None = None, pd: BodyPD | None = None,
-                 ramp: bool = True, torque_rows: bool = True, **kwargs) -> None:
+                 ramp: bool = True, torque_rows: bool = True, attitude_integral: float = 0.0,
+                 control_period: float = 0.02, **kwargs) -> None:
         super().__init__(rm, **kwargs)
+        self.integral = PoseIntegral(attitude_integral, (0.0, ATTITUDE_LIMIT), control_period)
         if limits is None or isinstance(limits, WrenchLimits):
             limits = [limits or WrenchLimits.paper_box()] * len(LEG_NAMES)
         self.qp = WrenchQP(limits, self.rm.tau_max, weights, torque_rows=torque_rows)
@@ -229,7 +278,9 @@ class QWBCController(Controller):
         load = ref.load_array if self.ramp else (ref.load_array > 0).astype(float)
         sol = self.qp.solve(statics, load)
         self.last_solution = sol
-        return self._command(self._positions(state, ref, statics), statics, sol.status, sol.F)
+        return self._command(self._positions(state, ref, statics,
+                                             self.integral.target(state, ref)),
+                             statics, sol.status, sol.F)
 
 
 class CLIKController(Controller):
@@ -248,34 +299,15 @@ class CLIKController(Controller):
                  gravity_feedforward: bool = True, control_period: float = 0.02,
                  **kwargs) -> None:
         super().__init__(rm, **kwargs)
-        if integral_gain < 0 or control_period <= 0:
-            raise ConfigError(f"integral_gain must be >= 0 and control_period > 0, got "
-                              f"{integral_gain}, {control_period}")
-        self.ki, self.dt = integral_gain, control_period
-        self._limit = np.array([integral_limit[0]] * 3 + [integral_limit[1]] * 3)
-        self.integral = np.zeros(6)
+        self.integral = PoseIntegral(integral_gain, integral_limit, control_period)
         self.feedforward = gravity_feedforward
         self.axis_weights = 1.0 / PAPER_BOX_HALF_WIDTHS**2
-        #: The corrected body target (rotation, translation) and the action matrix of the
-        #: pose error, written every cycle.
-        self._target = (np.zeros((3, 3)), np.zeros(3))
-        self._action, self._error = np.zeros((6, 6)), np.zeros(6)
 
     def step(self, state: RobotState, ref: MotionReference) -> JointCommand:
         self._check(state, ref)
         rm = self.rm
         statics = self.statics.evaluate(self._configuration(state))
-        target = None
-        if self.ki > 0:
-            # The integral and the corrected target T_ref exp6(integral) in one compiled call.
-            pose = ref.body_pose
-            rotation, translation = pose.rotation, pose.translation
-            e, integral, target = self._error, np.empty(6), self._target
-            kernels.pose_error(state.body_rotation, state.body_position, rotation,
-                               translation, self._action, e)
-            kernels.integral_target(self.integral, e, self.ki * self.dt, self._limit,
-                                    rotation, translation, *target, integral)
-            self.integral = integral
+        target = self.integral.target(state, ref)
         if self.feedforward:
             F = weighted_distribution(statics.A, statics.B, self.axis_weights, ref.load_array)
             tau = np.empty(N_JOINTS)  # clip(statics.torques(F), -tau_max, tau_max)
@@ -293,12 +325,14 @@ class VMCController(Controller):
     transposes plus gravity compensation. Spring ``k`` [N/m, N m/rad] and damper ``d``
     [N s/m, N m s/rad] per body axis. ``axis_weights=None`` weighs every axis alike (the
     minimum-norm pseudo-inverse) and ``unload=False`` ignores the load factors (both as the
-    comparison's first VMC had them)."""
+    comparison's first VMC had them). ``attitude_integral`` as :class:`QWBCController`'s."""
 
     def __init__(self, rm: RobotModel | None = None,
                  axis_weights: np.ndarray | None = 1.0 / PAPER_BOX_HALF_WIDTHS**2,
-                 unload: bool = True, **kwargs) -> None:
+                 unload: bool = True, attitude_integral: float = 0.0,
+                 control_period: float = 0.02, **kwargs) -> None:
         super().__init__(rm, **kwargs)
+        self.integral = PoseIntegral(attitude_integral, (0.0, ATTITUDE_LIMIT), control_period)
         self.k = np.array([400.0] * 3 + [40.0] * 3)
         self.d = np.array([60.0] * 3 + [6.0] * 3)
         self.axis_weights = np.ones(6) if axis_weights is None else np.asarray(axis_weights)
@@ -312,4 +346,6 @@ class VMCController(Controller):
         wrench = statics.B + self.k * e + self.d * de
         load = ref.load_array if self.unload else (ref.load_array > 0).astype(float)
         F = weighted_distribution(statics.A, wrench, self.axis_weights, load)
-        return self._command(self._positions(state, ref, statics), statics, None, F)
+        return self._command(self._positions(state, ref, statics,
+                                             self.integral.target(state, ref)),
+                             statics, None, F)

@@ -66,8 +66,11 @@ def gain_values(name: str, gains: tuple[tuple[str, float], ...] = ()) -> dict[st
 
 def make_controller(name: str, rm: RobotModel,
                     gains: tuple[tuple[str, float], ...] = (),
-                    control_period: float = 0.02) -> Controller:
-    """Controller ``name`` (a key of ``CONTROLLER_NAMES``) with gain multipliers ``gains``."""
+                    control_period: float = 0.02, attitude_integral: float = 0.0
+                    ) -> Controller:
+    """Controller ``name`` (a key of ``CONTROLLER_NAMES``) with gain multipliers ``gains``;
+    ``attitude_integral`` [1/s] adds integral action on the body's attitude to Q-WBC and VMC
+    (CLIK has its own on the whole pose, ``integral_gain``)."""
     from clamber.quadruped.control.controllers import (
         BodyPD,
         CLIKController,
@@ -86,10 +89,13 @@ def make_controller(name: str, rm: RobotModel,
             kw["weights"] = QWBCWeights(w2=np.ones(6), w3=0.1 * np.ones(6))
         pd = BodyPD(kp=np.full(6, g["body_kp"]), kd=np.full(6, g["body_kd"]))
         return QWBCController(rm, pd=pd, clik_gain=clik, ramp=name != "qwbc-noramp",
-                              torque_rows=name != "qwbc-notorque", **kw)
+                              torque_rows=name != "qwbc-notorque",
+                              attitude_integral=attitude_integral,
+                              control_period=control_period, **kw)
     if parent(name) == "vmc":
         plain = {"axis_weights": None, "unload": False} if name == "vmc-plain" else {}
-        vmc = VMCController(rm, clik_gain=clik, **plain)
+        vmc = VMCController(rm, clik_gain=clik, attitude_integral=attitude_integral,
+                            control_period=control_period, **plain)
         vmc.k, vmc.d = vmc.k * g["stiffness"], vmc.d * g["damping"]
         return vmc
     ctrl = CLIKController(rm, integral_gain=0.0 if name == "clik-plain" else g["integral_gain"],

@@ -88,6 +88,35 @@ def hold_limits(factor: np.ndarray) -> WrenchLimits:
     return WrenchLimits.box(lower=-PAPER_BOX_HALF_WIDTHS * f[:6], upper=upper)
 
 
+def hold_polytope(factor: np.ndarray) -> WrenchLimits:
+    """The gripper's inner polytope of its achievable wrench set (the fit the simulator's
+    gauge uses as its upper bound, :func:`~clamber.quadruped.sim.failure.default_wrench_set`)
+    scaled per axis by ``factor`` (6,) or (7,) like :func:`hold_limits`.
+
+    The held set is ``{w : w / factor in W}`` with ``f_z`` over the seventh factor where it
+    pushes, a map that is not linear in ``f_z``. A row that bounds pushing scales ``f_z`` by
+    the push factor (exact where the gripper is pressed, conservative where pulled); a row
+    that bounds pulling is kept once with each factor (exact on both sides). The result is
+    convex and lies inside the held set.
+
+    The paper's box is the largest box in ``W``: it caps a moment at 0.25 N m whatever the
+    forces and a force at 35 N whatever the moments, while ``W`` holds several times either
+    alone. Checks that must not refuse what the gripper holds use this one.
+    """
+    from clamber.quadruped.sim.failure import default_wrench_set
+
+    f = np.asarray(factor, dtype=float)
+    if f.shape not in ((6,), (7,)) or not np.all((f > 0) & np.isfinite(f)):
+        raise ConfigError(f"capacity factor must be 6 or 7 numbers > 0, got {f}")
+    inner = default_wrench_set().inner
+    pull = inner[:, 2] < 0
+    rows = np.vstack([inner, inner[pull]])
+    scale = np.tile(f[:6], (rows.shape[0], 1))
+    scale[:inner.shape[0], 2] = np.where(pull, f[2], push_factor(f))
+    scale[inner.shape[0]:, 2] = push_factor(f)
+    return WrenchLimits(H=rows / scale, h=np.ones(rows.shape[0]), name="polytope")
+
+
 def fit_reach(spacing: float, model: GripperSurfaceModel) -> int:
     """Cells [-] beyond a grid point that :func:`patch_features` reads to fit it."""
     return max(int(math.floor(r / spacing)) for r in (model.footprint_radius, model.pad_radius))

@@ -87,7 +87,9 @@ class ClimbSettings:
     mapped holds to this standard deviation per axis and the estimator takes it as a
     position fix, so the drift of leg odometry (which walks the feet off their holds over a
     long climb) stays bounded; 0: leg odometry alone; None: :data:`SIGHTING` when the gait
-    re-seats (climbs of more than one cycle), leg odometry alone otherwise (the paper's)."""
+    re-seats (climbs of more than one cycle), leg odometry alone otherwise (the paper's).
+    ``attitude_integral`` [1/s]: integral action on the body's attitude for Q-WBC and VMC
+    (:class:`~clamber.quadruped.control.controllers.PoseIntegral`; 0: none)."""
 
     controller: str = "qwbc"
     incline_deg: float = 90.0
@@ -107,6 +109,7 @@ class ClimbSettings:
     time_limit: float | None = None
     verdict_rerun: bool = True
     sighting: float | None = None
+    attitude_integral: float = 0.0
 
     def __post_init__(self) -> None:
         dt = climb_step(self.control_rate, self.gait.cycles,
@@ -118,6 +121,8 @@ class ClimbSettings:
         if self.sighting is None:
             object.__setattr__(self, "sighting", SIGHTING if self.gait.reseat_every else 0.0)
         check.number("climb", "sighting", self.sighting, low=0.0, high=0.1)
+        check.in_range("climb", "attitude_integral", self.attitude_integral,
+                       "attitude_integral")
         check_name(self.controller)
         object.__setattr__(self, "state", StateSource.parse(self.state, "climb", "state"))
 
@@ -189,7 +194,7 @@ class ClimbTrial:
         s = self.settings
         self.rm = RobotModel(self.robot)
         self.ctrl: Controller = make_controller(s.controller, self.rm, s.gains,
-                                                1.0 / s.control_rate)
+                                                1.0 / s.control_rate, s.attitude_integral)
         self.push = DisturbanceDriver(s.disturbance, self.sim.model, self.sim.data,
                                       self.sim.body_id)
         self.first_release: float | None = None

@@ -40,7 +40,7 @@ from clamber.quadruped.planning.selection import Foothold
 from clamber.quadruped.planning.sequence import PlannedStep, SequencePlanner, landing_normal
 from clamber.quadruped.planning.stance import LANDED_TILT_TOLERANCE, reach, support
 from clamber.quadruped.planning.swing import swing_lift
-from clamber.quadruped.rock.holding import GripperSurfaceModel, hold_limits
+from clamber.quadruped.rock.holding import GripperSurfaceModel, hold_limits, hold_polytope
 from clamber.quadruped.rock.scene import rock_scene
 from clamber.quadruped.rock.wall import RockWall, RockWallSpec, generate_wall
 from clamber.quadruped.sim.servos import ServoBank
@@ -69,6 +69,9 @@ WINCH_DT = 0.01
 #: Smallest capacity factor given to the Q-WBC (a zero would pin an axis's wrench to 0 and
 #: make its weight infinite).
 MIN_FACTOR = 0.05
+#: The gripper limits a re-seat's three-gripper check holds the others to: the gripper's
+#: wrench-set polytope or the paper's box, each scaled by the hold's planned capacity.
+CARRY_LIMITS = ("polytope", "box")
 #: Sole offset [m] off the start holds' tops at placement (within the grasp's 2 cm reach).
 START_CLEARANCE = 0.01
 #: Clearance [m] a start sole found in the rock is lifted by beyond its depth.
@@ -109,7 +112,9 @@ class RockClimbSettings:
       ``contact_force`` [N] (None: the joint-4 torque rule); ``reseat_every`` (re-seat a
       gripper in place after that many body moves, :class:`ClimbGaitSettings`; 0: never);
       ``move_moment`` [N m] (split body moves that wind a gripper more, re-seating between
-      the parts; None: :data:`~clamber.quadruped.gaits.climb.MOVE_MOMENT` when re-seating).
+      the parts; None: :data:`~clamber.quadruped.gaits.climb.MOVE_MOMENT` when re-seating);
+      ``carry_limits`` (the limits a re-seat's three-gripper check holds the others to,
+      :data:`CARRY_LIMITS`).
     * Loads: ``capacity_limits`` (Q-WBC box scaled by the planned capacity);
       ``footpad_push`` (compression borne by the footpad).
     * Estimation: ``estimator`` (leg odometry, or the anchor EKF, which needs
@@ -140,6 +145,7 @@ class RockClimbSettings:
     map_frame: MapFrame = MapFrame.BODY
     reseat_every: int = 1
     move_moment: float | None = None
+    carry_limits: str = "polytope"
 
     def __post_init__(self) -> None:
         for name, option in (("grasp", GraspModel), ("estimator", Estimator),
@@ -150,6 +156,7 @@ class RockClimbSettings:
         if self.estimator == "anchor" and not self.anchor_ekf:
             raise ConfigError("estimator 'anchor' runs the anchor EKF: set anchor_ekf")
         check.choice("rock_climb", "rule", self.rule, RULES)
+        check.choice("rock_climb", "carry_limits", self.carry_limits, CARRY_LIMITS)
         check.positive("rock_climb", "distance", self.distance)
         check.in_range("rock_climb", "held_tilt", self.held_tilt, "held_tilt")
         check.integer("rock_climb", "regrasps", self.regrasps, low=0)
@@ -336,14 +343,17 @@ class RockClimbTrial(ClimbTrial):
         """Whether the wrench QP balances the estimated stance on the three grippers other
         than ``leg`` within their holds' planned capacities shrunk by the planner's margin:
         a re-seat of ``leg`` is safe only then (the planner checked the three-gripper stance
-        of the next swing alone)."""
+        of the next swing alone). A refused re-seat leaves ``leg`` wound, so the limits are
+        the gripper's wrench-set polytope (``carry_limits``), not the box that refuses
+        moments and forces the gripper holds (:func:`.holding.hold_polytope`)."""
         state = self.seen
         if state is None:
             return False
         margin = self.planner.rule.settings.capacity_margin
-        limits = [hold_limits(np.maximum(np.asarray(self._planned(g, self.gait.index[g])
-                                                    .factor, dtype=float), MIN_FACTOR)
-                              * margin) for g in LEG_NAMES]
+        shape = hold_polytope if self.rock.carry_limits == "polytope" else hold_limits
+        limits = [shape(np.maximum(np.asarray(self._planned(g, self.gait.index[g]).factor,
+                                              dtype=float), MIN_FACTOR) * margin)
+                  for g in LEG_NAMES]
         body = pin.SE3(state.body_rotation, state.body_position)
         return support(self.rm, self.statics, body, state.joint_positions, limits,
                        swing=leg).stable

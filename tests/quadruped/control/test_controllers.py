@@ -7,6 +7,7 @@ import pytest
 from clamber.attachment.wrench_limits import WrenchLimits
 from clamber.exceptions import ConfigError
 from clamber.quadruped.control.controllers import (
+    ATTITUDE_LIMIT,
     BodyPD,
     CLIKController,
     JointCommand,
@@ -123,10 +124,30 @@ def test_clik_integral_action_winds_up_and_is_clamped(rm):
     ctrl = CLIKController(rm, integral_gain=0.5, integral_limit=(0.02, 0.1))
     ref = MotionReference(target)
     ctrl.step(s, ref)
-    assert ctrl.integral[2] == pytest.approx(0.5 * 0.02 * 0.01, rel=1e-6)
+    assert ctrl.integral.value[2] == pytest.approx(0.5 * 0.02 * 0.01, rel=1e-6)
     for _ in range(1000):
         ctrl.step(s, ref)
-    assert ctrl.integral[2] == pytest.approx(0.02)
+    assert ctrl.integral.value[2] == pytest.approx(0.02)
+
+
+def test_qwbc_attitude_integral_turns_the_goals_not_the_position(rm):
+    """Q-WBC's attitude integral grows by ``ki dt e`` on the rotation error alone, stops at
+    its clamp, and moves the servos' goals; without it the goals follow the reference."""
+    s = rm.default_state()
+    turned = pin.SE3(pin.exp3(np.array([0.0, 0.02, 0.0])), s.body_position + [0, 0, 0.01])
+    ref = MotionReference(turned)
+    plain, integral = QWBCController(rm), QWBCController(rm, attitude_integral=2.0)
+    first = integral.step(s, ref)
+    assert integral.integral.value[4] == pytest.approx(2.0 * 0.02 * 0.02, rel=1e-6)
+    np.testing.assert_array_equal(integral.integral.value[:3], 0.0)
+    assert plain.integral.target(s, ref) is None
+    for _ in range(500):
+        last = integral.step(s, ref)
+    assert integral.integral.value[4] == pytest.approx(ATTITUDE_LIMIT)
+    np.testing.assert_allclose(first.position, plain.step(s, ref).position, atol=1e-3)
+    assert np.abs(last.position - first.position).max() > 1e-3
+    with pytest.raises(ConfigError):
+        QWBCController(rm, attitude_integral=-1.0)
 
 
 def test_body_pd_zero_at_reference(rm):

@@ -5,8 +5,14 @@ import pytest
 
 from clamber.attachment.wrench_limits import PAPER_BOX_HALF_WIDTHS
 from clamber.exceptions import ConfigError
-from clamber.quadruped.rock.holding import GripperSurfaceModel, hold_limits, patch_features
+from clamber.quadruped.rock.holding import (
+    GripperSurfaceModel,
+    hold_limits,
+    hold_polytope,
+    patch_features,
+)
 from clamber.quadruped.rock.wall import PAPER_MICRO_RMS, RockWallSpec, generate_wall
+from clamber.quadruped.sim.failure import default_wrench_set, scaled_wrench
 
 MODEL = GripperSurfaceModel()
 
@@ -63,3 +69,32 @@ def test_hold_limits_scale_the_paper_box():
         hold_limits(np.ones(5))
     with pytest.raises(ConfigError):
         GripperSurfaceModel(wrap_depth=0.0)
+
+
+@pytest.mark.parametrize("factor", [np.ones(6), np.array([0.55, 0.55, 0.27, 0.46, 0.46, 0.55]),
+                                    np.array([0.55, 0.55, 0.27, 0.46, 0.46, 0.55, 0.92]),
+                                    np.array([0.3, 0.9, 0.6, 0.2, 0.7, 0.4, 0.35])])
+def test_hold_polytope_lies_inside_the_held_set(factor):
+    """Every point on the scaled polytope's boundary, in 400 random directions, is held by
+    the gripper on that hold: the simulator's exact gauge (an LP on the SPASAS set, pushing
+    and pulling scaled apart) is at most 1 there."""
+    limits, W = hold_polytope(factor), default_wrench_set()
+    rng = np.random.default_rng(7)
+    d = rng.normal(size=(400, 6)) * np.array([40, 40, 40, 0.8, 0.8, 1.5])
+    w = d / (d @ limits.H.T).max(axis=1)[:, None]
+    gauges = [W.exact(scaled_wrench(x, factor)) for x in w]
+    assert max(gauges) <= 1.0 + 1e-6
+    assert np.median(gauges) > 0.5  # and reaches most of the way to its boundary
+
+
+def test_hold_polytope_holds_what_the_box_refuses():
+    """The box caps a moment at 0.25 N m and a shear at 35 N; the polytope, inside the
+    held set, holds twice either alone, so a check on it refuses less than one on the box."""
+    f = np.ones(6)
+    poly, box = hold_polytope(f), hold_limits(f)
+    for axis, load in ((0, 60.0), (1, 60.0), (3, 0.55), (4, 0.55)):
+        w = np.zeros(6)
+        w[axis] = load
+        assert not box.contains(w) and poly.contains(w)
+    with pytest.raises(ConfigError):
+        hold_polytope(np.zeros(6))

@@ -42,6 +42,22 @@ def test_a_re_seat_is_allowed_only_where_the_three_other_holds_carry_the_body():
     assert not any(trial._three_carry(g) for g in LEG_NAMES)
 
 
+def test_the_wrench_set_polytope_allows_re_seats_the_paper_box_refuses():
+    """On holds of 0.4 the capacity of the paper's rock, the box (0.25 N m, 35 N per axis,
+    whatever the other axes) lets no gripper re-seat; the gripper's wrench-set polytope,
+    which the simulated gripper holds everywhere, lets each one."""
+    allowed = {}
+    for kind in ("box", "polytope"):
+        trial = RockClimbTrial(_settings(carry_limits=kind), SEED)
+        trial.step()
+        trial.planner.start = {g: replace(h, factor=np.full_like(h.factor, 0.4))
+                               for g, h in trial.planner.start.items()}
+        allowed[kind] = [trial._three_carry(g) for g in LEG_NAMES]
+    assert not any(allowed["box"]) and all(allowed["polytope"])
+    with pytest.raises(ConfigError):
+        _settings(carry_limits="sphere")
+
+
 def test_the_predicted_wind_up_of_a_body_move_matches_the_simulated_hinges():
     """The first body move, made whole (``move_moment=0``): the change of each welded sole's
     hinge deflection along its leg's blind axis over the move matches the robot's prediction
