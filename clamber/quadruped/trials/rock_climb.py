@@ -23,6 +23,7 @@ import pinocchio as pin
 
 from clamber import _validate as check
 from clamber.attachment.winch import WinchController, WinchSettings
+from clamber.attachment.wrench_limits import WrenchLimits
 from clamber.exceptions import ConfigError, InfeasibleStart
 from clamber.failures import FailureReason
 from clamber.quadruped.control.controllers import MotionReference
@@ -69,9 +70,11 @@ WINCH_DT = 0.01
 #: Smallest capacity factor given to the Q-WBC (a zero would pin an axis's wrench to 0 and
 #: make its weight infinite).
 MIN_FACTOR = 0.05
-#: The gripper limits a re-seat's three-gripper check holds the others to: the gripper's
-#: wrench-set polytope or the paper's box, each scaled by the hold's planned capacity.
-CARRY_LIMITS = ("polytope", "box")
+#: The gripper limits a re-seat's three-gripper check holds the others to, each scaled by
+#: the hold's planned capacity: the gripper's wrench-set polytope less the moment each
+#: holding sole's sensed wind-up already puts on it (``wound``), the polytope alone, or the
+#: paper's box.
+CARRY_LIMITS = ("wound", "polytope", "box")
 #: Sole offset [m] off the start holds' tops at placement (within the grasp's 2 cm reach).
 START_CLEARANCE = 0.01
 #: Clearance [m] a start sole found in the rock is lifted by beyond its depth.
@@ -145,7 +148,7 @@ class RockClimbSettings:
     map_frame: MapFrame = MapFrame.BODY
     reseat_every: int = 1
     move_moment: float | None = None
-    carry_limits: str = "polytope"
+    carry_limits: str = "wound"
 
     def __post_init__(self) -> None:
         for name, option in (("grasp", GraspModel), ("estimator", Estimator),
@@ -323,6 +326,8 @@ class RockClimbTrial(ClimbTrial):
         start holds and the optional anchor EKF."""
         super()._setup_control()
         self.shadow = AnchorShadow(self, self.seed) if self.rock.anchor_ekf else None
+        #: World attitude [3x3] of each holding gripper when it was welded, from the estimate.
+        self.seated: dict[str, np.ndarray] = {}
         self.statics = StaticsEvaluator(self.rm)
         self.gait.may_reseat = self._three_carry
         for leg in LEG_NAMES:
@@ -344,19 +349,45 @@ class RockClimbTrial(ClimbTrial):
         than ``leg`` within their holds' planned capacities shrunk by the planner's margin:
         a re-seat of ``leg`` is safe only then (the planner checked the three-gripper stance
         of the next swing alone). A refused re-seat leaves ``leg`` wound, so the limits are
-        the gripper's wrench-set polytope (``carry_limits``), not the box that refuses
-        moments and forces the gripper holds (:func:`.holding.hold_polytope`)."""
+        the gripper's wrench-set polytope (:func:`.holding.hold_polytope`), not the box that
+        refuses moments and forces the gripper holds, less what each other sole's sensed
+        wind-up already takes of it (``carry_limits``)."""
         state = self.seen
         if state is None:
             return False
         margin = self.planner.rule.settings.capacity_margin
-        shape = hold_polytope if self.rock.carry_limits == "polytope" else hold_limits
+        kind = self.rock.carry_limits
+        shape = hold_limits if kind == "box" else hold_polytope
         limits = [shape(np.maximum(np.asarray(self._planned(g, self.gait.index[g]).factor,
                                               dtype=float), MIN_FACTOR) * margin)
                   for g in LEG_NAMES]
+        if kind == "wound":
+            wound = self.wound_moments(state)
+            for i, g in enumerate(LEG_NAMES):
+                if g != leg and g in wound:
+                    room = limits[i].margins(wound[g])
+                    if room.min() < 0:  # its wind-up alone takes more than its share
+                        return False
+                    limits[i] = WrenchLimits(limits[i].H, room, "wound")
         body = pin.SE3(state.body_rotation, state.body_position)
         return support(self.rm, self.statics, body, state.joint_positions, limits,
                        swing=leg).stable
+
+    def wound_moments(self, state: RobotState) -> dict[str, np.ndarray]:
+        """Per holding gripper, the wrench (6,) [N m] its sole's hinges put on it, sensed: the
+        gripper's turn since its weld (its attitude now against then, both from the
+        estimate and the encoders) times the sole's stiffness, about the hinges' x and y.
+        Zero without a compliant sole."""
+        sole = self.settings.sole
+        if sole is None or not self.seated:
+            return {}
+        feet = world_foot_poses(self.rm, state)
+        out = {}
+        for g, then in self.seated.items():
+            turn = pin.log3(then.T @ feet[g].rotation)
+            out[g] = np.array([0.0, 0.0, 0.0, -sole.stiffness * turn[0],
+                               -sole.stiffness * turn[1], 0.0])
+        return out
 
     def _planned(self, leg: str, k: int) -> Foothold:
         """``leg``'s hold ``k`` as planned (0: its start hold)."""
@@ -470,10 +501,14 @@ class RockClimbTrial(ClimbTrial):
         return super().step()
 
     def _estimate(self) -> RobotState:
-        """Leg odometry, or the anchor EKF's body with ``estimator="anchor"``."""
+        """Leg odometry, or the anchor EKF's body with ``estimator="anchor"``; each gripper's
+        attitude at its weld is kept while it holds (:meth:`wound_moments`)."""
         state = super()._estimate()
         if self.rock.estimator == "anchor" and self.settings.state == "estimate":
             state = self.shadow.ekf.state(state.joint_positions, state.joint_velocities)
+        if set(self.seated) != set(self.held):
+            feet = world_foot_poses(self.rm, state)
+            self.seated = {g: self.seated.get(g, feet[g].rotation.copy()) for g in self.held}
         return state
 
     def _reference(self, t: float, state: RobotState

@@ -85,6 +85,31 @@ def test_the_predicted_wind_up_of_a_body_move_matches_the_simulated_hinges():
     assert np.all(np.abs(wound - predicted) < 0.35 * worst + 3e-3), (wound, predicted)
 
 
+def test_the_sensed_wind_up_matches_the_simulated_hinge_moments():
+    """Through wall 4's first body move, made whole: the moment each holding sole's hinges
+    put on its gripper, as the robot senses it (its gripper's turn since the weld, from the
+    estimate and the encoders, times the stiffness), matches the simulator's hinge
+    deflections times the stiffness to within 0.06 N m plus 15 % of the largest, which
+    exceeds 0.4 N m."""
+    trial = RockClimbTrial(_settings(move_moment=0.0), SEED)
+    m, d = trial.sim.model, trial.sim.data
+    adr = {g: [m.jnt_qposadr[m.joint(f"{g}_sole_{a}").id] for a in "xy"] for g in LEG_NAMES}
+    k = trial.settings.sole.stiffness
+    while trial.gait.phase is not ClimbPhase.BODY:
+        assert trial.step()
+    sensed, true = [], []
+    while trial.gait.phase is ClimbPhase.BODY:
+        assert trial.step()
+        if trial.k % 5 == 0:
+            for g, w in trial.wound_moments(trial.seen).items():
+                sensed.append(w[3:5])
+                true.append(k * d.qpos[adr[g]])
+    sensed, true = np.array(sensed), np.array(true)
+    worst = np.abs(true).max()
+    assert worst > 0.4 and len(true) > 20
+    assert np.abs(sensed - true).max() < 0.06 + 0.15 * worst
+
+
 def test_on_rock_a_move_that_would_wind_a_sole_past_the_limit_is_split_and_re_seated():
     """Wall 4's first body move, with the default limit: it is made in parts and the
     gripper it winds most is re-seated between them, so that sole's hinge deflection stays
