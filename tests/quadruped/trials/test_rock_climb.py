@@ -166,8 +166,9 @@ def test_rock_climb_command_reports_distance_and_grasps(tmp_path, capsys):
 
 
 def test_rock_settings_reject_bad_input():
-    """Unknown grasp models, a climb longer than the wall it is given and a wall incline the
-    generator does not make are configuration errors."""
+    """Unknown grasp models, a climb longer than the wall it is given, a wall incline the
+    generator does not make and an attitude integral gain outside [0, 50] 1/s are
+    configuration errors."""
     from clamber.quadruped.rock.wall import RockWallSpec
 
     with pytest.raises(ConfigError):
@@ -176,6 +177,9 @@ def test_rock_settings_reject_bad_input():
         RockClimbSettings(distance=5.0, wall=RockWallSpec(length=3.1))
     with pytest.raises(ConfigError):
         RockClimbSettings(climb=ClimbSettings(incline_deg=150.0))
+    for gain in (-0.1, 60.0, float("nan")):
+        with pytest.raises(ConfigError, match="attitude_integral"):
+            ClimbSettings(attitude_integral=gain)
 
 
 def test_rock_climb_figure_plots_one_dot_per_climb():
