@@ -389,13 +389,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="rock wall: the largest change [rad] of an attached sole's tilt "
                        "since it landed that the planner asks of it as the body moves "
                        "(default 0.08, the planner's LANDED_TILT_TOLERANCE; at most 0.25)")
-    climb.add_argument("--carry-limits", choices=("wound", "polytope", "box"),
-                       default="wound",
+    climb.add_argument("--carry-limits", choices=("box", "wound", "polytope"),
+                       default="box",
                        help="rock wall: a gripper is re-seated only if the three others carry "
-                       "the robot within their holds' planned share of the gripper's wrench "
-                       "set (its inner polytope) less the moment each one's sensed sole "
-                       "wind-up already puts on it (wound, default), of the polytope alone, "
-                       "or of the paper's box (which caps moments at 0.25 N m)")
+                       "the robot within their holds' planned share of the paper's box "
+                       "(default), of the gripper's wrench set (its inner polytope) less the "
+                       "moment each one's sensed sole wind-up already puts on it (wound), or "
+                       "of the polytope alone")
     climb.add_argument("--anchor-ekf", choices=("on", "off"), default="on",
                        help="rock wall: run the anchor EKF (contacts from servo currents, "
                        "foot anchors in its state) alongside to report its drift (default), "

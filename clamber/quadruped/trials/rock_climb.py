@@ -71,10 +71,10 @@ WINCH_DT = 0.01
 #: make its weight infinite).
 MIN_FACTOR = 0.05
 #: The gripper limits a re-seat's three-gripper check holds the others to, each scaled by
-#: the hold's planned capacity: the gripper's wrench-set polytope less the moment each
-#: holding sole's sensed wind-up already puts on it (``wound``), the polytope alone, or the
-#: paper's box.
-CARRY_LIMITS = ("wound", "polytope", "box")
+#: the hold's planned capacity: the paper's box, the gripper's wrench-set polytope less the
+#: moment each holding sole's sensed wind-up already puts on it (``wound``), or the
+#: polytope alone (compared in docs/results/rock_climbing.md).
+CARRY_LIMITS = ("box", "wound", "polytope")
 #: Sole offset [m] off the start holds' tops at placement (within the grasp's 2 cm reach).
 START_CLEARANCE = 0.01
 #: Clearance [m] a start sole found in the rock is lifted by beyond its depth.
@@ -148,7 +148,7 @@ class RockClimbSettings:
     map_frame: MapFrame = MapFrame.BODY
     reseat_every: int = 1
     move_moment: float | None = None
-    carry_limits: str = "wound"
+    carry_limits: str = "box"
 
     def __post_init__(self) -> None:
         for name, option in (("grasp", GraspModel), ("estimator", Estimator),
@@ -348,10 +348,10 @@ class RockClimbTrial(ClimbTrial):
         """Whether the wrench QP balances the estimated stance on the three grippers other
         than ``leg`` within their holds' planned capacities shrunk by the planner's margin:
         a re-seat of ``leg`` is safe only then (the planner checked the three-gripper stance
-        of the next swing alone). A refused re-seat leaves ``leg`` wound, so the limits are
-        the gripper's wrench-set polytope (:func:`.holding.hold_polytope`), not the box that
-        refuses moments and forces the gripper holds, less what each other sole's sensed
-        wind-up already takes of it (``carry_limits``)."""
+        of the next swing alone). The limits (``carry_limits``) are the paper's box, or the
+        gripper's wrench-set polytope (:func:`.holding.hold_polytope`), which holds moments
+        and forces the box refuses, less what each other sole's sensed wind-up already
+        takes of it (``wound``)."""
         state = self.seen
         if state is None:
             return False
