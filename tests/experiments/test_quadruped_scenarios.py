@@ -81,8 +81,10 @@ def test_controller_variants_switch_one_ingredient_each():
     assert not ctrls["qwbc-notorque"].qp.builder.torque_rows
     assert ctrls["qwbc-nolimits"].qp.builder.boxes[0][1][0] > 1e4
     np.testing.assert_array_equal(ctrls["qwbc-noweights"].qp.builder.weights.w2, np.ones(6))
-    assert ctrls["clik-plain"].ki == 0 and not ctrls["clik-plain"].feedforward
-    assert ctrls["clik"].ki > 0 and ctrls["clik"].feedforward
+    assert ctrls["clik-plain"].integral.gain_dt == 0 and not ctrls["clik-plain"].feedforward
+    assert ctrls["clik"].integral.gain_dt > 0 and ctrls["clik"].feedforward
+    assert q.integral.gain_dt == 0 and ctrls["vmc"].integral.gain_dt == 0
+    assert make_controller("qwbc", rm, (), 0.02, attitude_integral=2.0).integral.gain_dt > 0
     assert not ctrls["vmc-plain"].unload and np.all(ctrls["vmc-plain"].axis_weights == 1)
     assert gain_values("qwbc-noramp", (("body_kp", 2.0),))["body_kp"] == 80.0
     g = make_controller("vmc", rm, (("stiffness", 2.0),))
