@@ -99,9 +99,9 @@ def hold_polytope(factor: np.ndarray) -> WrenchLimits:
     that bounds pulling is kept once with each factor (exact on both sides). The result is
     convex and lies inside the held set.
 
-    The paper's box is the largest box in ``W``: it caps a moment at 0.25 N m whatever the
-    forces and a force at 35 N whatever the moments, while ``W`` holds several times either
-    alone. Checks that must not refuse what the gripper holds use this one.
+    The paper's box, a conservative fit inside ``W``, caps a moment at 0.25 N m whatever the
+    forces and a shear at 35 N whatever the moments; this polytope holds about twice either
+    alone, so a check on it refuses less of what the gripper holds.
     """
     from clamber.quadruped.sim.failure import default_wrench_set
 
