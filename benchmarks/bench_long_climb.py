@@ -12,7 +12,9 @@ failure (median, quartiles, range) and the measured climbing speed.
         [--workers N] [--solution PATH] [--figure PATH] [--origins N] [--stance-ablation]
     python benchmarks/bench_long_climb.py --headroom 0,0.05,0.1 [--headroom-phases 1,2]
         [--headroom-robust X] [--designs DIR]
+    python benchmarks/bench_long_climb.py --release-clearance 0.002,0.005 [--designs DIR]
     python benchmarks/bench_long_climb.py --clip-share N [--solution PATH]
+    python benchmarks/bench_long_climb.py --front-drag N [--release-lift RAD]
 
 The evaluation seeds (12345 and 777 by default) were used by no tuning step: the clock's
 re-catch settings were chosen on master seed 1. ``--quick`` runs 20 trials of 10 and 5
@@ -27,9 +29,14 @@ re-optimizes the design (``--solution``) with each motor-line headroom
 own trajectory with its own settings otherwise, checked by replay and recording the same
 hardware, into ``DIR/h<H>/`` (``--headroom-robust X``: as ``optimize --robust --tol-scale
 X``, into ``DIR/h<H>_robust<X>/``); the rows are then ``clamber jumper robustness
-DIR/h<H>/solution.npz ...`` or this script with ``--solution``. ``--clip-share N`` only
+DIR/h<H>/solution.npz ...`` or this script with ``--solution``. ``--release-clearance
+C1,...`` does the same with each free-gripper clearance
+(``OptimizationSettings.release_clearance``) into ``DIR/c<C>/``. ``--clip-share N`` only
 measures how much of the push-off each joint's ESC spends at its supply clip (N one-jump
 trials of seed 1 at 1.5 x; with ``--stance-ablation`` without and with the feedback).
+``--front-drag N`` only measures, per outcome of N one-jump trials of seed 1 at 1 x and
+1.5 x, how long the released front gripper touches the wall in the push-off, the
+shoulder's error at the take-off and the board's flight prediction (``front_drag``).
 The last line is one JSON object.
 """
 
@@ -74,13 +81,13 @@ def _summary(res: RobustnessResult, wall: float) -> dict:
             "wall_s": wall}
 
 
-def headroom_designs(design: Path, headrooms: list[float], phases: tuple[int, ...],
-                     root: Path, robust: float | None = None) -> dict:
-    """``design`` re-optimized with each motor-line headroom into ``root/h<H>/``: the same
-    body, settings and hardware, warm-started from its own trajectory (so it stays in the
-    same optimum's basin); a summary per headroom. ``robust`` X re-optimizes as
-    ``optimize --robust --tol-scale X`` does (the take-off clearance scenario added,
-    recording X) into ``root/h<H>_robust<X>/``."""
+def reoptimized_designs(design: Path, variants: dict[str, dict], root: Path,
+                        robust: float | None = None) -> dict:
+    """``design`` re-optimized with each variant's settings changes into ``root/<name>/``:
+    the same body, settings otherwise and hardware, warm-started from its own trajectory
+    (so it stays in the same optimum's basin); a summary per variant. ``robust`` X
+    re-optimizes as ``optimize --robust --tol-scale X`` does (the take-off clearance
+    scenario added, recording X) into ``root/<name>_robust<X>/``."""
     from clamber.jumper.sim.settings import with_hardware
     from clamber.jumper.solve import optimize
     from clamber.jumper.verify import attach_accuracy
@@ -88,8 +95,8 @@ def headroom_designs(design: Path, headrooms: list[float], phases: tuple[int, ..
     stored = TrajectorySolution.load(design)
     hardware = hardware_options(stored)
     out = {}
-    for h in headrooms:
-        settings = stored.settings.with_(motor_headroom=h, motor_headroom_phases=phases)
+    for name, changes in variants.items():
+        settings = stored.settings.with_(**changes)
         t0 = time.perf_counter()
         if robust is None:
             sol = optimize(stored.morphology, settings, "fine", stored)
@@ -100,9 +107,9 @@ def headroom_designs(design: Path, headrooms: list[float], phases: tuple[int, ..
             sol = optimize_robust(stored.morphology, settings, "fine", stored,
                                   scenarios=robust_scenarios(robust))
             if sol.history and sol.history[-1].get("scenarios") == "failed":
-                raise SystemExit(f"headroom {h:g}: the scenario solve did not converge")
+                raise SystemExit(f"{name}: the scenario solve did not converge")
         if not sol.status.success:
-            raise SystemExit(f"headroom {h:g}: the optimization ended {sol.status.value}")
+            raise SystemExit(f"{name}: the optimization ended {sol.status.value}")
         attach_accuracy(sol)
         if hardware:
             sol = with_hardware(sol, **hardware)
@@ -110,22 +117,90 @@ def headroom_designs(design: Path, headrooms: list[float], phases: tuple[int, ..
             from clamber.jumper.robust import with_design_tol_scale
 
             sol = with_design_tol_scale(sol, robust)
-        folder = root / (f"h{h:g}" if robust is None else f"h{h:g}_robust{robust:g}")
+        folder = root / (name if robust is None else f"{name}_robust{robust:g}")
         folder.mkdir(parents=True, exist_ok=True)
         sol.save(folder / "solution.npz")
         stored.morphology.save(folder / "morphology.toml")
         k = (settings.torque_limit / settings.no_load_speed
              if settings.no_load_speed > 0 else 0.0)
         line = np.abs(sol.tau + k * sol.qd[:, 3:6])
-        out[f"{h:g}"] = {
+        free = [sol.points[(sol.phase == ph), 0, g] - settings.foot_radius
+                for ph, g in ((2, 0), (3, 4))]
+        out[name] = {
             "solution": str(folder / "solution.npz"), "status": sol.status.value,
             "planned_speed_mps": sol.speed, "period_s": sol.period,
             "phase_durations_s": [float(d) for d in sol.phase_durations],
             "motor_line_peak_nm": [float(line[sol.phase == p].max()) for p in range(1, 6)],
+            "released_gripper_gap_mm": {  # front in the push-off, rear in flight
+                "front_phase2_min_after_first_quarter": float(
+                    1e3 * free[0][len(free[0]) // 4:].min()),
+                "rear_phase3_median": float(1e3 * np.median(free[1]))},
             "physically_consistent": sol.physically_consistent,
             "wall_s": time.perf_counter() - t0}
-        print(f"headroom {h:g}: {sol.status.value}, {sol.speed:.4f} m/s planned",
-              file=sys.stderr)
+        print(f"{name}: {sol.status.value}, {sol.speed:.4f} m/s planned", file=sys.stderr)
+    return out
+
+
+def front_drag(sol: TrajectorySolution, trials: int, scale: float, config,
+               lift: float = 0.0) -> dict:
+    """Per first-jump outcome of ``trials`` one-jump trials of the tuning seed 1 at
+    ``scale`` times the calibrated tolerances: how long the released front gripper touches
+    the wall before the take-off (ms), the shoulder's error at the take-off (rad), and the
+    front gripper's distance at the planned catch beyond the nominal robot's as the board's
+    flight prediction gives it from the sensed take-off (mm; flight_aim); with the areas
+    under the ROC curve separating front misses from ready landings."""
+    from scipy.stats import mannwhitneyu
+
+    from clamber.experiments.robustness import trial_seeds
+    from clamber.jumper.sim import flight_aim as fa
+    from clamber.jumper.sim.robustness import sample_realization
+    from clamber.jumper.sim.simulate import JumpTrial
+
+    et = replace(config.event_triggered, release_lift=lift, flight_feedback="aim",
+                 flight_aim=fa.FlightAimSettings(deadband=1e3))  # predicts, never acts
+    cfg = replace(config, event_triggered=et)
+    tol, pt = calibrated_tolerances(scale), sol.phase_times
+    rows: dict[str, list] = {}
+    for s in trial_seeds(1, trials):
+        trial = JumpTrial(sol, 1, cfg, sample_realization(sol, cfg, tol, s), record=True)
+        aim, seen, touch = trial.aim, [], [0]
+
+        def predict(estimate, aim=aim, seen=seen):
+            x0 = fa.take_off_state(estimate, aim.parameters, aim.wall_x)
+            seen.append(aim._distance(x0, np.zeros(3)) - aim.planned)
+            return np.zeros(3)
+
+        object.__setattr__(aim, "offset", predict)
+        feet = trial._feet
+
+        def watch(t, trial=trial, touch=touch, feet=feet):
+            feet(t)
+            g, d = trial.foot_geom[0], trial.d
+            if trial.r < pt[2] and not trial.grip[0].hooked and any(  # the push-off
+                    g in (d.contact[i].geom1, d.contact[i].geom2) for i in range(d.ncon)):
+                touch[0] += 1
+
+        trial._feet = watch
+        res = trial.run()
+        k = int(np.searchsorted(res.column("t"), pt[2]))
+        err = float(res.column("shoulder")[k] - res.column("ref_shoulder")[k])
+        f = jump_failure(res.jumps[0])
+        rows.setdefault(f.name if f else "ready", []).append(
+            (float(touch[0]), err, 1e3 * seen[0] if seen else np.nan))  # 1 kHz ticks: ms
+    out: dict = {"trials": trials, "tol_scale": scale, "release_lift": lift}
+    names = ("drag_ms", "shoulder_error_rad", "predicted_gap_mm")
+    for outcome, vals in rows.items():
+        v = np.array(vals)
+        out[outcome] = {"count": len(v), **{n: {"median": float(np.nanmedian(v[:, i])),
+                                                "max": float(np.nanmax(v[:, i]))}
+                                            for i, n in enumerate(names)},
+                        "dragged_over_5ms": int((v[:, 0] > 5).sum())}
+    miss, ready = (np.array(rows.get(k, [])) for k in (FailureReason.FRONT_MISSED.name,
+                                                          "ready"))
+    if len(miss) and len(ready):
+        out["front_miss_auc"] = {n: float(mannwhitneyu(miss[:, i], ready[:, i]).statistic
+                                          / (len(miss) * len(ready)))
+                                 for i, n in enumerate(names)}
     return out
 
 
@@ -191,13 +266,27 @@ def main(argv: list[str] | None = None) -> dict:
                     help="phases that keep the headroom, comma-separated (1,2: the push-off)")
     ap.add_argument("--headroom-robust", type=float, metavar="X",
                     help="with --headroom: re-optimize as optimize --robust --tol-scale X")
+    ap.add_argument("--front-drag", type=int, default=0, metavar="N",
+                    help="only measure, over N one-jump trials of seed 1 at 1 x and 1.5 x, "
+                    "the released front gripper's drag on the wall and the flight prediction "
+                    "per outcome (with --release-lift RAD also with that lift)")
+    ap.add_argument("--release-lift", type=float, default=0.0, metavar="RAD",
+                    help="with --front-drag: the shoulder offset after the front release")
+    ap.add_argument("--release-clearance", help="only re-optimize --solution with these "
+                    "release clearances (comma-separated, in m) into --designs")
     ap.add_argument("--designs", type=Path, default=ROOT / "out" / "long_climb_headroom",
-                    help="folder of the re-optimized designs (--headroom)")
+                    help="folder of the re-optimized designs (--headroom, --release-clearance)")
     args = ap.parse_args(argv)
-    if args.headroom:
+    if args.headroom or args.release_clearance:
         phases = tuple(int(p) for p in args.headroom_phases.split(","))
-        designs = headroom_designs(args.solution, [float(h) for h in args.headroom.split(",")],
-                                   phases, args.designs, args.headroom_robust)
+        variants = {f"h{float(h):g}": {"motor_headroom": float(h),
+                                       "motor_headroom_phases": phases}
+                    for h in (args.headroom.split(",") if args.headroom else ())}
+        variants.update({f"c{float(c):g}": {"release_clearance": float(c)}
+                         for c in (args.release_clearance.split(",")
+                                   if args.release_clearance else ())})
+        designs = reoptimized_designs(args.solution, variants, args.designs,
+                                      args.headroom_robust)
         out = {"solution": str(args.solution), "phases": list(phases), "designs": designs}
         print(json.dumps(out))
         return out
@@ -215,6 +304,11 @@ def main(argv: list[str] | None = None) -> dict:
             f"stance-{f}": clip_shares(sol, args.clip_share, replace(
                 base, event_triggered=EventTriggeredSettings(stance_feedback=f)),
                 calibrated_tolerances(1.5)) for f in feedbacks}}
+        print(json.dumps(out))
+        return out
+    if args.front_drag:
+        out = {f"tol{x:g}": front_drag(sol, args.front_drag, x, base, args.release_lift)
+               for x in (1.0, 1.5)}
         print(json.dumps(out))
         return out
     if args.origins:

@@ -65,6 +65,8 @@ RANGES: dict[str, Range] = {
                          low_open=True),
     "motor_radius": Range(0.0, 0.05, "m", "a joint motor's clearance from the wall"),
     "clearance_margin": Range(0.0, 0.05, "m", "a margin below the motor's size"),
+    "release_clearance": Range(0.0, 0.05, "m", "a free gripper's distance from the wall "
+                               "(the optimum's front gripper flies up to 7 cm off it)"),
     "gripper_load": Range(0.0, 1000.0, "N", "a spined gripper's load cap (the paper's "
                           "15 N); 1000 N is a hundred times the robot's weight", low_open=True),
     "force_margin": Range(0.0, 100.0, "N", "a margin below the gripper's load cap"),

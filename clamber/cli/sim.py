@@ -34,6 +34,7 @@ tolerance_scale = quantity_type(float, "tolerance_scale")
 mass_tolerance = number_type(float, 0, 0.5)
 length_tolerance = number_type(float, 0, 0.02, unit=" m")
 jitter_s = number_type(float, 0, 0.02, unit=" s")
+release_lift = number_type(float, -0.5, 0.5, unit=" rad")
 
 EXAMPLES_SIMULATE = """examples:
   clamber jumper simulate out/jumper/solution.npz
@@ -53,7 +54,9 @@ EXAMPLES_ROBUSTNESS += (
     "  clamber jumper robustness docs/data/long_climb/solution.npz --controller closed-loop "
     "--jumps 30\n"
     "  clamber jumper robustness docs/data/long_climb/solution.npz --controller closed-loop "
-    "--jumps 10 --tol-scale 1.5 --stance-feedback tvlqr\n")
+    "--jumps 10 --tol-scale 1.5 --stance-feedback tvlqr\n"
+    "  clamber jumper robustness docs/data/long_climb/solution.npz --controller closed-loop "
+    "--jumps 10 --release-lift -0.2 --flight-feedback aim\n")
 EXAMPLES_CALIBRATE = """examples:
   clamber jumper calibrate --json                  # the fine grid and the 200-trial check
   clamber jumper calibrate --stage coarse --json   # the first, coarse search
@@ -98,8 +101,17 @@ def _config(args: argparse.Namespace):
     if stance != "none" and controller != "closed-loop":
         raise ConfigError(f"--stance-feedback {stance} is part of the closed-loop controller; "
                           "add --controller closed-loop")
+    flight = getattr(args, "flight_feedback", None) or "none"
+    if flight != "none" and controller != "closed-loop":
+        raise ConfigError(f"--flight-feedback {flight} is part of the closed-loop controller; "
+                          "add --controller closed-loop")
+    lift = getattr(args, "release_lift", None) or 0.0
+    if lift and controller != "closed-loop":
+        raise ConfigError("--release-lift is part of the closed-loop controller; "
+                          "add --controller closed-loop")
     closed = EventTriggeredSettings(recovery=getattr(args, "recovery", None) is not False,
-                                    stance_feedback=stance)
+                                    stance_feedback=stance, flight_feedback=flight,
+                                    release_lift=lift)
     return calibrated_config(motor=motor, foot_radius=getattr(args, "foot_radius", None),
                              controller=controller, pivot=pivot, event_triggered=closed)
 
@@ -152,7 +164,8 @@ ROBUSTNESS_JUMP_S = 0.05
 STUDY_OPTIONS = {"trials": 30, "jumps": 1, "seed": 0, "mass_tol": None, "length_tol": None,
                  "jitter": None, "supply_voltage": 12.0, "foot_radius": None,
                  "controller": "open-loop", "tol_scale": 1.0, "rear_spar": None,
-                 "recovery": True, "stance_feedback": "none"}
+                 "recovery": True, "stance_feedback": "none", "flight_feedback": "none",
+                 "release_lift": 0.0}
 
 
 def _study_options(args: argparse.Namespace, run_dir: Path) -> argparse.Namespace:
@@ -187,7 +200,7 @@ def _stored_option(run_dir: Path, name: str, value):
     types = {"trials": trial_count, "jumps": jump_count, "seed": seed_int,
              "mass_tol": mass_tolerance, "length_tol": length_tolerance, "jitter": jitter_s,
              "supply_voltage": supply_voltage, "foot_radius": foot_radius,
-             "tol_scale": tolerance_scale}
+             "tol_scale": tolerance_scale, "release_lift": release_lift}
     if value is None:
         return None
     if name in ("rear_spar", "recovery"):
@@ -195,12 +208,14 @@ def _stored_option(run_dir: Path, name: str, value):
             raise ConfigError(f"{run_dir / 'study.json'}: {name} = {value!r}: must be "
                               "true or false")
         return value
-    if name == "stance_feedback":
+    if name in ("stance_feedback", "flight_feedback"):
+        from clamber.jumper.sim.flight_aim import FLIGHT_FEEDBACKS
         from clamber.jumper.sim.stance_feedback import STANCE_FEEDBACKS
 
-        if value not in STANCE_FEEDBACKS:
-            raise ConfigError(f"{run_dir / 'study.json'}: stance_feedback = {value!r}: must "
-                              f"be one of {', '.join(STANCE_FEEDBACKS)}")
+        allowed = STANCE_FEEDBACKS if name == "stance_feedback" else FLIGHT_FEEDBACKS
+        if value not in allowed:
+            raise ConfigError(f"{run_dir / 'study.json'}: {name} = {value!r}: must "
+                              f"be one of {', '.join(allowed)}")
         return value
     if name == "controller":
         if value not in ("open-loop", "closed-loop"):
@@ -388,6 +403,15 @@ def register(subparsers) -> None:
                      "designed on the nominal robot; its voltage goes through the ESC's "
                      "supply clip) or 'none' (default; the LQR did not improve the climbs, "
                      "docs/results/long_climbs.md)")
+    rob.add_argument("--flight-feedback", choices=("none", "aim"),
+                     help="closed loop: re-aim the flight at the rear release, 'aim' (the "
+                     "board predicts the flight from the sensed take-off with the nominal "
+                     "model and offsets the joint targets so the front gripper meets the "
+                     "wall at the planned catch) or 'none' (default)")
+    rob.add_argument("--release-lift", type=release_lift, metavar="RAD",
+                     help="closed loop: offset of the shoulder's target from the front release "
+                     "to the take-off, in [-0.5, 0.5] rad (negative turns the released front "
+                     "gripper off the wall; default 0, off)")
     rob.add_argument("--tol-scale", type=tolerance_scale,
                      help="every tolerance times this, on top of the calibrated scale (1)")
     add_output_options(rob, "out/robustness", figures=False)

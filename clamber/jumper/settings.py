@@ -29,7 +29,8 @@ QUANTITIES = {
     "torque_rate_weight": "torque_rate_weight", "catch_approach_speed": "approach_speed",
     "start_joint_speed_max": "joint_speed", "release_force_max": "release_force",
     "min_height_gain": "height_gain", "speed_margin": "fraction",
-    "clearance_margin": "clearance_margin", "force_margin": "force_margin",
+    "clearance_margin": "clearance_margin", "release_clearance": "release_clearance",
+    "force_margin": "force_margin",
     "max_iterations": "ipopt_iterations", "tolerance": "ipopt_tolerance",
     "warm_bound_push": "bound_push",
 }
@@ -100,6 +101,13 @@ class OptimizationSettings:
     """Extra clearance of the joints' motors at the nodes [m]. Free grippers get none: a
     released gripper starts on the wall, so a margin there is infeasible; the replay
     dips about 0.5 mm into the foot clearance next to releases and catches."""
+    release_clearance: float = 0.0
+    """Distance a free gripper keeps from the wall between its release and its catch [m],
+    on top of its radius: the bound grows linearly over the first phase the gripper is
+    free and falls back linearly over the last (it leaves and reaches the wall touching
+    it). 0 (default, the stored designs) lets a released gripper slide along the wall,
+    where a perturbed robot's gripper drags and stalls its joint
+    (docs/results/long_climbs.md, "A gripper that drags on the wall")."""
     force_margin: float = 0.15
     """Distance [N] kept from every safe-region row at the nodes (the replay's forces
     left the region by up to 0.12 N between nodes without it, by none with it)."""
@@ -230,6 +238,8 @@ class OptimizationSettings:
                 del d[name]
         if self.motor_headroom == 0.0:  # left out without headroom: older runs resume
             del d["motor_headroom"], d["motor_headroom_phases"]
+        if self.release_clearance == 0.0:  # likewise
+            del d["release_clearance"]
         return d
 
     @classmethod

@@ -2,7 +2,8 @@
 
 Clearances hold at the nodes only (the trapezoidal motion between nodes is not checked):
 inner joints (shoulder, spine, hip) stay ``motor_radius`` from the wall, a free gripper's
-disc centre ``foot_radius``. The motor line ``|tau + k w| <= tau_max`` with
+disc centre ``foot_radius`` (plus ``release_clearance``, ramped in after its release and
+out before its catch). The motor line ``|tau + k w| <= tau_max`` with
 ``k = tau_max / no_load_speed`` (``k = 0`` leaves the plain torque bound) holds per joint
 at every node, tightened to ``(1 - h) tau_max`` in the phases that keep a headroom ``h``
 (``OptimizationSettings.motor_headroom``; left out where it repeats the torque bound, see
@@ -41,8 +42,25 @@ def _motor_radius(s: OptimizationSettings) -> float:
     return s.motor_radius + s.clearance_margin
 
 
-def _foot_radius(s: OptimizationSettings) -> float:
-    return s.foot_radius
+def _free_gripper_bound(s: OptimizationSettings, ramps: tuple[str, ...],
+                        intervals: int) -> np.ndarray:
+    """Lower bounds of a phase's free grippers' wall distance, node-major (one per free
+    gripper and node): the radius plus ``release_clearance``, ramped up over the phase in
+    which a gripper was released ("up"), down over the one that ends in its catch
+    ("down"), linear in the node index ("up-down": both at once)."""
+    if s.release_clearance == 0.0:
+        return np.array(s.foot_radius)
+    j = np.arange(intervals + 1) / intervals
+    share = {"up": j, "down": 1.0 - j, "up-down": np.minimum(j, 1.0 - j) * 2, "": 1.0 + 0 * j}
+    return s.foot_radius + s.release_clearance * np.column_stack(
+        [share[r] for r in ramps]).ravel()
+
+
+def _ramp(gripper: str, index: int) -> str:
+    """How the release clearance of a gripper free in phase ``index`` ramps there."""
+    free = [p.index for p in PHASES if gripper not in p.contacts]
+    up, down = index == free[0], index == free[-1]
+    return "up-down" if up and down else "up" if up else "down" if down else ""
 
 
 def _motor_line_limit(s: OptimizationSettings, phase: int) -> float:
@@ -62,11 +80,14 @@ def limits(ctx: Context) -> list[Constraint]:
         q, qd, tau = (ctx.nodes(i, t) for t in ("q", "qd", "tau"))
         x = ctx.map(wall_distances(), N + 1, q, ctx.morphology)  # 5 x (N+1)
         rows.append(Constraint(f"p{i}.joint_clearance", ca.vec(x[1:4, :]), _motor_radius, INF))
-        free = [0 if c == "front" else 4 for c in ("front", "rear") if c not in p.contacts]
+        grippers = [c for c in ("front", "rear") if c not in p.contacts]
+        free = [0 if c == "front" else 4 for c in grippers]
         if free:
             rows.append(Constraint(f"p{i}.foot_clearance",
                                    ca.vec(ca.vertcat(*(x[j, :] for j in free))),
-                                   _foot_radius, INF))
+                                   partial(_free_gripper_bound, intervals=N,
+                                           ramps=tuple(_ramp(c, i) for c in grippers)),
+                                   INF))
         if ctx.motor_line_rows:
             rows.append(Constraint(f"p{i}.motor_line", ca.vec(tau + slope * qd[3:6, :]),
                                    partial(_minus_motor_line_limit, phase=i),

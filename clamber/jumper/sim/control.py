@@ -41,6 +41,13 @@ happens (the paper's playback). :class:`EventTriggered` switches phases on event
   release the board adds a time-varying LQR's voltage correction, on the encoders and an
   IMU's body angle, to the feed-forward it sends (:mod:`clamber.jumper.sim.stance_feedback`).
   Off by default.
+* release lift (``release_lift``): after the front release the shoulder's target is
+  offset so that the released front gripper leaves the wall instead of sliding up it as
+  planned; ramped out in the flight's first milliseconds. Off by default.
+* flight re-aim (``flight_feedback="aim"``): at the rear release the board predicts the
+  flight from the sensed take-off and offsets the joint targets so that the front gripper
+  meets the wall at the planned catch (:mod:`clamber.jumper.sim.flight_aim`). Off by
+  default.
 
 Only that feedback changes the commanded voltages beyond the reference's own, and it
 travels as voltage too (the ESC clips the voltage to the supply in every case), so a
@@ -55,6 +62,7 @@ from dataclasses import dataclass, field
 
 from clamber import _validate as check
 from clamber.exceptions import ConfigError
+from clamber.jumper.sim.flight_aim import FlightAimSettings, check_flight_feedback
 from clamber.jumper.sim.stance_feedback import StanceLQRSettings, check_stance_feedback
 
 CONTROLLERS = ("open-loop", "closed-loop")
@@ -167,6 +175,19 @@ class EventTriggeredSettings:
     docstring)."""
     stance_lqr: StanceLQRSettings = field(default_factory=StanceLQRSettings)
     """Weights and IMU model of the 'tvlqr' push-off feedback."""
+    release_lift: float = 0.0
+    """Offset of the shoulder's target [rad] from the front release to the rear release,
+    ramped in over ``release_lift_ramp`` and out over the flight's first ``release_lift_ramp``
+    times two (0: off; negative turns the front gripper off the wall). The optimum slides
+    the released front gripper up the wall; a perturbed robot's gripper drags there and
+    stalls the shoulder (docs/results/long_climbs.md)."""
+    release_lift_ramp: float = 0.01
+    """Ramp of ``release_lift`` [s]."""
+    flight_feedback: str = "none"
+    """Re-aim of the flight from the measured take-off: 'none' or 'aim' (module
+    docstring)."""
+    flight_aim: FlightAimSettings = field(default_factory=FlightAimSettings)
+    """Aim and limits of the 'aim' flight feedback."""
 
     def __post_init__(self) -> None:
         check.numeric_fields(self, "event_triggered",
@@ -175,8 +196,15 @@ class EventTriggeredSettings:
                                     "impact_damping_time", "stance_kp_scale",
                                     "recovery_rewind", "recovery_wait", "recovery_after"))
         check.integer("event_triggered", "recovery_attempts", self.recovery_attempts, low=0)
+        check.number("event_triggered", "release_lift", self.release_lift, low=-0.5, high=0.5)
+        check.number("event_triggered", "release_lift_ramp", self.release_lift_ramp, low=0.0,
+                     low_open=True, high=0.05)
         check.choice("event_triggered", "recovery", self.recovery, (False, True))
         check_stance_feedback(self.stance_feedback)
+        check_flight_feedback(self.flight_feedback)
+        if not isinstance(self.flight_aim, FlightAimSettings):
+            raise ConfigError(f"event_triggered.flight_aim = {self.flight_aim!r}: must be "
+                              "FlightAimSettings")
         if not isinstance(self.stance_lqr, StanceLQRSettings):
             raise ConfigError(f"event_triggered.stance_lqr = {self.stance_lqr!r}: must be "
                               "StanceLQRSettings")

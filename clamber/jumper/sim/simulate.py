@@ -34,6 +34,7 @@ from clamber.jumper.sim.control import (
     ReferenceClock,
     make_clock,
 )
+from clamber.jumper.sim.flight_aim import FlightAim, design_flight_aim
 from clamber.jumper.sim.gripper import FootState, Gripper
 from clamber.jumper.sim.motor import ESC_RATE_HZ
 from clamber.jumper.sim.recorder import Recorder
@@ -117,6 +118,11 @@ class JumpTrial:
         self.clock = clock or make_clock(self.cfg.controller, self.ref.period,
                                          self.ref.phase_times, jumps, self.cfg.event_triggered)
         self.stance = self._stance_feedback()
+        self.aim = self._flight_aim()
+        self.aim_offset = np.zeros(3)  # this flight's joint offset [rad]
+        self.aim_share = 0.0  # the share of it sent with the current packet
+        self.aim_jump = -1  # the jump it was computed for
+        self.aim_offsets: list[np.ndarray] = []  # every jump's offset, for the log
         self.estimates: dict[int, np.ndarray] | None = None  # first jump's, by packet
         self.stance_u: np.ndarray | None = None  # the last push-off correction [V]
         self.stance_k = -2  # its reference sample
@@ -136,6 +142,48 @@ class JumpTrial:
         return design_stance_lqr(self.sol, ref.theta, ref.omega, ref.voltage, ref.rate_hz,
                                  self.cfg.motor, self.cfg.gains, et.push_kp_scale,
                                  et.push_kd_scale, et.stance_lqr, target)
+
+    def _flight_aim(self) -> FlightAim | None:
+        """The flight re-aim the closed-loop board runs, designed on the nominal robot."""
+        et, ref = self.cfg.event_triggered, self.ref
+        if self.cfg.controller != "closed-loop" or et.flight_feedback == "none":
+            return None
+        if not hasattr(self, "imu_rng"):
+            self.imu_rng = np.random.default_rng([self.real.seed, 1])
+        radius = self.cfg.foot_radius or self.sol.settings.foot_radius
+        release = int(np.ceil(self.sol.phase_times[2] * ref.rate_hz - 1e-9))
+        nominal = nominal_stance(self.sol, self.cfg, release + 1)[release]
+        return design_flight_aim(self.sol, ref.theta, ref.voltage, ref.rate_hz,
+                                 self.cfg.motor, self.cfg.gains, et.push_kp_scale,
+                                 et.push_kd_scale, radius, et.flight_aim, nominal,
+                                 solution_key(self.sol))
+
+    def _aimed(self, theta: np.ndarray, k: int, r: float, commands: list) -> np.ndarray:
+        """``theta`` with this flight's offset: computed as the rear release is sent,
+        ramped in over the flight and out once the front switch has closed."""
+        s = self.cfg.event_triggered.flight_aim
+        if k < self.jumps and (1, "release") in commands and self.aim_jump != k \
+                and not self.grip[0].hooked:
+            self.aim_offset = self.aim.offset(self._estimate())
+            self.aim_jump, self.aim_r0, self.aim_share = k, r, 0.0
+            self.aim_offsets.append(self.aim_offset)
+        if self.aim_jump != k or not self.aim_offset.any():
+            return theta
+        if self._switches(self.j * self.dt)[0]:
+            self.aim_share = max(0.0, self.aim_share - self.board_period / s.ramp_out)
+            x = self.aim_share
+        else:
+            self.aim_share = min(1.0, max(0.0, (r - self.aim_r0 - s.ramp_start) / s.ramp_in))
+            x = self.aim_share
+        return theta + self.aim_offset * (x * x * (3.0 - 2.0 * x))
+
+    def _lifted(self, theta: np.ndarray, tau: float) -> np.ndarray:
+        """``theta`` with the release lift at reference time ``tau`` within the jump [s]."""
+        et, pt = self.cfg.event_triggered, self.ref.phase_times
+        ramp = et.release_lift_ramp
+        x = (tau - pt[1]) / ramp if tau < pt[2] else 1.0 - (tau - pt[2]) / (2 * ramp)
+        x = min(1.0, max(0.0, x))
+        return theta + np.array([0.0, 0.0, et.release_lift * x * x * (3.0 - 2.0 * x)])
 
     def _setup_model(self) -> None:
         sol, cfg = self.sol, self.cfg
@@ -246,6 +294,10 @@ class JumpTrial:
         idx = 0 if k >= self.jumps else min(int((r - k * T) * ref.rate_hz + 1e-9),
                                              len(ref.theta) - 1)
         theta, volt = ref.theta[idx], ref.voltage[idx]
+        if self.aim is not None:
+            theta = self._aimed(theta, k, r, commands)
+        if self.cfg.event_triggered.release_lift and k < self.jumps:
+            theta = self._lifted(theta, r - k * T)
         if self.estimates is not None and k == 0:
             self.estimates.setdefault(idx, self._estimate(noise=False))
         if self.stance is not None and k < self.jumps and self.grip[1].hooked:
@@ -529,21 +581,23 @@ class JumpTrial:
                                 reference=self.ref)
 
 
-def nominal_stance(sol: TrajectorySolution, config: SimulationSettings) -> np.ndarray:
+def nominal_stance(sol: TrajectorySolution, config: SimulationSettings,
+                   samples: int | None = None) -> np.ndarray:
     """The stance state (phi5, joints, their rates; (n, 8)) that the board of the nominal
-    robot, without push-off feedback, estimates at each reference sample up to its
-    take-off (noise-free; the encoders' age and the speed filter's lag included, so that
-    they cancel against the same sensors' readings in a trial). Cached per solution
-    content and settings: every trial of a study shares it.
+    robot, without push-off or flight feedback, estimates at each reference sample up to
+    its take-off (noise-free; the encoders' age and the speed filter's lag included, so
+    that they cancel against the same sensors' readings in a trial); ``samples`` more than
+    that (the release packet's) if given. Cached per solution content and settings: every
+    trial of a study shares it.
     """
     from dataclasses import replace
 
-    key = (solution_key(sol), config)
+    key = (solution_key(sol), config, samples)
     if key not in _NOMINAL:
-        et = replace(config.event_triggered, stance_feedback="none")
+        et = replace(config.event_triggered, stance_feedback="none", flight_feedback="none")
         trial = JumpTrial(sol, 1, replace(config, event_triggered=et), record=False)
         trial.estimates = {}
-        n = len(stance_plan(sol, trial.ref.rate_hz))
+        n = samples or len(stance_plan(sol, trial.ref.rate_hz))
         while not trial.done and n - 1 not in trial.estimates:
             trial.step()
         est = trial.estimates
