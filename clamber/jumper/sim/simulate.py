@@ -122,6 +122,7 @@ class JumpTrial:
         self.aim_offset = np.zeros(3)  # this flight's joint offset [rad]
         self.aim_share = 0.0  # the share of it sent with the current packet
         self.aim_jump = -1  # the jump it was computed for
+        self.aim_r0 = 0.0  # reference time of its release [s]
         self.aim_offsets: list[np.ndarray] = []  # every jump's offset, for the log
         self.estimates: dict[int, np.ndarray] | None = None  # first jump's, by packet
         self.stance_u: np.ndarray | None = None  # the last push-off correction [V]
@@ -586,9 +587,9 @@ def nominal_stance(sol: TrajectorySolution, config: SimulationSettings,
     """The stance state (phi5, joints, their rates; (n, 8)) that the board of the nominal
     robot, without push-off or flight feedback, estimates at each reference sample up to
     its take-off (noise-free; the encoders' age and the speed filter's lag included, so
-    that they cancel against the same sensors' readings in a trial); ``samples`` more than
-    that (the release packet's) if given. Cached per solution content and settings: every
-    trial of a study shares it.
+    that they cancel against the same sensors' readings in a trial). ``samples`` asks for
+    that many samples instead (one more than the stance's reaches the release packet).
+    Cached per solution content and settings: every trial of a study shares it.
     """
     from dataclasses import replace
 
