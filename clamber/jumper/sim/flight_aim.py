@@ -174,12 +174,18 @@ class FlightAim:
     def offset(self, estimate: np.ndarray) -> np.ndarray:
         """Joint offset [rad] (hip, spine, shoulder) for the take-off ``estimate`` = (body
         angle, three joint angles, their rates), the rear gripper still on the wall."""
+        return self.assess(estimate)[1]
+
+    def assess(self, estimate: np.ndarray) -> tuple[float, np.ndarray]:
+        """How much farther from the wall than the nominal robot's the front gripper is
+        predicted at the planned catch [m], and the offset [rad] (:meth:`offset`)."""
         s = self.settings
         x0 = take_off_state(estimate, self.parameters, self.wall_x)
         d = np.zeros(3)
         w = np.asarray(s.weights, float)
-        if self._distance(x0, d) - self.planned <= s.deadband:
-            return d  # on its way to the wall: the catch window takes an early foot
+        gap = self._distance(x0, d) - self.planned
+        if gap <= s.deadband:
+            return gap, d  # on its way to the wall: the catch window takes an early foot
         window = slice(max(0, self.catch - 1 - s.window), self.catch)
         goal = self.path[window] - s.aim_depth
         for _ in range(4):  # Gauss-Newton, weighted least change; a joint at its limit
@@ -192,7 +198,7 @@ class FlightAim:
             d = np.clip(d + step, -s.max_offset, s.max_offset)
             if np.abs(step).max() < 1e-4:
                 break
-        return d
+        return gap, d
 
     def _rollout(self, x0: np.ndarray, d: np.ndarray):
         f = flight_rollout(self.theta.shape[1])

@@ -124,6 +124,7 @@ class JumpTrial:
         self.aim_jump = -1  # the jump it was computed for
         self.aim_r0 = 0.0  # reference time of its release [s]
         self.aim_offsets: list[np.ndarray] = []  # every jump's offset, for the log
+        self.aim_gaps: list[float] = []  # and its predicted catch distance beyond nominal
         self.estimates: dict[int, np.ndarray] | None = None  # first jump's, by packet
         self.stance_u: np.ndarray | None = None  # the last push-off correction [V]
         self.stance_k = -2  # its reference sample
@@ -165,9 +166,10 @@ class JumpTrial:
         s = self.cfg.event_triggered.flight_aim
         if k < self.jumps and (1, "release") in commands and self.aim_jump != k \
                 and not self.grip[0].hooked:
-            self.aim_offset = self.aim.offset(self._estimate())
+            gap, self.aim_offset = self.aim.assess(self._estimate())
             self.aim_jump, self.aim_r0, self.aim_share = k, r, 0.0
             self.aim_offsets.append(self.aim_offset)
+            self.aim_gaps.append(gap)
         if self.aim_jump != k or not self.aim_offset.any():
             return theta
         if self._switches(self.j * self.dt)[0]:
