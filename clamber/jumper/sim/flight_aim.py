@@ -105,13 +105,13 @@ def smoothstep(x: np.ndarray | float) -> np.ndarray:
 
 @cache
 def flight_rollout(n: int) -> ca.Function:
-    """``(x0, d, theta, profile, volt, p, esc, h) -> (front, front_velocity)``: ``n`` board
-    periods of free flight from ``x0`` (centre-of-mass base, (12,)) with the ESC PD closed.
+    """``(x0, d, theta, profile, volt, p, esc, h) -> front``: ``n`` board periods of free
+    flight from ``x0`` (centre-of-mass base, (12,)) with the ESC PD closed.
 
     ``theta`` (3, n) are the packets' joint targets, ``profile`` (n,) the share of the
     offset ``d`` (3,) each carries, ``volt`` (3, n) the feed-forward, ``esc`` = (kp, kd, a,
     c, supply) per joint (15,). The speed target is the packets' difference, as on the
-    board. Outputs (2, n): the front gripper's position and velocity at each period's end.
+    board. Output (2, n): the front gripper's position at each period's end.
     """
     m = jumper_model("com")
     x = ca.MX.sym("x", 12)
@@ -143,10 +143,8 @@ def flight_rollout(n: int) -> ca.Function:
     speeds = (targets - prev) / h
     xs = step.mapaccum(n)(x0, targets, speeds, volt, p, esc, h)
     pts = m.points.map(n)(xs[:6, :], p)  # (2, 5n): columns p1..p5 of each period
-    front = pts[:, 0::5]
-    jac = m.jacobian_front.map(n)(xs[:6, :], p)  # (2, 6n)
-    vel = ca.horzcat(*[jac[:, 6 * i:6 * i + 6] @ xs[6:, i] for i in range(n)])
-    return ca.Function("flight_rollout", [x0, d, theta, prof, volt, p, esc, h], [front, vel])
+    return ca.Function("flight_rollout", [x0, d, theta, prof, volt, p, esc, h],
+                       [pts[:, 0::5]])
 
 
 @dataclass(frozen=True)
@@ -206,8 +204,7 @@ class FlightAim:
                  1.0 / self.rate_hz)
 
     def _path(self, x0: np.ndarray, d: np.ndarray) -> np.ndarray:
-        front, _ = self._rollout(x0, d)
-        return np.array(front)[0]
+        return np.array(self._rollout(x0, d))[0]
 
     def _distance(self, x0: np.ndarray, d: np.ndarray) -> float:
         return float(self._path(x0, d)[self.catch - 1])
@@ -217,17 +214,13 @@ class FlightAim:
             x0, d, self.theta, self.profile, self.volt, self.parameters, self.esc,
             1.0 / self.rate_hz))
 
-    def _gradient(self, x0: np.ndarray, d: np.ndarray) -> np.ndarray:
-        return self._jacobian(x0, d)[self.catch - 1]
-
 
 @cache
 def _distance_jacobian(n: int) -> ca.Function:
     """d(front gripper x at each period)/d(offset), (n, 3), of :func:`flight_rollout`."""
     f = flight_rollout(n)
     ins = [ca.MX.sym(f.name_in(i), f.sparsity_in(i)) for i in range(f.n_in())]
-    front, _ = f(*ins)
-    return ca.Function("distance_jacobian", ins, [ca.jacobian(front[0, :].T, ins[1])])
+    return ca.Function("distance_jacobian", ins, [ca.jacobian(f(*ins)[0, :].T, ins[1])])
 
 
 def take_off_state(estimate: np.ndarray, parameters: np.ndarray,

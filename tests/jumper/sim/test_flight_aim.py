@@ -81,7 +81,7 @@ def test_the_rollout_is_the_models_flight_with_the_escs_closed(aim):
     x0 = take_off_state(nominal, a.parameters, a.wall_x)
     h = 1.0 / a.rate_hz
     for d in (np.zeros(3), np.array([0.05, -0.2, 0.3])):
-        front, _ = flight_rollout(a.theta.shape[1])(x0, d, a.theta, a.profile, a.volt,
+        front = flight_rollout(a.theta.shape[1])(x0, d, a.theta, a.profile, a.volt,
                                                     a.parameters, a.esc, h)
         oracle = _numpy_flight(x0, d, a.theta, a.profile.ravel(), a.volt, a.parameters,
                                a.esc, h)
@@ -100,7 +100,7 @@ def test_the_derivative_matches_finite_differences(aim):
     a, nominal = aim
     x0 = take_off_state(nominal, a.parameters, a.wall_x)
     d = np.array([0.02, 0.1, -0.1])
-    g = a._gradient(x0, d)
+    g = a._jacobian(x0, d)[a.catch - 1]
     fd = np.array([(a._distance(x0, d + e) - a._distance(x0, d - e)) / 2e-6
                    for e in np.eye(3) * 1e-6])
     np.testing.assert_allclose(g, fd, rtol=1e-4, atol=1e-7)
