@@ -31,8 +31,7 @@ misses, the re-aim does not save them; off by default.
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 import casadi as ca
@@ -249,7 +248,7 @@ def design_flight_aim(sol: TrajectorySolution, theta: np.ndarray, voltage: np.nd
     flight predicted from it is the one that catches, and the sensors' lag cancels
     against the same sensors' readings in a trial."""
     ck = (key, rate_hz, motor, gains, kp_scale, kd_scale, wall_x, settings,
-          digest(nominal))
+          np.asarray(nominal, float).tobytes())
     if ck in _CACHE:
         return _CACHE[ck]
     pt = sol.phase_times
@@ -266,14 +265,7 @@ def design_flight_aim(sol: TrajectorySolution, theta: np.ndarray, voltage: np.nd
                     profile=profile, parameters=sol.morphology.parameters(), esc=esc,
                     wall_x=wall_x, planned=0.0, path=np.zeros(n))
     path = aim._path(take_off_state(nominal, aim.parameters, wall_x), np.zeros(3))
-    aim = FlightAim(**{**aim.__dict__, "planned": float(path[catch - 1]), "path": path})
+    aim = replace(aim, planned=float(path[catch - 1]), path=path)
     _CACHE[ck] = aim
     return aim
 
-
-def digest(*arrays: np.ndarray) -> str:
-    """A short digest of arrays (cache keys)."""
-    h = hashlib.sha1()
-    for a in arrays:
-        h.update(np.ascontiguousarray(a, float).tobytes())
-    return h.hexdigest()

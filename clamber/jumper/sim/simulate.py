@@ -174,10 +174,9 @@ class JumpTrial:
             return theta
         if self._switches(self.j * self.dt)[0]:
             self.aim_share = max(0.0, self.aim_share - self.board_period / s.ramp_out)
-            x = self.aim_share
         else:
             self.aim_share = min(1.0, max(0.0, (r - self.aim_r0 - s.ramp_start) / s.ramp_in))
-            x = self.aim_share
+        x = self.aim_share
         return theta + self.aim_offset * (x * x * (3.0 - 2.0 * x))
 
     def _lifted(self, theta: np.ndarray, tau: float) -> np.ndarray:
