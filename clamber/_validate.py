@@ -110,6 +110,8 @@ RANGES: dict[str, Range] = {
     "gait_cycles": Range(1, 1000, "", "gait cycles of one trial"),
     "reseat_every": Range(0, 100, "", "body moves a gripper holds through before the gait "
                           "re-seats it (0: never)"),
+    "swing_retries": Range(0, 5, "", "times a swing whose grasp missed flies again to its "
+                           "hold"),
     "sighting": Range(0.0, 100.0, "mm", "the body camera's position fix per axis (0: leg "
                       "odometry alone)"),
     "move_moment": Range(0.0, 10.0, "N m", "the sole-hinge moment one body move may wind "

@@ -133,7 +133,9 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                              gait=ClimbGaitSettings(cycles=args.cycles,
                                                     reseat_every=args.reseat_every,
                                                     contact_force=_contact_force(args),
-                                                    move_moment=args.move_moment),
+                                                    move_moment=args.move_moment,
+                                                    swing_retries=args.swing_retries,
+                                                    reseat_order=args.reseat_order),
                              breakable=not args.unbreakable,
                              sole=sole_compliance(args.sole_stiffness),
                              sighting=None if args.sighting is None else args.sighting / 1e3,
@@ -426,6 +428,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "sole's hinges past NM [N m] into parts and re-seat the wound grippers "
                        "between them (0: never; default 0.4 on rock climbs that re-seat, 0 on "
                        "plane walls)")
+    climb.add_argument("--swing-retries", type=quantity_type(int, "swing_retries"),
+                       default=None, metavar="N",
+                       help="plane wall: a swing whose grasp misses its hold flies again to "
+                       "it (lift, transfer, descend) up to N times, 0-5 (default: 1 on climbs "
+                       "that re-seat, 0 on one-cycle climbs, the paper's)")
+    climb.add_argument("--reseat-order", choices=("swing", "wound"), default="swing",
+                       help="plane wall: after a body move, re-seat the next swing's gripper "
+                       "first, then those that held longest (swing, default), or the most "
+                       "wound sole first, by its hinge moment sensed from the estimate and "
+                       "encoders (wound)")
     climb.add_argument("--sighting", type=sighting_mm, default=None, metavar="MM",
                        help="plane wall: as each swing begins a body camera locates the body "
                        "among the mapped holds to MM per axis, and leg odometry's frame is "

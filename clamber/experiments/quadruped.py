@@ -120,7 +120,7 @@ def summarize(trials: Sequence[StudyTrial]) -> dict[str, Any]:
 
     peaks = [x for x in over("peak_power_w") if x is not None]
     loads = [x for x in over("peak_gripper_load", trials) if x is not None]
-    return {**_rock_keys(trials), **_distance_keys(trials),
+    return {**_rock_keys(trials), **_distance_keys(trials), **_retry_keys(trials),
         "trials": len(trials), "infeasible_starts": len(trials) - len(started),
         "successes": len(ok), "success_rate": iv.rate if iv else None,
         "success_interval": [iv.low, iv.high] if iv else None,
@@ -141,6 +141,15 @@ def summarize(trials: Sequence[StudyTrial]) -> dict[str, Any]:
         "failures": failure_counts(trials),
         "verdict_reruns": sum(bool(t.metrics.get("verdict_rerun")) for t in trials),
     }
+
+
+def _retry_keys(trials: Sequence[StudyTrial]) -> dict[str, Any]:
+    """Missed grasps a climb tried again, summed over the trials: re-seats pressed again and
+    swings flown again; nothing for trials that do not record them."""
+    if not any("swing_retries" in t.metrics for t in trials):
+        return {}
+    return {name: int(sum(t.metrics.get(name) or 0 for t in trials))
+            for name in ("reseat_retries", "swing_retries")}
 
 
 def _distances(trials: Sequence[StudyTrial]) -> list[float]:

@@ -74,6 +74,13 @@ MOVE_MOMENT = 0.4
 #: this many times.
 RESEAT_LIFT = 0.01
 RESEAT_RETRIES = 2
+#: A swing whose grasp missed is flown again (lift, transfer, descend) to the same hold at
+#: most this many times on a gait that re-seats.
+SWING_RETRIES = 1
+#: Orders of the re-seats after a body move: the next swing's gripper first, then the
+#: grippers that held through the most moves (``swing``); or the most wound sole first, by
+#: its sensed hinge moment (``wound``, :attr:`ClimbGait.wound`).
+RESEAT_ORDERS = ("swing", "wound")
 #: Phases during which the swing leg's gripper is open.
 SWING_PHASES = (ClimbPhase.RELEASE, ClimbPhase.LIFT, ClimbPhase.TRANSFER, ClimbPhase.DESCEND)
 
@@ -92,7 +99,12 @@ class ClimbGaitSettings:
     sole-hinge moment on a welded gripper (:attr:`ClimbGait.move_moments`) exceeds it is made
     in up to ``max_parts`` parts, the grippers it winds most re-seated between them, on a gait
     that re-seats (None or 0: never split; rock climbs that re-seat use
-    :data:`MOVE_MOMENT`)."""
+    :data:`MOVE_MOMENT`). ``swing_retries``: a swing whose grasp missed is flown again to the
+    same hold this many times before a plane-wall climb counts the miss (None:
+    :data:`SWING_RETRIES` when the gait re-seats, 0 otherwise, the paper's gait; rock climbs
+    place a missed grasp on another hold instead). ``reseat_order``: one of
+    :data:`RESEAT_ORDERS` (``wound`` needs the trial's sensed wind-up, :attr:`ClimbGait.wound`;
+    without it the order is ``swing``)."""
 
     stride: float = 0.22
     order: tuple[str, ...] = ("LR", "LF", "RR", "RF")
@@ -115,6 +127,8 @@ class ClimbGaitSettings:
     reseat_time: float = 1.0
     move_moment: float | None = None
     max_parts: int = 4
+    swing_retries: int | None = None
+    reseat_order: str = "swing"
 
     def __post_init__(self) -> None:
         if sorted(self.order) != sorted(LEG_NAMES):
@@ -128,6 +142,14 @@ class ClimbGaitSettings:
         check.integer("climb_gait", "cycles", self.cycles, low=1)
         if self.reseat_every is None:
             object.__setattr__(self, "reseat_every", int(self.cycles > 1))
+        if self.swing_retries is None:
+            object.__setattr__(self, "swing_retries",
+                               SWING_RETRIES if self.reseat_every else 0)
+        check.integer("climb_gait", "swing_retries", self.swing_retries, low=0,
+                      high=int(check.RANGES["swing_retries"].high))
+        if self.reseat_order not in RESEAT_ORDERS:
+            raise ConfigError(f"climb_gait.reseat_order = {self.reseat_order!r}: must be one "
+                              f"of {', '.join(RESEAT_ORDERS)}")
         check.integer("climb_gait", "reseat_every", self.reseat_every, low=0)
         if self.contact_force is None:
             object.__setattr__(self, "contact_force",
@@ -181,6 +203,9 @@ class _Reseat:
     free: float = 0.0
     grasped: float | None = None
     retries: int = 0
+    #: A flight of the open foot under way (lift off, then over to ``pose``): from where
+    #: [m, {S}] and since when [s].
+    flight: tuple[np.ndarray, float] | None = None
 
 
 @dataclass
@@ -252,6 +277,10 @@ class ClimbGait:
         self._lift_normal: np.ndarray | None = None
         #: Body moves each gripper has held through since its grasp; grippers to re-seat.
         self.moves = dict.fromkeys(LEG_NAMES, 0)
+        #: Swings flown again after a missed grasp (:meth:`retry_swing`): the swing under
+        #: way's and the climb's.
+        self._swing_tries = 0
+        self.swings_retried = 0
         self.reseating: list[str] = []
         self._reseat_state: _Reseat | None = None
         #: Whether the three other grippers may carry the body while ``leg`` re-seats
@@ -259,6 +288,9 @@ class ClimbGait:
         self.may_reseat: Callable[[str], bool] | None = None
         #: Re-seats refused by :attr:`may_reseat`.
         self.reseats_skipped = 0
+        #: Sensed sole-hinge moment [N m] of each holding gripper (None: not sensed; the
+        #: re-seats then follow ``swing`` order).
+        self.wound: Callable[[], dict[str, float]] | None = None
         #: Predicted sole-hinge moments (4,) [N m] a body move by a displacement (3,) [m, {S}]
         #: winds into the welded grippers (None: moves are never split).
         self.move_moments: Callable[[np.ndarray], np.ndarray] | None = None
@@ -286,6 +318,16 @@ class ClimbGait:
         self._lift_normal = self.swing.normal
         self.swing = None
         self._enter(ClimbPhase.LIFT, t)
+
+    def retry_swing(self, t: float) -> bool:
+        """After a swing's grasp missed its hold: fly the swing again to the same hold from
+        ``t`` [s] (:meth:`swing_again`); False once ``swing_retries`` are used."""
+        if self._swing_tries >= self.p.swing_retries:
+            return False
+        self.swing_again(t)
+        self._swing_tries += 1
+        self.swings_retried += 1
+        return True
 
     @property
     def splitting(self) -> bool:
@@ -325,17 +367,28 @@ class ClimbGait:
     def reseat_again(self, t: float) -> bool:
         """After a re-seat's grasp missed (spines that did not catch, a sole that slid off):
         lift the open gripper ``RESEAT_LIFT`` off where it touched, hold it there for a stage
-        and press it onto the hold again; False once ``RESEAT_RETRIES`` are used."""
-        rs = self._reseat_state
+        and press it onto the hold again, ``RESEAT_RETRIES`` times; then, as often as
+        ``swing_retries`` allows, fly it like a swing back over the hold's known top and
+        descend onto it (a foot that has walked off its hold over many re-seats). False
+        once these are used."""
+        rs, p = self._reseat_state, self.p
         if self.phase is not ClimbPhase.RESEAT or rs is None or rs.grasped is None:
             raise ConfigError(f"only a re-seat that has grasped can press again, not {self.phase}")
-        if rs.retries >= RESEAT_RETRIES:
+        if rs.retries >= RESEAT_RETRIES + p.swing_retries:
             return False
         rs.retries += 1
-        rs.pose = pin.SE3(rs.pose.rotation, rs.pose.translation + RESEAT_LIFT * rs.normal)
-        rs.bottom = RESEAT_LIFT + self.p.overshoot
         rs.grasped = rs.descent = None
-        self.t0 = t - self.p.reseat_time
+        self.t0 = t - p.reseat_time
+        if rs.retries <= RESEAT_RETRIES:
+            rs.pose = pin.SE3(rs.pose.rotation, rs.pose.translation + RESEAT_LIFT * rs.normal)
+            rs.bottom = RESEAT_LIFT + p.overshoot
+            return True
+        leg = self.reseating[0]
+        above = self.holds[leg][self.index[leg]] + p.lift_height * rs.normal
+        rs.flight = (rs.pose.translation.copy(), t)
+        rs.pose = pin.SE3(rs.pose.rotation, above)
+        rs.bottom = p.lift_height + p.overshoot
+        self.swings_retried += 1
         return True
 
     def end_move(self) -> None:
@@ -386,7 +439,19 @@ class ClimbGait:
             if not rs.released:
                 rs.released = True
                 events.append(ClimbEvent(t, leg, "release", self.index[leg], reseat=True))
-            if elapsed < 2 * T:
+            if rs.flight is not None:
+                start, since = rs.flight
+                lifted = start + p.lift_height * rs.normal
+                if t - since < p.lift_time:
+                    u = cubic((t - since) / p.lift_time)[0]
+                    return 0.0, pin.SE3(rs.pose.rotation, start + u * (lifted - start))
+                if t - since < p.lift_time + p.transfer_time:
+                    u = cubic((t - since - p.lift_time) / p.transfer_time)[0]
+                    return 0.0, pin.SE3(rs.pose.rotation,
+                                        lifted + u * (rs.pose.translation - lifted))
+                rs.flight = None
+                self.t0 = t - 2 * T
+            elif elapsed < 2 * T:
                 return 0.0, rs.pose
             if rs.descent is None:
                 rs.descent, rs.free = t, self._contact_reading(leg, tau4, rs.normal)
@@ -448,7 +513,7 @@ class ClimbGait:
             swing_load = min(1.0, cubic(elapsed / p.reload_time)[0])
             if elapsed >= p.reload_time:
                 self.body_from, self.index[leg] = self.body_to.copy(), self.index[leg] + 1
-                self.moves[leg] = 0
+                self.moves[leg], self._swing_tries = 0, 0
                 planned = self.bodies.get(self.step_no)
                 self.body_to = self.body_target() if planned is None else \
                     np.asarray(planned, dtype=float).copy()
@@ -467,12 +532,9 @@ class ClimbGait:
                 for g in LEG_NAMES:
                     self.moves[g] += 1
                 if p.reseat_every:
-                    # The next swing leg first: it holds through the others' re-seats
-                    # otherwise, with the whole body move's wind-up.
                     due = [g for g in LEG_NAMES if self.moves[g] >= p.reseat_every]
-                    self.reseating = sorted(
-                        self._allowed(due) if self.swing_leg else due,
-                        key=lambda g: (g != self.swing_leg, -self.moves[g]))
+                    self.reseating = self._order(self._allowed(due) if self.swing_leg
+                                                 else due)
                 self._next(t)
         elif ph is ClimbPhase.RESEAT:
             leg = self.reseating[0]
@@ -515,6 +577,15 @@ class ClimbGait:
         self.body_from = self.body_to.copy()
         self.reseating = self._allowed(list(mv.legs))
         self._next(t)
+
+    def _order(self, due: list[str]) -> list[str]:
+        """The order of the re-seats after a body move (``reseat_order``)."""
+        if self.wound is not None:
+            wound = self.wound()
+            return sorted(due, key=lambda g: -wound.get(g, 0.0))
+        # The next swing leg first: it holds through the others' re-seats otherwise, with
+        # the whole body move's wind-up.
+        return sorted(due, key=lambda g: (g != self.swing_leg, -self.moves[g]))
 
     def _allowed(self, due: list[str]) -> list[str]:
         """The grippers of ``due`` that :attr:`may_reseat` lets re-seat, the others counted."""

@@ -198,7 +198,7 @@ class ClimbTrial:
         self.push = DisturbanceDriver(s.disturbance, self.sim.model, self.sim.data,
                                       self.sim.body_id)
         self.first_release: float | None = None
-        self.n_active = self.n_cycles = 0
+        self.n_active = self.n_cycles = self.reseat_retries = 0
         self.planned_load = 0.0
         self.imu = SimulatedImu(seed=self.seed + 101)
         self.ekf = LegOdometryEkf(self.rm, self.body0.translation, self.body0.rotation,
@@ -208,6 +208,10 @@ class ClimbTrial:
                                                   ServoBank(self.robot).kv)
         self.clik = Clik(self.rm)
         self.gait.move_moments = self._move_moments
+        #: World attitude [3x3] of each holding gripper when it was welded, from the estimate.
+        self.seated: dict[str, np.ndarray] = {}
+        if self.gait.p.reseat_order == "wound":
+            self.gait.wound = self._wound
 
     def _move_moments(self, displacement: np.ndarray) -> np.ndarray:
         """Sole-hinge moments (4,) [N m] a body move by ``displacement`` [m, world] would
@@ -261,13 +265,49 @@ class ClimbTrial:
         self._check(t, rec, err)
 
     def _estimate(self) -> RobotState:
-        """EKF predict (IMU) and update (leg odometry); the state the controller sees."""
+        """The state the controller sees (:meth:`_odometry`); each gripper's attitude at its
+        weld is kept while it holds (:meth:`wound_moments`)."""
+        state = self._odometry()
+        self._track_seats(state)
+        return state
+
+    def _odometry(self) -> RobotState:
+        """EKF predict (IMU) and update (leg odometry); the estimate, or the true state."""
         sim, dt = self.sim, self.dt
         qj, dqj = sim.joints()
         f, w = sim.imu_truth()
         self.ekf.step(self.imu.measure(f, w, dt) if self.k > 0 else None, dt, qj, self.held)
         return self.ekf.state(qj, dqj) if self.settings.state == "estimate" \
             else sim.true_state()
+
+    def _track_seats(self, state: RobotState) -> None:
+        """Keep the world attitude of each holding gripper as the robot saw it at its grasp."""
+        if set(self.seated) != set(self.held):
+            feet = world_foot_poses(self.rm, state)
+            self.seated = {g: self.seated.get(g, feet[g].rotation.copy()) for g in self.held}
+
+    def wound_moments(self, state: RobotState) -> dict[str, np.ndarray]:
+        """Per holding gripper, the wrench (6,) [N m] its sole's hinges put on it, sensed: the
+        gripper's turn since its weld (its attitude now against then, both from the
+        estimate and the encoders) times the sole's stiffness, about the hinges' x and y.
+        Zero without a compliant sole."""
+        sole = self.settings.sole
+        if sole is None or not self.seated:
+            return {}
+        feet = world_foot_poses(self.rm, state)
+        out = {}
+        for g, then in self.seated.items():
+            turn = pin.log3(then.T @ feet[g].rotation)
+            out[g] = np.array([0.0, 0.0, 0.0, -sole.stiffness * turn[0],
+                               -sole.stiffness * turn[1], 0.0])
+        return out
+
+    def _wound(self) -> dict[str, float]:
+        """Sensed sole-hinge moment [N m] of each holding gripper (:meth:`wound_moments`)."""
+        if self.seen is None:
+            return {}
+        return {g: float(np.linalg.norm(w[3:5]))
+                for g, w in self.wound_moments(self.seen).items()}
 
     def _reference(self, t: float, state: RobotState
                    ) -> tuple[MotionReference, list[ClimbEvent]]:
@@ -300,16 +340,24 @@ class ClimbTrial:
         self.held = tuple(g for g in self.held if g != leg)
 
     def _apply(self, events: list[ClimbEvent], t: float) -> None:
-        """Release or grasp as the gait says; a grasp that misses its hold ends the trial (a
-        re-seat's first presses again, :meth:`ClimbGait.reseat_again`)."""
+        """Release or grasp as the gait says; a grasp that misses its hold is tried again as
+        the gait allows (a re-seat pressed again, :meth:`ClimbGait.reseat_again`; a swing
+        flown again after a camera fix, :meth:`ClimbGait.retry_swing`), then ends the
+        trial."""
         for ev in events:
             if ev.action == "release":
                 self._let_go(ev.leg)
                 self.first_release = t if self.first_release is None else self.first_release
                 if self.settings.sighting and not ev.reseat:
                     self._sight()
-            elif not self._grip(ev.leg, self.layout.holds[ev.leg][ev.hold]) \
-                    and not (ev.reseat and self.gait.reseat_again(ev.t)):
+            elif self._grip(ev.leg, self.layout.holds[ev.leg][ev.hold]):
+                continue
+            elif ev.reseat and self.gait.reseat_again(ev.t):
+                self.reseat_retries += 1
+            elif not ev.reseat and self.gait.retry_swing(ev.t):
+                if self.settings.sighting:
+                    self._sight()
+            else:
                 self._fail(FailureReason.GRASP_MISSED, f"{ev.leg} missed hold {ev.hold}"
                            + (" re-seating" if ev.reseat else ""))
 
@@ -390,7 +438,9 @@ class ClimbTrial:
                        failure_cycle=0 if not failed or placing else self.gait.cycle,
                        failure_time_s=float(sim.data.time) if failed else float("nan"),
                        failure_detail=broken if failed else "",
-                       limit_active_fraction=active, planned_load=self.planned_load)
+                       limit_active_fraction=active, planned_load=self.planned_load,
+                       reseat_retries=self.reseat_retries,
+                       swing_retries=self.gait.swings_retried)
 
 
 def run_climb(settings: ClimbSettings, seed: int, log: bool = False,

@@ -33,7 +33,9 @@ class TrialResult:
     ``planned_load``: largest planned wrench over the paper's box. Estimation: drift, contact
     precision and recall, mean NIS and NEES per degree of freedom (about 1 if consistent).
     ``verdict_rerun``: a fine-step rerun (:mod:`clamber.quadruped.sim.rates`) of a climb
-    whose coarse peak was ``coarse_peak_gripper_load``.
+    whose coarse peak was ``coarse_peak_gripper_load``. ``reseat_retries``: re-seats
+    whose grasp missed tried again (pressed again or flown back); ``swing_retries``: flights
+    back over a hold after a missed grasp (a swing's, or a re-seat's after its presses).
     """
 
     kind: str
@@ -74,6 +76,8 @@ class TrialResult:
     physics_dt_s: float = float("nan")
     verdict_rerun: bool = False
     coarse_peak_gripper_load: float = float("nan")
+    reseat_retries: int = 0
+    swing_retries: int = 0
 
     def to_dict(self) -> dict:
         """JSON-ready: the failure by name, non-finite numbers as None."""

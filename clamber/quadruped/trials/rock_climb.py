@@ -214,7 +214,6 @@ class RockTrialResult(TrialResult):
     replacements: int = 0
     replaced: str = ""
     reseats_skipped: int = 0
-    reseat_retries: int = 0
     moves_split: int = 0
     pre_moves: int = 0
 
@@ -259,8 +258,9 @@ class RockClimbTrial(ClimbTrial):
         """The gait over the mapped holds, the robot welded on its true start holds, the
         winches holding and the gait clock."""
         rs, layout, start = self.rock, self.layout, self.planner.start
+        # A missed grasp is placed on another hold (``replacements``), not flown again.
         gp = replace(self.settings.gait, cycles=1, reseat_every=rs.reseat_every,
-                     move_moment=rs.move_moment)
+                     move_moment=rs.move_moment, swing_retries=0, reseat_order="swing")
         if rs.contact_force is not None:
             gp = replace(gp, contact_force=rs.contact_force)
         if rs.grasp == "winch":
@@ -326,8 +326,6 @@ class RockClimbTrial(ClimbTrial):
         start holds and the optional anchor EKF."""
         super()._setup_control()
         self.shadow = AnchorShadow(self, self.seed) if self.rock.anchor_ekf else None
-        #: World attitude [3x3] of each holding gripper when it was welded, from the estimate.
-        self.seated: dict[str, np.ndarray] = {}
         self.statics = StaticsEvaluator(self.rm)
         self.gait.may_reseat = self._three_carry
         for leg in LEG_NAMES:
@@ -372,22 +370,6 @@ class RockClimbTrial(ClimbTrial):
         body = pin.SE3(state.body_rotation, state.body_position)
         return support(self.rm, self.statics, body, state.joint_positions, limits,
                        swing=leg).stable
-
-    def wound_moments(self, state: RobotState) -> dict[str, np.ndarray]:
-        """Per holding gripper, the wrench (6,) [N m] its sole's hinges put on it, sensed: the
-        gripper's turn since its weld (its attitude now against then, both from the
-        estimate and the encoders) times the sole's stiffness, about the hinges' x and y.
-        Zero without a compliant sole."""
-        sole = self.settings.sole
-        if sole is None or not self.seated:
-            return {}
-        feet = world_foot_poses(self.rm, state)
-        out = {}
-        for g, then in self.seated.items():
-            turn = pin.log3(then.T @ feet[g].rotation)
-            out[g] = np.array([0.0, 0.0, 0.0, -sole.stiffness * turn[0],
-                               -sole.stiffness * turn[1], 0.0])
-        return out
 
     def _planned(self, leg: str, k: int) -> Foothold:
         """``leg``'s hold ``k`` as planned (0: its start hold)."""
@@ -503,12 +485,10 @@ class RockClimbTrial(ClimbTrial):
     def _estimate(self) -> RobotState:
         """Leg odometry, or the anchor EKF's body with ``estimator="anchor"``; each gripper's
         attitude at its weld is kept while it holds (:meth:`wound_moments`)."""
-        state = super()._estimate()
+        state = self._odometry()
         if self.rock.estimator == "anchor" and self.settings.state == "estimate":
             state = self.shadow.ekf.state(state.joint_positions, state.joint_velocities)
-        if set(self.seated) != set(self.held):
-            feet = world_foot_poses(self.rm, state)
-            self.seated = {g: self.seated.get(g, feet[g].rotation.copy()) for g in self.held}
+        self._track_seats(state)
         return state
 
     def _reference(self, t: float, state: RobotState

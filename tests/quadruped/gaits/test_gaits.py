@@ -306,7 +306,7 @@ def test_a_missed_re_seat_lifts_and_presses_again_a_bounded_number_of_times():
     from clamber.quadruped.gaits.climb import RESEAT_LIFT, RESEAT_RETRIES
 
     holds, normals = _three_holds()
-    p = ClimbGaitSettings(cycles=1, reseat_every=1)
+    p = ClimbGaitSettings(cycles=1, reseat_every=1, swing_retries=0)
     gait = ClimbGait(holds, normals, np.eye(3), p)
     feet = {leg: pin.SE3(np.eye(3), gait.holds[leg][0]) for leg in LEG_NAMES}
     t, grasps, answers, heights = 0.0, [], [], []
@@ -364,3 +364,124 @@ def test_a_split_move_given_up_between_its_parts_counts_its_swing_as_done():
     np.testing.assert_array_equal(gait.body_from, part_end)
     gait.end_move()  # no move under way: nothing changes
     assert gait.step_no == step + 1
+
+
+def test_a_missed_swing_grasp_flies_the_swing_again_to_the_same_hold():
+    """A swing whose grasp did not take: the foot lifts along the hold's normal, transfers
+    back over the same hold and descends onto it, with a grasp event for the same hold; one
+    retry per swing on a gait that re-seats, none on the paper's one-cycle gait; the next
+    swing has its own retry."""
+    from clamber.quadruped.gaits.climb import SWING_RETRIES
+
+    assert ClimbGaitSettings(cycles=2).swing_retries == SWING_RETRIES == 1
+    assert ClimbGaitSettings(cycles=1).swing_retries == 0
+    with pytest.raises(ConfigError):
+        ClimbGaitSettings(swing_retries=-1)
+    holds, normals = _three_holds()
+    gait = ClimbGait(holds, normals, np.eye(3), ClimbGaitSettings(cycles=1, reseat_every=1,
+                                                                  swing_retries=1))
+    feet = {leg: pin.SE3(np.eye(3), gait.holds[leg][0]) for leg in LEG_NAMES}
+    t, grasps, answers, heights = 0.0, [], [], []
+    while not gait.done and t < 400 and len(answers) < 5:
+        tau4 = np.zeros(4)
+        if gait.phase is ClimbPhase.DESCEND:
+            leg = gait.swing_leg
+            tau4[LEG_NAMES.index(leg)] = float(feet[leg].translation[2] <= 1e-12)
+        ref, events = gait.reference(t, lambda: feet, tau4)
+        feet.update(ref.foot_targets)
+        if grasps and len(answers) == 1:
+            heights.append(feet[grasps[0][1]].translation.copy())
+        for e in events:
+            if e.action == "grasp" and not e.reseat:
+                grasps.append((t, e.leg, e.hold, feet[e.leg].translation.copy()))
+                # The first swing (LR) misses twice, the second (LF) takes, the third (RR)
+                # misses once.
+                answers.append(gait.retry_swing(t) if len(answers) in (0, 1, 3) else None)
+        t += 0.02
+    assert answers == [True, False, None, True, None]
+    assert gait.swings_retried == 2
+    (_, leg0, hold0, at0), (_, leg1, hold1, at1) = grasps[:2]
+    assert (leg0, hold0) == (leg1, hold1) == ("LR", 1)
+    # Touching within one 20 ms step of the hold's top (descending at 20 mm/s).
+    assert np.allclose(at0, holds["LR"][1], atol=5e-4) and np.allclose(at1, at0, atol=1e-9)
+    path = np.array(heights)
+    assert path[:, 2].max() == pytest.approx(holds["LR"][1][2] + gait.p.lift_height, abs=1e-9)
+    assert np.abs(path[:, :2] - holds["LR"][1][:2]).max() < 1e-9  # straight up and down
+    assert [g[1] for g in grasps] == ["LR", "LR", "LF", "RR", "RR"]
+
+
+def test_re_seats_follow_the_sensed_wind_up_when_asked():
+    """``reseat_order="wound"`` with a sensed wind-up: after each body move the most wound
+    gripper is re-seated first, then the others by their moments; without a sensor, or in
+    ``swing`` order, the next swing's gripper comes first."""
+    holds, normals = _three_holds()
+    wound = {"LF": 0.2, "RF": 0.9, "LR": 0.1, "RR": 0.5}
+    orders = {}
+    for order, sensed in (("wound", True), ("wound", False), ("swing", True)):
+        gait = ClimbGait(holds, normals, np.eye(3),
+                         ClimbGaitSettings(cycles=1, reseat_every=1, reseat_order=order))
+        if sensed and order == "wound":
+            gait.wound = lambda: wound
+        firsts = []
+        feet = {leg: pin.SE3(np.eye(3), gait.holds[leg][0]) for leg in LEG_NAMES}
+        t = 0.0
+        while not gait.done and t < 400:
+            tau4 = np.zeros(4)
+            if gait.phase is ClimbPhase.DESCEND:
+                tau4[LEG_NAMES.index(gait.swing_leg)] = 1.0
+            if gait.phase is ClimbPhase.RESEAT:
+                tau4[LEG_NAMES.index(gait.reseating[0])] = 1.0
+                if not firsts or firsts[-1][0] != gait.step_no:
+                    firsts.append((gait.step_no, list(gait.reseating), gait.swing_leg))
+            ref, _ = gait.reference(t, lambda feet=feet: feet, tau4)
+            feet.update(ref.foot_targets)
+            t += 0.02
+        assert gait.done and len(firsts) == 3
+        orders[order, sensed] = firsts
+    for _, queue, _ in orders["wound", True]:
+        assert queue == ["RF", "RR", "LF", "LR"]
+    for key in (("wound", False), ("swing", True)):
+        for _, queue, swing in orders[key]:
+            assert queue[0] == swing and sorted(queue) == sorted(LEG_NAMES)
+
+
+def test_a_re_seat_still_missing_after_its_presses_flies_back_over_the_known_hold_top():
+    """A re-seating foot 30 mm off its hold's known top misses on both presses; with a
+    retry left it lifts straight off along the hold's normal, moves over the hold's known
+    top and descends onto it (a grasp event there), then the gait gives up."""
+    from clamber.quadruped.gaits.climb import RESEAT_RETRIES
+
+    holds, normals = _three_holds()
+    p = ClimbGaitSettings(cycles=1, reseat_every=1, swing_retries=1)
+    gait = ClimbGait(holds, normals, np.eye(3), p)
+    feet = {leg: pin.SE3(np.eye(3), gait.holds[leg][0]) for leg in LEG_NAMES}
+    t, grasps, answers, path, leg = 0.0, [], [], [], None
+    while not gait.done and t < 400 and len(answers) <= RESEAT_RETRIES + 1:
+        tau4 = np.zeros(4)
+        if gait.phase is ClimbPhase.DESCEND:
+            tau4[LEG_NAMES.index(gait.swing_leg)] = 1.0
+        if gait.phase is ClimbPhase.RESEAT:
+            if leg is None:  # the foot has walked off its hold
+                leg = gait.reseating[0]
+                feet[leg] = pin.SE3(np.eye(3), feet[leg].translation + [0.0, 0.03, 0.0])
+            tau4[LEG_NAMES.index(leg)] = float(feet[leg].translation[2] <= -0.002 + 1e-12)
+            if len(answers) == RESEAT_RETRIES + 1:
+                path.append(feet[leg].translation.copy())
+        ref, events = gait.reference(t, lambda: feet, tau4)
+        feet.update(ref.foot_targets)
+        for e in events:
+            if e.reseat and e.action == "grasp":
+                grasps.append(feet[e.leg].translation.copy())
+                answers.append(gait.reseat_again(t))
+        t += 0.02
+    assert answers == [True] * (RESEAT_RETRIES + 1) + [False]
+    top = holds[leg][gait.index[leg]]
+    off = [g[:2] - top[:2] for g in grasps]
+    assert all(np.allclose(o, [0.0, 0.03], atol=1e-9) for o in off[:RESEAT_RETRIES + 1])
+    assert np.allclose(off[-1], 0.0, atol=1e-9) and grasps[-1][2] == pytest.approx(-0.002, abs=5e-4)
+    path = np.array(path)
+    rising = path[:, 2] > grasps[RESEAT_RETRIES][2] + 1e-9
+    first = path[rising][: int(p.lift_time / 0.02) - 1]
+    assert np.allclose(first[:, :2], top[:2] + [0.0, 0.03], atol=1e-9)  # straight off first
+    assert path[:, 2].max() == pytest.approx(top[2] + p.lift_height, abs=1e-3)
+    assert gait.swings_retried == 1
