@@ -433,11 +433,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="plane wall: a swing whose grasp misses its hold flies again to "
                        "it (lift, transfer, descend) up to N times, 0-5 (default: 1 on climbs "
                        "that re-seat, 0 on one-cycle climbs, the paper's)")
-    climb.add_argument("--reseat-order", choices=("swing", "wound"), default="swing",
-                       help="plane wall: after a body move, re-seat the next swing's gripper "
-                       "first, then those that held longest (swing, default), or the most "
-                       "wound sole first, by its hinge moment sensed from the estimate and "
-                       "encoders (wound)")
+    climb.add_argument("--reseat-order", choices=("wound", "swing"), default="wound",
+                       help="plane wall: after a body move, re-seat the most wound sole "
+                       "first, by its hinge moment sensed from the estimate and encoders "
+                       "(wound, default), or the next swing's gripper first, then those that "
+                       "held longest (swing)")
     climb.add_argument("--sighting", type=sighting_mm, default=None, metavar="MM",
                        help="plane wall: as each swing begins a body camera locates the body "
                        "among the mapped holds to MM per axis, and leg odometry's frame is "

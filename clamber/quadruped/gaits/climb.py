@@ -128,7 +128,7 @@ class ClimbGaitSettings:
     move_moment: float | None = None
     max_parts: int = 4
     swing_retries: int | None = None
-    reseat_order: str = "swing"
+    reseat_order: str = "wound"
 
     def __post_init__(self) -> None:
         if sorted(self.order) != sorted(LEG_NAMES):
