@@ -144,12 +144,13 @@ def summarize(trials: Sequence[StudyTrial]) -> dict[str, Any]:
 
 
 def _retry_keys(trials: Sequence[StudyTrial]) -> dict[str, Any]:
-    """Missed grasps a climb tried again, summed over the trials: re-seats pressed again and
-    swings flown again; nothing for trials that do not record them."""
+    """What a climb's gait did again or in parts, summed over the trials: re-seats tried
+    again, flights back over a hold and body moves paused for a wound sole; nothing for
+    trials that do not record them."""
     if not any("swing_retries" in t.metrics for t in trials):
         return {}
     return {name: int(sum(t.metrics.get(name) or 0 for t in trials))
-            for name in ("reseat_retries", "swing_retries")}
+            for name in ("reseat_retries", "swing_retries", "moves_paused")}
 
 
 def _distances(trials: Sequence[StudyTrial]) -> list[float]:

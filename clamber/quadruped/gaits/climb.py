@@ -74,6 +74,9 @@ MOVE_MOMENT = 0.4
 #: this many times.
 RESEAT_LIFT = 0.01
 RESEAT_RETRIES = 2
+#: A re-seat's open foot hops back to where its swing landed when it is further off than
+#: this [m] across the hold's normal (``reseat_return``).
+RETURN_MIN = 0.002
 #: A swing whose grasp missed is flown again (lift, transfer, descend) to the same hold at
 #: most this many times on a gait that re-seats.
 SWING_RETRIES = 1
@@ -81,6 +84,10 @@ SWING_RETRIES = 1
 #: grippers that held through the most moves (``swing``); or the most wound sole first, by
 #: its sensed hinge moment (``wound``, :attr:`ClimbGait.wound`).
 RESEAT_ORDERS = ("swing", "wound")
+#: Sensed sole-hinge moment [N m] past which a body move pauses to re-seat that gripper
+#: (and any other wound past half of it), and the most pauses in one move.
+WOUND_LIMIT = 0.6
+MAX_PAUSES = 8
 #: Phases during which the swing leg's gripper is open.
 SWING_PHASES = (ClimbPhase.RELEASE, ClimbPhase.LIFT, ClimbPhase.TRANSFER, ClimbPhase.DESCEND)
 
@@ -104,7 +111,13 @@ class ClimbGaitSettings:
     :data:`SWING_RETRIES` when the gait re-seats, 0 otherwise, the paper's gait; rock climbs
     place a missed grasp on another hold instead). ``reseat_order``: one of
     :data:`RESEAT_ORDERS` (``wound`` needs the trial's sensed wind-up, :attr:`ClimbGait.wound`;
-    without it the order is ``swing``)."""
+    without it the order is ``swing``). ``wound_limit`` [N m]: a body move pauses where it is
+    to re-seat a welded gripper whose sensed hinge moment passes it, then goes on (at most
+    :data:`MAX_PAUSES` times a move; None: :data:`WOUND_LIMIT` in ``wound`` order, else 0:
+    never). ``reseat_return``: a re-seat puts its open foot back where the swing landed it
+    on that hold (across the hold's normal; a hop of ``RESEAT_LIFT`` when it is more than
+    :data:`RETURN_MIN` off), so that the small slip of each re-seat does not add up to a
+    foot that has walked off its hold."""
 
     stride: float = 0.22
     order: tuple[str, ...] = ("LR", "LF", "RR", "RF")
@@ -129,6 +142,8 @@ class ClimbGaitSettings:
     max_parts: int = 4
     swing_retries: int | None = None
     reseat_order: str = "wound"
+    wound_limit: float | None = None
+    reseat_return: bool = True
 
     def __post_init__(self) -> None:
         if sorted(self.order) != sorted(LEG_NAMES):
@@ -147,6 +162,13 @@ class ClimbGaitSettings:
                                SWING_RETRIES if self.reseat_every else 0)
         check.integer("climb_gait", "swing_retries", self.swing_retries, low=0,
                       high=int(check.RANGES["swing_retries"].high))
+        if self.wound_limit is None:
+            object.__setattr__(self, "wound_limit",
+                               WOUND_LIMIT if self.reseat_order == "wound" else 0.0)
+        check.number("climb_gait", "wound_limit", self.wound_limit, low=0.0, high=10.0)
+        if not isinstance(self.reseat_return, bool):
+            raise ConfigError(f"climb_gait.reseat_return = {self.reseat_return!r}: must be "
+                              "True or False")
         if self.reseat_order not in RESEAT_ORDERS:
             raise ConfigError(f"climb_gait.reseat_order = {self.reseat_order!r}: must be one "
                               f"of {', '.join(RESEAT_ORDERS)}")
@@ -206,6 +228,8 @@ class _Reseat:
     #: A flight of the open foot under way (lift off, then over to ``pose``): from where
     #: [m, {S}] and since when [s].
     flight: tuple[np.ndarray, float] | None = None
+    #: The hop back to the landing spot the open foot makes before its descent [m, {S}].
+    back: np.ndarray | None = None
 
 
 @dataclass
@@ -268,6 +292,9 @@ class ClimbGait:
         self.body_to = self.body_from.copy()
         self.swing: _SwingPlan | None = None
         self.foot_hold_pose: dict[str, pin.SE3] = {}
+        #: Where each gripper's sole landed on the hold it holds (estimate frame, [m]; set at
+        #: a swing's touchdown, else at the gripper's first re-seat), for ``reseat_return``.
+        self.landed: dict[str, np.ndarray] = {}
         self.bands: list[tuple[float, float, str, str]] = []
         self._forces: Callable[[], np.ndarray] | None = None
         #: The twist of the body at rest, one read-only array for every cycle.
@@ -297,6 +324,10 @@ class ClimbGait:
         self._move: _SplitMove | None = None
         #: Body moves made in more than one part.
         self.moves_split = 0
+        #: Body moves paused to re-seat a gripper wound past ``wound_limit``, and this
+        #: move's pauses.
+        self.moves_paused = 0
+        self._pauses = 0
 
     def retract(self) -> str:
         """Drop the last scheduled swing not yet begun and return its leg."""
@@ -328,6 +359,12 @@ class ClimbGait:
         self._swing_tries += 1
         self.swings_retried += 1
         return True
+
+    def shift_frame(self, shift: np.ndarray) -> None:
+        """The estimate's frame moved by ``shift`` [m] (a position fix): move the landing
+        spots kept in it with it."""
+        for spot in self.landed.values():
+            spot += shift
 
     @property
     def splitting(self) -> bool:
@@ -432,6 +469,11 @@ class ClimbGait:
             # Lowest depth: the known hold top plus the descent's overshoot.
             bottom = float((pose.translation - self.holds[leg][k]) @ n) + p.overshoot
             rs = self._reseat_state = _Reseat(pose, n, bottom)
+            landed = self.landed.setdefault(leg, pose.translation.copy())
+            off = landed - pose.translation
+            off -= (off @ n) * n
+            if p.reseat_return and np.linalg.norm(off) > RETURN_MIN:
+                rs.back = off + RESEAT_LIFT * n
         elapsed = t - self.t0
         if rs.grasped is None:
             if elapsed < T:
@@ -451,14 +493,23 @@ class ClimbGait:
                                         lifted + u * (rs.pose.translation - lifted))
                 rs.flight = None
                 self.t0 = t - 2 * T
+            elif rs.back is not None and elapsed < 2 * T:
+                u = cubic(elapsed / T - 1.0)[0]
+                return 0.0, pin.SE3(rs.pose.rotation, rs.pose.translation + u * rs.back)
             elif elapsed < 2 * T:
                 return 0.0, rs.pose
+            if rs.back is not None:  # hopped back: descend from there
+                rs.pose = pin.SE3(rs.pose.rotation, rs.pose.translation + rs.back)
+                rs.bottom += RESEAT_LIFT
+                rs.back = None
             if rs.descent is None:
                 rs.descent, rs.free = t, self._contact_reading(leg, tau4, rs.normal)
             depth = (t - rs.descent) * p.descend_speed
             if depth >= rs.bottom or self._touched(leg, tau4, rs.free, rs.normal):
                 events.append(ClimbEvent(t, leg, "grasp", self.index[leg], reseat=True))
                 rs.grasped, rs.pose = t, feet()[leg].copy()
+                if rs.retries > RESEAT_RETRIES:  # flown back: a new landing spot
+                    self.landed[leg] = rs.pose.translation.copy()
                 return 0.0, rs.pose
             return 0.0, pin.SE3(rs.pose.rotation, rs.pose.translation - depth * rs.normal)
         closed = t - rs.grasped
@@ -518,11 +569,15 @@ class ClimbGait:
                 self.body_to = self.body_target() if planned is None else \
                     np.asarray(planned, dtype=float).copy()
                 self._split(self.body_to - self.body_from)
+                self._pauses = 0
                 self._enter(ClimbPhase.BODY, t)
         elif ph is ClimbPhase.BODY:
             duration = self._body_time()
             pos, vel, acc = self._body_ref(t, duration)
-            if elapsed >= duration and self._move is not None \
+            if elapsed < duration and self._overwound():
+                self._pause(t, pos)
+                pos, vel, acc = self.body_to, _ZERO3, _ZERO3
+            elif elapsed >= duration and self._move is not None \
                     and self._move.part + 1 < self._move.parts:
                 self._next_part(t)
             elif elapsed >= duration:
@@ -562,6 +617,30 @@ class ClimbGait:
         self.moves_split += 1
         self._move = _SplitMove(self.body_from.copy(), self.body_to.copy(), parts, legs)
         self.body_to = self.body_from + displacement / parts
+
+    def _overwound(self, share: float = 1.0) -> list[str]:
+        """The welded grippers whose sensed hinge moment has passed ``share`` of
+        ``wound_limit`` during a body move, most wound first (none when not sensed, off, or
+        once the move has paused :data:`MAX_PAUSES` times)."""
+        p = self.p
+        if self.wound is None or not (p.wound_limit and p.reseat_every) or not self.swing_leg \
+                or self._pauses >= MAX_PAUSES:
+            return []
+        wound = self.wound()
+        return sorted((g for g, m in wound.items() if m > share * p.wound_limit),
+                      key=lambda g: -wound[g])
+
+    def _pause(self, t: float, here: np.ndarray) -> None:
+        """Stop the body move where its reference is (``here`` [m, {S}]), re-seat the
+        grippers wound past half ``wound_limit``, then make the rest of the move."""
+        end = self._move.end if self._move is not None else self.body_to
+        legs = self._allowed(self._overwound(0.5))
+        self._pauses += 1
+        self.moves_paused += 1
+        self.body_from, self.body_to = here.copy(), here.copy()
+        self._move = _SplitMove(here.copy(), end.copy(), 1, ())
+        self.reseating = legs
+        self._next(t)
 
     def _body_time(self) -> float:
         """Duration [s] of the body move (or of one of its parts, at least half the move's)."""
@@ -647,6 +726,7 @@ class ClimbGait:
             if self._touched(leg, tau4, sw.free, sw.normal) or bottomed:
                 events.append(ClimbEvent(t, leg, "grasp", self.index[leg] + 1))
                 self.foot_hold_pose[leg] = feet()[leg].copy()
+                self.landed[leg] = self.foot_hold_pose[leg].translation.copy()
                 self._enter(ClimbPhase.GRASP, t)
             return pin.SE3(rot, sw.above - depth * sw.normal)
         # GRASP: hold the foot where it touched while the winch closes.

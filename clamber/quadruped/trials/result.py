@@ -35,7 +35,8 @@ class TrialResult:
     ``verdict_rerun``: a fine-step rerun (:mod:`clamber.quadruped.sim.rates`) of a climb
     whose coarse peak was ``coarse_peak_gripper_load``. ``reseat_retries``: re-seats
     whose grasp missed tried again (pressed again or flown back); ``swing_retries``: flights
-    back over a hold after a missed grasp (a swing's, or a re-seat's after its presses).
+    back over a hold after a missed grasp (a swing's, or a re-seat's after its presses);
+    ``moves_paused``: body moves paused to re-seat a sole wound past the limit.
     """
 
     kind: str
@@ -78,6 +79,7 @@ class TrialResult:
     coarse_peak_gripper_load: float = float("nan")
     reseat_retries: int = 0
     swing_retries: int = 0
+    moves_paused: int = 0
 
     def to_dict(self) -> dict:
         """JSON-ready: the failure by name, non-finite numbers as None."""

@@ -419,7 +419,8 @@ def test_re_seats_follow_the_sensed_wind_up_when_asked():
     orders = {}
     for order, sensed in (("wound", True), ("wound", False), ("swing", True)):
         gait = ClimbGait(holds, normals, np.eye(3),
-                         ClimbGaitSettings(cycles=1, reseat_every=1, reseat_order=order))
+                         ClimbGaitSettings(cycles=1, reseat_every=1, reseat_order=order,
+                                           wound_limit=0.0))
         if sensed and order == "wound":
             gait.wound = lambda: wound
         firsts = []
@@ -485,3 +486,60 @@ def test_a_re_seat_still_missing_after_its_presses_flies_back_over_the_known_hol
     assert np.allclose(first[:, :2], top[:2] + [0.0, 0.03], atol=1e-9)  # straight off first
     assert path[:, 2].max() == pytest.approx(top[2] + p.lift_height, abs=1e-3)
     assert gait.swings_retried == 1
+
+
+def test_a_body_move_pauses_to_re_seat_a_sole_wound_past_the_limit():
+    """RR's sensed moment passes ``wound_limit`` 1 s into the first body move: the body
+    stops where its reference was, RR alone is re-seated, and the rest of the move ends
+    where the whole move would have; the moment is sensed afresh after the re-seat, so the
+    move pauses once, and the re-seats after the move follow."""
+    holds, normals = _three_holds()
+    p = ClimbGaitSettings(cycles=1, reseat_every=1)
+    assert p.wound_limit == pytest.approx(0.6)
+    assert ClimbGaitSettings(cycles=2, reseat_order="swing").wound_limit == 0.0
+    with pytest.raises(ConfigError):
+        ClimbGaitSettings(wound_limit=-0.1)
+    gait = ClimbGait(holds, normals, np.eye(3), p)
+    state = {"RR": 0.0}
+
+    def wound():
+        if gait.phase is ClimbPhase.BODY and gait.step_no == 0 \
+                and gait.bands[-1][0] > 0 and t - gait.t0 > 1.0 and not gait.moves_paused:
+            state["RR"] = 0.8
+        return {g: state.get(g, 0.1) for g in LEG_NAMES}
+
+    gait.wound = wound
+    feet = {leg: pin.SE3(np.eye(3), gait.holds[leg][0]) for leg in LEG_NAMES}
+    t, bodies, paused_at = 0.0, [], None
+    while not gait.done and t < 400:
+        tau4 = np.zeros(4)
+        if gait.phase is ClimbPhase.DESCEND:
+            tau4[LEG_NAMES.index(gait.swing_leg)] = 1.0
+        if gait.phase is ClimbPhase.RESEAT:
+            leg = gait.reseating[0]
+            tau4[LEG_NAMES.index(leg)] = 1.0
+            if leg == "RR":
+                state["RR"] = 0.0
+        ref, _ = gait.reference(t, lambda: feet, tau4)
+        feet.update(ref.foot_targets)
+        if gait.step_no == 0 and gait.moves_paused and paused_at is None:
+            paused_at = ref.body_pose.translation.copy()
+        bodies.append((t, gait.phase, ref.body_pose.translation.copy()))
+        t += 0.02
+    assert gait.done and gait.moves_paused == 1
+    bands = [(name, leg) for _, _, name, leg in gait.bands]
+    first = bands.index(("body", "LR"))
+    assert bands[first:first + 3] == [("body", "LR"), ("reseat", "RR"), ("body", "LR")]
+    assert bands[first + 3][0] == "reseat"  # the move's own re-seats follow
+    # The first move ends over the footholds' centre after LR's swing, as without a pause.
+    start = bodies[0][2]
+    end = np.mean([holds[g][1 if g == "LR" else 0] for g in LEG_NAMES], axis=0) \
+        + p.standoff * np.array([0, 0, 1.0])
+    during = [b for _, ph, b in bodies if ph is ClimbPhase.RESEAT]
+    assert np.allclose(during[0], paused_at, atol=1e-12)  # held where it paused
+    d = end - start
+    u = (paused_at - start) @ d / (d @ d)
+    assert 0.0 < u < 1.0 and np.allclose(paused_at, start + u * d, atol=1e-12)
+    second_body_end = gait.bands[first + 2][1]
+    at_end = [b for tt, _, b in bodies if abs(tt - second_body_end) < 0.011]
+    assert np.allclose(at_end[0], end, atol=1e-9)
