@@ -112,6 +112,8 @@ RANGES: dict[str, Range] = {
                           "re-seats it (0: never)"),
     "swing_retries": Range(0, 5, "", "times a swing whose grasp missed flies again to its "
                            "hold"),
+    "wound_limit": Range(0.0, 10.0, "N m", "the sensed sole-hinge moment at which a body "
+                         "move pauses to re-seat that gripper (0: never)"),
     "sighting": Range(0.0, 100.0, "mm", "the body camera's position fix per axis (0: leg "
                       "odometry alone)"),
     "move_moment": Range(0.0, 10.0, "N m", "the sole-hinge moment one body move may wind "

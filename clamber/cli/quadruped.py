@@ -136,7 +136,7 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                                                     move_moment=args.move_moment,
                                                     swing_retries=args.swing_retries,
                                                     reseat_order=args.reseat_order,
-                                                    reseat_return=args.reseat_return == "on"),
+                                                    wound_limit=args.wound_limit),
                              breakable=not args.unbreakable,
                              sole=sole_compliance(args.sole_stiffness),
                              sighting=None if args.sighting is None else args.sighting / 1e3,
@@ -439,10 +439,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "first, by its hinge moment sensed from the estimate and encoders "
                        "(wound, default), or the next swing's gripper first, then those that "
                        "held longest (swing)")
-    climb.add_argument("--reseat-return", choices=("on", "off"), default="on",
-                       help="plane wall: a re-seat hops its open foot back to where its swing "
-                       "landed it on the hold before pressing it on (on, default), or presses "
-                       "it where it is (off; each re-seat's small slip then adds up)")
+    climb.add_argument("--wound-limit", type=quantity_type(float, "wound_limit"), default=0.0,
+                       metavar="NM", help="plane wall, wound re-seat order: pause a body move "
+                       "to re-seat a gripper whose sensed sole-hinge moment passes NM [N m] "
+                       "(0: never, default)")
     climb.add_argument("--sighting", type=sighting_mm, default=None, metavar="MM",
                        help="plane wall: as each swing begins a body camera locates the body "
                        "among the mapped holds to MM per axis, and leg odometry's frame is "

@@ -74,9 +74,6 @@ MOVE_MOMENT = 0.4
 #: this many times.
 RESEAT_LIFT = 0.01
 RESEAT_RETRIES = 2
-#: A re-seat's open foot hops back to where its swing landed when it is further off than
-#: this [m] across the hold's normal (``reseat_return``).
-RETURN_MIN = 0.002
 #: A swing whose grasp missed is flown again (lift, transfer, descend) to the same hold at
 #: most this many times on a gait that re-seats.
 SWING_RETRIES = 1
@@ -84,9 +81,7 @@ SWING_RETRIES = 1
 #: grippers that held through the most moves (``swing``); or the most wound sole first, by
 #: its sensed hinge moment (``wound``, :attr:`ClimbGait.wound`).
 RESEAT_ORDERS = ("swing", "wound")
-#: Sensed sole-hinge moment [N m] past which a body move pauses to re-seat that gripper
-#: (and any other wound past half of it), and the most pauses in one move.
-WOUND_LIMIT = 0.6
+#: The most pauses one body move makes to re-seat wound soles (``wound_limit``).
 MAX_PAUSES = 8
 #: Phases during which the swing leg's gripper is open.
 SWING_PHASES = (ClimbPhase.RELEASE, ClimbPhase.LIFT, ClimbPhase.TRANSFER, ClimbPhase.DESCEND)
@@ -113,11 +108,9 @@ class ClimbGaitSettings:
     :data:`RESEAT_ORDERS` (``wound`` needs the trial's sensed wind-up, :attr:`ClimbGait.wound`;
     without it the order is ``swing``). ``wound_limit`` [N m]: a body move pauses where it is
     to re-seat a welded gripper whose sensed hinge moment passes it, then goes on (at most
-    :data:`MAX_PAUSES` times a move; None: :data:`WOUND_LIMIT` in ``wound`` order, else 0:
-    never). ``reseat_return``: a re-seat puts its open foot back where the swing landed it
-    on that hold (across the hold's normal; a hop of ``RESEAT_LIFT`` when it is more than
-    :data:`RETURN_MIN` off), so that the small slip of each re-seat does not add up to a
-    foot that has walked off its hold."""
+    :data:`MAX_PAUSES` times a move; it needs the sensed wind-up of ``wound`` order; 0:
+    never, the default: on the tuning seeds its extra re-seats missed grasps, see
+    docs/results/quadruped_comparison.md)."""
 
     stride: float = 0.22
     order: tuple[str, ...] = ("LR", "LF", "RR", "RF")
@@ -142,8 +135,7 @@ class ClimbGaitSettings:
     max_parts: int = 4
     swing_retries: int | None = None
     reseat_order: str = "wound"
-    wound_limit: float | None = None
-    reseat_return: bool = True
+    wound_limit: float = 0.0
 
     def __post_init__(self) -> None:
         if sorted(self.order) != sorted(LEG_NAMES):
@@ -162,13 +154,7 @@ class ClimbGaitSettings:
                                SWING_RETRIES if self.reseat_every else 0)
         check.integer("climb_gait", "swing_retries", self.swing_retries, low=0,
                       high=int(check.RANGES["swing_retries"].high))
-        if self.wound_limit is None:
-            object.__setattr__(self, "wound_limit",
-                               WOUND_LIMIT if self.reseat_order == "wound" else 0.0)
         check.number("climb_gait", "wound_limit", self.wound_limit, low=0.0, high=10.0)
-        if not isinstance(self.reseat_return, bool):
-            raise ConfigError(f"climb_gait.reseat_return = {self.reseat_return!r}: must be "
-                              "True or False")
         if self.reseat_order not in RESEAT_ORDERS:
             raise ConfigError(f"climb_gait.reseat_order = {self.reseat_order!r}: must be one "
                               f"of {', '.join(RESEAT_ORDERS)}")
@@ -228,8 +214,6 @@ class _Reseat:
     #: A flight of the open foot under way (lift off, then over to ``pose``): from where
     #: [m, {S}] and since when [s].
     flight: tuple[np.ndarray, float] | None = None
-    #: The hop back to the landing spot the open foot makes before its descent [m, {S}].
-    back: np.ndarray | None = None
 
 
 @dataclass
@@ -292,9 +276,6 @@ class ClimbGait:
         self.body_to = self.body_from.copy()
         self.swing: _SwingPlan | None = None
         self.foot_hold_pose: dict[str, pin.SE3] = {}
-        #: Where each gripper's sole landed on the hold it holds (estimate frame, [m]; set at
-        #: a swing's touchdown, else at the gripper's first re-seat), for ``reseat_return``.
-        self.landed: dict[str, np.ndarray] = {}
         self.bands: list[tuple[float, float, str, str]] = []
         self._forces: Callable[[], np.ndarray] | None = None
         #: The twist of the body at rest, one read-only array for every cycle.
@@ -359,12 +340,6 @@ class ClimbGait:
         self._swing_tries += 1
         self.swings_retried += 1
         return True
-
-    def shift_frame(self, shift: np.ndarray) -> None:
-        """The estimate's frame moved by ``shift`` [m] (a position fix): move the landing
-        spots kept in it with it."""
-        for spot in self.landed.values():
-            spot += shift
 
     @property
     def splitting(self) -> bool:
@@ -469,11 +444,6 @@ class ClimbGait:
             # Lowest depth: the known hold top plus the descent's overshoot.
             bottom = float((pose.translation - self.holds[leg][k]) @ n) + p.overshoot
             rs = self._reseat_state = _Reseat(pose, n, bottom)
-            landed = self.landed.setdefault(leg, pose.translation.copy())
-            off = landed - pose.translation
-            off -= (off @ n) * n
-            if p.reseat_return and np.linalg.norm(off) > RETURN_MIN:
-                rs.back = off + RESEAT_LIFT * n
         elapsed = t - self.t0
         if rs.grasped is None:
             if elapsed < T:
@@ -493,23 +463,14 @@ class ClimbGait:
                                         lifted + u * (rs.pose.translation - lifted))
                 rs.flight = None
                 self.t0 = t - 2 * T
-            elif rs.back is not None and elapsed < 2 * T:
-                u = cubic(elapsed / T - 1.0)[0]
-                return 0.0, pin.SE3(rs.pose.rotation, rs.pose.translation + u * rs.back)
             elif elapsed < 2 * T:
                 return 0.0, rs.pose
-            if rs.back is not None:  # hopped back: descend from there
-                rs.pose = pin.SE3(rs.pose.rotation, rs.pose.translation + rs.back)
-                rs.bottom += RESEAT_LIFT
-                rs.back = None
             if rs.descent is None:
                 rs.descent, rs.free = t, self._contact_reading(leg, tau4, rs.normal)
             depth = (t - rs.descent) * p.descend_speed
             if depth >= rs.bottom or self._touched(leg, tau4, rs.free, rs.normal):
                 events.append(ClimbEvent(t, leg, "grasp", self.index[leg], reseat=True))
                 rs.grasped, rs.pose = t, feet()[leg].copy()
-                if rs.retries > RESEAT_RETRIES:  # flown back: a new landing spot
-                    self.landed[leg] = rs.pose.translation.copy()
                 return 0.0, rs.pose
             return 0.0, pin.SE3(rs.pose.rotation, rs.pose.translation - depth * rs.normal)
         closed = t - rs.grasped
@@ -632,7 +593,8 @@ class ClimbGait:
 
     def _pause(self, t: float, here: np.ndarray) -> None:
         """Stop the body move where its reference is (``here`` [m, {S}]), re-seat the
-        grippers wound past half ``wound_limit``, then make the rest of the move."""
+        grippers wound past half ``wound_limit`` (most wound first), then make the rest of
+        the move."""
         end = self._move.end if self._move is not None else self.body_to
         legs = self._allowed(self._overwound(0.5))
         self._pauses += 1
@@ -726,7 +688,6 @@ class ClimbGait:
             if self._touched(leg, tau4, sw.free, sw.normal) or bottomed:
                 events.append(ClimbEvent(t, leg, "grasp", self.index[leg] + 1))
                 self.foot_hold_pose[leg] = feet()[leg].copy()
-                self.landed[leg] = self.foot_hold_pose[leg].translation.copy()
                 self._enter(ClimbPhase.GRASP, t)
             return pin.SE3(rot, sw.above - depth * sw.normal)
         # GRASP: hold the foot where it touched while the winch closes.

@@ -366,8 +366,8 @@ class ClimbTrial:
         weighed against the odometry's walk since the last one (:data:`ODOMETRY_WALK`)."""
         sigma = self.settings.sighting
         gain = ODOMETRY_WALK**2 / (ODOMETRY_WALK**2 + sigma**2)
-        self.gait.shift_frame(self.ekf.register(
-            self.sim.body_pose()[0] + self.sight_noise.normal(0.0, sigma, 3), gain))
+        self.ekf.register(self.sim.body_pose()[0] + self.sight_noise.normal(0.0, sigma, 3),
+                          gain)
 
     def _sample(self, cmd: JointCommand, rec: StepRecord, err: float, p_true: np.ndarray,
                 R_true: np.ndarray) -> None:

@@ -53,7 +53,7 @@ def test_the_most_wound_sole_is_re_seated_first_and_the_sensed_wind_up_is_the_si
         assert moments[first] > max(moments.values()) - 0.1, (first, moments)
 
 
-def _first_move_peaks(wound_limit: float | None) -> tuple[ClimbTrial, dict[str, float]]:
+def _first_move_peaks(wound_limit: float) -> tuple[ClimbTrial, dict[str, float]]:
     """Seed 3 with the 50 N m/rad sole through its first body move: the trial and each
     sole's largest true hinge moment [N m] while the body moved."""
     settings = ClimbSettings(incline_deg=90.0, verdict_rerun=False,
@@ -73,11 +73,11 @@ def _first_move_peaks(wound_limit: float | None) -> tuple[ClimbTrial, dict[str, 
 
 def test_a_body_move_pauses_to_re_seat_the_soles_it_winds_past_the_limit():
     """Seed 3, 50 N m/rad sole, first body move: without the pause the move winds a sole's
-    hinges past 0.7 N m (0.76 measured); with it (the default 0.6 N m) the move pauses,
+    hinges past 0.7 N m (0.76 measured); with it (at 0.6 N m) the move pauses,
     re-seats and goes on, and every sole stays 0.15 N m below that and below the limit plus
     the sensing error (0.7 N m; 0.54 measured)."""
     plain, free = _first_move_peaks(0.0)
-    paused, held = _first_move_peaks(None)
+    paused, held = _first_move_peaks(0.6)
     assert plain.gait.moves_paused == 0 and paused.gait.moves_paused >= 1
     assert max(free.values()) > 0.7, free
     assert max(held.values()) < min(0.7, max(free.values()) - 0.15), (held, free)
