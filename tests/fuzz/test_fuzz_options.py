@@ -58,6 +58,8 @@ NUMERIC = [
     (["quadruped", "climb"], "--rate", FLOAT, 1, 1000, False),
     (["quadruped", "climb"], "--physics-dt", FLOAT, 1e-4, 0.02, False),
     (["quadruped", "climb"], "--sole-stiffness", FLOAT, 0, 1e4, False),
+    (["quadruped", "climb"], "--swing-retries", INT, 0, 5, False),
+    (["quadruped", "climb"], "--wound-limit", FLOAT, 0, 10, False),
     (["quadruped", "climb"], "--trials", INT, 1, 100_000, False),
     (["quadruped", "climb"], "--seed", INT, 0, 2**32 - 1, False),
     (["quadruped", "climb"], "--workers", INT, 0, None, False),

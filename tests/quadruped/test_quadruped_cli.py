@@ -110,3 +110,24 @@ def test_reseat_option_sets_the_gait_and_refuses_bad_counts():
     for bad in ("-1", "1.5"):
         p = _run("quadruped", "climb", "--reseat-every", bad)
         assert p.returncode == 2 and "--reseat-every" in p.stderr
+
+
+def test_retry_and_wind_up_options_reach_the_gait():
+    """`--swing-retries` (left out: one on climbs that re-seat, none on the paper's one-cycle
+    gait), `--reseat-order` (left out: the most wound sole first) and `--wound-limit` (left
+    out: no pauses) reach the plane gait; bad values are refused with the option named."""
+    from clamber.cli.quadruped import _climb_settings
+
+    def gait(*extra: str):
+        return _climb_settings(build_parser().parse_args(["quadruped", "climb", *extra]),
+                               90.0).gait
+
+    assert gait().swing_retries == 0 and gait("--cycles", "5").swing_retries == 1
+    assert gait("--cycles", "5", "--swing-retries", "3").swing_retries == 3
+    assert gait("--cycles", "5").reseat_order == "wound"
+    assert gait("--reseat-order", "swing").reseat_order == "swing"
+    assert gait().wound_limit == 0.0 and gait("--wound-limit", "0.6").wound_limit == 0.6
+    for option, bad in (("--swing-retries", "6"), ("--swing-retries", "-1"),
+                        ("--reseat-order", "random"), ("--wound-limit", "-0.1")):
+        p = _run("quadruped", "climb", option, bad)
+        assert p.returncode == 2 and option in p.stderr, p.stderr
