@@ -653,8 +653,8 @@ class RockClimbTrial(ClimbTrial):
             anchor_drift_m=self.shadow.error() if self.shadow else float("nan"),
             anchor_rms_mm=1000 * self.shadow.rms() if self.shadow else float("nan"),
             replacements=self.replacements, replaced="; ".join(self.replaced),
-            reseats_skipped=self.gait.reseats_skipped, reseat_retries=self.reseat_retries,
-            moves_split=self.gait.moves_split, pre_moves=self.pre_moves)
+            reseats_skipped=self.gait.reseats_skipped, moves_split=self.gait.moves_split,
+            pre_moves=self.pre_moves)
 
 
 def plan_rock_climb(settings: RockClimbSettings, seed: int
