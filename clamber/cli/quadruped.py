@@ -221,6 +221,9 @@ def _climb(args: argparse.Namespace) -> dict:
                        held_tilt=cond.held_tilt, carry_limits=args.carry_limits,
                        estimator=args.estimator,
                        replace_missed=args.replace_missed, map_frame=args.map_frame)
+        else:
+            row.update(swing_retry_limit=cond.gait.swing_retries,
+                       reseat_order=cond.gait.reseat_order, wound_limit=cond.gait.wound_limit)
         rows.append({**row, **result.summary})
     summary = dict(rows[0]) if len(rows) == 1 else {"command": "climb", "wall": args.wall,
                                                      "conditions": rows}

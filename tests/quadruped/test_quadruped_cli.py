@@ -33,6 +33,8 @@ def test_climb_json(tmp_path):
                 "peak_power_w", "cost_of_transport"):
         assert key in s
     assert s["reseat_every"] == 0  # one cycle: the paper's gait
+    assert s["swing_retry_limit"] == 0 and s["reseat_order"] == "wound" and s["wound_limit"] == 0
+    assert s["swing_retries"] == s["reseat_retries"] == s["moves_paused"] == 0
     assert (tmp_path / "trials.csv").exists()
 
 
