@@ -54,6 +54,8 @@ EXAMPLES = """examples:
   clamber quadruped climb --controller qwbc --incline 90 --trials 5 --seed 0
   clamber quadruped climb --controller clik --incline 70 --trials 20 --workers 2 --json
   clamber quadruped climb --controller vmc --unbreakable --out out/quadruped/vmc
+  clamber quadruped climb --scenario wall90 --cycles 20 --trials 20 --seed 8000 --workers 2 --json
+  clamber quadruped climb --scenario wall90 --cycles 5 --reseat-order swing --swing-retries 0
   clamber quadruped climb --wall rock --incline 70 90 110 --trials 20 --workers 2 --json
   clamber quadruped climb --wall rock --grasp fixed --incline 90 --distance 0.5 --trials 5
   clamber quadruped trot --terrain gravel --feet both --cycles 20
