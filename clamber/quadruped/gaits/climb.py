@@ -108,9 +108,8 @@ class ClimbGaitSettings:
     :data:`RESEAT_ORDERS` (``wound`` needs the trial's sensed wind-up, :attr:`ClimbGait.wound`;
     without it the order is ``swing``). ``wound_limit`` [N m]: a body move pauses where it is
     to re-seat a welded gripper whose sensed hinge moment passes it, then goes on (at most
-    :data:`MAX_PAUSES` times a move; it needs the sensed wind-up of ``wound`` order; 0:
-    never, the default: on the tuning seeds its extra re-seats missed grasps, see
-    docs/results/quadruped_comparison.md)."""
+    :data:`MAX_PAUSES` times a move; it needs the sensed wind-up of ``wound`` order; 0, the
+    default: never; docs/results/quadruped_comparison.md measures both)."""
 
     stride: float = 0.22
     order: tuple[str, ...] = ("LR", "LF", "RR", "RF")
@@ -154,7 +153,8 @@ class ClimbGaitSettings:
                                SWING_RETRIES if self.reseat_every else 0)
         check.integer("climb_gait", "swing_retries", self.swing_retries, low=0,
                       high=int(check.RANGES["swing_retries"].high))
-        check.number("climb_gait", "wound_limit", self.wound_limit, low=0.0, high=10.0)
+        check.number("climb_gait", "wound_limit", self.wound_limit, low=0.0,
+                     high=check.RANGES["wound_limit"].high)
         if self.reseat_order not in RESEAT_ORDERS:
             raise ConfigError(f"climb_gait.reseat_order = {self.reseat_order!r}: must be one "
                               f"of {', '.join(RESEAT_ORDERS)}")
