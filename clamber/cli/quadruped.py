@@ -124,6 +124,14 @@ def _contact_force(args: argparse.Namespace) -> float | None:
     return {None: None, "force": CONTACT_FORCE, "torque": 0.0}[args.contact]
 
 
+def _plane_landing(args: argparse.Namespace) -> float | None:
+    """The plane gait's landing cone [rad] for ``--landing`` (None: keep the lift-off
+    attitude, the default on plane walls)."""
+    from clamber.quadruped.model.windup import LANDING_CONE
+
+    return {"body": LANDING_CONE, "hold": 0.0}.get(args.landing)
+
+
 def _climb_settings(args: argparse.Namespace, incline: float):
     """The condition of one incline: the plane trial's settings, or the rock trial's."""
     from clamber.quadruped.gaits import ClimbGaitSettings
@@ -138,7 +146,9 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                                                     move_moment=args.move_moment,
                                                     swing_retries=args.swing_retries,
                                                     reseat_order=args.reseat_order,
-                                                    wound_limit=args.wound_limit),
+                                                    wound_limit=args.wound_limit,
+                                                    body_tilt=args.body_tilt,
+                                                    landing_cone=_plane_landing(args)),
                              breakable=not args.unbreakable,
                              sole=sole_compliance(args.sole_stiffness),
                              sighting=None if args.sighting is None else args.sighting / 1e3,
@@ -153,6 +163,7 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                            rocks=base.rocks, disturbance=base.disturbance, scenario=args.scenario)
     if args.wall == "plane":
         return settings
+    from clamber.quadruped.model.windup import LANDING_CONE
     from clamber.quadruped.trials.rock_climb import (
         CONTACT_FORCE,
         SEAT_RISE,
@@ -163,7 +174,7 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                              grasp=args.grasp,
                              capacity_limits=args.gripper_limits == "capacity",
                              reorder=args.leg_order == "adaptive",
-                             landing_cone=None if args.landing == "hold" else 0.1,
+                             landing_cone=None if args.landing == "hold" else LANDING_CONE,
                              seat_rise=_seat_rise(args, SEAT_RISE),
                              contact_force=None if args.contact == "torque" else CONTACT_FORCE,
                              footpad_push=args.compression == "footpad",
@@ -192,6 +203,9 @@ def _climb(args: argparse.Namespace) -> dict:
     _prepare_gl(args)
     if args.wall == "rock" and args.scenario:
         raise ConfigError("--scenario is for the plane wall; give --incline with --wall rock")
+    if args.wall == "rock" and args.landing == "keep":
+        raise ConfigError("--landing keep is for the plane wall; rock walls land each sole "
+                          "by its hold: body or hold")
     inclines = list(dict.fromkeys(args.incline))
     conditions = [_climb_settings(args, inc) for inc in inclines]
     t0 = time.perf_counter()
@@ -214,7 +228,7 @@ def _climb(args: argparse.Namespace) -> dict:
         if args.wall == "rock":
             row.update(wall="rock", grasp=args.grasp, rule=args.rule, distance=args.distance,
                        gripper_limits=args.gripper_limits, leg_order=args.leg_order,
-                       landing=args.landing, seat_check=args.seat_check,
+                       landing=args.landing or "body", seat_check=args.seat_check,
                        seat_tolerance_mm=(None if cond.seat_rise is None
                                           else round(1000.0 * cond.seat_rise, 3)),
                        compression=args.compression,
@@ -225,7 +239,8 @@ def _climb(args: argparse.Namespace) -> dict:
                        replace_missed=args.replace_missed, map_frame=args.map_frame)
         else:
             row.update(swing_retry_limit=cond.gait.swing_retries,
-                       reseat_order=cond.gait.reseat_order, wound_limit=cond.gait.wound_limit)
+                       reseat_order=cond.gait.reseat_order, wound_limit=cond.gait.wound_limit,
+                       body_tilt=cond.gait.body_tilt, landing=args.landing or "keep")
         rows.append({**row, **result.summary})
     summary = dict(rows[0]) if len(rows) == 1 else {"command": "climb", "wall": args.wall,
                                                      "conditions": rows}
@@ -361,10 +376,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     climb.add_argument("--leg-order", choices=("adaptive", "fixed"), default="adaptive",
                        help="rock wall: when the leg whose turn it is finds no hold, try the "
                        "other legs (default), or stop the climb")
-    climb.add_argument("--landing", choices=("body", "hold"), default="body",
-                       help="rock wall: land each sole as near the body's normal as lies "
-                       "within 0.1 rad of the hold's normal (default), or along the hold's "
-                       "normal")
+    climb.add_argument("--landing", choices=("body", "hold", "keep"), default=None,
+                       help="land each sole as near the body's normal as lies within 0.1 rad "
+                       "of the hold's normal (body; the default on rock walls), along the "
+                       "hold's normal (hold), or, on plane walls only, at the attitude it "
+                       "lifted off with (keep; the default there, the paper's gait)")
     climb.add_argument("--seat-check", choices=("on", "off"), default="on",
                        help="rock wall: choose no hold where mapped rock under the footpad "
                        "stands more than 1 cm above the landing sole's plane (default), or "
@@ -448,6 +464,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                        metavar="NM", help="plane wall, wound re-seat order: pause a body move "
                        "to re-seat a gripper whose sensed sole-hinge moment passes NM [N m] "
                        "(0: never, default)")
+    climb.add_argument("--body-tilt", type=quantity_type(float, "body_tilt"), default=0.0,
+                       metavar="RAD", help="plane wall: each body move also turns the body, "
+                       "at most RAD [rad] from the wall's attitude in all, to the attitude "
+                       "that the legs' geometry predicts winds the welded soles least (0: "
+                       "keep the wall's attitude, default)")
     climb.add_argument("--sighting", type=sighting_mm, default=None, metavar="MM",
                        help="plane wall: as each swing begins a body camera locates the body "
                        "among the mapped holds to MM per axis, and leg odometry's frame is "

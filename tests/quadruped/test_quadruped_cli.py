@@ -130,6 +130,28 @@ def test_retry_and_wind_up_options_reach_the_gait():
     assert gait("--reseat-order", "swing").reseat_order == "swing"
     assert gait().wound_limit == 0.0 and gait("--wound-limit", "0.6").wound_limit == 0.6
     for option, bad in (("--swing-retries", "6"), ("--swing-retries", "-1"),
-                        ("--reseat-order", "random"), ("--wound-limit", "-0.1")):
+                        ("--reseat-order", "random"), ("--wound-limit", "-0.1"),
+                        ("--body-tilt", "0.2"), ("--landing", "wall")):
         p = _run("quadruped", "climb", option, bad)
         assert p.returncode == 2 and option in p.stderr, p.stderr
+
+
+def test_landing_and_body_turn_options_reach_the_gait():
+    """`--landing` (plane walls: keep the lift-off attitude unless asked; body: the 0.1 rad
+    cone toward the wall's normal; hold: the hold's normal) and `--body-tilt` reach the
+    plane gait; rock walls land by the body's normal unless asked and refuse `keep`."""
+    from clamber.cli.quadruped import _climb_settings
+
+    def settings(*extra: str):
+        return _climb_settings(build_parser().parse_args(["quadruped", "climb", *extra]),
+                               90.0)
+
+    assert settings("--cycles", "5").gait.landing_cone is None
+    assert settings("--landing", "body").gait.landing_cone == pytest.approx(0.1)
+    assert settings("--landing", "hold").gait.landing_cone == 0.0
+    assert settings().gait.body_tilt == 0.0
+    assert settings("--body-tilt", "0.05").gait.body_tilt == 0.05
+    assert settings("--wall", "rock").landing_cone == pytest.approx(0.1)
+    assert settings("--wall", "rock", "--landing", "hold").landing_cone is None
+    p = _run("quadruped", "climb", "--wall", "rock", "--landing", "keep", "--trials", "1")
+    assert p.returncode == 2 and "--landing keep" in p.stderr, p.stderr

@@ -30,6 +30,7 @@ from clamber.exceptions import ConfigError
 from clamber.quadruped.control.reference import MotionReference
 from clamber.quadruped.gaits.profiles import cubic
 from clamber.quadruped.model.robot import LEG_NAMES, leg_index
+from clamber.quadruped.model.windup import landing_normal
 
 
 def _loads(leg: str | None, swing_load: float | None) -> dict[str, float]:
@@ -109,7 +110,14 @@ class ClimbGaitSettings:
     without it the order is ``swing``). ``wound_limit`` [N m]: a body move pauses where it is
     to re-seat a welded gripper whose sensed hinge moment passes it, then goes on (at most
     :data:`MAX_PAUSES` times a move; it needs the sensed wind-up of ``wound`` order; 0, the
-    default: never; docs/results/quadruped_comparison.md measures both)."""
+    default: never; docs/results/quadruped_comparison.md measures both). ``body_tilt``
+    [rad]: each body move also turns the body, by at most this much away from the wall's
+    frame in all, to the attitude :attr:`ClimbGait.move_tilt` finds winds the welded soles
+    least (0, the default: the body keeps the wall's attitude, the paper's gait).
+    ``landing_cone`` [rad]: a swing with no landing attitude of its own turns its sole to land
+    as near the wall's normal as lies within this cone of the hold's normal
+    (:func:`~clamber.quadruped.model.windup.landing_normal`; None, the default: the sole keeps
+    the attitude it lifted off with)."""
 
     stride: float = 0.22
     order: tuple[str, ...] = ("LR", "LF", "RR", "RF")
@@ -135,6 +143,8 @@ class ClimbGaitSettings:
     swing_retries: int | None = None
     reseat_order: str = "wound"
     wound_limit: float = 0.0
+    body_tilt: float = 0.0
+    landing_cone: float | None = None
 
     def __post_init__(self) -> None:
         if sorted(self.order) != sorted(LEG_NAMES):
@@ -155,6 +165,11 @@ class ClimbGaitSettings:
                       high=int(check.RANGES["swing_retries"].high))
         check.number("climb_gait", "wound_limit", self.wound_limit, low=0.0,
                      high=check.RANGES["wound_limit"].high)
+        check.number("climb_gait", "body_tilt", self.body_tilt, low=0.0,
+                     high=check.RANGES["body_tilt"].high)
+        if self.landing_cone is not None:
+            check.number("climb_gait", "landing_cone", self.landing_cone, low=0.0,
+                         high=check.RANGES["landing_cone"].high)
         if self.reseat_order not in RESEAT_ORDERS:
             raise ConfigError(f"climb_gait.reseat_order = {self.reseat_order!r}: must be one "
                               f"of {', '.join(RESEAT_ORDERS)}")
@@ -309,6 +324,13 @@ class ClimbGait:
         #: move's pauses.
         self.moves_paused = 0
         self._pauses = 0
+        #: The body attitude [rad, rotation vector in {S}] a body move ends at, given the move
+        #: (3,) [m, {S}] and the attitude it starts from (None: the wall's attitude kept).
+        self.move_tilt: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
+        #: The body reference's attitude offset from the wall's frame [rad, {S}], and the
+        #: move turning it: (start, end) positions and (from, to) offsets.
+        self.tilt = np.zeros(3)
+        self._turn: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def retract(self) -> str:
         """Drop the last scheduled swing not yet begun and return its leg."""
@@ -529,6 +551,7 @@ class ClimbGait:
                 planned = self.bodies.get(self.step_no)
                 self.body_to = self.body_target() if planned is None else \
                     np.asarray(planned, dtype=float).copy()
+                self._plan_turn()
                 self._split(self.body_to - self.body_from)
                 self._pauses = 0
                 self._enter(ClimbPhase.BODY, t)
@@ -543,6 +566,8 @@ class ClimbGait:
                 self._next_part(t)
             elif elapsed >= duration:
                 self._move = None
+                if self._turn is not None:
+                    self.tilt, self._turn = self._turn[3].copy(), None
                 self.step_no += 1
                 self.body_from = self.body_to.copy()
                 for g in LEG_NAMES:
@@ -555,9 +580,48 @@ class ClimbGait:
         elif ph is ClimbPhase.RESEAT:
             leg = self.reseating[0]
             swing_load, targets[leg] = self._reseat(t, feet, tau4, events)
-        ref = MotionReference(pin.SE3(self.R, pos), self._twist(vel), self._twist(acc),
-                              _loads(leg, swing_load), targets)
+        if self._turn is None:
+            ref = MotionReference(pin.SE3(self.attitude, pos), self._twist(vel),
+                                  self._twist(acc), _loads(leg, swing_load), targets)
+        else:
+            attitude, w, dw = self._turning(pos, vel, acc)
+            ref = MotionReference(pin.SE3(attitude, pos), self._twist(vel, attitude, w),
+                                  self._twist(acc, attitude, dw), _loads(leg, swing_load),
+                                  targets)
         return ref, events
+
+    @property
+    def attitude(self) -> np.ndarray:
+        """The body reference's attitude [3x3, {S}] outside a turning move."""
+        return self.R if not self.tilt.any() else pin.exp3(self.tilt) @ self.R
+
+    def _plan_turn(self) -> None:
+        """Choose the attitude the body move from :attr:`body_from` to :attr:`body_to` ends
+        at (``body_tilt``, :attr:`move_tilt`); the turn follows the body's progress along
+        the whole move, so split and paused moves turn with it."""
+        self._turn = None
+        if not self.p.body_tilt or self.move_tilt is None or not self.swing_leg:
+            return
+        goal = np.asarray(self.move_tilt(self.body_to - self.body_from, self.tilt.copy()),
+                          dtype=float)
+        size = float(np.linalg.norm(goal))
+        if size > self.p.body_tilt:
+            goal = goal * (self.p.body_tilt / size)
+        if np.linalg.norm(self.body_to - self.body_from) > 1e-6:
+            self._turn = (self.body_from.copy(), self.body_to.copy(), self.tilt.copy(), goal)
+
+    def _turning(self, pos: np.ndarray, vel: np.ndarray, acc: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Attitude [3x3], angular velocity and acceleration [{S}] of the turning body
+        reference at body position ``pos`` moving at ``vel``, ``acc``: the offset goes from
+        its start to its goal as the body goes along the move (small angles)."""
+        start, end, a, b = self._turn
+        d = end - start
+        dd = float(d @ d)
+        s = float(np.clip((pos - start) @ d / dd, 0.0, 1.0))
+        tilt = a + s * (b - a)
+        return pin.exp3(tilt) @ self.R, (b - a) * float(vel @ d) / dd, \
+            (b - a) * float(acc @ d) / dd
 
     def _split(self, displacement: np.ndarray) -> None:
         """Plan the body move by ``displacement`` [m] in parts when :attr:`move_moments`
@@ -636,11 +700,14 @@ class ClimbGait:
         self.reseats_skipped += len(due) - len(allowed)
         return allowed
 
-    def _twist(self, linear: np.ndarray) -> np.ndarray:
-        """``[R^T linear, 0]`` (6,) in the body frame."""
-        if linear is _ZERO3:
+    def _twist(self, linear: np.ndarray, attitude: np.ndarray | None = None,
+               angular: np.ndarray = _ZERO3) -> np.ndarray:
+        """``[A^T linear, A^T angular]`` (6,) in the body frame of attitude ``A`` (default:
+        the reference's, :attr:`attitude`)."""
+        if linear is _ZERO3 and angular is _ZERO3:
             return self._rest
-        return np.concatenate([self.R.T @ linear, _ZERO3])
+        a = self.attitude if attitude is None else attitude
+        return np.concatenate([a.T @ linear, a.T @ angular])
 
     def _swing_target(self, t: float, feet: Callable[[], dict[str, pin.SE3]], tau4: np.ndarray,
                       events: list[ClimbEvent]) -> pin.SE3:
@@ -654,10 +721,13 @@ class ClimbGait:
             n1 = self.normals[leg][k + 1]
             target = self.holds[leg][k + 1]
             landing = self.landing.get(leg, [])
+            land = landing[k + 1] if k + 1 < len(landing) else None
+            if land is None and p.landing_cone is not None:
+                land = _turned(start.rotation,
+                               landing_normal(n1, self.R[:, 2], p.landing_cone))
             lift = max(p.lift_height, self.lifts.get(self.step_no, 0.0))
             self.swing = _SwingPlan(leg, start, start.translation + lift * n0,
-                                    target + lift * n1, target, n1,
-                                    landing=landing[k + 1] if k + 1 < len(landing) else None,
+                                    target + lift * n1, target, n1, landing=land,
                                     lift=lift, rotation=start.rotation)
         sw = self.swing
         rot = sw.rotation
@@ -720,3 +790,12 @@ class ClimbGait:
     @property
     def done(self) -> bool:
         return self.phase is ClimbPhase.DONE
+
+
+def _turned(rotation: np.ndarray, normal: np.ndarray) -> np.ndarray:
+    """``rotation`` [3x3] turned the least way that takes its z axis onto unit ``normal``."""
+    axis = np.cross(rotation[:, 2], normal)
+    s, c = float(np.linalg.norm(axis)), float(rotation[:, 2] @ normal)
+    if s < 1e-12:
+        return rotation
+    return pin.exp3(axis / s * np.arctan2(s, c)) @ rotation

@@ -10,11 +10,20 @@ slides along it, a sole tilted to a rock top does not.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pinocchio as pin
 
+from clamber.exceptions import ConfigError
 from clamber.quadruped.model.kinematics import Clik
 from clamber.quadruped.model.robot import JOINTS_PER_LEG, LEG_NAMES
+
+#: Largest turn [rad] of a landing sole from its hold's normal toward the body's normal
+#: (:func:`landing_normal`): the rock walls' default, chosen on their tuning walls
+#: (docs/results/rock_climbing.md); on a plane wall's rocks, tilted up to 6 deg, it lands
+#: most soles along the wall's normal.
+LANDING_CONE = 0.1
 
 
 def blind_axis(jacobian: np.ndarray) -> np.ndarray:
@@ -53,3 +62,27 @@ def windup(clik: Clik, q: np.ndarray, body: pin.SE3, feet: list[pin.SE3]) -> np.
     in_body, _ = clik.kinematics(follow(clik, q, body, feet))
     return np.array([pin.log3((body.rotation @ f.rotation).T @ w.rotation) @ a
                      for f, w, a in zip(in_body, feet, axes, strict=True)])
+
+
+def landing_normal(hold_normal: np.ndarray, body_normal: np.ndarray, cone: float
+                   ) -> np.ndarray:
+    """Unit direction within ``cone`` [rad] of ``hold_normal`` nearest to ``body_normal``.
+
+    A 5-DOF leg turns its sole only within the leg's plane, which contains the body normal;
+    once welded, body motions turn that plane, and the sole's tilt out of it goes to the rock
+    as a moment through the hinges (25 N m/rad). A sole along the body normal keeps its
+    attitude however the body translates, so it lands as near to it as the cone allows.
+    """
+    if not 0.0 <= cone < math.pi:
+        raise ConfigError(f"landing cone must lie in [0, pi) rad, got {cone}")
+    h = np.asarray(hold_normal, dtype=float)
+    b = np.asarray(body_normal, dtype=float)
+    h, b = h / np.linalg.norm(h), b / np.linalg.norm(b)
+    axis = np.cross(h, b)
+    s, c = float(np.linalg.norm(axis)), float(h @ b)
+    angle = math.atan2(s, c)
+    if angle <= cone:
+        return b
+    if s < 1e-12:  # opposite directions: no nearest turn; keep the hold's normal
+        return h
+    return pin.exp3(axis / s * cone) @ h

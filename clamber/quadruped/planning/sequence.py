@@ -17,6 +17,7 @@ from clamber.exceptions import ConfigError
 from clamber.quadruped.model.kinematics import body_configuration, foot_poses
 from clamber.quadruped.model.robot import LEG_NAMES
 from clamber.quadruped.model.robot_model import RobotModel
+from clamber.quadruped.model.windup import landing_normal
 from clamber.quadruped.planning.depth_map import observe_wall
 from clamber.quadruped.planning.holds import build_hold_map
 from clamber.quadruped.planning.rollout import (
@@ -47,31 +48,6 @@ from clamber.quadruped.planning.stance import (
 from clamber.quadruped.planning.swing import swing_clearance
 from clamber.quadruped.rock.holding import GripperSurfaceModel, hold_limits
 from clamber.quadruped.rock.wall import RockWall
-
-
-def landing_normal(hold_normal: np.ndarray, body_normal: np.ndarray, cone: float
-                   ) -> np.ndarray:
-    """Unit direction within ``cone`` [rad] of ``hold_normal`` nearest to ``body_normal``.
-
-    A 5-DOF leg turns its sole only within the leg's plane, which contains the body normal;
-    once welded, body motions turn that plane, and the sole's tilt out of it goes to the rock
-    as a moment through the hinges (25 N m/rad). A sole along the body normal keeps its
-    attitude however the body translates, so it lands as near to it as the cone allows.
-    """
-    if not 0.0 <= cone < math.pi:
-        raise ConfigError(f"landing cone must lie in [0, pi) rad, got {cone}")
-    h = np.asarray(hold_normal, dtype=float)
-    b = np.asarray(body_normal, dtype=float)
-    h, b = h / np.linalg.norm(h), b / np.linalg.norm(b)
-    axis = np.cross(h, b)
-    s, c = float(np.linalg.norm(axis)), float(h @ b)
-    angle = math.atan2(s, c)
-    if angle <= cone:
-        return b
-    if s < 1e-12:  # opposite directions: no nearest turn; keep the hold's normal
-        return h
-    return pin.exp3(axis / s * cone) @ h
-
 
 #: Most swings one plan may hold (a guard; 2 m takes about 40).
 MAX_STEPS = 200

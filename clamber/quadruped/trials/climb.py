@@ -31,7 +31,7 @@ from clamber.quadruped.gaits import ClimbEvent, ClimbGait, ClimbGaitSettings
 from clamber.quadruped.model.kinematics import Clik, world_foot_poses
 from clamber.quadruped.model.robot import LEG_NAMES, Marcbot
 from clamber.quadruped.model.robot_model import RobotModel, RobotState
-from clamber.quadruped.model.windup import windup
+from clamber.quadruped.model.windup import landing_normal, windup
 from clamber.quadruped.options import StateSource
 from clamber.quadruped.sim.disturbance import Disturbance, DisturbanceDriver
 from clamber.quadruped.sim.grippers import SoleCompliance
@@ -64,6 +64,9 @@ PLACEMENT_TIME = 1.0
 #: (the map's own error, 5 mm per axis on the known hold tops, averaged over the holds in
 #: view).
 SIGHTING = 0.003
+#: Weight of the body's turn against the sole-hinge moments a body move winds [N m/rad per
+#: N m/rad of sole stiffness] when the move also turns the body (``body_tilt``).
+TILT_WEIGHT = 0.5
 #: Standard deviation [m] of leg odometry's walk over one swing, against which a position fix
 #: is weighed (about 1.5-3 mm a cycle along the wall's normal on the tuning seeds' climbs).
 ODOMETRY_WALK = 0.002
@@ -179,9 +182,13 @@ class ClimbTrial:
         R = self.R = layout.rotation
         self.body0 = pin.SE3(R, np.mean([layout.holds[leg][0].top for leg in LEG_NAMES],
                                         axis=0) + gp.standoff * R[:, 2])
+        # Soles start along their holds' normals, or as near the wall's as the landing cone
+        # allows (the attitude the gait's swings land them at).
+        soles = {leg: normals[leg][0] if gp.landing_cone is None else
+                 landing_normal(normals[leg][0], R[:, 2], gp.landing_cone) for leg in LEG_NAMES}
         q0 = initial_joints(RobotModel(self.sim_robot), self.body0,
-                            {leg: layout.holds[leg][0].top for leg in LEG_NAMES},
-                            {leg: normals[leg][0] for leg in LEG_NAMES}, lift=0.001)
+                            {leg: layout.holds[leg][0].top for leg in LEG_NAMES}, soles,
+                            lift=0.001)
         self.sim.set_state(self.body0.translation, self.body0.rotation, q0)
         self.held: tuple[str, ...] = ()
         for leg in LEG_NAMES:
@@ -208,6 +215,8 @@ class ClimbTrial:
                                                   ServoBank(self.robot).kv)
         self.clik = Clik(self.rm)
         self.gait.move_moments = self._move_moments
+        if self.gait.p.body_tilt:
+            self.gait.move_tilt = self._move_tilt
         #: World attitude [3x3] of each holding gripper when it was welded, from the estimate.
         self.seated: dict[str, np.ndarray] = {}
         if self.gait.p.reseat_order == "wound":
@@ -225,6 +234,29 @@ class ClimbTrial:
         feet = [body * f for f in self.clik.kinematics(q)[0]]
         end = pin.SE3(state.body_rotation, state.body_position + displacement)
         return sole.stiffness * windup(self.clik, q, end, feet)
+
+    def _move_tilt(self, displacement: np.ndarray, tilt: np.ndarray) -> np.ndarray:
+        """The body attitude offset [rad, {S}] a body move by ``displacement`` [m] should
+        end at, from ``tilt``: one Gauss-Newton step on the sole-hinge moments the move
+        winds into the welded grippers (:meth:`_move_moments` at the turned end, its
+        Jacobian by differences of 1 mrad), weighted against the offset by
+        :data:`TILT_WEIGHT` times the stiffness."""
+        state, sole = self.seen, self.settings.sole
+        if state is None or sole is None:
+            return tilt
+        q = state.joint_positions
+        body = pin.SE3(state.body_rotation, state.body_position)
+        feet = [body * f for f in self.clik.kinematics(q)[0]]
+        to = state.body_position + displacement
+        R = self.gait.R
+
+        def moments(w: np.ndarray) -> np.ndarray:
+            return sole.stiffness * windup(self.clik, q, pin.SE3(pin.exp3(w) @ R, to), feet)
+
+        m0 = moments(tilt)
+        J = np.stack([(moments(tilt + 1e-3 * e) - m0) / 1e-3 for e in np.eye(3)], axis=1)
+        lam = (TILT_WEIGHT * sole.stiffness) ** 2
+        return tilt - np.linalg.solve(J.T @ J + lam * np.eye(3), J.T @ m0 + lam * tilt)
 
     # ---- one control cycle -----------------------------------------------------------------
     def step(self) -> bool:

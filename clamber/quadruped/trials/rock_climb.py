@@ -34,11 +34,12 @@ from clamber.quadruped.model.kinematics import world_foot_poses
 from clamber.quadruped.model.robot import LEG_NAMES, Marcbot
 from clamber.quadruped.model.robot_model import RobotModel, RobotState
 from clamber.quadruped.model.statics import StaticsEvaluator
+from clamber.quadruped.model.windup import LANDING_CONE, landing_normal
 from clamber.quadruped.options import Estimator, GraspModel, MapFrame
 from clamber.quadruped.planning.depth_map import DepthNoise
 from clamber.quadruped.planning.rollout import RULES, PlanClimbSettings, StopReason, _Truth
 from clamber.quadruped.planning.selection import Foothold
-from clamber.quadruped.planning.sequence import PlannedStep, SequencePlanner, landing_normal
+from clamber.quadruped.planning.sequence import PlannedStep, SequencePlanner
 from clamber.quadruped.planning.stance import LANDED_TILT_TOLERANCE, reach, support
 from clamber.quadruped.planning.swing import swing_lift
 from clamber.quadruped.rock.holding import GripperSurfaceModel, hold_limits, hold_polytope
@@ -135,7 +136,7 @@ class RockClimbSettings:
     regrasps: int = 1
     capacity_limits: bool = True
     reorder: bool = True
-    landing_cone: float | None = 0.1
+    landing_cone: float | None = LANDING_CONE
     seat_rise: float | None = SEAT_RISE
     contact_force: float | None = CONTACT_FORCE
     footpad_push: bool = True
@@ -261,7 +262,7 @@ class RockClimbTrial(ClimbTrial):
         # A missed grasp is placed on another hold (``replacements``), not flown again.
         gp = replace(self.settings.gait, cycles=1, reseat_every=rs.reseat_every,
                      move_moment=rs.move_moment, swing_retries=0, reseat_order="swing",
-                     wound_limit=0.0)
+                     wound_limit=0.0, body_tilt=0.0)
         if rs.contact_force is not None:
             gp = replace(gp, contact_force=rs.contact_force)
         if rs.grasp == "winch":
@@ -276,7 +277,7 @@ class RockClimbTrial(ClimbTrial):
         self.body0 = pin.SE3(R, np.mean(list(tops.values()), axis=0) + gp.standoff * R[:, 2])
         lifted = {leg: tops[leg] + START_CLEARANCE * true_normals[leg] for leg in LEG_NAMES}
         # The soles as the swings land them: within the cone of the hold's normal nearest the
-        # body's, which a body move winds up least (planning.sequence.landing_normal).
+        # body's, which a body move winds up least (model.windup.landing_normal).
         soles = true_normals if rs.landing_cone is None else \
             {leg: landing_normal(n, R[:, 2], rs.landing_cone) for leg, n in true_normals.items()}
         # Set down as a person would: a sole the rock under its footpad holds off its start

@@ -542,3 +542,109 @@ def test_a_body_move_pauses_to_re_seat_a_sole_wound_past_the_limit():
     second_body_end = gait.bands[first + 2][1]
     at_end = [b for tt, _, b in bodies if abs(tt - second_body_end) < 0.011]
     assert np.allclose(at_end[0], end, atol=1e-9)
+
+
+def _turning_log(body_tilt: float, goals: list[np.ndarray]):
+    """Drive a one-cycle gait whose body moves ask ``move_tilt`` for ``goals`` in turn;
+    returns the gait, what it asked, and per step the time, phase and body reference."""
+    holds, normals = _three_holds()
+    gait = ClimbGait(holds, normals, np.eye(3),
+                     ClimbGaitSettings(cycles=1, reseat_every=1, body_tilt=body_tilt))
+    asked = []
+
+    def move_tilt(d, tilt):
+        asked.append((np.array(d), np.array(tilt)))
+        return goals[min(len(asked), len(goals)) - 1]
+
+    gait.move_tilt = move_tilt
+    feet = {leg: pin.SE3(np.eye(3), gait.holds[leg][0]) for leg in LEG_NAMES}
+    t, log = 0.0, []
+    while not gait.done and t < 400:
+        tau4 = np.zeros(4)
+        leg = gait.reseating[0] if gait.phase is ClimbPhase.RESEAT else gait.swing_leg
+        if gait.phase in (ClimbPhase.DESCEND, ClimbPhase.RESEAT):
+            tau4[LEG_NAMES.index(leg)] = 1.0
+        ref, _ = gait.reference(t, lambda: feet, tau4)
+        feet.update(ref.foot_targets)
+        log.append((t, gait.phase, ref))
+        t += 0.02
+    return gait, asked, log
+
+
+def test_a_body_move_turns_the_body_to_the_attitude_asked_within_the_limit():
+    """With ``body_tilt`` each body move asks for the attitude it should end at, given the
+    move and the attitude it starts from: the body turns there as it goes along the move
+    (the twist's angular part is the attitude's rate), a goal past the limit is scaled onto
+    it, and the attitude holds until the next move turns it again. Without, nothing is
+    asked and the body keeps the wall's attitude."""
+    assert ClimbGaitSettings(cycles=2).body_tilt == 0.0
+    for bad in (-0.01, 0.2, float("nan")):
+        with pytest.raises(ConfigError):
+            ClimbGaitSettings(body_tilt=bad)
+    far, back = np.array([0.0, 0.06, 0.08]), np.array([0.01, 0.0, 0.0])
+    gait, asked, log = _turning_log(0.05, [far, back])
+    assert gait.done and len(asked) == 4
+    limited = far * 0.05 / 0.1
+    assert np.allclose(asked[0][1], 0.0) and np.allclose(asked[1][1], limited)
+    assert np.allclose(asked[2][1], back) and np.allclose(asked[3][1], back)
+    moves = [(t0, t1) for t0, t1, name, _ in gait.bands if name == "body"]
+    tilt = {round(t, 6): pin.log3(ref.body_pose.rotation) for t, _, ref in log}
+    assert np.allclose(tilt[round(moves[0][0], 6)], 0.0, atol=1e-12)
+    assert np.allclose(tilt[round(moves[0][1], 6)], limited, atol=1e-6)
+    assert np.allclose(tilt[round(moves[1][0], 6)], limited, atol=1e-6)  # held between
+    assert np.allclose(log[-1][2].body_pose.rotation, pin.exp3(back), atol=1e-9)
+    # Mid-move the reference's angular rate is its attitude's: compare differences.
+    t0, t1 = moves[0]
+    inside = [(t, ref) for t, ph, ref in log if t0 + 0.5 < t < t1 - 0.5]
+    assert max(np.linalg.norm(ref.body_twist[3:]) for _, ref in inside) > 0.01
+    for (_, a), (_, b) in zip(inside[:-1], inside[1:], strict=True):
+        rate = pin.log3(a.body_pose.rotation.T @ b.body_pose.rotation) / 0.02
+        mid = 0.5 * (a.body_twist[3:] + b.body_twist[3:])
+        assert np.linalg.norm(rate - mid) < 1e-3 + 0.02 * np.linalg.norm(mid)
+    still, none_asked, plain = _turning_log(0.0, [far])
+    assert still.done and not none_asked
+    assert all(np.allclose(ref.body_pose.rotation, np.eye(3)) for _, _, ref in plain)
+
+
+@pytest.mark.parametrize("tilt, cone, expected", [
+    (0.05, 0.1, 0.0),    # within the cone: lands along the wall's normal
+    (0.25, 0.1, 0.15),   # past it: turned by the cone toward the wall's normal
+    (0.05, 0.0, 0.05),   # no cone: along the hold's normal
+])
+def test_a_swing_lands_its_sole_within_the_cone_nearest_the_wall_normal(tilt, cone, expected):
+    """With ``landing_cone`` a swing turns its sole, during the transfer, the least way that
+    puts the sole's normal within the cone of its new hold's normal nearest the wall's; it
+    lands and holds that attitude. Without, the sole keeps its lift-off attitude."""
+    holds, normals = _three_holds()
+    n = np.array([np.sin(tilt), 0.0, np.cos(tilt)])
+    normals = {leg: [np.array([0, 0, 1.0]), n, n] for leg in LEG_NAMES}
+    with pytest.raises(ConfigError):
+        ClimbGaitSettings(landing_cone=-0.1)
+    for setting in (cone, None):
+        gait = ClimbGait(holds, normals, np.eye(3),
+                         ClimbGaitSettings(cycles=1, landing_cone=setting))
+        yawed = pin.SE3(pin.exp3(np.array([0, 0, 0.3])), np.zeros(3))
+        feet = {leg: pin.SE3(yawed.rotation, gait.holds[leg][0]) for leg in LEG_NAMES}
+        landed = {}
+        t = 0.0
+        while not gait.done and t < 400:
+            tau4 = np.zeros(4)
+            if gait.phase is ClimbPhase.DESCEND:
+                tau4[LEG_NAMES.index(gait.swing_leg)] = 1.0
+                landed[gait.swing_leg] = None
+            ref, _ = gait.reference(t, lambda: feet, tau4)
+            feet.update(ref.foot_targets)
+            for leg in list(landed):
+                if leg in ref.foot_targets:
+                    landed[leg] = ref.foot_targets[leg].rotation.copy()
+            t += 0.02
+        assert gait.done and len(landed) == 4
+        for rot in landed.values():
+            if setting is None:
+                assert np.allclose(rot, yawed.rotation, atol=1e-9)  # kept
+                continue
+            z = rot[:, 2]
+            assert np.arccos(np.clip(z @ n, -1, 1)) <= max(setting, 0.0) + 1e-9
+            assert np.arccos(np.clip(z[2], -1, 1)) == pytest.approx(expected, abs=1e-9)
+            # The least turn: about an axis square to the lift-off normal (world z here).
+            assert abs(pin.log3(rot @ yawed.rotation.T)[2]) < 1e-9

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from clamber.exceptions import ConfigError
-from clamber.quadruped.planning.sequence import SequencePlanner, landing_normal
+from clamber.quadruped.model.windup import landing_normal
+from clamber.quadruped.planning.sequence import SequencePlanner
 from clamber.quadruped.planning.stance import TILT_TOLERANCE
 from clamber.quadruped.trials.rock_climb import RockClimbSettings, plan_rock_climb
 
