@@ -114,8 +114,6 @@ RANGES: dict[str, Range] = {
                            "hold"),
     "wound_limit": Range(0.0, 10.0, "N m", "the sensed sole-hinge moment at which a body "
                          "move pauses to re-seat that gripper (0: never)"),
-    "landing_cone": Range(0.0, 3.14, "rad", "how far [rad] from its hold's normal a swing "
-                          "may land its sole, toward the wall's normal"),
     "body_tilt": Range(0.0, 0.15, "rad", "how far [rad] body moves may turn the body from "
                        "the wall's attitude to wind the welded soles least (0: never)"),
     "sighting": Range(0.0, 100.0, "mm", "the body camera's position fix per axis (0: leg "

@@ -124,14 +124,6 @@ def _contact_force(args: argparse.Namespace) -> float | None:
     return {None: None, "force": CONTACT_FORCE, "torque": 0.0}[args.contact]
 
 
-def _plane_landing(args: argparse.Namespace) -> float | None:
-    """The plane gait's landing cone [rad] for ``--landing`` (None: keep the lift-off
-    attitude, the default on plane walls)."""
-    from clamber.quadruped.model.windup import LANDING_CONE
-
-    return {"body": LANDING_CONE, "hold": 0.0}.get(args.landing)
-
-
 def _climb_settings(args: argparse.Namespace, incline: float):
     """The condition of one incline: the plane trial's settings, or the rock trial's."""
     from clamber.quadruped.gaits import ClimbGaitSettings
@@ -148,7 +140,7 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                                                     reseat_order=args.reseat_order,
                                                     wound_limit=args.wound_limit,
                                                     body_tilt=args.body_tilt,
-                                                    landing_cone=_plane_landing(args)),
+                                                    landing=args.landing),
                              breakable=not args.unbreakable,
                              sole=sole_compliance(args.sole_stiffness),
                              sighting=None if args.sighting is None else args.sighting / 1e3,
@@ -240,7 +232,7 @@ def _climb(args: argparse.Namespace) -> dict:
         else:
             row.update(swing_retry_limit=cond.gait.swing_retries,
                        reseat_order=cond.gait.reseat_order, wound_limit=cond.gait.wound_limit,
-                       body_tilt=cond.gait.body_tilt, landing=args.landing or "keep")
+                       body_tilt=cond.gait.body_tilt, landing=cond.gait.landing)
         rows.append({**row, **result.summary})
     summary = dict(rows[0]) if len(rows) == 1 else {"command": "climb", "wall": args.wall,
                                                      "conditions": rows}
@@ -378,9 +370,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "other legs (default), or stop the climb")
     climb.add_argument("--landing", choices=("body", "hold", "keep"), default=None,
                        help="land each sole as near the body's normal as lies within 0.1 rad "
-                       "of the hold's normal (body; the default on rock walls), along the "
-                       "hold's normal (hold), or, on plane walls only, at the attitude it "
-                       "lifted off with (keep; the default there, the paper's gait)")
+                       "of the hold's normal (body; the default on rock walls and on plane "
+                       "climbs that re-seat), along the hold's normal (hold), or, on plane "
+                       "walls only, at the attitude it lifted off with (keep; the default on "
+                       "one-cycle climbs, the paper's gait)")
     climb.add_argument("--seat-check", choices=("on", "off"), default="on",
                        help="rock wall: choose no hold where mapped rock under the footpad "
                        "stands more than 1 cm above the landing sole's plane (default), or "

@@ -137,16 +137,18 @@ def test_retry_and_wind_up_options_reach_the_gait():
 
 
 def test_landing_and_body_turn_options_reach_the_gait():
-    """`--landing` (plane walls: keep the lift-off attitude unless asked; body: the 0.1 rad
-    cone toward the wall's normal; hold: the hold's normal) and `--body-tilt` reach the
-    plane gait; rock walls land by the body's normal unless asked and refuse `keep`."""
+    """`--landing` (plane walls: body, the 0.1 rad cone toward the wall's normal, on climbs
+    that re-seat, keep the lift-off attitude on the paper's one-cycle gait; hold: the hold's
+    normal) and `--body-tilt` reach the plane gait; rock walls land by the body's normal
+    unless asked and refuse `keep`."""
     from clamber.cli.quadruped import _climb_settings
 
     def settings(*extra: str):
         return _climb_settings(build_parser().parse_args(["quadruped", "climb", *extra]),
                                90.0)
 
-    assert settings("--cycles", "5").gait.landing_cone is None
+    assert settings().gait.landing == "keep" and settings("--cycles", "5").gait.landing == "body"
+    assert settings("--cycles", "5", "--landing", "keep").gait.landing_cone is None
     assert settings("--landing", "body").gait.landing_cone == pytest.approx(0.1)
     assert settings("--landing", "hold").gait.landing_cone == 0.0
     assert settings().gait.body_tilt == 0.0

@@ -30,7 +30,7 @@ from clamber.exceptions import ConfigError
 from clamber.quadruped.control.reference import MotionReference
 from clamber.quadruped.gaits.profiles import cubic
 from clamber.quadruped.model.robot import LEG_NAMES, leg_index
-from clamber.quadruped.model.windup import landing_normal
+from clamber.quadruped.model.windup import LANDING_CONE, landing_normal
 
 
 def _loads(leg: str | None, swing_load: float | None) -> dict[str, float]:
@@ -82,6 +82,8 @@ SWING_RETRIES = 1
 #: grippers that held through the most moves (``swing``); or the most wound sole first, by
 #: its sensed hinge moment (``wound``, :attr:`ClimbGait.wound`).
 RESEAT_ORDERS = ("swing", "wound")
+#: How a swing lands its sole (:attr:`ClimbGaitSettings.landing`).
+LANDINGS = ("keep", "body", "hold")
 #: The most pauses one body move makes to re-seat wound soles (``wound_limit``).
 MAX_PAUSES = 8
 #: Phases during which the swing leg's gripper is open.
@@ -114,10 +116,11 @@ class ClimbGaitSettings:
     [rad]: each body move also turns the body, by at most this much away from the wall's
     frame in all, to the attitude :attr:`ClimbGait.move_tilt` finds winds the welded soles
     least (0, the default: the body keeps the wall's attitude, the paper's gait).
-    ``landing_cone`` [rad]: a swing with no landing attitude of its own turns its sole to land
-    as near the wall's normal as lies within this cone of the hold's normal
-    (:func:`~clamber.quadruped.model.windup.landing_normal`; None, the default: the sole keeps
-    the attitude it lifted off with)."""
+    ``landing``: one of :data:`LANDINGS`, how a swing with no landing attitude of its own
+    lands its sole: as near the wall's normal as lies within :data:`LANDING_CONE` of the
+    hold's normal (``body``, :func:`~clamber.quadruped.model.windup.landing_normal`), along
+    the hold's normal (``hold``), or at the attitude it lifted off with (``keep``, the paper's
+    gait); None: ``body`` on a gait that re-seats, ``keep`` otherwise."""
 
     stride: float = 0.22
     order: tuple[str, ...] = ("LR", "LF", "RR", "RF")
@@ -144,7 +147,12 @@ class ClimbGaitSettings:
     reseat_order: str = "wound"
     wound_limit: float = 0.0
     body_tilt: float = 0.0
-    landing_cone: float | None = None
+    landing: str | None = None
+
+    @property
+    def landing_cone(self) -> float | None:
+        """The cone [rad] of the hold's normal a sole lands within (None: ``keep``)."""
+        return {"body": LANDING_CONE, "hold": 0.0}.get(self.landing)
 
     def __post_init__(self) -> None:
         if sorted(self.order) != sorted(LEG_NAMES):
@@ -167,9 +175,11 @@ class ClimbGaitSettings:
                      high=check.RANGES["wound_limit"].high)
         check.number("climb_gait", "body_tilt", self.body_tilt, low=0.0,
                      high=check.RANGES["body_tilt"].high)
-        if self.landing_cone is not None:
-            check.number("climb_gait", "landing_cone", self.landing_cone, low=0.0,
-                         high=check.RANGES["landing_cone"].high)
+        if self.landing is None:
+            object.__setattr__(self, "landing", "body" if self.reseat_every else "keep")
+        if self.landing not in LANDINGS:
+            raise ConfigError(f"climb_gait.landing = {self.landing!r}: must be one of "
+                              f"{', '.join(LANDINGS)}")
         if self.reseat_order not in RESEAT_ORDERS:
             raise ConfigError(f"climb_gait.reseat_order = {self.reseat_order!r}: must be one "
                               f"of {', '.join(RESEAT_ORDERS)}")

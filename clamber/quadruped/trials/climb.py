@@ -182,13 +182,22 @@ class ClimbTrial:
         R = self.R = layout.rotation
         self.body0 = pin.SE3(R, np.mean([layout.holds[leg][0].top for leg in LEG_NAMES],
                                         axis=0) + gp.standoff * R[:, 2])
-        # Soles start along their holds' normals, or as near the wall's as the landing cone
-        # allows (the attitude the gait's swings land them at).
-        soles = {leg: normals[leg][0] if gp.landing_cone is None else
-                 landing_normal(normals[leg][0], R[:, 2], gp.landing_cone) for leg in LEG_NAMES}
-        q0 = initial_joints(RobotModel(self.sim_robot), self.body0,
-                            {leg: layout.holds[leg][0].top for leg in LEG_NAMES}, soles,
-                            lift=0.001)
+        # Soles start as near the wall's normal as the landing cone allows (the attitude the
+        # gait's swings land them at), or along their holds' normals where that is out of the
+        # legs' reach or the gait keeps attitudes.
+        tops = {leg: layout.holds[leg][0].top for leg in LEG_NAMES}
+        along = {leg: normals[leg][0] for leg in LEG_NAMES}
+        model = RobotModel(self.sim_robot)
+        q0 = None
+        if gp.landing_cone is not None:
+            landed = {leg: landing_normal(n, R[:, 2], gp.landing_cone)
+                      for leg, n in along.items()}
+            try:
+                q0 = initial_joints(model, self.body0, tops, landed, lift=0.001)
+            except InfeasibleStart:
+                q0 = None
+        if q0 is None:
+            q0 = initial_joints(model, self.body0, tops, along, lift=0.001)
         self.sim.set_state(self.body0.translation, self.body0.rotation, q0)
         self.held: tuple[str, ...] = ()
         for leg in LEG_NAMES:

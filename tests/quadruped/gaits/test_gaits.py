@@ -606,23 +606,30 @@ def test_a_body_move_turns_the_body_to_the_attitude_asked_within_the_limit():
     assert all(np.allclose(ref.body_pose.rotation, np.eye(3)) for _, _, ref in plain)
 
 
-@pytest.mark.parametrize("tilt, cone, expected", [
-    (0.05, 0.1, 0.0),    # within the cone: lands along the wall's normal
-    (0.25, 0.1, 0.15),   # past it: turned by the cone toward the wall's normal
-    (0.05, 0.0, 0.05),   # no cone: along the hold's normal
+@pytest.mark.parametrize("tilt, landing, expected", [
+    (0.05, "body", 0.0),    # within the 0.1 rad cone: lands along the wall's normal
+    (0.25, "body", 0.15),   # past it: turned by the cone toward the wall's normal
+    (0.05, "hold", 0.05),   # along the hold's normal
 ])
-def test_a_swing_lands_its_sole_within_the_cone_nearest_the_wall_normal(tilt, cone, expected):
-    """With ``landing_cone`` a swing turns its sole, during the transfer, the least way that
-    puts the sole's normal within the cone of its new hold's normal nearest the wall's; it
-    lands and holds that attitude. Without, the sole keeps its lift-off attitude."""
+def test_a_swing_lands_its_sole_within_the_cone_nearest_the_wall_normal(tilt, landing,
+                                                                         expected):
+    """A swing turns its sole, during the transfer, the least way that puts the sole's
+    normal within the cone of its new hold's normal nearest the wall's (``body``, the default
+    on a gait that re-seats; ``hold``: a cone of 0); it lands and holds that attitude. With
+    ``keep`` (the default on the paper's one-cycle gait) the sole keeps its lift-off
+    attitude."""
     holds, normals = _three_holds()
     n = np.array([np.sin(tilt), 0.0, np.cos(tilt)])
     normals = {leg: [np.array([0, 0, 1.0]), n, n] for leg in LEG_NAMES}
+    assert ClimbGaitSettings(cycles=1).landing == "keep"
+    assert ClimbGaitSettings(cycles=2).landing == "body"
+    assert ClimbGaitSettings(cycles=2, reseat_every=0).landing == "keep"
     with pytest.raises(ConfigError):
-        ClimbGaitSettings(landing_cone=-0.1)
-    for setting in (cone, None):
+        ClimbGaitSettings(landing="wall")
+    cone = ClimbGaitSettings(landing=landing).landing_cone
+    for setting in (landing, "keep"):
         gait = ClimbGait(holds, normals, np.eye(3),
-                         ClimbGaitSettings(cycles=1, landing_cone=setting))
+                         ClimbGaitSettings(cycles=1, landing=setting))
         yawed = pin.SE3(pin.exp3(np.array([0, 0, 0.3])), np.zeros(3))
         feet = {leg: pin.SE3(yawed.rotation, gait.holds[leg][0]) for leg in LEG_NAMES}
         landed = {}
@@ -632,7 +639,7 @@ def test_a_swing_lands_its_sole_within_the_cone_nearest_the_wall_normal(tilt, co
             if gait.phase is ClimbPhase.DESCEND:
                 tau4[LEG_NAMES.index(gait.swing_leg)] = 1.0
                 landed[gait.swing_leg] = None
-            ref, _ = gait.reference(t, lambda: feet, tau4)
+            ref, _ = gait.reference(t, lambda feet=feet: feet, tau4)
             feet.update(ref.foot_targets)
             for leg in list(landed):
                 if leg in ref.foot_targets:
@@ -640,11 +647,11 @@ def test_a_swing_lands_its_sole_within_the_cone_nearest_the_wall_normal(tilt, co
             t += 0.02
         assert gait.done and len(landed) == 4
         for rot in landed.values():
-            if setting is None:
-                assert np.allclose(rot, yawed.rotation, atol=1e-9)  # kept
+            if setting == "keep":
+                assert np.allclose(rot, yawed.rotation, atol=1e-9)
                 continue
             z = rot[:, 2]
-            assert np.arccos(np.clip(z @ n, -1, 1)) <= max(setting, 0.0) + 1e-9
+            assert np.arccos(np.clip(z @ n, -1, 1)) <= cone + 1e-9
             assert np.arccos(np.clip(z[2], -1, 1)) == pytest.approx(expected, abs=1e-9)
             # The least turn: about an axis square to the lift-off normal (world z here).
             assert abs(pin.log3(rot @ yawed.rotation.T)[2]) < 1e-9
