@@ -231,9 +231,11 @@ class ClimbTrial:
         if self.gait.p.reseat_order == "wound":
             self.gait.wound = self._wound
 
-    def _move_moments(self, displacement: np.ndarray) -> np.ndarray:
-        """Sole-hinge moments (4,) [N m] a body move by ``displacement`` [m, world] would
-        wind into the welded grippers, predicted from the estimate and the encoders
+    def _move_moments(self, displacement: np.ndarray,
+                      attitude: np.ndarray | None = None) -> np.ndarray:
+        """Sole-hinge moments (4,) [N m] a body move by ``displacement`` [m, world] ending at
+        ``attitude`` [3x3, world; default: the present one] would wind into the welded
+        grippers, predicted from the estimate and the encoders
         (:func:`~clamber.quadruped.model.windup.windup`, the sole's stiffness known)."""
         state, sole = self.seen, self.settings.sole
         if state is None or sole is None:
@@ -241,7 +243,8 @@ class ClimbTrial:
         q = state.joint_positions
         body = pin.SE3(state.body_rotation, state.body_position)
         feet = [body * f for f in self.clik.kinematics(q)[0]]
-        end = pin.SE3(state.body_rotation, state.body_position + displacement)
+        end = pin.SE3(state.body_rotation if attitude is None else attitude,
+                      state.body_position + displacement)
         return sole.stiffness * windup(self.clik, q, end, feet)
 
     def _move_tilt(self, displacement: np.ndarray, tilt: np.ndarray) -> np.ndarray:
@@ -250,17 +253,13 @@ class ClimbTrial:
         winds into the welded grippers (:meth:`_move_moments` at the turned end, its
         Jacobian by differences of 1 mrad), weighted against the offset by
         :data:`TILT_WEIGHT` times the stiffness."""
-        state, sole = self.seen, self.settings.sole
-        if state is None or sole is None:
+        sole = self.settings.sole
+        if self.seen is None or sole is None:
             return tilt
-        q = state.joint_positions
-        body = pin.SE3(state.body_rotation, state.body_position)
-        feet = [body * f for f in self.clik.kinematics(q)[0]]
-        to = state.body_position + displacement
         R = self.gait.R
 
         def moments(w: np.ndarray) -> np.ndarray:
-            return sole.stiffness * windup(self.clik, q, pin.SE3(pin.exp3(w) @ R, to), feet)
+            return self._move_moments(displacement, pin.exp3(w) @ R)
 
         m0 = moments(tilt)
         J = np.stack([(moments(tilt + 1e-3 * e) - m0) / 1e-3 for e in np.eye(3)], axis=1)
