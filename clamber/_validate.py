@@ -123,6 +123,8 @@ RANGES: dict[str, Range] = {
     "held_tilt": Range(0.0, 0.25, "rad", "an attached sole's tilt change a plan asks of its "
                        "hinges, which give 0.3 rad (the planner's held limit 0.25)",
                        low_open=True),
+    "capacity_margin": Range(0.0, 1.0, "", "the share of each hold's planned capacity a "
+                             "planned stance may load", low_open=True),
     "attitude_integral": Range(0.0, 50.0, "1/s", "integral action on the body's attitude "
                                "(0: none; at 50 Hz above 50/s one cycle overshoots)"),
     "tune_budget": Range(1, 1000, "", "candidates per controller of the gain search"),

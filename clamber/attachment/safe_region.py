@@ -24,9 +24,10 @@ DEFAULT_SECTOR_ANGLE_DEG = 30.0
 DEFAULT_MAX_LOAD_N = 15.0
 #: Default friction coefficient of a gripper pushed onto the wall, [-]. When the wall pushes
 #: (f_x > 0) nothing hooks: spines point down the wall and engage only under an upward
-#: pull, so a downward load is carried by the foot pad's friction alone. 0.3 is the
-#: simulator's pad-on-carpet Coulomb coefficient (``Geometry.wall_friction``); 0 is the
-#: strict reading of the paper's spines, ``f_y >= 0`` everywhere.
+#: pull, so a downward load is carried by the foot pad's friction alone. 0.3 is a
+#: pad-on-carpet Coulomb coefficient, kept low for margin (the simulator's free, dragging
+#: gripper meets the carpet with ``Geometry.wall_friction``); 0 is the strict reading of
+#: the paper's spines, ``f_y >= 0`` everywhere.
 DEFAULT_PUSH_FRICTION = 0.3
 
 

@@ -46,6 +46,7 @@ cycle_count = quantity_type(int, "gait_cycles")
 reseat_count = quantity_type(int, "reseat_every")
 sighting_mm = quantity_type(float, "sighting")
 held_tilt = quantity_type(float, "held_tilt")
+capacity_margin = quantity_type(float, "capacity_margin")
 attitude_integral = quantity_type(float, "attitude_integral")
 replacement_count = number_type(int, 0, 5)
 level_gain = number_type(float, 0, 100, unit=" 1/s")
@@ -175,6 +176,8 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                              pre_move=args.pre_move == "on",
                              **({} if args.held_tilt is None else
                                 {"held_tilt": args.held_tilt}),
+                             **({} if args.capacity_margin is None else
+                                {"capacity_margin": args.capacity_margin}),
                              estimator=args.estimator, replacements=args.replace_missed,
                              map_frame=args.map_frame,
                              reseat_every=(1 if args.reseat_every is None
@@ -227,6 +230,7 @@ def _climb(args: argparse.Namespace) -> dict:
                        anchor_ekf=("on" if cond.anchor_ekf else "off"),
                        body_pose=args.body_pose, pre_move=args.pre_move,
                        held_tilt=cond.held_tilt, carry_limits=args.carry_limits,
+                       capacity_margin=cond.capacity_margin,
                        estimator=args.estimator,
                        replace_missed=args.replace_missed, map_frame=args.map_frame)
         else:
@@ -406,6 +410,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="rock wall: the largest change [rad] of an attached sole's tilt "
                        "since it landed that the planner asks of it as the body moves "
                        "(default 0.08, the planner's LANDED_TILT_TOLERANCE; at most 0.25)")
+    climb.add_argument("--capacity-margin", type=capacity_margin, default=None,
+                       metavar="SHARE",
+                       help="rock wall: the share of each hold's planned capacity (the "
+                       "paper's box scaled by the hold) that a planned stance and a "
+                       "re-seat's three-gripper check may load, in (0, 1] (default 0.8)")
     climb.add_argument("--carry-limits", choices=("box", "wound", "polytope"),
                        default="box",
                        help="rock wall: a gripper is re-seated only if the three others carry "

@@ -68,6 +68,11 @@ class StepContext:
     standoff: float
 
 
+#: Share of each hold's planned capacity a planned stance may load (the wrench QP's limits,
+#: the paper's box scaled by the hold's factors, times this): the margin the dynamic climb
+#: keeps for what the quasi-static plan does not see.
+CAPACITY_MARGIN = 0.8
+
 class ChoiceStatus(enum.Enum):
     CHOSEN = "chosen"
     NO_CANDIDATE = "no candidate hold near the nominal foothold"
@@ -100,7 +105,7 @@ class PlannerSettings:
     capacity_weight: float = 0.05
     tilt_weight: float = 0.2
     max_checks: int = 10
-    capacity_margin: float = 0.8
+    capacity_margin: float = CAPACITY_MARGIN
     standoff_offsets: tuple[float, ...] = (0.0, -0.02, -0.04, 0.02)
     body_shift: float = 0.04
     shift_steps: int = 2

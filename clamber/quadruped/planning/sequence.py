@@ -28,6 +28,7 @@ from clamber.quadruped.planning.rollout import (
     _Truth,
 )
 from clamber.quadruped.planning.selection import (
+    CAPACITY_MARGIN,
     Choice,
     ChoiceStatus,
     Foothold,
@@ -84,13 +85,15 @@ class SequencePlanner:
     that angle of the hold's normal, if the leg still reaches the hold (None: along the
     hold's normal). ``seat_rise`` and ``body_search``: as in :class:`PlannerSettings`.
     ``held_tilt`` [rad]: the largest change of an attached sole's tilt since it landed.
+    ``capacity_margin``: the share of each hold's planned capacity a stance may load.
     """
 
     def __init__(self, wall: RockWall, settings: PlanClimbSettings, seed: int,
                  rm: RobotModel | None = None, model: GripperSurfaceModel | None = None,
                  truth: _Truth | None = None, reorder: bool = False,
                  landing_cone: float | None = None, seat_rise: float | None = None,
-                 body_search: bool = False, held_tilt: float = LANDED_TILT_TOLERANCE) -> None:
+                 body_search: bool = False, held_tilt: float = LANDED_TILT_TOLERANCE,
+                 capacity_margin: float = CAPACITY_MARGIN) -> None:
         self.wall, self.settings = wall, settings
         self.reorder, self.landing_cone = reorder, landing_cone
         #: Position in the gait's order of the leg whose turn it is.
@@ -101,7 +104,7 @@ class SequencePlanner:
         self.rng = np.random.default_rng(seed + 7_000_003)
         self.rule = RULES[settings.rule](self.rm, PlannerSettings(
             held_tilt=held_tilt, landed_normals=True, seat_rise=seat_rise,
-            body_search=body_search))
+            body_search=body_search, capacity_margin=capacity_margin))
         #: The rule's search (radius, lead): the band of each map that is fitted.
         self.search = self.rule.settings
         if isinstance(self.rule, HoldPlanner):

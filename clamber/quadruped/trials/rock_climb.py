@@ -38,7 +38,7 @@ from clamber.quadruped.model.windup import LANDING_CONE, landing_normal
 from clamber.quadruped.options import Estimator, GraspModel, MapFrame
 from clamber.quadruped.planning.depth_map import DepthNoise
 from clamber.quadruped.planning.rollout import RULES, PlanClimbSettings, StopReason, _Truth
-from clamber.quadruped.planning.selection import Foothold
+from clamber.quadruped.planning.selection import CAPACITY_MARGIN, Foothold
 from clamber.quadruped.planning.sequence import PlannedStep, SequencePlanner
 from clamber.quadruped.planning.stance import LANDED_TILT_TOLERANCE, reach, support
 from clamber.quadruped.planning.swing import swing_lift
@@ -110,7 +110,9 @@ class RockClimbSettings:
       stance's body to lower its wrench QP's largest gauge); ``pre_move`` (when no leg finds
       a hold, move the body on its stance before the swing,
       :meth:`~.sequence.SequencePlanner.next`); ``held_tilt`` [rad] (largest change of an
-      attached sole's tilt since it landed that a plan may ask of it); ``map_frame`` (map placed at
+      attached sole's tilt since it landed that a plan may ask of it); ``capacity_margin``
+      (the share of each hold's planned capacity a planned stance, and a re-seat's
+      three-gripper check, may load); ``map_frame`` (map placed at
       the estimated body or in the true world frame).
     * Grasping: ``grasp``; ``winch``, ``plant``; ``regrasps``; ``replacements``;
       ``contact_force`` [N] (None: the joint-4 torque rule); ``reseat_every`` (re-seat a
@@ -150,6 +152,7 @@ class RockClimbSettings:
     reseat_every: int = 1
     move_moment: float | None = None
     carry_limits: str = "box"
+    capacity_margin: float = CAPACITY_MARGIN
 
     def __post_init__(self) -> None:
         for name, option in (("grasp", GraspModel), ("estimator", Estimator),
@@ -163,6 +166,8 @@ class RockClimbSettings:
         check.choice("rock_climb", "carry_limits", self.carry_limits, CARRY_LIMITS)
         check.positive("rock_climb", "distance", self.distance)
         check.in_range("rock_climb", "held_tilt", self.held_tilt, "held_tilt")
+        check.in_range("rock_climb", "capacity_margin", self.capacity_margin,
+                       "capacity_margin")
         check.integer("rock_climb", "regrasps", self.regrasps, low=0)
         check.integer("rock_climb", "reseat_every", self.reseat_every, low=0)
         if self.move_moment is None:
@@ -671,7 +676,8 @@ def plan_rock_climb(settings: RockClimbSettings, seed: int
                                         landing_cone=settings.landing_cone,
                                         seat_rise=settings.seat_rise,
                                         body_search=settings.body_search,
-                                        held_tilt=settings.held_tilt)
+                                        held_tilt=settings.held_tilt,
+                                        capacity_margin=settings.capacity_margin)
 
 
 def run_rock_climb(settings: RockClimbSettings, seed: int, log: bool = False,

@@ -113,3 +113,20 @@ def test_model_files_have_torque_limits_camera_and_a_home_keyframe_on_the_wall(t
         assert d.xpos[m.body(body).id][0] > Geometry().motor_radius
     mujoco.mj_step(m, d)
     assert all(w.number == 0 for w in d.warning)
+
+
+@pytest.mark.parametrize("mu", [0.3, 1.0])
+def test_a_free_gripper_meets_the_wall_with_the_stated_friction(mu):
+    """MuJoCo gives a contact the larger of its two geoms' coefficients, so the wall carries
+    none of its own: a gripper pressed into the wall slides with ``Geometry.wall_friction``
+    (at the default it was 1.0 from the wall's MuJoCo default whatever the setting said)."""
+    m = load_scene(Morphology.nominal(), Geometry(wall_friction=mu))
+    d = mujoco.MjData(m)
+    d.qpos[:] = [0.005, 0.0, 1.2, 0.8, 0.7, 0.6]  # the rear gripper 5 mm into the wall
+    mujoco.mj_forward(m, d)
+    foot = m.geom("rear_foot").id
+    hits = [c for c in d.contact[:d.ncon] if foot in (c.geom1, c.geom2)]
+    assert hits
+    for c in hits:
+        assert c.friction[:2] == pytest.approx([mu, mu])
+    assert Geometry().wall_friction == 1.0

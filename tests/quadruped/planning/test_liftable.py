@@ -2,14 +2,17 @@
 their capacities shrunk by the planner's margin), whether it is that leg's turn or not."""
 
 import numpy as np
+import pytest
 
+from clamber.exceptions import ConfigError
 from clamber.quadruped.model.robot import LEG_NAMES
 from clamber.quadruped.planning.rollout import PlanClimbSettings
 from clamber.quadruped.planning.sequence import SequencePlanner
 from clamber.quadruped.planning.stance import support
 from clamber.quadruped.rock.holding import hold_limits
 from clamber.quadruped.rock.wall import generate_wall
-from clamber.quadruped.trials.rock_climb import SEAT_RISE
+from clamber.quadruped.trials.climb import ClimbSettings
+from clamber.quadruped.trials.rock_climb import SEAT_RISE, RockClimbSettings, plan_rock_climb
 
 SETTINGS = PlanClimbSettings(incline_deg=70.0, distance=0.5)
 
@@ -39,3 +42,21 @@ def test_a_leg_the_other_three_holds_cannot_spare_does_not_swing():
     first = _planner(reorder=True).next()
     assert first is not None and first.leg == "LF"
     assert _carried(strict, "LR", 1.0)
+
+
+def test_the_capacity_margin_decides_which_stance_may_spare_a_leg():
+    """The same stance planned with the holds' full capacities (``capacity_margin`` 1)
+    spares LR, so the gait's first leg swings first; the rock trial's settings carry the
+    margin to the planner and refuse one outside (0, 1]."""
+    wall = generate_wall(70.0, 3, SETTINGS.wall)
+    full = SequencePlanner(wall, SETTINGS, 3, seat_rise=SEAT_RISE, reorder=False,
+                           capacity_margin=1.0)
+    assert full.rule.settings.capacity_margin == 1.0
+    first = full.next()
+    assert first is not None and first.leg == "LR"
+    assert _carried(full, "LF", 1.0)
+    rock = RockClimbSettings(climb=ClimbSettings(incline_deg=70.0), capacity_margin=1.0)
+    assert plan_rock_climb(rock, 3)[2].rule.settings.capacity_margin == 1.0
+    for bad in (0.0, 1.2):
+        with pytest.raises(ConfigError, match="capacity_margin"):
+            RockClimbSettings(capacity_margin=bad)
