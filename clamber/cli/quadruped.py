@@ -178,6 +178,8 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                                 {"held_tilt": args.held_tilt}),
                              **({} if args.capacity_margin is None else
                                 {"capacity_margin": args.capacity_margin}),
+                             **({} if args.stall_raises is None else
+                                {"stall_raises": args.stall_raises}),
                              estimator=args.estimator, replacements=args.replace_missed,
                              map_frame=args.map_frame,
                              reseat_every=(1 if args.reseat_every is None
@@ -231,6 +233,7 @@ def _climb(args: argparse.Namespace) -> dict:
                        body_pose=args.body_pose, pre_move=args.pre_move,
                        held_tilt=cond.held_tilt, carry_limits=args.carry_limits,
                        capacity_margin=cond.capacity_margin,
+                       stall_raises=cond.stall_raises,
                        estimator=args.estimator,
                        replace_missed=args.replace_missed, map_frame=args.map_frame)
         else:
@@ -415,6 +418,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="rock wall: the share of each hold's planned capacity (the "
                        "paper's box scaled by the hold) that a planned stance and a "
                        "re-seat's three-gripper check may load, in (0, 1] (default 0.8)")
+    climb.add_argument("--stall-raises", type=number_type(int, 0, 5), default=None,
+                       metavar="N",
+                       help="rock wall: how often a swing whose transfer rock holds back "
+                       "(the sensed foot 3 cm behind its reference) lifts again from where "
+                       "it stalled, 3 cm higher each time, in [0, 5] (default 0: never)")
     climb.add_argument("--carry-limits", choices=("box", "wound", "polytope"),
                        default="box",
                        help="rock wall: a gripper is re-seated only if the three others carry "

@@ -62,6 +62,7 @@ NUMERIC = [
     (["quadruped", "climb"], "--wound-limit", FLOAT, 0, 10, False),
     (["quadruped", "climb"], "--body-tilt", FLOAT, 0, 0.15, False),
     (["quadruped", "climb"], "--capacity-margin", FLOAT, 0, 1, True),
+    (["quadruped", "climb"], "--stall-raises", INT, 0, 5, False),
     (["quadruped", "climb"], "--trials", INT, 1, 100_000, False),
     (["quadruped", "climb"], "--seed", INT, 0, 2**32 - 1, False),
     (["quadruped", "climb"], "--workers", INT, 0, None, False),

@@ -78,6 +78,11 @@ RESEAT_RETRIES = 2
 #: A swing whose grasp missed is flown again (lift, transfer, descend) to the same hold at
 #: most this many times on a gait that re-seats.
 SWING_RETRIES = 1
+#: A transferring gripper that the sensed foot shows this far [m] behind its reference is
+#: held by rock the map did not show (a knob's steep flank the depth camera dropped); it
+#: lifts again from where it is, ``STALL_RAISE`` [m] higher, along the body's normal.
+STALL_ERROR = 0.03
+STALL_RAISE = 0.03
 #: Orders of the re-seats after a body move: the next swing's gripper first, then the
 #: grippers that held through the most moves (``swing``); or the most wound sole first, by
 #: its sensed hinge moment (``wound``, :attr:`ClimbGait.wound`).
@@ -116,11 +121,14 @@ class ClimbGaitSettings:
     [rad]: each body move also turns the body, by at most this much away from the wall's
     frame in all, to the attitude :attr:`ClimbGait.move_tilt` finds winds the welded soles
     least (0, the default: the body keeps the wall's attitude, the paper's gait).
-    ``landing``: one of :data:`LANDINGS`, how a swing with no landing attitude of its own
-    lands its sole: as near the wall's normal as lies within :data:`LANDING_CONE` of the
-    hold's normal (``body``, :func:`~clamber.quadruped.model.windup.landing_normal`), along
-    the hold's normal (``hold``), or at the attitude it lifted off with (``keep``, the paper's
-    gait); None: ``body`` on a gait that re-seats, ``keep`` otherwise."""
+    ``stall_raises``: how often one swing whose transfer rock holds back (:data:`STALL_ERROR`)
+    lifts again, higher, from where it stalled (0, the default: never, the paper's gait;
+    ``--stall-raises`` on rock walls). ``landing``: one of :data:`LANDINGS`, how a swing with
+    no landing attitude of its own lands its sole: as near the wall's normal as lies within
+    :data:`LANDING_CONE` of the hold's normal (``body``,
+    :func:`~clamber.quadruped.model.windup.landing_normal`), along the hold's normal
+    (``hold``), or at the attitude it lifted off with (``keep``, the paper's gait); None:
+    ``body`` on a gait that re-seats, ``keep`` otherwise."""
 
     stride: float = 0.22
     order: tuple[str, ...] = ("LR", "LF", "RR", "RF")
@@ -148,6 +156,7 @@ class ClimbGaitSettings:
     wound_limit: float = 0.0
     body_tilt: float = 0.0
     landing: str | None = None
+    stall_raises: int = 0
 
     @property
     def landing_cone(self) -> float | None:
@@ -192,6 +201,7 @@ class ClimbGaitSettings:
             object.__setattr__(self, "move_moment", 0.0)
         check.number("climb_gait", "move_moment", self.move_moment, low=0.0)
         check.integer("climb_gait", "max_parts", self.max_parts, low=1, high=16)
+        check.integer("climb_gait", "stall_raises", self.stall_raises, low=0, high=5)
 
     @property
     def nominal_cycle_time(self) -> float:
@@ -314,6 +324,9 @@ class ClimbGait:
         #: way's and the climb's.
         self._swing_tries = 0
         self.swings_retried = 0
+        #: Transfers lifted again from where rock held them (the swing's and the climb's).
+        self._raises = 0
+        self.swings_raised = 0
         self.reseating: list[str] = []
         self._reseat_state: _Reseat | None = None
         #: Whether the three other grippers may carry the body while ``leg`` re-seats
@@ -557,7 +570,7 @@ class ClimbGait:
             swing_load = min(1.0, cubic(elapsed / p.reload_time)[0])
             if elapsed >= p.reload_time:
                 self.body_from, self.index[leg] = self.body_to.copy(), self.index[leg] + 1
-                self.moves[leg], self._swing_tries = 0, 0
+                self.moves[leg], self._swing_tries, self._raises = 0, 0, 0
                 planned = self.bodies.get(self.step_no)
                 self.body_to = self.body_target() if planned is None else \
                     np.asarray(planned, dtype=float).copy()
@@ -758,6 +771,10 @@ class ClimbGait:
             return pin.SE3(rot, sw.start.translation + s * (sw.lifted - sw.start.translation))
         if self.phase is ClimbPhase.TRANSFER:
             s = cubic(elapsed / p.transfer_time)[0]
+            ref = sw.lifted + s * (sw.above - sw.lifted)
+            if self._raises < p.stall_raises \
+                    and np.linalg.norm(feet()[leg].translation - ref) > STALL_ERROR:
+                return self._raise(t, sw, pin.SE3(rot, feet()[leg].translation))
             if elapsed >= p.transfer_time:
                 sw.free = self._contact_reading(leg, tau4, sw.normal)
                 self._enter(ClimbPhase.DESCEND, t)
@@ -775,6 +792,17 @@ class ClimbGait:
             self.swing = None
             self._enter(ClimbPhase.RELOAD, t)
         return self.foot_hold_pose[leg]
+
+    def _raise(self, t: float, sw: _SwingPlan, held: pin.SE3) -> pin.SE3:
+        """Lift a transfer that rock holds back again from where the foot is (``held``, this
+        cycle's reference), along the body's normal and ``STALL_RAISE`` higher, then go on
+        to the same hold."""
+        self._raises += 1
+        self.swings_raised += 1
+        self.lifts[self.step_no] = sw.lift + STALL_RAISE
+        self._lift_normal, self.swing = self.R[:, 2].copy(), None
+        self._enter(ClimbPhase.LIFT, t)
+        return held
 
     def _contact_reading(self, leg: str, tau4: np.ndarray, normal: np.ndarray) -> float:
         """What contact is told by, read free of contact: the estimated foot force along

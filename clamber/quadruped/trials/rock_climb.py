@@ -112,8 +112,9 @@ class RockClimbSettings:
       :meth:`~.sequence.SequencePlanner.next`); ``held_tilt`` [rad] (largest change of an
       attached sole's tilt since it landed that a plan may ask of it); ``capacity_margin``
       (the share of each hold's planned capacity a planned stance, and a re-seat's
-      three-gripper check, may load); ``map_frame`` (map placed at
-      the estimated body or in the true world frame).
+      three-gripper check, may load); ``stall_raises`` (how often a swing that rock holds
+      back in its transfer lifts again, higher, :class:`ClimbGaitSettings`); ``map_frame``
+      (map placed at the estimated body or in the true world frame).
     * Grasping: ``grasp``; ``winch``, ``plant``; ``regrasps``; ``replacements``;
       ``contact_force`` [N] (None: the joint-4 torque rule); ``reseat_every`` (re-seat a
       gripper in place after that many body moves, :class:`ClimbGaitSettings`; 0: never);
@@ -153,6 +154,7 @@ class RockClimbSettings:
     move_moment: float | None = None
     carry_limits: str = "box"
     capacity_margin: float = CAPACITY_MARGIN
+    stall_raises: int = 0
 
     def __post_init__(self) -> None:
         for name, option in (("grasp", GraspModel), ("estimator", Estimator),
@@ -160,6 +162,7 @@ class RockClimbSettings:
             object.__setattr__(self, name, option.parse(getattr(self, name), "rock_climb",
                                                         name))
         check.integer("rock_climb", "replacements", self.replacements, low=0, high=5)
+        check.integer("rock_climb", "stall_raises", self.stall_raises, low=0, high=5)
         if self.estimator == "anchor" and not self.anchor_ekf:
             raise ConfigError("estimator 'anchor' runs the anchor EKF: set anchor_ekf")
         check.choice("rock_climb", "rule", self.rule, RULES)
@@ -201,8 +204,8 @@ class RockTrialResult(TrialResult):
     time [s], speed [m/s] after placement, why planning stopped, planning CPU time [s], the
     anchor EKF's final error [m] and RMS [mm] (``anchor_ekf``), the re-placed swings
     with why each missed, the re-seats skipped (the other three holds could not carry the
-    body) and pressed again, the body moves made in parts, and the body moves added before
-    a swing (``pre_move``)."""
+    body) and pressed again, the body moves made in parts, the body moves added before
+    a swing (``pre_move``) and the transfers lifted again where rock held them."""
 
     planned_steps: int = 0
     steps_done: int = 0
@@ -222,6 +225,7 @@ class RockTrialResult(TrialResult):
     reseats_skipped: int = 0
     moves_split: int = 0
     pre_moves: int = 0
+    swings_raised: int = 0
 
 
 def _true_hold(truth: _Truth, name: str, cell: tuple[int, int], capture: float) -> Hold:
@@ -268,7 +272,7 @@ class RockClimbTrial(ClimbTrial):
         gp = replace(self.settings.gait, cycles=1, reseat_every=rs.reseat_every,
                      move_moment=rs.move_moment, swing_retries=0, reseat_order="swing",
                      wound_limit=0.0, body_tilt=0.0,
-                     landing="keep")
+                     landing="keep", stall_raises=rs.stall_raises)
         if rs.contact_force is not None:
             gp = replace(gp, contact_force=rs.contact_force)
         if rs.grasp == "winch":
@@ -661,7 +665,7 @@ class RockClimbTrial(ClimbTrial):
             anchor_rms_mm=1000 * self.shadow.rms() if self.shadow else float("nan"),
             replacements=self.replacements, replaced="; ".join(self.replaced),
             reseats_skipped=self.gait.reseats_skipped, moves_split=self.gait.moves_split,
-            pre_moves=self.pre_moves)
+            pre_moves=self.pre_moves, swings_raised=self.gait.swings_raised)
 
 
 def plan_rock_climb(settings: RockClimbSettings, seed: int

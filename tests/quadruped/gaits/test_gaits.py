@@ -655,3 +655,58 @@ def test_a_swing_lands_its_sole_within_the_cone_nearest_the_wall_normal(tilt, la
             assert np.arccos(np.clip(z[2], -1, 1)) == pytest.approx(expected, abs=1e-9)
             # The least turn: about an axis square to the lift-off normal (world z here).
             assert abs(pin.log3(rot @ yawed.rotation.T)[2]) < 1e-9
+
+
+def _stalled_swing(stall_raises: int):
+    """One cycle whose first swing's foot is held where it is 1.5 s into its first transfer
+    (rock the map did not show) until the gait lifts it again or the swing ends; returns
+    the gait and, per step, the phase, the swing leg, its foot and its reference."""
+    holds, normals = _three_holds()
+    gait = ClimbGait(holds, normals, np.eye(3),
+                     ClimbGaitSettings(cycles=1, stall_raises=stall_raises))
+    first = gait.p.order[0]
+    feet = {leg: pin.SE3(np.eye(3), gait.holds[leg][0]) for leg in LEG_NAMES}
+    t, log, held = 0.0, [], None
+    while not gait.done and t < 400:
+        tau4 = np.zeros(4)
+        if gait.phase is ClimbPhase.DESCEND:
+            tau4[LEG_NAMES.index(gait.swing_leg)] = 1.0
+        ref, _ = gait.reference(t, lambda: feet, tau4)
+        if gait.phase is ClimbPhase.TRANSFER and gait.swing_leg == first and held is None \
+                and not gait.swings_raised and t - gait.t0 >= 1.5:
+            held = feet[first]  # stuck from here until the gait lifts it again
+        if gait.phase is ClimbPhase.LIFT or gait.swing_leg != first:
+            held = None if gait.swings_raised or gait.swing_leg != first else held
+        for leg, target in ref.foot_targets.items():
+            feet[leg] = held if held is not None and leg == first else target
+        log.append((t, gait.phase, gait.swing_leg, feet[first].translation.copy(),
+                    ref.foot_targets.get(first)))
+        t += 0.02
+    return gait, log
+
+
+def test_a_transfer_that_rock_holds_back_lifts_again_from_where_it_stalled():
+    """With ``stall_raises`` a swing whose foot falls 3 cm behind its transfer reference
+    goes back to a lift from where it stopped, along the body's normal and 3 cm higher
+    than before, then on to its hold; without it the transfer runs out its time and the
+    foot descends wherever it was held."""
+    gait, log = _stalled_swing(1)
+    first = gait.p.order[0]
+    assert gait.done and gait.swings_raised == 1
+    phases = [name for _, _, name, leg in gait.bands if leg == first and name != "settle"]
+    assert phases[:6] == ["unload", "release", "lift", "transfer", "lift", "transfer"]
+    raised = [(p, f, r) for _, p, leg, f, r in log if leg == first]
+    k = next(i for i in range(1, len(raised))
+             if raised[i][0] is ClimbPhase.LIFT and raised[i - 1][0] is ClimbPhase.TRANSFER)
+    stalled = raised[k - 1][1]
+    lift_end = max(r.translation[2] for p, _, r in raised[k:] if p is ClimbPhase.LIFT)
+    assert lift_end == pytest.approx(stalled[2] + gait.p.lift_height + 0.03, abs=1e-6)
+    lands = [f for p, f, _ in raised if p is ClimbPhase.GRASP]
+    assert np.allclose(lands[0][:2], gait.holds[first][1][:2], atol=1e-9)
+
+    off, log = _stalled_swing(0)
+    assert off.done and off.swings_raised == 0
+    grasp = [f for _, p, leg, f, _ in log if leg == first and p is ClimbPhase.GRASP]
+    assert np.linalg.norm(grasp[0][:2] - off.holds[first][1][:2]) > 0.05
+    with pytest.raises(ConfigError, match="stall_raises"):
+        ClimbGaitSettings(stall_raises=-1)

@@ -60,3 +60,5 @@ def test_the_capacity_margin_decides_which_stance_may_spare_a_leg():
     for bad in (0.0, 1.2):
         with pytest.raises(ConfigError, match="capacity_margin"):
             RockClimbSettings(capacity_margin=bad)
+    with pytest.raises(ConfigError, match="stall_raises"):
+        RockClimbSettings(stall_raises=6)
