@@ -297,12 +297,18 @@ class ClimbTrial:
         self.push.update(None if self.first_release is None else t - self.first_release,
                          self.R)
         rec = sim.step(cmd)
-        err = float(np.linalg.norm(p_true - ref.body_pose.translation))
+        err = self._body_error(p_true, state, ref)
         if t >= PLACEMENT_TIME:
             self._sample(cmd, rec, err, p_true, R_true)
         if self.log is not None:
             self._record(t, p_true, R_true, ref, rec)
         self._check(t, rec, err)
+
+    def _body_error(self, p_true: np.ndarray, state: RobotState, ref: MotionReference
+                    ) -> float:
+        """How far [m] the body is from its reference: the true body against a reference
+        that lives in the world frame (the plane walls' holds are known there)."""
+        return float(np.linalg.norm(p_true - ref.body_pose.translation))
 
     def _estimate(self) -> RobotState:
         """The state the controller sees (:meth:`_odometry`); each gripper's attitude at its

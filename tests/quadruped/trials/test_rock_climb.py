@@ -197,3 +197,22 @@ def test_rock_climb_figure_plots_one_dot_per_climb():
     assert sorted(t.get_text() for t in ax.get_legend().get_texts()) == \
         ["completed", "gripper broke", "no hold"]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["70 deg", "90 deg"]
+
+
+def test_a_drifting_estimate_is_not_a_body_that_strays():
+    """With maps placed at the estimated body the references live in the estimate's frame:
+    an estimate 60 mm off the true body (leg odometry's drift over a few metres) that the
+    body follows is no stray, while the same body 60 mm off its reference in that frame
+    is. With world-frame maps the true body is measured against the reference."""
+    from types import SimpleNamespace
+
+    body = RockClimbTrial(SETTINGS, 0)
+    world = RockClimbTrial(replace(SETTINGS, map_frame="world"), 0)
+    ref = SimpleNamespace(body_pose=SimpleNamespace(translation=np.array([0.3, 0.1, 0.2])))
+    drift = np.array([0.06, 0.0, 0.0])
+    p_true = ref.body_pose.translation - drift
+    follows = SimpleNamespace(body_position=ref.body_pose.translation + [0.002, 0.0, 0.0])
+    strays = SimpleNamespace(body_position=ref.body_pose.translation + drift)
+    assert body._body_error(p_true, follows, ref) == pytest.approx(0.002)
+    assert body._body_error(p_true, strays, ref) > body.settings.fall_error
+    assert world._body_error(p_true, follows, ref) > world.settings.fall_error
