@@ -151,13 +151,14 @@ def test_rock_climb_command_reports_distance_and_grasps(tmp_path, capsys):
     ``--grasp fixed`` (the plane trial's 3 s phases) the winch is never stepped."""
     rc = main(["quadruped", "climb", "--wall", "rock", "--incline", "90", "--distance",
                "0.05", "--grasp", "fixed", "--trials", "1", "--seed", str(SEED),
-               "--workers", "0",
+               "--workers", "0", "--capacity-margin", "0.9", "--stall-raises", "1",
                "--no-figures", "--no-progress", "--out", str(tmp_path / "c"), "--json"])
     assert rc == 0
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     for key in ("success_rate", "success_interval", "mean_power_w", "cost_of_transport",
-                "failures", "distance_m", "grasp_success_rate", "speed_m_s"):
+                "failures", "distance_m", "grasp_success_rate", "speed_m_s", "swings_raised"):
         assert key in out
+    assert out["capacity_margin"] == 0.9 and out["stall_raises"] == 1
     assert out["wall"] == "rock" and out["grasp"] == "fixed" and out["winch_tries"] == 0
     assert out["grasps"] >= out["grasps_engaged"] >= 1
     assert out["distance_m"] > 0.0
