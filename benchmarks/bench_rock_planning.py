@@ -7,6 +7,7 @@ against. Prints one JSON object on its last line: per incline and setting the wa
 to the distance, the mean planned distance [m] and the median planning time per wall [s].
 
     python benchmarks/bench_rock_planning.py [--quick] [--seed 0] [--walls 40]
+        [--inclines 70 90 110] [--capacity-margin 0.8]
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import json
 import statistics
 import time
 
+from clamber.quadruped.planning.selection import CAPACITY_MARGIN
 from clamber.quadruped.trials.climb import ClimbSettings
 from clamber.quadruped.trials.rock_climb import RockClimbSettings, plan_rock_climb
 
@@ -38,11 +40,14 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="first wall (0)")
     parser.add_argument("--walls", type=int, default=40, help="walls per incline (40)")
     parser.add_argument("--inclines", type=float, nargs="+", default=[70.0, 90.0, 110.0])
+    parser.add_argument("--capacity-margin", type=float, default=CAPACITY_MARGIN,
+                        help="share of each hold's planned capacity a stance may load (0.8)")
     args = parser.parse_args()
     walls, inclines = (10, [90.0]) if args.quick else (args.walls, args.inclines)
     out: dict[str, dict] = {}
     for incline in inclines:
-        settings = RockClimbSettings(climb=ClimbSettings(incline_deg=incline))
+        settings = RockClimbSettings(climb=ClimbSettings(incline_deg=incline),
+                                     capacity_margin=args.capacity_margin)
         for move in (False, True):
             rows = [plan_wall(settings, seed, move)
                     for seed in range(args.seed, args.seed + walls)]
@@ -55,7 +60,7 @@ def main() -> None:
             }
             print(f"{incline:g} deg, pre_move {move}: {top}/{walls} planned to "
                   f"{settings.distance:g} m", flush=True)
-    print(json.dumps({"seed": args.seed, **out}))
+    print(json.dumps({"seed": args.seed, "capacity_margin": args.capacity_margin, **out}))
 
 
 if __name__ == "__main__":
