@@ -205,6 +205,31 @@ def test_ctrl_c_exits_130_with_a_resume_hint(tmp_path):
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
 
 
+def test_ctrl_c_inside_a_compiled_call_is_still_an_interrupt(tmp_path, capsys, monkeypatch):
+    """An interrupt that lands in a C extension's conversion surfaces as that call's
+    SystemError caused by the KeyboardInterrupt: the command still ends with status 130 and
+    the one-line hint, and an unrelated SystemError stays a crash."""
+    import clamber.experiments.robustness as robustness_module
+
+    def interrupted(*args, **kwargs):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as e:
+            raise SystemError("DM.__array__ returned a result with an exception set") from e
+
+    monkeypatch.setattr(robustness_module, "robustness", interrupted)
+    argv = ["jumper", "robustness", SEED, "--trials", "2", "--workers", "0", "--no-progress"]
+    assert main([*argv, "--out", str(tmp_path / "a")]) == 130
+    assert capsys.readouterr().err.strip().startswith("clamber: interrupted")
+
+    def broken(*args, **kwargs):
+        raise SystemError("a real fault")
+
+    monkeypatch.setattr(robustness_module, "robustness", broken)
+    with pytest.raises(SystemError, match="a real fault"):
+        main([*argv, "--out", str(tmp_path / "b")])
+
+
 def test_dashboard_without_bokeh_is_one_clear_line(tmp_path, capsys):
     """--dashboard on a local cluster without bokeh installed exits 2 naming the extra
     that provides it (instead of serving a page that asks for bokeh)."""

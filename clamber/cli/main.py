@@ -123,18 +123,34 @@ def main(argv: list[str] | None = None) -> int:
                 getattr(args, k) for k in ("command", "jumper_command", "quadruped_command")
                 if getattr(args, k, None)))
         summary = args.func(args)
-    except (ClamberError, OSError) as e:  # OSError: the user's files (unwritable, full)
-        print(f"clamber: error: {_one_line(e)}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"clamber: interrupted{_resume_hint(args)}", file=sys.stderr)
-        return 130
+    except BaseException as e:
+        if _interrupted(e):
+            print(f"clamber: interrupted{_resume_hint(args)}", file=sys.stderr)
+            return 130
+        if isinstance(e, (ClamberError, OSError)):  # OSError: the user's files (full disk)
+            print(f"clamber: error: {_one_line(e)}", file=sys.stderr)
+            return 2
+        raise
     _print_summary(summary, args.json)
     status = summary.get("status")
     if status in SUCCESS:
         return 0
     log.warning("warning: the optimization ended %s, not converged (exit status 1)", status)
     return 1
+
+
+def _interrupted(e: BaseException) -> bool:
+    """Whether Ctrl-C caused ``e``: a KeyboardInterrupt that lands inside a C extension's
+    conversion (CasADi's ``DM.__array__``, say) reaches Python as that call's SystemError
+    with the interrupt as its cause."""
+    seen: set[int] = set()
+    cur: BaseException | None = e
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, KeyboardInterrupt):
+            return True
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return False
 
 
 def _resume_hint(args: argparse.Namespace) -> str:
