@@ -141,6 +141,7 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                                                     reseat_order=args.reseat_order,
                                                     wound_limit=args.wound_limit,
                                                     body_tilt=args.body_tilt,
+                                                    tilt_goal=args.tilt_goal,
                                                     landing=args.landing),
                              breakable=not args.unbreakable,
                              sole=sole_compliance(args.sole_stiffness),
@@ -231,6 +232,8 @@ def _climb(args: argparse.Namespace) -> dict:
                        compression=args.compression,
                        anchor_ekf=("on" if cond.anchor_ekf else "off"),
                        body_pose=args.body_pose, pre_move=args.pre_move,
+                       body_tilt=cond.climb.gait.body_tilt,
+                       tilt_goal=cond.climb.gait.tilt_goal,
                        held_tilt=cond.held_tilt, carry_limits=args.carry_limits,
                        capacity_margin=cond.capacity_margin,
                        stall_raises=cond.stall_raises,
@@ -239,7 +242,8 @@ def _climb(args: argparse.Namespace) -> dict:
         else:
             row.update(swing_retry_limit=cond.gait.swing_retries,
                        reseat_order=cond.gait.reseat_order, wound_limit=cond.gait.wound_limit,
-                       body_tilt=cond.gait.body_tilt, landing=cond.gait.landing)
+                       body_tilt=cond.gait.body_tilt, tilt_goal=cond.gait.tilt_goal,
+                       landing=cond.gait.landing)
         rows.append({**row, **result.summary})
     summary = dict(rows[0]) if len(rows) == 1 else {"command": "climb", "wall": args.wall,
                                                      "conditions": rows}
@@ -475,10 +479,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "to re-seat a gripper whose sensed sole-hinge moment passes NM [N m] "
                        "(0: never, default)")
     climb.add_argument("--body-tilt", type=quantity_type(float, "body_tilt"), default=0.0,
-                       metavar="RAD", help="plane wall: each body move also turns the body, "
-                       "at most RAD [rad] from the wall's attitude in all, to the attitude "
-                       "that the legs' geometry predicts winds the welded soles least (0: "
-                       "keep the wall's attitude, default)")
+                       metavar="RAD", help="each body move also turns the body, at most RAD "
+                       "[rad] from the wall's attitude in all, to the attitude that the legs' "
+                       "geometry predicts winds the welded soles least (0: keep the wall's "
+                       "attitude, default)")
+    climb.add_argument("--tilt-goal", choices=("move", "held"), default="move",
+                       help="with --body-tilt: turn the body for the least wind-up the move "
+                       "adds (move, default), or for the least moment the soles hold once it "
+                       "ends, earlier moves' wind-up included (held)")
     climb.add_argument("--sighting", type=sighting_mm, default=None, metavar="MM",
                        help="plane wall: as each swing begins a body camera locates the body "
                        "among the mapped holds to MM per axis, and leg odometry's frame is "

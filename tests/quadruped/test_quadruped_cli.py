@@ -7,6 +7,8 @@ import sys
 import pytest
 
 from clamber.cli import build_parser
+from clamber.exceptions import ConfigError
+from clamber.quadruped.gaits import ClimbGaitSettings
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:
@@ -131,7 +133,8 @@ def test_retry_and_wind_up_options_reach_the_gait():
     assert gait().wound_limit == 0.0 and gait("--wound-limit", "0.6").wound_limit == 0.6
     for option, bad in (("--swing-retries", "6"), ("--swing-retries", "-1"),
                         ("--reseat-order", "random"), ("--wound-limit", "-0.1"),
-                        ("--body-tilt", "0.2"), ("--landing", "wall")):
+                        ("--body-tilt", "0.2"), ("--landing", "wall"),
+                        ("--tilt-goal", "least")):
         p = _run("quadruped", "climb", option, bad)
         assert p.returncode == 2 and option in p.stderr, p.stderr
 
@@ -139,8 +142,8 @@ def test_retry_and_wind_up_options_reach_the_gait():
 def test_landing_and_body_turn_options_reach_the_gait():
     """`--landing` (plane walls: body, the 0.1 rad cone toward the wall's normal, on climbs
     that re-seat, keep the lift-off attitude on the paper's one-cycle gait; hold: the hold's
-    normal) and `--body-tilt` reach the plane gait; rock walls land by the body's normal
-    unless asked and refuse `keep`."""
+    normal) and `--body-tilt` with its `--tilt-goal` reach the plane gait and the rock
+    climb's; rock walls land by the body's normal unless asked and refuse `keep`."""
     from clamber.cli.quadruped import _climb_settings
 
     def settings(*extra: str):
@@ -153,6 +156,11 @@ def test_landing_and_body_turn_options_reach_the_gait():
     assert settings("--landing", "hold").gait.landing_cone == 0.0
     assert settings().gait.body_tilt == 0.0
     assert settings("--body-tilt", "0.05").gait.body_tilt == 0.05
+    assert settings().gait.tilt_goal == "move"
+    rock = settings("--wall", "rock", "--body-tilt", "0.05", "--tilt-goal", "held").climb.gait
+    assert (rock.body_tilt, rock.tilt_goal) == (0.05, "held")
+    with pytest.raises(ConfigError, match="tilt_goal"):
+        ClimbGaitSettings(tilt_goal="least")
     assert settings("--wall", "rock").landing_cone == pytest.approx(0.1)
     assert settings("--wall", "rock", "--landing", "hold").landing_cone is None
     p = _run("quadruped", "climb", "--wall", "rock", "--landing", "keep", "--trials", "1")

@@ -87,6 +87,9 @@ STALL_RAISE = 0.03
 #: grippers that held through the most moves (``swing``); or the most wound sole first, by
 #: its sensed hinge moment (``wound``, :attr:`ClimbGait.wound`).
 RESEAT_ORDERS = ("swing", "wound")
+#: What a turning body move (``body_tilt``) keeps small: the wind-up it adds, or the moment
+#: the soles hold once it ends.
+TILT_GOALS = ("move", "held")
 #: How a swing lands its sole (:attr:`ClimbGaitSettings.landing`).
 LANDINGS = ("keep", "body", "hold")
 #: The most pauses one body move makes to re-seat wound soles (``wound_limit``).
@@ -120,7 +123,11 @@ class ClimbGaitSettings:
     default: never; docs/results/quadruped_comparison.md measures both). ``body_tilt``
     [rad]: each body move also turns the body, by at most this much away from the wall's
     frame in all, to the attitude :attr:`ClimbGait.move_tilt` finds winds the welded soles
-    least (0, the default: the body keeps the wall's attitude, the paper's gait).
+    least (0, the default: the body keeps the wall's attitude, the paper's gait); what
+    "least" weighs is ``tilt_goal``, one of :data:`TILT_GOALS`: the wind-up the move itself
+    adds (``move``), or the moment each welded sole holds at the move's end, the wind-up of
+    earlier moves included (``held``: the body may turn a gripper back towards its weld,
+    which helps one whose re-seat the others cannot carry).
     ``stall_raises``: how often one swing whose transfer rock holds back (:data:`STALL_ERROR`)
     lifts again, higher, from where it stalled (0, the default: never, the paper's gait;
     ``--stall-raises`` on rock walls). ``landing``: one of :data:`LANDINGS`, how a swing with
@@ -155,6 +162,7 @@ class ClimbGaitSettings:
     reseat_order: str = "wound"
     wound_limit: float = 0.0
     body_tilt: float = 0.0
+    tilt_goal: str = "move"
     landing: str | None = None
     stall_raises: int = 0
 
@@ -189,6 +197,9 @@ class ClimbGaitSettings:
         if self.landing not in LANDINGS:
             raise ConfigError(f"climb_gait.landing = {self.landing!r}: must be one of "
                               f"{', '.join(LANDINGS)}")
+        if self.tilt_goal not in TILT_GOALS:
+            raise ConfigError(f"climb_gait.tilt_goal = {self.tilt_goal!r}: must be one of "
+                              f"{', '.join(TILT_GOALS)}")
         if self.reseat_order not in RESEAT_ORDERS:
             raise ConfigError(f"climb_gait.reseat_order = {self.reseat_order!r}: must be one "
                               f"of {', '.join(RESEAT_ORDERS)}")

@@ -64,6 +64,21 @@ def windup(clik: Clik, q: np.ndarray, body: pin.SE3, feet: list[pin.SE3]) -> np.
                      for f, w, a in zip(in_body, feet, axes, strict=True)])
 
 
+def held_turns(clik: Clik, q: np.ndarray, body: pin.SE3, feet: list[pin.SE3],
+               seated: list[np.ndarray | None]) -> np.ndarray:
+    """Each welded gripper's turn (4, 3) [rad, its weld's frame] away from its attitude at the
+    weld (``seated``, world; None: not welded, a zero row) once the body is at ``body``, the
+    legs following (:func:`follow`) from ``q`` with the grippers at ``feet``: the wind-up
+    earlier moves left plus the one this move adds, which the sole's hinges hold about x and
+    y."""
+    in_body, _ = clik.kinematics(follow(clik, q, body, feet))
+    out = np.zeros((len(LEG_NAMES), 3))
+    for i, then in enumerate(seated):
+        if then is not None:
+            out[i] = pin.log3(np.asarray(then).T @ (body.rotation @ in_body[i].rotation))
+    return out
+
+
 def landing_normal(hold_normal: np.ndarray, body_normal: np.ndarray, cone: float
                    ) -> np.ndarray:
     """Unit direction within ``cone`` [rad] of ``hold_normal`` nearest to ``body_normal``.

@@ -31,7 +31,7 @@ from clamber.quadruped.gaits import ClimbEvent, ClimbGait, ClimbGaitSettings
 from clamber.quadruped.model.kinematics import Clik, world_foot_poses
 from clamber.quadruped.model.robot import LEG_NAMES, Marcbot
 from clamber.quadruped.model.robot_model import RobotModel, RobotState
-from clamber.quadruped.model.windup import landing_normal, windup
+from clamber.quadruped.model.windup import held_turns, landing_normal, windup
 from clamber.quadruped.options import StateSource
 from clamber.quadruped.sim.disturbance import Disturbance, DisturbanceDriver
 from clamber.quadruped.sim.grippers import SoleCompliance
@@ -247,6 +247,20 @@ class ClimbTrial:
                       state.body_position + displacement)
         return sole.stiffness * windup(self.clik, q, end, feet)
 
+    def _held_moments(self, displacement: np.ndarray, attitude: np.ndarray) -> np.ndarray:
+        """Sole-hinge moments (8,) [N m, x and y per gripper] the welded grippers would hold
+        once a body move by ``displacement`` [m, world] ends at ``attitude`` [3x3, world]:
+        each one's turn since its weld (:func:`~clamber.quadruped.model.windup.held_turns`,
+        from the estimate and the encoders) times the sole's stiffness, as
+        :meth:`wound_moments` senses them."""
+        state, sole = self.seen, self.settings.sole
+        q = state.joint_positions
+        body = pin.SE3(state.body_rotation, state.body_position)
+        feet = [body * f for f in self.clik.kinematics(q)[0]]
+        end = pin.SE3(attitude, state.body_position + displacement)
+        turns = held_turns(self.clik, q, end, feet, [self.seated.get(g) for g in LEG_NAMES])
+        return -sole.stiffness * turns[:, :2].ravel()
+
     def _move_tilt(self, displacement: np.ndarray, tilt: np.ndarray) -> np.ndarray:
         """The body attitude offset [rad, {S}] a body move by ``displacement`` [m] should
         end at, from ``tilt``: one Gauss-Newton step on the sole-hinge moments the move
@@ -258,7 +272,11 @@ class ClimbTrial:
             return tilt
         R = self.gait.R
 
+        held = self.gait.p.tilt_goal == "held"
+
         def moments(w: np.ndarray) -> np.ndarray:
+            if held:
+                return self._held_moments(displacement, pin.exp3(w) @ R)
             return self._move_moments(displacement, pin.exp3(w) @ R)
 
         m0 = moments(tilt)

@@ -271,7 +271,7 @@ class RockClimbTrial(ClimbTrial):
         # A missed grasp is placed on another hold (``replacements``), not flown again.
         gp = replace(self.settings.gait, cycles=1, reseat_every=rs.reseat_every,
                      move_moment=rs.move_moment, swing_retries=0, reseat_order="swing",
-                     wound_limit=0.0, body_tilt=0.0,
+                     wound_limit=0.0,
                      landing="keep", stall_raises=rs.stall_raises)
         if rs.contact_force is not None:
             gp = replace(gp, contact_force=rs.contact_force)

@@ -9,7 +9,7 @@ from scipy.linalg import null_space
 
 from clamber.quadruped.model.kinematics import Clik, foot_poses
 from clamber.quadruped.model.robot import LEG_NAMES
-from clamber.quadruped.model.windup import blind_axis, follow, windup
+from clamber.quadruped.model.windup import blind_axis, follow, held_turns, windup
 
 STRIDE = 0.22
 
@@ -69,3 +69,23 @@ def test_soles_tilted_to_the_rock_wind_up_as_the_body_slides(rm, tilted_stance):
     worst = int(np.argmax(np.abs(ends[1])))
     assert abs(ends[1][worst]) > 0.01
     assert ends[0][worst] * ends[1][worst] < 0
+
+
+def test_held_turns_add_the_wind_up_a_gripper_already_holds(rm, tilted_stance):
+    """:func:`held_turns` is the turn since each weld: welds turned by r (as earlier moves
+    would have wound them) with the body still give -r (1e-9 rad); welds where the grippers
+    are, after a stride, give the move's own wind-up, about the blind axis, as
+    :func:`windup` (1e-7 rad); an unwelded gripper holds nothing."""
+    tilts = np.array([[0.03, -0.05], [-0.05, -0.05], [0.04, 0.05], [0.01, 0.03]])
+    q0, body, feet = tilted_stance(rm, tilts)
+    clik = Clik(rm)
+    r = np.random.default_rng(1).uniform(-0.03, 0.03, (4, 3))
+    seated = [f.rotation @ pin.exp3(ri) for f, ri in zip(feet, r, strict=True)]
+    assert np.abs(held_turns(clik, q0, body, feet, seated) + r).max() < 1e-9
+    moved = pin.SE3(body.rotation, body.translation + STRIDE / 2 * body.rotation[:, 0])
+    held = held_turns(clik, q0, moved, feet, [f.rotation for f in feet[:3]] + [None])
+    _, J = clik.kinematics(q0)
+    axes = np.array([blind_axis(J[i]) for i in range(len(LEG_NAMES))])
+    own = windup(clik, q0, moved, feet)
+    assert np.abs(np.sum(held * axes, axis=1)[:3] + own[:3]).max() < 1e-7
+    assert np.abs(held[3]).max() == 0.0 and np.abs(own).max() > 0.01
