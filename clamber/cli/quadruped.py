@@ -181,6 +181,8 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                                 {"capacity_margin": args.capacity_margin}),
                              **({} if args.stall_raises is None else
                                 {"stall_raises": args.stall_raises}),
+                             **({} if args.unload_slip is None else
+                                {"unload_slip": args.unload_slip}),
                              estimator=args.estimator, replacements=args.replace_missed,
                              map_frame=args.map_frame,
                              reseat_every=(1 if args.reseat_every is None
@@ -236,7 +238,7 @@ def _climb(args: argparse.Namespace) -> dict:
                        tilt_goal=cond.climb.gait.tilt_goal,
                        held_tilt=cond.held_tilt, carry_limits=args.carry_limits,
                        capacity_margin=cond.capacity_margin,
-                       stall_raises=cond.stall_raises,
+                       stall_raises=cond.stall_raises, unload_slip=cond.unload_slip,
                        estimator=args.estimator,
                        replace_missed=args.replace_missed, map_frame=args.map_frame)
         else:
@@ -427,6 +429,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="rock wall: how often a swing whose transfer rock holds back "
                        "(the sensed foot 3 cm behind its reference) lifts again from where "
                        "it stalled, 3 cm higher each time, in [0, 5] (default 0: never)")
+    climb.add_argument("--unload-slip", choices=("release", "fail"), default=None,
+                       help="rock wall: a gripper whose spines slip off its hold while the "
+                       "gait unloads it to let go (for a swing or a re-seat) is released "
+                       "early and the climb goes on (release), or ends the climb as a "
+                       "broken gripper (fail, default)")
     climb.add_argument("--carry-limits", choices=("box", "wound", "polytope"),
                        default="box",
                        help="rock wall: a gripper is re-seated only if the three others carry "

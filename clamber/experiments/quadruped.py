@@ -196,7 +196,7 @@ def _rock_keys(trials: Sequence[StudyTrial]) -> dict[str, Any]:
         "replacements": total("replacements"),
         "reseats_skipped": total("reseats_skipped"), "reseat_retries": total("reseat_retries"),
         "moves_split": total("moves_split"), "pre_moves": total("pre_moves"),
-        "swings_raised": total("swings_raised"),
+        "swings_raised": total("swings_raised"), "early_releases": total("early_releases"),
         **_climb_drift(trials),
         "failure_details": [{"seed": t.seed, "failure": t.outcome.failure.name.lower()
                              if t.outcome.failure else None,

@@ -432,6 +432,16 @@ class ClimbGait:
         phase = ClimbPhase.UNLOAD if self.swing_leg else ClimbPhase.DONE
         self._enter(ClimbPhase.RESEAT if self.reseating and self.swing_leg else phase, t)
 
+    def letting_go(self, leg: str) -> bool:
+        """Whether ``leg``'s gripper is on its way off its hold: the swing leg from its
+        unload to its lift, or the gripper being re-seated before it closes again."""
+        if self.phase in (ClimbPhase.UNLOAD, ClimbPhase.RELEASE):
+            return leg == self.swing_leg
+        if self.phase is ClimbPhase.RESEAT and self.reseating and self.reseating[0] == leg:
+            rs = self._reseat_state
+            return rs is None or (rs.grasped is None and rs.descent is None)
+        return False
+
     def reseat_again(self, t: float) -> bool:
         """After a re-seat's grasp missed (spines that did not catch, a sole that slid off):
         lift the open gripper ``RESEAT_LIFT`` off where it touched, hold it there for a stage

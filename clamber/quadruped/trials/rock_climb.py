@@ -76,6 +76,9 @@ MIN_FACTOR = 0.05
 #: moment each holding sole's sensed wind-up already puts on it (``wound``), or the
 #: polytope alone (compared in docs/results/rock_climbing.md).
 CARRY_LIMITS = ("box", "wound", "polytope")
+#: What a gripper that slips off its hold while the gait unloads it to let go does: it is
+#: released early and the gait goes on, or it ends the climb as a broken gripper.
+UNLOAD_SLIPS = ("release", "fail")
 #: Sole offset [m] off the start holds' tops at placement (within the grasp's 2 cm reach).
 START_CLEARANCE = 0.01
 #: Clearance [m] a start sole found in the rock is lifted by beyond its depth.
@@ -115,6 +118,9 @@ class RockClimbSettings:
       three-gripper check, may load); ``stall_raises`` (how often a swing that rock holds
       back in its transfer lifts again, higher, :class:`ClimbGaitSettings`); ``map_frame``
       (map placed at the estimated body or in the true world frame).
+    * Failure: ``unload_slip`` (a gripper whose spines slip off while the gait unloads it to
+      let it go, for a swing or a re-seat: released early and the gait goes on,
+      ``"release"``, or the climb ends as a broken gripper, ``"fail"``; :data:`UNLOAD_SLIPS`).
     * Grasping: ``grasp``; ``winch``, ``plant``; ``regrasps``; ``replacements``;
       ``contact_force`` [N] (None: the joint-4 torque rule); ``reseat_every`` (re-seat a
       gripper in place after that many body moves, :class:`ClimbGaitSettings`; 0: never);
@@ -155,6 +161,7 @@ class RockClimbSettings:
     carry_limits: str = "box"
     capacity_margin: float = CAPACITY_MARGIN
     stall_raises: int = 0
+    unload_slip: str = "fail"
 
     def __post_init__(self) -> None:
         for name, option in (("grasp", GraspModel), ("estimator", Estimator),
@@ -167,6 +174,7 @@ class RockClimbSettings:
             raise ConfigError("estimator 'anchor' runs the anchor EKF: set anchor_ekf")
         check.choice("rock_climb", "rule", self.rule, RULES)
         check.choice("rock_climb", "carry_limits", self.carry_limits, CARRY_LIMITS)
+        check.choice("rock_climb", "unload_slip", self.unload_slip, UNLOAD_SLIPS)
         check.positive("rock_climb", "distance", self.distance)
         check.in_range("rock_climb", "held_tilt", self.held_tilt, "held_tilt")
         check.in_range("rock_climb", "capacity_margin", self.capacity_margin,
@@ -205,7 +213,8 @@ class RockTrialResult(TrialResult):
     anchor EKF's final error [m] and RMS [mm] (``anchor_ekf``), the re-placed swings
     with why each missed, the re-seats skipped (the other three holds could not carry the
     body) and pressed again, the body moves made in parts, the body moves added before
-    a swing (``pre_move``) and the transfers lifted again where rock held them."""
+    a swing (``pre_move``), the transfers lifted again where rock held them and the grippers
+    that slipped off early as the gait unloaded them to let go (``unload_slip``)."""
 
     planned_steps: int = 0
     steps_done: int = 0
@@ -226,6 +235,7 @@ class RockTrialResult(TrialResult):
     moves_split: int = 0
     pre_moves: int = 0
     swings_raised: int = 0
+    early_releases: int = 0
 
 
 def _true_hold(truth: _Truth, name: str, cell: tuple[int, int], capture: float) -> Hold:
@@ -505,6 +515,13 @@ class RockClimbTrial(ClimbTrial):
             return super()._body_error(p_true, state, ref)
         return float(np.linalg.norm(state.body_position - ref.body_pose.translation))
 
+    def _lets_go(self, leg: str) -> bool:
+        """With ``unload_slip="release"``, whether ``leg`` is a gripper the gait is letting go
+        of (:meth:`ClimbGait.letting_go`): the three others were checked to carry the robot
+        without it (the planner's lift check, the re-seat's), so spines slipping off it
+        early only open it sooner."""
+        return self.rock.unload_slip == "release" and self.gait.letting_go(leg)
+
     def _estimate(self) -> RobotState:
         """Leg odometry, or the anchor EKF's body with ``estimator="anchor"``; each gripper's
         attitude at its weld is kept while it holds (:meth:`wound_moments`)."""
@@ -676,7 +693,8 @@ class RockClimbTrial(ClimbTrial):
             anchor_rms_mm=1000 * self.shadow.rms() if self.shadow else float("nan"),
             replacements=self.replacements, replaced="; ".join(self.replaced),
             reseats_skipped=self.gait.reseats_skipped, moves_split=self.gait.moves_split,
-            pre_moves=self.pre_moves, swings_raised=self.gait.swings_raised)
+            pre_moves=self.pre_moves, swings_raised=self.gait.swings_raised,
+            early_releases=self.early_releases)
 
 
 def plan_rock_climb(settings: RockClimbSettings, seed: int
