@@ -140,8 +140,8 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                                                     swing_retries=args.swing_retries,
                                                     reseat_order=args.reseat_order,
                                                     wound_limit=args.wound_limit,
-                                                    body_tilt=args.body_tilt,
-                                                    tilt_goal=args.tilt_goal,
+                                                    body_tilt=args.body_tilt or 0.0,
+                                                    tilt_goal=args.tilt_goal or "move",
                                                     landing=args.landing),
                              breakable=not args.unbreakable,
                              sole=sole_compliance(args.sole_stiffness),
@@ -183,6 +183,10 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                                 {"stall_raises": args.stall_raises}),
                              **({} if args.unload_slip is None else
                                 {"unload_slip": args.unload_slip}),
+                             **({} if args.body_tilt is None else
+                                {"body_tilt": args.body_tilt}),
+                             **({} if args.tilt_goal is None else
+                                {"tilt_goal": args.tilt_goal}),
                              estimator=args.estimator, replacements=args.replace_missed,
                              map_frame=args.map_frame,
                              reseat_every=(1 if args.reseat_every is None
@@ -234,8 +238,7 @@ def _climb(args: argparse.Namespace) -> dict:
                        compression=args.compression,
                        anchor_ekf=("on" if cond.anchor_ekf else "off"),
                        body_pose=args.body_pose, pre_move=args.pre_move,
-                       body_tilt=cond.climb.gait.body_tilt,
-                       tilt_goal=cond.climb.gait.tilt_goal,
+                       body_tilt=cond.body_tilt, tilt_goal=cond.tilt_goal,
                        held_tilt=cond.held_tilt, carry_limits=args.carry_limits,
                        capacity_margin=cond.capacity_margin,
                        stall_raises=cond.stall_raises, unload_slip=cond.unload_slip,
@@ -423,7 +426,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        metavar="SHARE",
                        help="rock wall: the share of each hold's planned capacity (the "
                        "paper's box scaled by the hold) that a planned stance and a "
-                       "re-seat's three-gripper check may load, in (0, 1] (default 0.8)")
+                       "re-seat's three-gripper check may load, in (0, 1] (default 0.9)")
     climb.add_argument("--stall-raises", type=number_type(int, 0, 5), default=None,
                        metavar="N",
                        help="rock wall: how often a swing whose transfer rock holds back "
@@ -432,8 +435,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     climb.add_argument("--unload-slip", choices=("release", "fail"), default=None,
                        help="rock wall: a gripper whose spines slip off its hold while the "
                        "gait unloads it to let go (for a swing or a re-seat) is released "
-                       "early and the climb goes on (release), or ends the climb as a "
-                       "broken gripper (fail, default)")
+                       "early and the climb goes on (release, default), or ends the climb "
+                       "as a broken gripper (fail)")
     climb.add_argument("--carry-limits", choices=("box", "wound", "polytope"),
                        default="box",
                        help="rock wall: a gripper is re-seated only if the three others carry "
@@ -485,15 +488,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                        metavar="NM", help="plane wall, wound re-seat order: pause a body move "
                        "to re-seat a gripper whose sensed sole-hinge moment passes NM [N m] "
                        "(0: never, default)")
-    climb.add_argument("--body-tilt", type=quantity_type(float, "body_tilt"), default=0.0,
+    climb.add_argument("--body-tilt", type=quantity_type(float, "body_tilt"), default=None,
                        metavar="RAD", help="each body move also turns the body, at most RAD "
                        "[rad] from the wall's attitude in all, to the attitude that the legs' "
                        "geometry predicts winds the welded soles least (0: keep the wall's "
-                       "attitude, default)")
-    climb.add_argument("--tilt-goal", choices=("move", "held"), default="move",
+                       "attitude; default 0 on plane walls, 0.05 on rock)")
+    climb.add_argument("--tilt-goal", choices=("move", "held"), default=None,
                        help="with --body-tilt: turn the body for the least wind-up the move "
-                       "adds (move, default), or for the least moment the soles hold once it "
-                       "ends, earlier moves' wind-up included (held)")
+                       "adds (move; plane walls' default), or for the least moment the soles "
+                       "hold once it ends, earlier moves' wind-up included (held; rock's)")
     climb.add_argument("--sighting", type=sighting_mm, default=None, metavar="MM",
                        help="plane wall: as each swing begins a body camera locates the body "
                        "among the mapped holds to MM per axis, and leg odometry's frame is "

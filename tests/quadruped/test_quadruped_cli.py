@@ -157,8 +157,10 @@ def test_landing_and_body_turn_options_reach_the_gait():
     assert settings().gait.body_tilt == 0.0
     assert settings("--body-tilt", "0.05").gait.body_tilt == 0.05
     assert settings().gait.tilt_goal == "move"
-    rock = settings("--wall", "rock", "--body-tilt", "0.05", "--tilt-goal", "held").climb.gait
-    assert (rock.body_tilt, rock.tilt_goal) == (0.05, "held")
+    assert (settings("--wall", "rock").body_tilt, settings("--wall", "rock").tilt_goal) \
+        == (0.05, "held")
+    rock = settings("--wall", "rock", "--body-tilt", "0", "--tilt-goal", "move")
+    assert (rock.body_tilt, rock.tilt_goal) == (0.0, "move")
     with pytest.raises(ConfigError, match="tilt_goal"):
         ClimbGaitSettings(tilt_goal="least")
     assert settings("--wall", "rock").landing_cone == pytest.approx(0.1)

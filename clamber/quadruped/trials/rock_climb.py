@@ -29,7 +29,7 @@ from clamber.failures import FailureReason
 from clamber.quadruped.control.controllers import MotionReference
 from clamber.quadruped.control.grasping import GraspReport, GraspStatus, grasp, release
 from clamber.quadruped.gaits import ClimbEvent, ClimbGait
-from clamber.quadruped.gaits.climb import CONTACT_FORCE, MOVE_MOMENT, ClimbPhase
+from clamber.quadruped.gaits.climb import CONTACT_FORCE, MOVE_MOMENT, TILT_GOALS, ClimbPhase
 from clamber.quadruped.model.kinematics import world_foot_poses
 from clamber.quadruped.model.robot import LEG_NAMES, Marcbot
 from clamber.quadruped.model.robot_model import RobotModel, RobotState
@@ -38,7 +38,7 @@ from clamber.quadruped.model.windup import LANDING_CONE, landing_normal
 from clamber.quadruped.options import Estimator, GraspModel, MapFrame
 from clamber.quadruped.planning.depth_map import DepthNoise
 from clamber.quadruped.planning.rollout import RULES, PlanClimbSettings, StopReason, _Truth
-from clamber.quadruped.planning.selection import CAPACITY_MARGIN, Foothold
+from clamber.quadruped.planning.selection import Foothold
 from clamber.quadruped.planning.sequence import PlannedStep, SequencePlanner
 from clamber.quadruped.planning.stance import LANDED_TILT_TOLERANCE, reach, support
 from clamber.quadruped.planning.swing import swing_lift
@@ -79,6 +79,14 @@ CARRY_LIMITS = ("box", "wound", "polytope")
 #: What a gripper that slips off its hold while the gait unloads it to let go does: it is
 #: released early and the gait goes on, or it ends the climb as a broken gripper.
 UNLOAD_SLIPS = ("release", "fail")
+#: The rock climb's share of each hold's planned capacity that a planned stance and a
+#: re-seat's three-gripper check may load (the planner alone keeps
+#: :data:`~clamber.quadruped.planning.selection.CAPACITY_MARGIN`); chosen together with the
+#: body turn (:data:`BODY_TILT`) on tuning walls 0-9 (docs/results/rock_climbing.md).
+ROCK_CAPACITY_MARGIN = 0.9
+#: How far [rad] rock body moves may turn the body, in all, for the least moment the welded
+#: soles hold at each move's end (``tilt_goal="held"``); the plane walls' studied value.
+BODY_TILT = 0.05
 #: Sole offset [m] off the start holds' tops at placement (within the grasp's 2 cm reach).
 START_CLEARANCE = 0.01
 #: Clearance [m] a start sole found in the rock is lifted by beyond its depth.
@@ -118,9 +126,13 @@ class RockClimbSettings:
       three-gripper check, may load); ``stall_raises`` (how often a swing that rock holds
       back in its transfer lifts again, higher, :class:`ClimbGaitSettings`); ``map_frame``
       (map placed at the estimated body or in the true world frame).
+    * Body moves: ``body_tilt`` [rad] and ``tilt_goal`` (each move may turn the body, at
+      most that far in all, for the least moment the welded soles hold once it ends,
+      ``"held"``, or the least the move adds, ``"move"``; :class:`ClimbGaitSettings`).
     * Failure: ``unload_slip`` (a gripper whose spines slip off while the gait unloads it to
       let it go, for a swing or a re-seat: released early and the gait goes on,
-      ``"release"``, or the climb ends as a broken gripper, ``"fail"``; :data:`UNLOAD_SLIPS`).
+      ``"release"``, the default, or the climb ends as a broken gripper, ``"fail"``;
+      :data:`UNLOAD_SLIPS`).
     * Grasping: ``grasp``; ``winch``, ``plant``; ``regrasps``; ``replacements``;
       ``contact_force`` [N] (None: the joint-4 torque rule); ``reseat_every`` (re-seat a
       gripper in place after that many body moves, :class:`ClimbGaitSettings`; 0: never);
@@ -159,9 +171,11 @@ class RockClimbSettings:
     reseat_every: int = 1
     move_moment: float | None = None
     carry_limits: str = "box"
-    capacity_margin: float = CAPACITY_MARGIN
+    capacity_margin: float = ROCK_CAPACITY_MARGIN
     stall_raises: int = 0
-    unload_slip: str = "fail"
+    unload_slip: str = "release"
+    body_tilt: float = BODY_TILT
+    tilt_goal: str = "held"
 
     def __post_init__(self) -> None:
         for name, option in (("grasp", GraspModel), ("estimator", Estimator),
@@ -175,6 +189,9 @@ class RockClimbSettings:
         check.choice("rock_climb", "rule", self.rule, RULES)
         check.choice("rock_climb", "carry_limits", self.carry_limits, CARRY_LIMITS)
         check.choice("rock_climb", "unload_slip", self.unload_slip, UNLOAD_SLIPS)
+        check.choice("rock_climb", "tilt_goal", self.tilt_goal, TILT_GOALS)
+        check.number("rock_climb", "body_tilt", self.body_tilt, low=0.0,
+                     high=check.RANGES["body_tilt"].high)
         check.positive("rock_climb", "distance", self.distance)
         check.in_range("rock_climb", "held_tilt", self.held_tilt, "held_tilt")
         check.in_range("rock_climb", "capacity_margin", self.capacity_margin,
@@ -281,7 +298,7 @@ class RockClimbTrial(ClimbTrial):
         # A missed grasp is placed on another hold (``replacements``), not flown again.
         gp = replace(self.settings.gait, cycles=1, reseat_every=rs.reseat_every,
                      move_moment=rs.move_moment, swing_retries=0, reseat_order="swing",
-                     wound_limit=0.0,
+                     wound_limit=0.0, body_tilt=rs.body_tilt, tilt_goal=rs.tilt_goal,
                      landing="keep", stall_raises=rs.stall_raises)
         if rs.contact_force is not None:
             gp = replace(gp, contact_force=rs.contact_force)

@@ -64,9 +64,10 @@ def test_a_swing_gripper_that_slips_off_as_it_is_unloaded_is_released_early():
 
 
 def test_without_it_or_on_a_gripper_still_holding_the_slip_ends_the_climb():
-    """The same slip with ``unload_slip="fail"`` (the default) ends the climb as a broken
-    gripper, and so does a slip of a stance gripper while another leg unloads."""
-    assert RockClimbSettings().unload_slip == "fail"
+    """The same slip with ``unload_slip="fail"`` ends the climb as a broken gripper, and so
+    does a slip of a stance gripper while another leg unloads (with the default,
+    ``"release"``)."""
+    assert RockClimbSettings().unload_slip == "release"
     for who, unload_slip in (("swing", "fail"), ("stance", "release")):
         trial = _climb(who, unload_slip)
         result = trial.result()
