@@ -125,6 +125,8 @@ RANGES: dict[str, Range] = {
                        low_open=True),
     "capacity_margin": Range(0.0, 1.0, "", "the share of each hold's planned capacity a "
                              "planned stance may load", low_open=True),
+    "capacity_weight": Range(0.0, 2.0, "m", "the hold ranking's bonus per unit of capacity "
+                             "factor (2 m outweighs any distance within the search radius)"),
     "attitude_integral": Range(0.0, 50.0, "1/s", "integral action on the body's attitude "
                                "(0: none; at 50 Hz above 50/s one cycle overshoots)"),
     "tune_budget": Range(1, 1000, "", "candidates per controller of the gain search"),

@@ -47,6 +47,7 @@ reseat_count = quantity_type(int, "reseat_every")
 sighting_mm = quantity_type(float, "sighting")
 held_tilt = quantity_type(float, "held_tilt")
 capacity_margin = quantity_type(float, "capacity_margin")
+capacity_weight = quantity_type(float, "capacity_weight")
 attitude_integral = quantity_type(float, "attitude_integral")
 replacement_count = number_type(int, 0, 5)
 level_gain = number_type(float, 0, 100, unit=" 1/s")
@@ -179,6 +180,9 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                                 {"held_tilt": args.held_tilt}),
                              **({} if args.capacity_margin is None else
                                 {"capacity_margin": args.capacity_margin}),
+                             **({} if args.capacity_weight is None else
+                                {"capacity_weight": args.capacity_weight}),
+                             plan_reseats=args.plan_reseats == "on",
                              **({} if args.stall_raises is None else
                                 {"stall_raises": args.stall_raises}),
                              **({} if args.unload_slip is None else
@@ -241,6 +245,7 @@ def _climb(args: argparse.Namespace) -> dict:
                        body_tilt=cond.body_tilt, tilt_goal=cond.tilt_goal,
                        held_tilt=cond.held_tilt, carry_limits=args.carry_limits,
                        capacity_margin=cond.capacity_margin,
+                       capacity_weight=cond.capacity_weight, plan_reseats=args.plan_reseats,
                        stall_raises=cond.stall_raises, unload_slip=cond.unload_slip,
                        estimator=args.estimator,
                        replace_missed=args.replace_missed, map_frame=args.map_frame)
@@ -427,6 +432,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="rock wall: the share of each hold's planned capacity (the "
                        "paper's box scaled by the hold) that a planned stance and a "
                        "re-seat's three-gripper check may load, in (0, 1] (default 0.9)")
+    climb.add_argument("--capacity-weight", type=capacity_weight, default=None, metavar="M",
+                       help="rock wall: the planner's ranking bonus [m] per unit of a hold's "
+                       "capacity factor, against its distance from the nominal foothold, in "
+                       "[0, 2] (default 0.5)")
+    climb.add_argument("--plan-reseats", choices=("on", "off"), default="on",
+                       help="rock wall: the planner counts an attached sole's tilt change "
+                       "from the last stance the gait re-seats it at, where the other "
+                       "three can carry the body (on, default), or from its landing (off)")
     climb.add_argument("--stall-raises", type=number_type(int, 0, 5), default=None,
                        metavar="N",
                        help="rock wall: how often a swing whose transfer rock holds back "

@@ -72,6 +72,9 @@ class StepContext:
 #: the paper's box scaled by the hold's factors, times this): the margin the dynamic climb
 #: keeps for what the quasi-static plan does not see.
 CAPACITY_MARGIN = 0.8
+#: The ranking's bonus [m] per unit of a hold's smallest force factor: a hold whose factor
+#: is larger by 0.1 ranks level with one 0.1 x this nearer the nominal foothold.
+CAPACITY_WEIGHT = 0.05
 
 class ChoiceStatus(enum.Enum):
     CHOSEN = "chosen"
@@ -102,7 +105,7 @@ class PlannerSettings:
     lead: float = 0.1375
     min_advance: float = 0.02
     lateral_weight: float = 2.0
-    capacity_weight: float = 0.05
+    capacity_weight: float = CAPACITY_WEIGHT
     tilt_weight: float = 0.2
     max_checks: int = 10
     capacity_margin: float = CAPACITY_MARGIN

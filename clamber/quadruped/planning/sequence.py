@@ -29,6 +29,7 @@ from clamber.quadruped.planning.rollout import (
 )
 from clamber.quadruped.planning.selection import (
     CAPACITY_MARGIN,
+    CAPACITY_WEIGHT,
     Choice,
     ChoiceStatus,
     Foothold,
@@ -86,6 +87,10 @@ class SequencePlanner:
     hold's normal). ``seat_rise`` and ``body_search``: as in :class:`PlannerSettings`.
     ``held_tilt`` [rad]: the largest change of an attached sole's tilt since it landed.
     ``capacity_margin``: the share of each hold's planned capacity a stance may load.
+    ``capacity_weight`` [m]: the ranking's bonus per unit of a hold's capacity factor
+    (:class:`PlannerSettings`). ``reseats``: the climb re-seats, after each body move,
+    every gripper the other three can carry, so such a gripper's held tilt counts from the
+    new stance (:meth:`_reseat_spared`); without it, from its landing.
     """
 
     def __init__(self, wall: RockWall, settings: PlanClimbSettings, seed: int,
@@ -93,8 +98,10 @@ class SequencePlanner:
                  truth: _Truth | None = None, reorder: bool = False,
                  landing_cone: float | None = None, seat_rise: float | None = None,
                  body_search: bool = False, held_tilt: float = LANDED_TILT_TOLERANCE,
-                 capacity_margin: float = CAPACITY_MARGIN) -> None:
+                 capacity_margin: float = CAPACITY_MARGIN,
+                 capacity_weight: float = CAPACITY_WEIGHT, reseats: bool = False) -> None:
         self.wall, self.settings = wall, settings
+        self.reseats = reseats
         self.reorder, self.landing_cone = reorder, landing_cone
         #: Position in the gait's order of the leg whose turn it is.
         self.turn = 0
@@ -104,7 +111,8 @@ class SequencePlanner:
         self.rng = np.random.default_rng(seed + 7_000_003)
         self.rule = RULES[settings.rule](self.rm, PlannerSettings(
             held_tilt=held_tilt, landed_normals=True, seat_rise=seat_rise,
-            body_search=body_search, capacity_margin=capacity_margin))
+            body_search=body_search, capacity_margin=capacity_margin,
+            capacity_weight=capacity_weight))
         #: The rule's search (radius, lead): the band of each map that is fitted.
         self.search = self.rule.settings
         if isinstance(self.rule, HoldPlanner):
@@ -203,7 +211,17 @@ class SequencePlanner:
         landed = self.body.rotation @ sole.rotation[:, 2]
         self.holds = {**self.holds, leg: replace(hold, normal=landed)}
         self.body, self.q = choice.body, choice.q
+        if self.reseats:
+            self._reseat_spared(leg)
         return step
+
+    def _reseat_spared(self, leg: str) -> None:
+        """Count the held tilt of each gripper but ``leg`` that the new stance can spare
+        (:meth:`_liftable`) from its attitude there, as the climb re-seats it once the body
+        has moved; the others keep theirs, so their hinges' budget runs on."""
+        self.holds = {g: (replace(h, normal=sole_normal(self.rm, self.body, self.q, g))
+                          if g != leg and self._liftable(g, self.body, self.q) else h)
+                      for g, h in self.holds.items()}
 
     def _choose(self, hold_map, body: pin.SE3, q: np.ndarray, turns: list[int],
                 exclude: frozenset[tuple[int, int]]) -> tuple[int, Choice | tuple]:

@@ -87,6 +87,10 @@ ROCK_CAPACITY_MARGIN = 0.9
 #: How far [rad] rock body moves may turn the body, in all, for the least moment the welded
 #: soles hold at each move's end (``tilt_goal="held"``); the plane walls' studied value.
 BODY_TILT = 0.05
+#: The rock planner's ranking bonus [m] per unit of a hold's capacity factor (the plane
+#: planner's :data:`~clamber.quadruped.planning.selection.CAPACITY_WEIGHT` is 0.05): chosen
+#: by planning alone on tuning walls 0-19 at 90 and 110 deg (docs/results/rock_climbing.md).
+ROCK_CAPACITY_WEIGHT = 0.5
 #: Sole offset [m] off the start holds' tops at placement (within the grasp's 2 cm reach).
 START_CLEARANCE = 0.01
 #: Clearance [m] a start sole found in the rock is lifted by beyond its depth.
@@ -123,7 +127,10 @@ class RockClimbSettings:
       :meth:`~.sequence.SequencePlanner.next`); ``held_tilt`` [rad] (largest change of an
       attached sole's tilt since it landed that a plan may ask of it); ``capacity_margin``
       (the share of each hold's planned capacity a planned stance, and a re-seat's
-      three-gripper check, may load); ``stall_raises`` (how often a swing that rock holds
+      three-gripper check, may load); ``capacity_weight`` [m] (the ranking's bonus per unit
+      of a hold's capacity factor); ``plan_reseats`` (the planner counts a gripper's held
+      tilt from the last stance the gait re-seats it at, rather than from its landing;
+      only with ``reseat_every``); ``stall_raises`` (how often a swing that rock holds
       back in its transfer lifts again, higher, :class:`ClimbGaitSettings`); ``map_frame``
       (map placed at the estimated body or in the true world frame).
     * Body moves: ``body_tilt`` [rad] and ``tilt_goal`` (each move may turn the body, at
@@ -172,6 +179,8 @@ class RockClimbSettings:
     move_moment: float | None = None
     carry_limits: str = "box"
     capacity_margin: float = ROCK_CAPACITY_MARGIN
+    capacity_weight: float = ROCK_CAPACITY_WEIGHT
+    plan_reseats: bool = True
     stall_raises: int = 0
     unload_slip: str = "release"
     body_tilt: float = BODY_TILT
@@ -196,6 +205,8 @@ class RockClimbSettings:
         check.in_range("rock_climb", "held_tilt", self.held_tilt, "held_tilt")
         check.in_range("rock_climb", "capacity_margin", self.capacity_margin,
                        "capacity_margin")
+        check.in_range("rock_climb", "capacity_weight", self.capacity_weight,
+                       "capacity_weight")
         check.integer("rock_climb", "regrasps", self.regrasps, low=0)
         check.integer("rock_climb", "reseat_every", self.reseat_every, low=0)
         if self.move_moment is None:
@@ -727,7 +738,10 @@ def plan_rock_climb(settings: RockClimbSettings, seed: int
                                         seat_rise=settings.seat_rise,
                                         body_search=settings.body_search,
                                         held_tilt=settings.held_tilt,
-                                        capacity_margin=settings.capacity_margin)
+                                        capacity_margin=settings.capacity_margin,
+                                        capacity_weight=settings.capacity_weight,
+                                        reseats=settings.plan_reseats
+                                        and settings.reseat_every > 0)
 
 
 def run_rock_climb(settings: RockClimbSettings, seed: int, log: bool = False,
