@@ -1,5 +1,8 @@
 """How far the rock planner alone gets: each wall planned swing by swing from noisy maps (no
-dynamics), with and without the body moves before a swing (``pre_move``), side by side.
+dynamics), with and without the body moves before a swing (``pre_move``), side by side; with
+``--ablation ranking``, the rock climb's defaults (body moves on) with the held tilts
+counted from each landing or from each re-seat (``plan_reseats``) and holds ranked with the
+default capacity weight (0.05 m) or ten times it (0.5 m), the four side by side.
 
 A plan that stops short of the distance bounds the dynamic climb on that wall; the
 fraction of walls planned to the top is the ceiling the simulated climbs are measured
@@ -7,7 +10,7 @@ against. Prints one JSON object on its last line: per incline and setting the wa
 to the distance, the mean planned distance [m] and the median planning time per wall [s].
 
     python benchmarks/bench_rock_planning.py [--quick] [--seed 0] [--walls 40]
-        [--inclines 70 90 110] [--capacity-margin 0.8]
+        [--inclines 70 90 110] [--capacity-margin 0.8] [--ablation ranking]
 """
 
 from __future__ import annotations
@@ -20,6 +23,10 @@ import time
 from clamber.quadruped.planning.selection import CAPACITY_MARGIN
 from clamber.quadruped.trials.climb import ClimbSettings
 from clamber.quadruped.trials.rock_climb import RockClimbSettings, plan_rock_climb
+
+#: ``--ablation ranking``: name, ``plan_reseats``, ``capacity_weight`` [m].
+RANKING = (("landing_w0.05", False, 0.05), ("reseat_w0.05", True, 0.05),
+           ("landing_w0.5", False, 0.5), ("reseat_w0.5", True, 0.5))
 
 
 def plan_wall(settings: RockClimbSettings, seed: int, move: bool) -> tuple[float, str, int,
@@ -36,13 +43,22 @@ def plan_wall(settings: RockClimbSettings, seed: int, move: bool) -> tuple[float
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="10 walls at 90 deg")
+    parser.add_argument("--quick", action="store_true",
+                        help="10 walls at 90 deg (--ablation ranking: 5 walls at 110 deg)")
     parser.add_argument("--seed", type=int, default=0, help="first wall (0)")
     parser.add_argument("--walls", type=int, default=40, help="walls per incline (40)")
     parser.add_argument("--inclines", type=float, nargs="+", default=[70.0, 90.0, 110.0])
-    parser.add_argument("--capacity-margin", type=float, default=CAPACITY_MARGIN,
-                        help="share of each hold's planned capacity a stance may load (0.8)")
+    parser.add_argument("--capacity-margin", type=float, default=None,
+                        help="share of each hold's planned capacity a stance may load (0.8; "
+                        "with --ablation the rock climb's default, 0.9)")
+    parser.add_argument("--ablation", choices=("pre_move", "ranking"), default="pre_move",
+                        help="what to compare (pre_move)")
     args = parser.parse_args()
+    if args.ablation == "ranking":
+        ranking(args)
+        return
+    if args.capacity_margin is None:
+        args.capacity_margin = CAPACITY_MARGIN
     walls, inclines = (10, [90.0]) if args.quick else (args.walls, args.inclines)
     out: dict[str, dict] = {}
     for incline in inclines:
@@ -61,6 +77,29 @@ def main() -> None:
             print(f"{incline:g} deg, pre_move {move}: {top}/{walls} planned to "
                   f"{settings.distance:g} m", flush=True)
     print(json.dumps({"seed": args.seed, "capacity_margin": args.capacity_margin, **out}))
+
+
+def ranking(args: argparse.Namespace) -> None:
+    """``--ablation ranking``: the four settings of :data:`RANKING` on the same walls."""
+    walls, inclines = (5, [110.0]) if args.quick else (args.walls, args.inclines)
+    margin = {} if args.capacity_margin is None else {"capacity_margin": args.capacity_margin}
+    out: dict[str, dict] = {}
+    for incline in inclines:
+        for name, reseats, weight in RANKING:
+            settings = RockClimbSettings(climb=ClimbSettings(incline_deg=incline),
+                                         plan_reseats=reseats, capacity_weight=weight,
+                                         **margin)
+            rows = [plan_wall(settings, seed, True)
+                    for seed in range(args.seed, args.seed + walls)]
+            top = sum(d >= settings.distance for d, *_ in rows)
+            out[f"{incline:g}deg_{name}"] = {
+                "walls": walls, "planned_to_distance": top,
+                "mean_distance_m": round(statistics.fmean(d for d, *_ in rows), 3),
+                "median_plan_s": round(statistics.median(t for *_, t in rows), 2),
+            }
+            print(f"{incline:g} deg, {name}: {top}/{walls} planned to {settings.distance:g} m",
+                  flush=True)
+    print(json.dumps({"seed": args.seed, "ablation": "ranking", **out}))
 
 
 if __name__ == "__main__":

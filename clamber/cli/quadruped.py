@@ -435,7 +435,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     climb.add_argument("--capacity-weight", type=capacity_weight, default=None, metavar="M",
                        help="rock wall: the planner's ranking bonus [m] per unit of a hold's "
                        "capacity factor, against its distance from the nominal foothold, in "
-                       "[0, 2] (default 0.5)")
+                       "[0, 2] (default 0.05)")
     climb.add_argument("--plan-reseats", choices=("on", "off"), default="on",
                        help="rock wall: the planner counts an attached sole's tilt change "
                        "from the last stance the gait re-seats it at, where the other "

@@ -38,7 +38,7 @@ from clamber.quadruped.model.windup import LANDING_CONE, landing_normal
 from clamber.quadruped.options import Estimator, GraspModel, MapFrame
 from clamber.quadruped.planning.depth_map import DepthNoise
 from clamber.quadruped.planning.rollout import RULES, PlanClimbSettings, StopReason, _Truth
-from clamber.quadruped.planning.selection import Foothold
+from clamber.quadruped.planning.selection import CAPACITY_WEIGHT, Foothold
 from clamber.quadruped.planning.sequence import PlannedStep, SequencePlanner
 from clamber.quadruped.planning.stance import LANDED_TILT_TOLERANCE, reach, support
 from clamber.quadruped.planning.swing import swing_lift
@@ -87,10 +87,6 @@ ROCK_CAPACITY_MARGIN = 0.9
 #: How far [rad] rock body moves may turn the body, in all, for the least moment the welded
 #: soles hold at each move's end (``tilt_goal="held"``); the plane walls' studied value.
 BODY_TILT = 0.05
-#: The rock planner's ranking bonus [m] per unit of a hold's capacity factor (the plane
-#: planner's :data:`~clamber.quadruped.planning.selection.CAPACITY_WEIGHT` is 0.05): chosen
-#: by planning alone on tuning walls 0-19 at 90 and 110 deg (docs/results/rock_climbing.md).
-ROCK_CAPACITY_WEIGHT = 0.5
 #: Sole offset [m] off the start holds' tops at placement (within the grasp's 2 cm reach).
 START_CLEARANCE = 0.01
 #: Clearance [m] a start sole found in the rock is lifted by beyond its depth.
@@ -179,7 +175,7 @@ class RockClimbSettings:
     move_moment: float | None = None
     carry_limits: str = "box"
     capacity_margin: float = ROCK_CAPACITY_MARGIN
-    capacity_weight: float = ROCK_CAPACITY_WEIGHT
+    capacity_weight: float = CAPACITY_WEIGHT
     plan_reseats: bool = True
     stall_raises: int = 0
     unload_slip: str = "release"

@@ -12,9 +12,8 @@ from clamber.quadruped.trials.rock_climb import (
     plan_rock_climb,
 )
 
-#: Wall 40 at 90 deg: from the body planned after swing 1 no leg finds a hold (ranked
-#: nearly by distance alone).
-SETTINGS = RockClimbSettings(climb=ClimbSettings(incline_deg=90.0), capacity_weight=0.05)
+#: Wall 40 at 90 deg: from the body planned after swing 1 no leg finds a hold.
+SETTINGS = RockClimbSettings(climb=ClimbSettings(incline_deg=90.0))
 SEED = 40
 
 

@@ -93,8 +93,7 @@ def test_the_sensed_wind_up_matches_the_simulated_hinge_moments():
     estimate and the encoders, times the stiffness), matches the simulator's hinge
     deflections times the stiffness to within 0.06 N m plus 15 % of the largest, which
     exceeds 0.4 N m."""
-    # The first hold chosen nearly by distance alone, as when the move was traced.
-    trial = RockClimbTrial(_settings(move_moment=0.0, capacity_weight=0.05), SEED)
+    trial = RockClimbTrial(_settings(move_moment=0.0), SEED)
     m, d = trial.sim.model, trial.sim.data
     adr = {g: [m.jnt_qposadr[m.joint(f"{g}_sole_{a}").id] for a in "xy"] for g in LEG_NAMES}
     k = trial.settings.sole.stiffness
