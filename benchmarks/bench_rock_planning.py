@@ -41,6 +41,18 @@ def plan_wall(settings: RockClimbSettings, seed: int, move: bool) -> tuple[float
     return planner.climbed, stop, moves, time.perf_counter() - t0
 
 
+def tally(settings: RockClimbSettings, seeds: range, move: bool, name: str) -> dict:
+    """Plan every wall of ``seeds``: walls planned to the distance, mean distance [m], body
+    moves before a swing, median seconds per wall; printed as it ends."""
+    rows = [plan_wall(settings, seed, move) for seed in seeds]
+    top = sum(d >= settings.distance for d, *_ in rows)
+    print(f"{name}: {top}/{len(rows)} planned to {settings.distance:g} m", flush=True)
+    return {"walls": len(rows), "planned_to_distance": top,
+            "mean_distance_m": round(statistics.fmean(d for d, *_ in rows), 3),
+            "pre_moves": sum(m for _, _, m, _ in rows),
+            "median_plan_s": round(statistics.median(t for *_, t in rows), 2)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
@@ -65,17 +77,8 @@ def main() -> None:
         settings = RockClimbSettings(climb=ClimbSettings(incline_deg=incline),
                                      capacity_margin=args.capacity_margin)
         for move in (False, True):
-            rows = [plan_wall(settings, seed, move)
-                    for seed in range(args.seed, args.seed + walls)]
-            top = sum(d >= settings.distance for d, *_ in rows)
-            out[f"{incline:g}deg_{'pre_move' if move else 'no_move'}"] = {
-                "walls": walls, "planned_to_distance": top,
-                "mean_distance_m": round(statistics.fmean(d for d, *_ in rows), 3),
-                "pre_moves": sum(m for _, _, m, _ in rows),
-                "median_plan_s": round(statistics.median(t for *_, t in rows), 2),
-            }
-            print(f"{incline:g} deg, pre_move {move}: {top}/{walls} planned to "
-                  f"{settings.distance:g} m", flush=True)
+            name = f"{incline:g}deg_{'pre_move' if move else 'no_move'}"
+            out[name] = tally(settings, range(args.seed, args.seed + walls), move, name)
     print(json.dumps({"seed": args.seed, "capacity_margin": args.capacity_margin, **out}))
 
 
@@ -89,16 +92,8 @@ def ranking(args: argparse.Namespace) -> None:
             settings = RockClimbSettings(climb=ClimbSettings(incline_deg=incline),
                                          plan_reseats=reseats, capacity_weight=weight,
                                          **margin)
-            rows = [plan_wall(settings, seed, True)
-                    for seed in range(args.seed, args.seed + walls)]
-            top = sum(d >= settings.distance for d, *_ in rows)
-            out[f"{incline:g}deg_{name}"] = {
-                "walls": walls, "planned_to_distance": top,
-                "mean_distance_m": round(statistics.fmean(d for d, *_ in rows), 3),
-                "median_plan_s": round(statistics.median(t for *_, t in rows), 2),
-            }
-            print(f"{incline:g} deg, {name}: {top}/{walls} planned to {settings.distance:g} m",
-                  flush=True)
+            key = f"{incline:g}deg_{name}"
+            out[key] = tally(settings, range(args.seed, args.seed + walls), True, key)
     print(json.dumps({"seed": args.seed, "ablation": "ranking", **out}))
 
 
