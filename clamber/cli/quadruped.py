@@ -436,10 +436,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="rock wall: the planner's ranking bonus [m] per unit of a hold's "
                        "capacity factor, against its distance from the nominal foothold, in "
                        "[0, 2] (default 0.05)")
-    climb.add_argument("--plan-reseats", choices=("on", "off"), default="on",
+    climb.add_argument("--plan-reseats", choices=("on", "off"), default="off",
                        help="rock wall: the planner counts an attached sole's tilt change "
                        "from the last stance the gait re-seats it at, where the other "
-                       "three can carry the body (on, default), or from its landing (off)")
+                       "three can carry the body (on), or from its landing (off, default)")
     climb.add_argument("--stall-raises", type=number_type(int, 0, 5), default=None,
                        metavar="N",
                        help="rock wall: how often a swing whose transfer rock holds back "

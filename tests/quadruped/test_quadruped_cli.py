@@ -170,7 +170,7 @@ def test_landing_and_body_turn_options_reach_the_gait():
 
 
 def test_rock_planner_ranking_and_reseat_options_reach_the_planner():
-    """`--capacity-weight` (left out: 0.05 m) and `--plan-reseats` (left out: on) reach the
+    """`--capacity-weight` (left out: 0.05 m) and `--plan-reseats` (left out: off) reach the
     rock climb's planner; a weight outside [0, 2] m is refused with the option named."""
     from clamber.cli.quadruped import _climb_settings
 
@@ -178,9 +178,9 @@ def test_rock_planner_ranking_and_reseat_options_reach_the_planner():
         return _climb_settings(build_parser().parse_args(
             ["quadruped", "climb", "--wall", "rock", *extra]), 90.0)
 
-    assert (rock().capacity_weight, rock().plan_reseats) == (0.05, True)
+    assert (rock().capacity_weight, rock().plan_reseats) == (0.05, False)
     assert rock("--capacity-weight", "0.5").capacity_weight == 0.5
-    assert rock("--plan-reseats", "off").plan_reseats is False
+    assert rock("--plan-reseats", "on").plan_reseats is True
     for bad in ("2.5", "-1"):
         p = _run("quadruped", "climb", "--wall", "rock", "--capacity-weight", bad)
         assert p.returncode == 2 and "--capacity-weight" in p.stderr, p.stderr

@@ -176,7 +176,7 @@ class RockClimbSettings:
     carry_limits: str = "box"
     capacity_margin: float = ROCK_CAPACITY_MARGIN
     capacity_weight: float = CAPACITY_WEIGHT
-    plan_reseats: bool = True
+    plan_reseats: bool = False
     stall_raises: int = 0
     unload_slip: str = "release"
     body_tilt: float = BODY_TILT
