@@ -183,6 +183,7 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                              **({} if args.capacity_weight is None else
                                 {"capacity_weight": args.capacity_weight}),
                              plan_reseats=args.plan_reseats == "on",
+                             reseat_centre=args.reseat_centre == "on",
                              **({} if args.stall_raises is None else
                                 {"stall_raises": args.stall_raises}),
                              **({} if args.unload_slip is None else
@@ -246,6 +247,7 @@ def _climb(args: argparse.Namespace) -> dict:
                        held_tilt=cond.held_tilt, carry_limits=args.carry_limits,
                        capacity_margin=cond.capacity_margin,
                        capacity_weight=cond.capacity_weight, plan_reseats=args.plan_reseats,
+                       reseat_centre="on" if cond.reseat_centre else "off",
                        stall_raises=cond.stall_raises, unload_slip=cond.unload_slip,
                        estimator=args.estimator,
                        replace_missed=args.replace_missed, map_frame=args.map_frame)
@@ -440,6 +442,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="rock wall: the planner counts an attached sole's tilt change "
                        "from the last stance the gait re-seats it at, where the other "
                        "three can carry the body (on), or from its landing (off, default)")
+    climb.add_argument("--reseat-centre", choices=("on", "off"), default="on",
+                       help="rock wall: a re-seat moves its open foot back over its hold's "
+                       "top, as the body camera places the hold now, before pressing it on "
+                       "again (on, default), or presses it on where it opened (off: soles "
+                       "creep off their holds over many re-seats)")
     climb.add_argument("--stall-raises", type=number_type(int, 0, 5), default=None,
                        metavar="N",
                        help="rock wall: how often a swing whose transfer rock holds back "

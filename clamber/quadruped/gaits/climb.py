@@ -75,6 +75,10 @@ MOVE_MOMENT = 0.4
 #: this many times.
 RESEAT_LIFT = 0.01
 RESEAT_RETRIES = 2
+#: With ``reseat_centre``, an open foot further than this [m] from its hold's top, across
+#: the hold's normal, is moved back over the top before it presses again (below it the
+#: move is left out: the map's own scatter is millimetres).
+RECENTRE_MIN = 0.005
 #: A swing whose grasp missed is flown again (lift, transfer, descend) to the same hold at
 #: most this many times on a gait that re-seats.
 SWING_RETRIES = 1
@@ -135,7 +139,11 @@ class ClimbGaitSettings:
     :data:`LANDING_CONE` of the hold's normal (``body``,
     :func:`~clamber.quadruped.model.windup.landing_normal`), along the hold's normal
     (``hold``), or at the attitude it lifted off with (``keep``, the paper's gait); None:
-    ``body`` on a gait that re-seats, ``keep`` otherwise."""
+    ``body`` on a gait that re-seats, ``keep`` otherwise. ``reseat_centre``: a re-seat lifts
+    its open foot by :data:`RESEAT_LIFT` and moves it back over its hold's top, as the robot
+    sees the hold now (:attr:`ClimbGait.sight`), before pressing it on again; without it (the
+    default) the foot presses on where it opened, so a sole that creeps a few millimetres
+    each re-seat walks off its hold over many of them."""
 
     stride: float = 0.22
     order: tuple[str, ...] = ("LR", "LF", "RR", "RF")
@@ -165,6 +173,7 @@ class ClimbGaitSettings:
     tilt_goal: str = "move"
     landing: str | None = None
     stall_raises: int = 0
+    reseat_centre: bool = False
 
     @property
     def landing_cone(self) -> float | None:
@@ -260,6 +269,15 @@ class _Reseat:
     #: A flight of the open foot under way (lift off, then over to ``pose``): from where
     #: [m, {S}] and since when [s].
     flight: tuple[np.ndarray, float] | None = None
+    #: The move [m, {S}] that brings the open foot back over its hold's top
+    #: (``reseat_centre``), made while the gripper stays open; None: none.
+    shift: np.ndarray | None = None
+
+    def at(self, u: float) -> pin.SE3:
+        """The held pose, ``u`` in [0, 1] of the way along :attr:`shift`."""
+        if self.shift is None:
+            return self.pose
+        return pin.SE3(self.pose.rotation, self.pose.translation + u * self.shift)
 
 
 @dataclass
@@ -345,6 +363,11 @@ class ClimbGait:
         self.may_reseat: Callable[[str], bool] | None = None
         #: Re-seats refused by :attr:`may_reseat`.
         self.reseats_skipped = 0
+        #: The top [m, {S}] of ``leg``'s hold ``k`` as the robot sees it now, for
+        #: ``reseat_centre`` (None: where the hold was mapped when its swing was planned).
+        self.sight: Callable[[str, int], np.ndarray] | None = None
+        #: Re-seats that moved their foot back over the hold's top (``reseat_centre``).
+        self.reseats_centred = 0
         #: Sensed sole-hinge moment [N m] of each holding gripper (None: not sensed; the
         #: re-seats then follow ``swing`` order).
         self.wound: Callable[[], dict[str, float]] | None = None
@@ -460,6 +483,9 @@ class ClimbGait:
         if rs.retries <= RESEAT_RETRIES:
             rs.pose = pin.SE3(rs.pose.rotation, rs.pose.translation + RESEAT_LIFT * rs.normal)
             rs.bottom = RESEAT_LIFT + p.overshoot
+            if p.reseat_centre:
+                rs.shift = self._recentre(self.reseating[0], rs.pose.translation, rs.normal,
+                                          lift=0.0)
             return True
         leg = self.reseating[0]
         above = self.holds[leg][self.index[leg]] + p.lift_height * rs.normal
@@ -479,6 +505,25 @@ class ClimbGait:
         self.step_no += 1
         for g in LEG_NAMES:
             self.moves[g] += 1
+
+    def _top(self, leg: str) -> np.ndarray:
+        """The top [m, {S}] of the hold ``leg`` holds: as sighted now with
+        ``reseat_centre`` (:attr:`sight`), as mapped otherwise."""
+        k = self.index[leg]
+        if self.p.reseat_centre and self.sight is not None:
+            return np.asarray(self.sight(leg, k), dtype=float)
+        return np.asarray(self.holds[leg][k], dtype=float)
+
+    def _recentre(self, leg: str, at: np.ndarray, normal: np.ndarray, lift: float
+                  ) -> np.ndarray | None:
+        """The move [m, {S}] from ``at`` back over ``leg``'s hold top, raised by ``lift``
+        along ``normal``; None where the foot is within :data:`RECENTRE_MIN` of it."""
+        d = at - self._top(leg)
+        across = d - float(d @ normal) * normal
+        if float(np.linalg.norm(across)) <= RECENTRE_MIN:
+            return None
+        self.reseats_centred += 1
+        return lift * normal - across
 
     def reseat_to_swing(self, t: float) -> str:
         """After a re-seat missed for good: swing that open gripper instead, lifting it along
@@ -508,8 +553,10 @@ class ClimbGait:
             k = self.index[leg]
             n = np.asarray(self.normals[leg][k], dtype=float)
             # Lowest depth: the known hold top plus the descent's overshoot.
-            bottom = float((pose.translation - self.holds[leg][k]) @ n) + p.overshoot
+            bottom = float((pose.translation - self._top(leg)) @ n) + p.overshoot
             rs = self._reseat_state = _Reseat(pose, n, bottom)
+            if p.reseat_centre:
+                rs.shift = self._recentre(leg, pose.translation, n, lift=RESEAT_LIFT)
         elapsed = t - self.t0
         if rs.grasped is None:
             if elapsed < T:
@@ -530,7 +577,10 @@ class ClimbGait:
                 rs.flight = None
                 self.t0 = t - 2 * T
             elif elapsed < 2 * T:
-                return 0.0, rs.pose
+                return 0.0, rs.at(cubic(elapsed / T - 1.0)[0])
+            if rs.shift is not None:  # over the hold's top: descend from there
+                rs.pose, rs.bottom = rs.at(1.0), rs.bottom + float(rs.shift @ rs.normal)
+                rs.shift = None
             if rs.descent is None:
                 rs.descent, rs.free = t, self._contact_reading(leg, tau4, rs.normal)
             depth = (t - rs.descent) * p.descend_speed

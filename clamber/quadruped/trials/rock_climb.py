@@ -137,7 +137,9 @@ class RockClimbSettings:
       ``"release"``, the default, or the climb ends as a broken gripper, ``"fail"``;
       :data:`UNLOAD_SLIPS`).
     * Grasping: ``grasp``; ``winch``, ``plant``; ``regrasps``; ``replacements``;
-      ``contact_force`` [N] (None: the joint-4 torque rule); ``reseat_every`` (re-seat a
+      ``contact_force`` [N] (None: the joint-4 torque rule); ``reseat_centre`` (a re-seat
+      moves its open foot back over its hold's top as the body camera places it now,
+      :class:`ClimbGaitSettings`); ``reseat_every`` (re-seat a
       gripper in place after that many body moves, :class:`ClimbGaitSettings`; 0: never);
       ``move_moment`` [N m] (split body moves that wind a gripper more, re-seating between
       the parts; None: :data:`~clamber.quadruped.gaits.climb.MOVE_MOMENT` when re-seating);
@@ -179,6 +181,7 @@ class RockClimbSettings:
     plan_reseats: bool = False
     stall_raises: int = 0
     unload_slip: str = "release"
+    reseat_centre: bool = True
     body_tilt: float = BODY_TILT
     tilt_goal: str = "held"
 
@@ -237,8 +240,9 @@ class RockTrialResult(TrialResult):
     anchor EKF's final error [m] and RMS [mm] (``anchor_ekf``), the re-placed swings
     with why each missed, the re-seats skipped (the other three holds could not carry the
     body) and pressed again, the body moves made in parts, the body moves added before
-    a swing (``pre_move``), the transfers lifted again where rock held them and the grippers
-    that slipped off early as the gait unloaded them to let go (``unload_slip``)."""
+    a swing (``pre_move``), the transfers lifted again where rock held them, the grippers
+    that slipped off early as the gait unloaded them to let go (``unload_slip``) and the
+    re-seats that moved their foot back over its hold (``reseat_centre``)."""
 
     planned_steps: int = 0
     steps_done: int = 0
@@ -260,6 +264,7 @@ class RockTrialResult(TrialResult):
     pre_moves: int = 0
     swings_raised: int = 0
     early_releases: int = 0
+    reseats_centred: int = 0
 
 
 def _true_hold(truth: _Truth, name: str, cell: tuple[int, int], capture: float) -> Hold:
@@ -306,7 +311,8 @@ class RockClimbTrial(ClimbTrial):
         gp = replace(self.settings.gait, cycles=1, reseat_every=rs.reseat_every,
                      move_moment=rs.move_moment, swing_retries=0, reseat_order="swing",
                      wound_limit=0.0, body_tilt=rs.body_tilt, tilt_goal=rs.tilt_goal,
-                     landing="keep", stall_raises=rs.stall_raises)
+                     landing="keep", stall_raises=rs.stall_raises,
+                     reseat_centre=rs.reseat_centre)
         if rs.contact_force is not None:
             gp = replace(gp, contact_force=rs.contact_force)
         if rs.grasp == "winch":
@@ -315,6 +321,7 @@ class RockClimbTrial(ClimbTrial):
         known = {leg: [start[leg].top] for leg in LEG_NAMES}
         normals = {leg: [start[leg].normal] for leg in LEG_NAMES}
         self.gait = ClimbGait(known, normals, layout.rotation, gp, steps=0)
+        self.gait.sight = self._sighted_top
         R = self.R = layout.rotation
         tops = {leg: layout.holds[leg][0].top for leg in LEG_NAMES}
         true_normals = {leg: layout.holds[leg][0].normal for leg in LEG_NAMES}
@@ -453,15 +460,30 @@ class RockClimbTrial(ClimbTrial):
         self.t_end += self.step_allowance
         return step
 
-    def _as_placed(self, step: PlannedStep) -> PlannedStep:
-        """The swing moved by the estimate's error ``T_est T_true^-1``: the body camera's map
-        is placed at the estimated body (``map_frame="body"``)."""
+    def _to_estimate(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The estimate's error ``T_est T_true^-1`` as (rotation, translation): where the body
+        camera places what it maps (``map_frame="body"``); None with world-frame maps or
+        before the first estimate."""
         state = self.seen
         if self.rock.map_frame == "world" or state is None:
-            return step
+            return None
         p, R = self.sim.body_pose()
         turn = state.body_rotation @ R.T
-        shift = state.body_position - turn @ p
+        return turn, state.body_position - turn @ p
+
+    def _sighted_top(self, leg: str, k: int) -> np.ndarray:
+        """``leg``'s hold ``k``'s mapped top as the body camera places it now (the gait's
+        :attr:`~clamber.quadruped.gaits.climb.ClimbGait.sight`)."""
+        top = self._planned(leg, k).top
+        placed = self._to_estimate()
+        return top if placed is None else placed[0] @ top + placed[1]
+
+    def _as_placed(self, step: PlannedStep) -> PlannedStep:
+        """The swing moved by the estimate's error (:meth:`_to_estimate`)."""
+        placed = self._to_estimate()
+        if placed is None:
+            return step
+        turn, shift = placed
         hold = replace(step.hold, top=turn @ step.hold.top + shift,
                        normal=turn @ step.hold.normal)
         return replace(step, hold=hold,
@@ -718,7 +740,7 @@ class RockClimbTrial(ClimbTrial):
             replacements=self.replacements, replaced="; ".join(self.replaced),
             reseats_skipped=self.gait.reseats_skipped, moves_split=self.gait.moves_split,
             pre_moves=self.pre_moves, swings_raised=self.gait.swings_raised,
-            early_releases=self.early_releases)
+            early_releases=self.early_releases, reseats_centred=self.gait.reseats_centred)
 
 
 def plan_rock_climb(settings: RockClimbSettings, seed: int

@@ -710,3 +710,64 @@ def test_a_transfer_that_rock_holds_back_lifts_again_from_where_it_stalled():
     assert np.linalg.norm(grasp[0][:2] - off.holds[first][1][:2]) > 0.05
     with pytest.raises(ConfigError, match="stall_raises"):
         ClimbGaitSettings(stall_raises=-1)
+
+
+def _creeping_reseat(centre: bool, seen: np.ndarray):
+    """The first re-seating foot has crept 20 mm off its hold (the others sit on theirs);
+    the robot sees each hold ``seen`` [m] from where it was mapped. Returns the gait, that
+    leg, its hold's mapped top, the re-seat grasps (leg, position, the hold's mapped top)
+    and that foot's path through its first re-seat."""
+    holds, normals = _three_holds()
+    gait = ClimbGait(holds, normals, np.eye(3),
+                     ClimbGaitSettings(cycles=1, reseat_every=1, reseat_centre=centre))
+    gait.sight = lambda leg, k: gait.holds[leg][k] + seen
+    feet = {leg: pin.SE3(np.eye(3), gait.holds[leg][0]) for leg in LEG_NAMES}
+    t, grasps, path, leg, top = 0.0, [], [], None, None
+    while not gait.done and t < 400:
+        tau4 = np.zeros(4)
+        if gait.phase is ClimbPhase.DESCEND:
+            tau4[LEG_NAMES.index(gait.swing_leg)] = 1.0
+        if gait.phase is ClimbPhase.RESEAT:
+            g = gait.reseating[0]
+            if leg is None:
+                leg, top = g, gait.holds[g][gait.index[g]].copy()
+                feet[g] = pin.SE3(np.eye(3), feet[g].translation + [0.0, 0.02, 0.0])
+            k = gait.index[g]
+            tau4[LEG_NAMES.index(g)] = float(feet[g].translation[2]
+                                             <= gait.holds[g][k][2] - 0.002 + 1e-12)
+            if g == leg and not grasps:
+                path.append(feet[g].translation.copy())
+        ref, events = gait.reference(t, lambda: feet, tau4)
+        feet.update(ref.foot_targets)
+        for e in events:
+            if e.reseat and e.action == "grasp":
+                grasps.append((e.leg, feet[e.leg].translation.copy(),
+                               gait.holds[e.leg][gait.index[e.leg]].copy()))
+        t += 0.02
+    return gait, leg, top, grasps, np.array(path)
+
+
+def test_a_re_seat_moves_a_crept_foot_back_over_its_hold_as_seen_now():
+    """``reseat_centre``: the open foot, 20 mm off its hold, rises by ``RESEAT_LIFT`` as it
+    moves over the hold's top where the robot sees it now (4 mm from where it was mapped),
+    then presses on there; a foot within ``RECENTRE_MIN`` of its hold is not moved. Without
+    it the foot presses on where it opened."""
+    from clamber.quadruped.gaits.climb import RECENTRE_MIN, RESEAT_LIFT
+
+    seen = np.array([0.004, 0.0, 0.0])
+    assert np.linalg.norm(seen) <= RECENTRE_MIN
+    gait, leg, top, grasps, path = _creeping_reseat(True, seen)
+    assert gait.done and gait.reseats_centred == 1
+    (first, at, _), rest = grasps[0], grasps[1:]
+    assert first == leg and np.allclose(at[:2], (top + seen)[:2], atol=1e-9)
+    assert at[2] == pytest.approx(top[2] - 0.002, abs=5e-4)
+    # Across the rock lifted: every point between where it opened and the top is higher.
+    start = top + [0.0, 0.02, 0.0]
+    between = [x for x in path if 1e-6 < np.linalg.norm(x[:2] - start[:2])
+               and np.linalg.norm(x[:2] - (top + seen)[:2]) > 1e-6]
+    assert between and all(x[2] > top[2] for x in between)
+    assert path[:, 2].max() == pytest.approx(top[2] + RESEAT_LIFT, abs=1e-9)
+    assert rest and all(np.allclose(x[:2], mapped[:2], atol=1e-9) for _, x, mapped in rest)
+    gait, leg, top, grasps, _ = _creeping_reseat(False, seen)
+    assert gait.reseats_centred == 0
+    assert np.allclose(grasps[0][1][:2], (top + [0.0, 0.02, 0.0])[:2], atol=1e-9)
