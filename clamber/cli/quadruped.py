@@ -184,6 +184,8 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                                 {"capacity_weight": args.capacity_weight}),
                              plan_reseats=args.plan_reseats == "on",
                              reseat_centre=args.reseat_centre == "on",
+                             **({} if args.start_probe is None else
+                                {"start_probe": args.start_probe}),
                              **({} if args.stall_raises is None else
                                 {"stall_raises": args.stall_raises}),
                              **({} if args.unload_slip is None else
@@ -248,6 +250,7 @@ def _climb(args: argparse.Namespace) -> dict:
                        capacity_margin=cond.capacity_margin,
                        capacity_weight=cond.capacity_weight, plan_reseats=args.plan_reseats,
                        reseat_centre="on" if cond.reseat_centre else "off",
+                       start_probe=cond.start_probe,
                        stall_raises=cond.stall_raises, unload_slip=cond.unload_slip,
                        estimator=args.estimator,
                        replace_missed=args.replace_missed, map_frame=args.map_frame)
@@ -442,6 +445,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="rock wall: the planner counts an attached sole's tilt change "
                        "from the last stance the gait re-seats it at, where the other "
                        "three can carry the body (on), or from its landing (off, default)")
+    climb.add_argument("--start-probe", type=number_type(int, 0, 40), default=None,
+                       metavar="N",
+                       help="rock wall: set the robot on the wall at the first of a few "
+                       "spots within 0.1 m of the nominal start from which N swings plan "
+                       "(default 16; 0: always the nominal start)")
     climb.add_argument("--reseat-centre", choices=("on", "off"), default="on",
                        help="rock wall: a re-seat moves its open foot back over its hold's "
                        "top, as the body camera places the hold now, before pressing it on "

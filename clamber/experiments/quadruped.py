@@ -172,8 +172,8 @@ def _rock_keys(trials: Sequence[StudyTrial]) -> dict[str, Any]:
     """A rock climb's extra summary: speed [m/s], grasps engaged over attempted (with the
     Wilson interval), the winch's tries and mean time per grasp and release [s], the swings
     placed again after a missed grasp, the re-seats the three other holds could not carry
-    (skipped) and pressed again, and the body moves made in parts; nothing for other
-    trials."""
+    (skipped), pressed again and moved back over their holds, the body moves made in parts
+    and the climbs set on the wall off the nominal start; nothing for other trials."""
     if not all("grasps" in t.metrics for t in trials):
         return {}
 
@@ -197,6 +197,8 @@ def _rock_keys(trials: Sequence[StudyTrial]) -> dict[str, Any]:
         "reseats_skipped": total("reseats_skipped"), "reseat_retries": total("reseat_retries"),
         "moves_split": total("moves_split"), "pre_moves": total("pre_moves"),
         "swings_raised": total("swings_raised"), "early_releases": total("early_releases"),
+        "reseats_centred": total("reseats_centred"),
+        "starts_moved": sum(any(t.metrics.get("start_shift_m") or ()) for t in trials),
         **_climb_drift(trials),
         "failure_details": [{"seed": t.seed, "failure": t.outcome.failure.name.lower()
                              if t.outcome.failure else None,

@@ -184,3 +184,20 @@ def test_rock_planner_ranking_and_reseat_options_reach_the_planner():
     for bad in ("2.5", "-1"):
         p = _run("quadruped", "climb", "--wall", "rock", "--capacity-weight", bad)
         assert p.returncode == 2 and "--capacity-weight" in p.stderr, p.stderr
+
+
+def test_rock_start_probe_and_reseat_centre_options_reach_the_climb():
+    """`--start-probe` (left out: 16 swings) and `--reseat-centre` (left out: on) reach the
+    rock climb and its gait; a probe outside 0-40 swings is refused with the option named."""
+    from clamber.cli.quadruped import _climb_settings
+
+    def rock(*extra: str):
+        return _climb_settings(build_parser().parse_args(
+            ["quadruped", "climb", "--wall", "rock", *extra]), 90.0)
+
+    assert (rock().start_probe, rock().reseat_centre) == (16, True)
+    assert rock("--start-probe", "0").start_probe == 0
+    assert rock("--reseat-centre", "off").reseat_centre is False
+    for bad in ("41", "-1", "2.5"):
+        p = _run("quadruped", "climb", "--wall", "rock", "--start-probe", bad)
+        assert p.returncode == 2 and "--start-probe" in p.stderr, p.stderr

@@ -53,7 +53,8 @@ class StopReason(enum.Enum):
 @dataclass(frozen=True)
 class PlanClimbSettings:
     """Rule name, incline [deg], distance [m], gait order, standoff [m], grasp attempts
-    (holds tried) per step, start height on the wall [m], map noise and wall texture.
+    (holds tried) per step, start height on the wall and sideways offset [m], map noise and
+    wall texture.
     ``grasp``: ``"instant"`` (always closes, no time) or ``"winch"`` (the winch on its
     plant; a try that does not catch is re-grasped up to ``regrasps`` times)."""
 
@@ -64,6 +65,7 @@ class PlanClimbSettings:
     standoff: float = 0.16
     attempts: int = 3
     start_u: float = 0.45
+    start_y: float = 0.0
     noise: DepthNoise = field(default_factory=DepthNoise)
     wall: RockWallSpec = field(default_factory=RockWallSpec)
     grasp: str = "instant"
@@ -147,7 +149,8 @@ def _start(rm: RobotModel, truth: _Truth, hold_map, settings: PlanClimbSettings,
     as the swings' holds are checked, before any other); the worst hold of a stance the legs cannot
     reach together is dropped and the choice repeated (at most ten times)."""
     wall, q4 = truth.wall, 0.22 / 4
-    spots = {leg: np.array([settings.start_u, 0.0]) + NOMINAL_FEET[leg] + [(k - 1.5) * q4, 0.0]
+    spots = {leg: np.array([settings.start_u, settings.start_y]) + NOMINAL_FEET[leg]
+             + [(k - 1.5) * q4, 0.0]
              for k, leg in enumerate(settings.order)}
     body = body_over({leg: wall.to_world(*spots[leg], 0.0) for leg in LEG_NAMES},
                      wall.rotation, settings.standoff)

@@ -118,6 +118,9 @@ class SequencePlanner:
         if isinstance(self.rule, HoldPlanner):
             self.rule.count_all = False  # only the choice is read, not its tally of checks
         self.steps: list[PlannedStep] = []
+        #: How far [m] (up the slope, sideways) the start was moved off the nominal one
+        #: (set by whoever chose it).
+        self.start_shift: tuple[float, float] = (0.0, 0.0)
         #: The stance before each step (holds, body, joints, turn), for :meth:`retract`.
         self._before: list[tuple] = []
         self.stop: StopReason | None = None

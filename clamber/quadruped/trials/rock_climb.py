@@ -100,6 +100,15 @@ SEAT_RISE = 0.01
 REPLACE_EXCLUSION = 0.02
 #: The shortest climb the default wall is sized for [m] (longer climbs get longer walls).
 DEFAULT_WALL_CLIMB = 2.0
+#: Where the robot may be set on the wall [m] (up the slope, sideways) off the nominal start,
+#: nearest first: with ``start_probe``, the first from which that many swings plan.
+START_SHIFTS = ((0.0, 0.0), (0.0, 0.05), (0.0, -0.05), (0.05, 0.0), (-0.05, 0.0),
+                (0.05, 0.05), (0.05, -0.05), (-0.05, 0.05), (-0.05, -0.05),
+                (0.0, 0.1), (0.0, -0.1))
+#: Swings a start must plan before it is taken (``start_probe``): the first four gait
+#: cycles, about 0.8 m of rock that a robot set at the foot of the wall can map. Chosen
+#: against 8 by planning alone on tuning walls 0-19 at 110 deg (docs/results/rock_climbing.md).
+START_PROBE = 16
 
 
 def wall_for(distance: float) -> RockWallSpec:
@@ -128,7 +137,9 @@ class RockClimbSettings:
       tilt from the last stance the gait re-seats it at, rather than from its landing;
       only with ``reseat_every``); ``stall_raises`` (how often a swing that rock holds
       back in its transfer lifts again, higher, :class:`ClimbGaitSettings`); ``map_frame``
-      (map placed at the estimated body or in the true world frame).
+      (map placed at the estimated body or in the true world frame); ``start_probe`` (the
+      robot is set on the wall at the first of :data:`START_SHIFTS` from which that many
+      swings plan, the nominal start where none does; 0: always the nominal start).
     * Body moves: ``body_tilt`` [rad] and ``tilt_goal`` (each move may turn the body, at
       most that far in all, for the least moment the welded soles hold once it ends,
       ``"held"``, or the least the move adds, ``"move"``; :class:`ClimbGaitSettings`).
@@ -180,6 +191,7 @@ class RockClimbSettings:
     capacity_weight: float = CAPACITY_WEIGHT
     plan_reseats: bool = False
     stall_raises: int = 0
+    start_probe: int = START_PROBE
     unload_slip: str = "release"
     reseat_centre: bool = True
     body_tilt: float = BODY_TILT
@@ -192,6 +204,7 @@ class RockClimbSettings:
                                                         name))
         check.integer("rock_climb", "replacements", self.replacements, low=0, high=5)
         check.integer("rock_climb", "stall_raises", self.stall_raises, low=0, high=5)
+        check.integer("rock_climb", "start_probe", self.start_probe, low=0, high=40)
         if self.estimator == "anchor" and not self.anchor_ekf:
             raise ConfigError("estimator 'anchor' runs the anchor EKF: set anchor_ekf")
         check.choice("rock_climb", "rule", self.rule, RULES)
@@ -231,6 +244,11 @@ class RockClimbSettings:
                                  distance=self.distance, order=g.order, standoff=g.standoff,
                                  start_u=START_U, noise=self.noise, wall=self.wall)
 
+    def shifted(self, shift: tuple[float, float]) -> PlanClimbSettings:
+        """The planning settings with the start moved by ``shift`` [m] (up, sideways)."""
+        p = self.plan
+        return replace(p, start_u=p.start_u + shift[0], start_y=p.start_y + shift[1])
+
 
 @dataclass(frozen=True)
 class RockTrialResult(TrialResult):
@@ -242,7 +260,8 @@ class RockTrialResult(TrialResult):
     body) and pressed again, the body moves made in parts, the body moves added before
     a swing (``pre_move``), the transfers lifted again where rock held them, the grippers
     that slipped off early as the gait unloaded them to let go (``unload_slip``) and the
-    re-seats that moved their foot back over its hold (``reseat_centre``)."""
+    re-seats that moved their foot back over its hold (``reseat_centre``) and how far [m]
+    (up the slope, sideways) the start was moved (``start_probe``)."""
 
     planned_steps: int = 0
     steps_done: int = 0
@@ -265,6 +284,7 @@ class RockTrialResult(TrialResult):
     swings_raised: int = 0
     early_releases: int = 0
     reseats_centred: int = 0
+    start_shift_m: tuple[float, float] = (0.0, 0.0)
 
 
 def _true_hold(truth: _Truth, name: str, cell: tuple[int, int], capture: float) -> Hold:
@@ -740,17 +760,53 @@ class RockClimbTrial(ClimbTrial):
             replacements=self.replacements, replaced="; ".join(self.replaced),
             reseats_skipped=self.gait.reseats_skipped, moves_split=self.gait.moves_split,
             pre_moves=self.pre_moves, swings_raised=self.gait.swings_raised,
-            early_releases=self.early_releases, reseats_centred=self.gait.reseats_centred)
+            early_releases=self.early_releases, reseats_centred=self.gait.reseats_centred,
+            start_shift_m=tuple(self.planner.start_shift))
 
 
-def plan_rock_climb(settings: RockClimbSettings, seed: int
+def plan_rock_climb(settings: RockClimbSettings, seed: int,
+                    shift: tuple[float, float] | None = None
                     ) -> tuple[RockWall, _Truth, SequencePlanner]:
     """The wall of ``seed``, its truth and the planner of its holds (start placed, no swing
-    planned yet)."""
+    planned yet), the start moved by ``shift`` [m] (None: :func:`start_shift`'s)."""
     wall = generate_wall(settings.climb.incline_deg, seed, settings.wall)
     model = GripperSurfaceModel(footpad_push=settings.footpad_push)
     truth = _Truth(wall, model)
-    return wall, truth, SequencePlanner(wall, settings.plan, seed, model=model, truth=truth,
+    if shift is None:
+        shift = start_shift(settings, seed, wall, truth, model)
+    planner = _planner(settings, seed, wall, truth, model, shift)
+    planner.start_shift = shift
+    return wall, truth, planner
+
+
+def start_shift(settings: RockClimbSettings, seed: int, wall: RockWall | None = None,
+                truth: _Truth | None = None, model: GripperSurfaceModel | None = None
+                ) -> tuple[float, float]:
+    """Where to set the robot on the wall of ``seed``, off the nominal start [m]: the first
+    of :data:`START_SHIFTS` from whose stance ``start_probe`` swings plan (from the same
+    maps the climb's planner will take), else the nominal start."""
+    if settings.start_probe == 0:
+        return START_SHIFTS[0]
+    if wall is None:
+        wall = generate_wall(settings.climb.incline_deg, seed, settings.wall)
+        model = GripperSurfaceModel(footpad_push=settings.footpad_push)
+        truth = _Truth(wall, model)
+    for shift in START_SHIFTS:
+        probe = _planner(settings, seed, wall, truth, model, shift)
+        if not probe.start:
+            continue
+        for _ in range(settings.start_probe):
+            if probe.next(move=settings.pre_move and bool(probe.steps)) is None:
+                break
+        if probe.stop in (None, StopReason.DISTANCE):
+            return shift
+    return START_SHIFTS[0]
+
+
+def _planner(settings: RockClimbSettings, seed: int, wall: RockWall, truth: _Truth,
+             model: GripperSurfaceModel, shift: tuple[float, float]) -> SequencePlanner:
+    """The climb's hold planner with its start moved by ``shift`` [m]."""
+    return SequencePlanner(wall, settings.shifted(shift), seed, model=model, truth=truth,
                                         reorder=settings.reorder,
                                         landing_cone=settings.landing_cone,
                                         seat_rise=settings.seat_rise,
@@ -771,10 +827,11 @@ def run_rock_climb(settings: RockClimbSettings, seed: int, log: bool = False,
     plans = [plan_rock_climb(settings, seed)]
     if not plans[0][2].start:
         return _not_started(settings, seed, plans[0][2].detail), None
+    shift = plans[0][2].start_shift
 
     def climb_at(dt: float) -> tuple[RockTrialResult, TrialLog | None]:
         at = replace(settings, climb=replace(settings.climb, physics_dt=dt))
-        plan = plans.pop() if plans else plan_rock_climb(settings, seed)
+        plan = plans.pop() if plans else plan_rock_climb(settings, seed, shift)
         return RockClimbTrial(at, seed, log, robot, time_limit, plan).run()
 
     try:

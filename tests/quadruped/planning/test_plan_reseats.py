@@ -17,8 +17,9 @@ from clamber.quadruped.trials.rock_climb import RockClimbSettings, plan_rock_cli
 
 
 def _planner(incline: float, seed: int, distance: float = 0.5, **kw):
+    """The planner from the nominal start (no start probe: these walls' starts are fixed)."""
     rock = RockClimbSettings(climb=ClimbSettings(incline_deg=incline), distance=distance,
-                             **kw)
+                             start_probe=0, **kw)
     return plan_rock_climb(rock, seed)[2]
 
 
