@@ -2,7 +2,9 @@
 dynamics), with and without the body moves before a swing (``pre_move``), side by side; with
 ``--ablation ranking``, the rock climb's defaults (body moves on) with the held tilts
 counted from each landing or from each re-seat (``plan_reseats``) and holds ranked with the
-default capacity weight (0.05 m) or ten times it (0.5 m), the four side by side.
+default capacity weight (0.05 m) or ten times it (0.5 m), the four side by side; with
+``--ablation start``, the rock climb's defaults from the nominal start and from the first
+nearby start whose first 8 or 16 swings plan (``start_probe``).
 
 A plan that stops short of the distance bounds the dynamic climb on that wall; the
 fraction of walls planned to the top is the ceiling the simulated climbs are measured
@@ -10,7 +12,7 @@ against. Prints one JSON object on its last line: per incline and setting the wa
 to the distance, the mean planned distance [m] and the median planning time per wall [s].
 
     python benchmarks/bench_rock_planning.py [--quick] [--seed 0] [--walls 40]
-        [--inclines 70 90 110] [--capacity-margin 0.8] [--ablation ranking]
+        [--inclines 70 90 110] [--capacity-margin 0.8] [--ablation ranking|start]
 """
 
 from __future__ import annotations
@@ -24,9 +26,14 @@ from clamber.quadruped.planning.selection import CAPACITY_MARGIN
 from clamber.quadruped.trials.climb import ClimbSettings
 from clamber.quadruped.trials.rock_climb import RockClimbSettings, plan_rock_climb
 
-#: ``--ablation ranking``: name, ``plan_reseats``, ``capacity_weight`` [m].
-RANKING = (("landing_w0.05", False, 0.05), ("reseat_w0.05", True, 0.05),
-           ("landing_w0.5", False, 0.5), ("reseat_w0.5", True, 0.5))
+#: ``--ablation ranking``: name and settings (``plan_reseats``, ``capacity_weight`` [m]).
+RANKING = (("landing_w0.05", {"plan_reseats": False, "capacity_weight": 0.05}),
+           ("reseat_w0.05", {"plan_reseats": True, "capacity_weight": 0.05}),
+           ("landing_w0.5", {"plan_reseats": False, "capacity_weight": 0.5}),
+           ("reseat_w0.5", {"plan_reseats": True, "capacity_weight": 0.5}))
+#: ``--ablation start``: name and ``start_probe`` (swings a moved start must plan).
+START = (("nominal_start", {"start_probe": 0}), ("probe_8", {"start_probe": 8}),
+         ("probe_16", {"start_probe": 16}))
 
 
 def plan_wall(settings: RockClimbSettings, seed: int, move: bool) -> tuple[float, str, int,
@@ -56,18 +63,18 @@ def tally(settings: RockClimbSettings, seeds: range, move: bool, name: str) -> d
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
-                        help="10 walls at 90 deg (--ablation ranking: 5 walls at 110 deg)")
+                        help="10 walls at 90 deg (--ablation ranking or start: 5 walls at 110 deg)")
     parser.add_argument("--seed", type=int, default=0, help="first wall (0)")
     parser.add_argument("--walls", type=int, default=40, help="walls per incline (40)")
     parser.add_argument("--inclines", type=float, nargs="+", default=[70.0, 90.0, 110.0])
     parser.add_argument("--capacity-margin", type=float, default=None,
                         help="share of each hold's planned capacity a stance may load (0.8; "
                         "with --ablation the rock climb's default, 0.9)")
-    parser.add_argument("--ablation", choices=("pre_move", "ranking"), default="pre_move",
-                        help="what to compare (pre_move)")
+    parser.add_argument("--ablation", choices=("pre_move", "ranking", "start"),
+                        default="pre_move", help="what to compare (pre_move)")
     args = parser.parse_args()
-    if args.ablation == "ranking":
-        ranking(args)
+    if args.ablation != "pre_move":
+        compare(args, RANKING if args.ablation == "ranking" else START)
         return
     if args.capacity_margin is None:
         args.capacity_margin = CAPACITY_MARGIN
@@ -82,19 +89,19 @@ def main() -> None:
     print(json.dumps({"seed": args.seed, "capacity_margin": args.capacity_margin, **out}))
 
 
-def ranking(args: argparse.Namespace) -> None:
-    """``--ablation ranking``: the four settings of :data:`RANKING` on the same walls."""
+def compare(args: argparse.Namespace, variants: tuple[tuple[str, dict], ...]) -> None:
+    """``--ablation ranking`` or ``start``: each of ``variants`` (:data:`RANKING`,
+    :data:`START`) on the same walls, body moves on."""
     walls, inclines = (5, [110.0]) if args.quick else (args.walls, args.inclines)
     margin = {} if args.capacity_margin is None else {"capacity_margin": args.capacity_margin}
     out: dict[str, dict] = {}
     for incline in inclines:
-        for name, reseats, weight in RANKING:
+        for name, options in variants:
             settings = RockClimbSettings(climb=ClimbSettings(incline_deg=incline),
-                                         plan_reseats=reseats, capacity_weight=weight,
-                                         **margin)
+                                         **options, **margin)
             key = f"{incline:g}deg_{name}"
             out[key] = tally(settings, range(args.seed, args.seed + walls), True, key)
-    print(json.dumps({"seed": args.seed, "ablation": "ranking", **out}))
+    print(json.dumps({"seed": args.seed, "ablation": args.ablation, **out}))
 
 
 if __name__ == "__main__":
