@@ -488,7 +488,7 @@ class ClimbGait:
                                           lift=0.0)
             return True
         leg = self.reseating[0]
-        above = self.holds[leg][self.index[leg]] + p.lift_height * rs.normal
+        above = self._top(leg) + p.lift_height * rs.normal
         rs.flight = (rs.pose.translation.copy(), t)
         rs.pose = pin.SE3(rs.pose.rotation, above)
         rs.bottom = p.lift_height + p.overshoot
