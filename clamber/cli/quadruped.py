@@ -194,6 +194,8 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                                 {"body_tilt": args.body_tilt}),
                              **({} if args.tilt_goal is None else
                                 {"tilt_goal": args.tilt_goal}),
+                             **({} if args.regrasps is None else
+                                {"regrasps": args.regrasps}),
                              estimator=args.estimator, replacements=args.replace_missed,
                              map_frame=args.map_frame,
                              reseat_every=(1 if args.reseat_every is None
@@ -253,7 +255,8 @@ def _climb(args: argparse.Namespace) -> dict:
                        start_probe=cond.start_probe,
                        stall_raises=cond.stall_raises, unload_slip=cond.unload_slip,
                        estimator=args.estimator,
-                       replace_missed=args.replace_missed, map_frame=args.map_frame)
+                       replace_missed=args.replace_missed, regrasps=cond.regrasps,
+                       map_frame=args.map_frame)
         else:
             row.update(swing_retry_limit=cond.gait.swing_retries,
                        reseat_order=cond.gait.reseat_order, wound_limit=cond.gait.wound_limit,
@@ -485,6 +488,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "another hold, planned from the same stance away from the missed one, "
                        "up to N times (0-5) before the miss ends the climb (default 1; 0: "
                        "the miss ends it)")
+    climb.add_argument("--regrasps", type=replacement_count, default=None, metavar="N",
+                       help="rock wall: a grasp whose spines did not catch (the winch's "
+                       "engagement timeout) opens and closes again on the same hold up to N "
+                       "times (0-5) before the swing counts as missed (default 2)")
     climb.add_argument("--map-frame", choices=("body", "world"), default="body",
                        help="rock wall: the depth camera on the body maps the rock relative "
                        "to the body, placed in the world where the estimate puts the body "

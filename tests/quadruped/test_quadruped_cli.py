@@ -201,3 +201,21 @@ def test_rock_start_probe_and_reseat_centre_options_reach_the_climb():
     for bad in ("41", "-1", "2.5"):
         p = _run("quadruped", "climb", "--wall", "rock", "--start-probe", bad)
         assert p.returncode == 2 and "--start-probe" in p.stderr, p.stderr
+
+
+def test_rock_regrasps_option_reaches_the_climb():
+    """`--regrasps N` sets how often a grasp whose spines did not catch closes again on the
+    same hold (left out: the rock climb's default); outside 0-5 it is refused, named."""
+    from clamber.cli.quadruped import _climb_settings
+    from clamber.quadruped.trials.rock_climb import RockClimbSettings
+
+    def rock(*extra: str):
+        return _climb_settings(build_parser().parse_args(
+            ["quadruped", "climb", "--wall", "rock", *extra]), 90.0)
+
+    assert rock().regrasps == RockClimbSettings().regrasps
+    assert rock("--regrasps", "0").regrasps == 0
+    assert rock("--regrasps", "3").regrasps == 3
+    for bad in ("6", "-1", "1.5"):
+        p = _run("quadruped", "climb", "--wall", "rock", "--regrasps", bad)
+        assert p.returncode == 2 and "--regrasps" in p.stderr, p.stderr

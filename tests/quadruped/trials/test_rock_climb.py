@@ -127,21 +127,25 @@ def test_winch_release_and_grasp_take_the_plants_time_and_retry(wall_truth):
     assert trial.tries == 2 and trial.engaged == 1 and trial.grasps == 1
 
 
-def test_grasp_that_never_engages_fails_the_trial_after_its_retries(wall_truth):
+@pytest.mark.parametrize("regrasps", [1, 2])
+def test_grasp_that_never_engages_fails_the_trial_after_its_retries(wall_truth, regrasps):
     """With no try catching and no re-placement, the grasp is retried ``regrasps`` times,
     then the trial fails as a missed grasp that says how many tries did not engage; it
     counts as a grasp that did not engage."""
-    trial = RockClimbTrial(replace(SETTINGS, replacements=0), SEED, plan=_plan(wall_truth))
+    trial = RockClimbTrial(replace(SETTINGS, replacements=0, regrasps=regrasps), SEED,
+                           plan=_plan(wall_truth))
     trial.truth = type("NoCatch", (), {"catch_probability": lambda self, cell: 0.0})()
     _, _, _, report = step_until_winch(trial, "grasp")
-    assert report.status is GraspStatus.NOT_ENGAGED and report.tries == 2
+    assert report.status is GraspStatus.NOT_ENGAGED and report.tries == regrasps + 1
     while trial.step():
         pass
     r = trial.result()
-    assert r.failure is FailureReason.GRASP_MISSED and "2 tries did not engage" in r.reason
+    assert r.failure is FailureReason.GRASP_MISSED
+    assert f"{regrasps + 1} tries did not engage" in r.reason
     assert "spines did not catch (chance 0.00" in r.reason
     assert r.grasps == 1 and r.grasps_engaged == 0 and r.grasp_success_rate == 0.0
-    assert r.winch_tries == 2 and r.grasp_time_s > 2 * trial.rock.winch.engage_timeout
+    assert r.winch_tries == regrasps + 1
+    assert r.grasp_time_s > (regrasps + 1) * trial.rock.winch.engage_timeout
     assert r.sim_time_s > PLACEMENT_TIME
 
 
