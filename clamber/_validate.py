@@ -105,6 +105,8 @@ RANGES: dict[str, Range] = {
                             "2.8-3.1 m)", low_open=True),
     "seat_tolerance": Range(0.0, 100.0, "mm", "how far a gripper may seat from its hold",
                             low_open=True),
+    "seat_margin": Range(0.0, 50.0, "mm", "the band around the 70 mm footpad the seat check "
+                         "also reads"),
     "gain_multiplier": Range(1e-3, 1e3, "", "a multiple of a controller's class-default "
                              "gain (the tuning searches within spread**[-1, 1])"),
     "gait_cycles": Range(1, 1000, "", "gait cycles of one trial"),

@@ -171,6 +171,7 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                              reorder=args.leg_order == "adaptive",
                              landing_cone=None if args.landing == "hold" else LANDING_CONE,
                              seat_rise=_seat_rise(args, SEAT_RISE),
+                             seat_margin=args.seat_margin / 1000.0,
                              contact_force=None if args.contact == "torque" else CONTACT_FORCE,
                              footpad_push=args.compression == "footpad",
                              anchor_ekf=args.anchor_ekf == "on" or args.estimator == "anchor",
@@ -244,6 +245,7 @@ def _climb(args: argparse.Namespace) -> dict:
                        landing=args.landing or "body", seat_check=args.seat_check,
                        seat_tolerance_mm=(None if cond.seat_rise is None
                                           else round(1000.0 * cond.seat_rise, 3)),
+                       seat_margin_mm=round(1000.0 * cond.seat_margin, 3),
                        compression=args.compression,
                        anchor_ekf=("on" if cond.anchor_ekf else "off"),
                        body_pose=args.body_pose, pre_move=args.pre_move,
@@ -412,6 +414,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="rock wall: with --seat-check on, how far [mm] mapped rock under "
                        "the footpad may stand above the landing sole's plane (default 10, "
                        "the planner's SEAT_RISE)")
+    climb.add_argument("--seat-margin", type=quantity_type(float, "seat_margin"),
+                       default=10.0, metavar="MM",
+                       help="rock wall: with --seat-check on, also read the mapped rock this "
+                       "far [mm] around the footpad's 70 mm square, where the gripper's "
+                       "corners land when the sole lands a little off the hold or turned "
+                       "(default 10, the planner's SEAT_MARGIN; 0: under the pad only)")
     climb.add_argument("--contact", choices=("force", "torque"), default=None,
                        help="a descent (a swing's, or a re-seat's) ends when the force "
                        "estimated from the leg's servo torques presses the foot 1.5 N more "

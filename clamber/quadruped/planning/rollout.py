@@ -23,7 +23,12 @@ from clamber.quadruped.model.kinematics import body_configuration, foot_poses
 from clamber.quadruped.model.robot import LEG_NAMES
 from clamber.quadruped.model.robot_model import RobotModel
 from clamber.quadruped.planning.depth_map import DepthNoise, observe_wall
-from clamber.quadruped.planning.holds import build_hold_map, seat_rise
+from clamber.quadruped.planning.holds import (
+    PAD_HALF_WIDTH,
+    SEAT_MARGIN,
+    build_hold_map,
+    seat_rise,
+)
 from clamber.quadruped.planning.selection import (
     NOMINAL_FEET,
     ChoiceStatus,
@@ -142,7 +147,8 @@ class _Truth:
 
 
 def _start(rm: RobotModel, truth: _Truth, hold_map, settings: PlanClimbSettings,
-           seat: float | None = None) -> tuple[dict[str, Foothold], pin.SE3, np.ndarray] | None:
+           seat: float | None = None, seat_margin: float = SEAT_MARGIN
+           ) -> tuple[dict[str, Foothold], pin.SE3, np.ndarray] | None:
     """The start, the same for every rule: per leg the reachable candidate within 8 cm of
     its spot of largest capacity less tilt [rad] (with ``seat`` [m], one whose mapped rock
     under the footpad stands at most that far above the sole's plane as the leg reaches it,
@@ -169,7 +175,8 @@ def _start(rm: RobotModel, truth: _Truth, hold_map, settings: PlanClimbSettings,
                 r = reach(rm, body, {leg: h.top}, {leg: h.normal}, q, legs=(leg,))
                 if not r.reachable:
                     continue
-                if seat is None or _rise(rm, hold_map, body, r.q, leg, h) <= seat:
+                if seat is None or _rise(rm, hold_map, body, r.q, leg, h,
+                                         seat_margin) <= seat:
                     holds[leg], q = h, r.q
                     break
                 unseated = unseated or (h, r.q)
@@ -189,10 +196,12 @@ def _start(rm: RobotModel, truth: _Truth, hold_map, settings: PlanClimbSettings,
 
 
 def _rise(rm: RobotModel, hold_map, body: pin.SE3, q: np.ndarray, leg: str,
-          hold: Foothold) -> float:
-    """Mapped rock's rise [m] under ``leg``'s footpad on ``hold`` at joint angles ``q``."""
+          hold: Foothold, margin: float = SEAT_MARGIN) -> float:
+    """Mapped rock's rise [m] under ``leg``'s footpad on ``hold`` at joint angles ``q``, and
+    ``margin`` [m] around it."""
     sole = foot_poses(rm, body_configuration(q))[LEG_NAMES.index(leg)]
-    return seat_rise(hold_map, hold.cell, hold.top, body.rotation @ sole.rotation)
+    return seat_rise(hold_map, hold.cell, hold.top, body.rotation @ sole.rotation,
+                     PAD_HALF_WIDTH + margin)
 
 
 def plan_climb(settings: PlanClimbSettings, seed: int, rm: RobotModel | None = None,

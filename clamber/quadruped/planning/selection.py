@@ -4,7 +4,8 @@ Both aim at the leg's nominal spot plus ``lead`` [m] up the wall. :class:`Neares
 takes the candidate nearest to it. :class:`HoldPlanner` ranks the candidates within
 ``radius`` that advance the foot by ``min_advance`` and keeps the best of the first
 ``max_checks`` that the swing leg reaches, whose footpad seats (mapped rock at most
-``seat_rise`` [m] above the sole's plane), and over which a body at a standoff offset,
+``seat_rise`` [m] above the sole's plane under the pad and ``seat_margin`` [m] around it),
+and over which a body at a standoff offset,
 shifted up to ``body_shift`` toward holds out of reach, has every leg on its hold and the
 wrench QP (limits shrunk by ``capacity_margin``) feasible on four legs and on the next
 swing's three.
@@ -24,7 +25,13 @@ from clamber.quadruped.model.kinematics import body_configuration, foot_poses
 from clamber.quadruped.model.robot import LEG_NAMES
 from clamber.quadruped.model.robot_model import RobotModel
 from clamber.quadruped.model.statics import StaticsEvaluator
-from clamber.quadruped.planning.holds import HoldCandidate, HoldMap, seat_rise
+from clamber.quadruped.planning.holds import (
+    PAD_HALF_WIDTH,
+    SEAT_MARGIN,
+    HoldCandidate,
+    HoldMap,
+    seat_rise,
+)
 from clamber.quadruped.planning.stance import (
     HELD_TILT_TOLERANCE,
     Support,
@@ -115,6 +122,7 @@ class PlannerSettings:
     held_tilt: float = HELD_TILT_TOLERANCE
     landed_normals: bool = False
     seat_rise: float | None = None
+    seat_margin: float = SEAT_MARGIN
     body_search: bool = False
     search_step: float = 0.02
     search_reach: float = 0.06
@@ -235,7 +243,9 @@ class HoldPlanner(_Rule):
         land it with."""
         sole = foot_poses(self.rm, body_configuration(q))[LEG_NAMES.index(ctx.leg)]
         rotation = ctx.body.rotation @ sole.rotation
-        return seat_rise(ctx.hold_map, (c.i, c.j), c.top, rotation) <= self.settings.seat_rise
+        s = self.settings
+        return seat_rise(ctx.hold_map, (c.i, c.j), c.top, rotation,
+                         PAD_HALF_WIDTH + s.seat_margin) <= s.seat_rise
 
     def choose(self, ctx: StepContext, exclude: set[tuple[int, int]]) -> Choice:
         s, rm, leg = self.settings, self.rm, ctx.leg

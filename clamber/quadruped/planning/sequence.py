@@ -19,7 +19,7 @@ from clamber.quadruped.model.robot import LEG_NAMES
 from clamber.quadruped.model.robot_model import RobotModel
 from clamber.quadruped.model.windup import landing_normal
 from clamber.quadruped.planning.depth_map import observe_wall
-from clamber.quadruped.planning.holds import build_hold_map
+from clamber.quadruped.planning.holds import SEAT_MARGIN, build_hold_map
 from clamber.quadruped.planning.rollout import (
     RULES,
     PlanClimbSettings,
@@ -84,7 +84,8 @@ class SequencePlanner:
     ``reorder``: when the due leg finds no hold, try the others in the gait's order before
     stopping. ``landing_cone`` [rad]: land the sole as near the body's normal as lies within
     that angle of the hold's normal, if the leg still reaches the hold (None: along the
-    hold's normal). ``seat_rise`` and ``body_search``: as in :class:`PlannerSettings`.
+    hold's normal). ``seat_rise``, ``seat_margin`` and ``body_search``: as in
+    :class:`PlannerSettings` (the start's holds are checked for their seat the same way).
     ``held_tilt`` [rad]: the largest change of an attached sole's tilt since it landed.
     ``capacity_margin``: the share of each hold's planned capacity a stance may load.
     ``capacity_weight`` [m]: the ranking's bonus per unit of a hold's capacity factor
@@ -97,6 +98,7 @@ class SequencePlanner:
                  rm: RobotModel | None = None, model: GripperSurfaceModel | None = None,
                  truth: _Truth | None = None, reorder: bool = False,
                  landing_cone: float | None = None, seat_rise: float | None = None,
+                 seat_margin: float = SEAT_MARGIN,
                  body_search: bool = False, held_tilt: float = LANDED_TILT_TOLERANCE,
                  capacity_margin: float = CAPACITY_MARGIN,
                  capacity_weight: float = CAPACITY_WEIGHT, reseats: bool = False) -> None:
@@ -111,6 +113,7 @@ class SequencePlanner:
         self.rng = np.random.default_rng(seed + 7_000_003)
         self.rule = RULES[settings.rule](self.rm, PlannerSettings(
             held_tilt=held_tilt, landed_normals=True, seat_rise=seat_rise,
+            seat_margin=seat_margin,
             body_search=body_search, capacity_margin=capacity_margin,
             capacity_weight=capacity_weight))
         #: The rule's search (radius, lead): the band of each map that is fitted.
@@ -127,7 +130,7 @@ class SequencePlanner:
         self.detail = ""
         hold_map = build_hold_map(wall, observe_wall(wall, settings.noise, self.rng),
                                   self.model)
-        start = _start(self.rm, truth, hold_map, settings, seat_rise)
+        start = _start(self.rm, truth, hold_map, settings, seat_rise, seat_margin)
         if start is None:
             self.start: dict[str, Foothold] = {}
             self.stop, self.detail, self.u0 = StopReason.START, "no start stance within reach", 0.0

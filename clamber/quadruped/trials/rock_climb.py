@@ -37,6 +37,7 @@ from clamber.quadruped.model.statics import StaticsEvaluator
 from clamber.quadruped.model.windup import LANDING_CONE, landing_normal
 from clamber.quadruped.options import Estimator, GraspModel, MapFrame
 from clamber.quadruped.planning.depth_map import DepthNoise
+from clamber.quadruped.planning.holds import SEAT_MARGIN
 from clamber.quadruped.planning.rollout import RULES, PlanClimbSettings, StopReason, _Truth
 from clamber.quadruped.planning.selection import CAPACITY_WEIGHT, Foothold
 from clamber.quadruped.planning.sequence import PlannedStep, SequencePlanner
@@ -126,7 +127,8 @@ class RockClimbSettings:
       ``noise`` of the depth map.
     * Planning: ``rule``; ``reorder`` (try other legs when the due one finds no hold);
       ``landing_cone`` [rad] (tilt of the sole from the hold normal towards the body's;
-      None: along the normal); ``seat_rise`` [m] (None: off); ``body_search`` (move each
+      None: along the normal); ``seat_rise`` [m] (None: off) and ``seat_margin`` [m]
+      (the band around the footpad it also reads); ``body_search`` (move each
       stance's body to lower its wrench QP's largest gauge); ``pre_move`` (when no leg finds
       a hold, move the body on its stance before the swing,
       :meth:`~.sequence.SequencePlanner.next`); ``held_tilt`` [rad] (largest change of an
@@ -175,6 +177,7 @@ class RockClimbSettings:
     reorder: bool = True
     landing_cone: float | None = LANDING_CONE
     seat_rise: float | None = SEAT_RISE
+    seat_margin: float = SEAT_MARGIN
     contact_force: float | None = CONTACT_FORCE
     footpad_push: bool = True
     anchor_ekf: bool = False
@@ -205,6 +208,7 @@ class RockClimbSettings:
         check.integer("rock_climb", "replacements", self.replacements, low=0, high=5)
         check.integer("rock_climb", "stall_raises", self.stall_raises, low=0, high=5)
         check.integer("rock_climb", "start_probe", self.start_probe, low=0, high=40)
+        check.number("rock_climb", "seat_margin", self.seat_margin, low=0.0, high=0.05)
         if self.estimator == "anchor" and not self.anchor_ekf:
             raise ConfigError("estimator 'anchor' runs the anchor EKF: set anchor_ekf")
         check.choice("rock_climb", "rule", self.rule, RULES)
@@ -810,6 +814,7 @@ def _planner(settings: RockClimbSettings, seed: int, wall: RockWall, truth: _Tru
                                         reorder=settings.reorder,
                                         landing_cone=settings.landing_cone,
                                         seat_rise=settings.seat_rise,
+                                        seat_margin=settings.seat_margin,
                                         body_search=settings.body_search,
                                         held_tilt=settings.held_tilt,
                                         capacity_margin=settings.capacity_margin,
