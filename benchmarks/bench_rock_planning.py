@@ -4,7 +4,9 @@ dynamics), with and without the body moves before a swing (``pre_move``), side b
 counted from each landing or from each re-seat (``plan_reseats``) and holds ranked with the
 default capacity weight (0.05 m) or ten times it (0.5 m), the four side by side; with
 ``--ablation start``, the rock climb's defaults from the nominal start and from the first
-nearby start whose first 8 or 16 swings plan (``start_probe``).
+nearby start whose first 8 or 16 swings plan (``start_probe``); with ``--ablation seat``,
+the rock climb's defaults with the seat check reading the rock under the footpad only or
+also 10 mm around it (``seat_margin``).
 
 A plan that stops short of the distance bounds the dynamic climb on that wall; the
 fraction of walls planned to the top is the ceiling the simulated climbs are measured
@@ -12,7 +14,7 @@ against. Prints one JSON object on its last line: per incline and setting the wa
 to the distance, the mean planned distance [m] and the median planning time per wall [s].
 
     python benchmarks/bench_rock_planning.py [--quick] [--seed 0] [--walls 40]
-        [--inclines 70 90 110] [--capacity-margin 0.8] [--ablation ranking|start]
+        [--inclines 70 90 110] [--capacity-margin 0.8] [--ablation ranking|start|seat]
 """
 
 from __future__ import annotations
@@ -34,6 +36,10 @@ RANKING = (("landing_w0.05", {"plan_reseats": False, "capacity_weight": 0.05}),
 #: ``--ablation start``: name and ``start_probe`` (swings a moved start must plan).
 START = (("nominal_start", {"start_probe": 0}), ("probe_8", {"start_probe": 8}),
          ("probe_16", {"start_probe": 16}))
+#: ``--ablation seat``: name and ``seat_margin`` [m] (the band around the footpad).
+SEAT = (("pad_only", {"seat_margin": 0.0}), ("margin_10mm", {"seat_margin": 0.01}))
+#: The variants each ``--ablation`` compares.
+ABLATIONS = {"ranking": RANKING, "start": START, "seat": SEAT}
 
 
 def plan_wall(settings: RockClimbSettings, seed: int, move: bool) -> tuple[float, str, int,
@@ -63,18 +69,18 @@ def tally(settings: RockClimbSettings, seeds: range, move: bool, name: str) -> d
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
-                        help="10 walls at 90 deg (--ablation ranking or start: 5 walls at 110 deg)")
+                        help="10 walls at 90 deg (with --ablation: 5 walls at 110 deg)")
     parser.add_argument("--seed", type=int, default=0, help="first wall (0)")
     parser.add_argument("--walls", type=int, default=40, help="walls per incline (40)")
     parser.add_argument("--inclines", type=float, nargs="+", default=[70.0, 90.0, 110.0])
     parser.add_argument("--capacity-margin", type=float, default=None,
                         help="share of each hold's planned capacity a stance may load (0.8; "
                         "with --ablation the rock climb's default, 0.9)")
-    parser.add_argument("--ablation", choices=("pre_move", "ranking", "start"),
+    parser.add_argument("--ablation", choices=("pre_move", *ABLATIONS),
                         default="pre_move", help="what to compare (pre_move)")
     args = parser.parse_args()
     if args.ablation != "pre_move":
-        compare(args, RANKING if args.ablation == "ranking" else START)
+        compare(args, ABLATIONS[args.ablation])
         return
     if args.capacity_margin is None:
         args.capacity_margin = CAPACITY_MARGIN
@@ -90,8 +96,8 @@ def main() -> None:
 
 
 def compare(args: argparse.Namespace, variants: tuple[tuple[str, dict], ...]) -> None:
-    """``--ablation ranking`` or ``start``: each of ``variants`` (:data:`RANKING`,
-    :data:`START`) on the same walls, body moves on."""
+    """``--ablation NAME``: each of ``variants`` (:data:`ABLATIONS`) on the same walls, body
+    moves on."""
     walls, inclines = (5, [110.0]) if args.quick else (args.walls, args.inclines)
     margin = {} if args.capacity_margin is None else {"capacity_margin": args.capacity_margin}
     out: dict[str, dict] = {}

@@ -18,8 +18,10 @@ SETTINGS = PlanClimbSettings(incline_deg=70.0, distance=0.5)
 
 
 def _planner(reorder: bool, seed: int = 3) -> SequencePlanner:
+    """The planner on wall ``seed``, its start's holds checked under the footpad only (the
+    stance these tests were written for)."""
     return SequencePlanner(generate_wall(70.0, seed, SETTINGS.wall), SETTINGS, seed,
-                           seat_rise=SEAT_RISE, reorder=reorder)
+                           seat_rise=SEAT_RISE, seat_margin=0.0, reorder=reorder)
 
 
 def _carried(planner: SequencePlanner, leg: str, margin: float) -> bool:
@@ -49,8 +51,8 @@ def test_the_capacity_margin_decides_which_stance_may_spare_a_leg():
     spares LR, so the gait's first leg swings first; the rock trial's settings carry the
     margin to the planner and refuse one outside (0, 1]."""
     wall = generate_wall(70.0, 3, SETTINGS.wall)
-    full = SequencePlanner(wall, SETTINGS, 3, seat_rise=SEAT_RISE, reorder=False,
-                           capacity_margin=1.0)
+    full = SequencePlanner(wall, SETTINGS, 3, seat_rise=SEAT_RISE, seat_margin=0.0,
+                           reorder=False, capacity_margin=1.0)
     assert full.rule.settings.capacity_margin == 1.0
     first = full.next()
     assert first is not None and first.leg == "LR"

@@ -12,6 +12,7 @@ from clamber.quadruped.model.robot_model import RobotModel
 from clamber.quadruped.planning.depth_map import DepthNoise, observe_wall
 from clamber.quadruped.planning.holds import (
     PAD_HALF_WIDTH,
+    SEAT_MARGIN,
     HoldMap,
     build_hold_map,
     seat_rise,
@@ -79,6 +80,51 @@ def test_seat_rise_is_the_highest_rock_under_the_pad_above_the_sole_plane(flat_m
     assert seat_rise(flat_map, (i, j), top, tilted) == pytest.approx(0.03 * np.sin(0.1),
                                                                      rel=1e-9)
     assert PAD_HALF_WIDTH == pytest.approx(0.035)
+
+
+def test_the_seat_margin_reads_the_rock_around_the_pad(flat_map):
+    """A 15 mm bump 4 cm from the hold lies outside the pad's 3.5 cm half-width but inside
+    the 1 cm margin around it: the pad alone does not see it, the margin does; one 6 cm away
+    lies outside both."""
+    w, (i, j) = flat_map.wall, (30, 30)
+    top = _top(flat_map, i, j)
+    z = flat_map.z.copy()
+    z[i, j + 4] = 0.015
+    band = HoldMap(w, z, (), flat_map.uy)
+    assert seat_rise(band, (i, j), top, w.rotation) == pytest.approx(0.0, abs=1e-12)
+    assert seat_rise(band, (i, j), top, w.rotation, PAD_HALF_WIDTH + SEAT_MARGIN) \
+        == pytest.approx(0.015, abs=1e-12)
+    z[i, j + 4], z[i + 6, j] = 0.0, 0.015
+    beyond = HoldMap(w, z, (), flat_map.uy)
+    assert seat_rise(beyond, (i, j), top, w.rotation, PAD_HALF_WIDTH + SEAT_MARGIN) \
+        == pytest.approx(0.0, abs=1e-12)
+
+
+def test_with_the_margin_no_planned_sole_lands_its_corner_on_rock():
+    """On wall 3 at 110 deg the fourth swing planned with the pad's square alone lands where
+    true rock stands more than 20 mm above the sole's plane within 1 cm around the pad (in
+    the dynamic climb that descent stopped 22 mm above the hold, on rock at the gripper's
+    corner, and the grasp missed); with the margin every one of the first four holds has at
+    most the bound there, within the map's noise and the landing attitude's turn."""
+    rm = RobotModel()
+    settings = replace(RockClimbSettings(climb=ClimbSettings(incline_deg=110.0)).plan,
+                       distance=0.3)
+    wall = generate_wall(110.0, 3, settings.wall)
+    truth_map = HoldMap(wall, wall.z, (), np.zeros((0, 2)))
+
+    def rises(margin):
+        planner = SequencePlanner(wall, settings, 3, rm, reorder=True, landing_cone=0.1,
+                                  seat_rise=SEAT_RISE, seat_margin=margin)
+        out = []
+        for _ in range(4):
+            step = planner.next()
+            assert step is not None
+            out.append(seat_rise(truth_map, step.hold.cell, step.hold.top, step.sole_rotation,
+                                 PAD_HALF_WIDTH + SEAT_MARGIN))
+        return out
+
+    assert max(rises(0.0)) > 0.02
+    assert max(rises(SEAT_MARGIN)) <= SEAT_RISE + 0.005
 
 
 def test_the_planner_chooses_only_holds_its_pad_seats_on():
@@ -154,9 +200,11 @@ def test_a_descent_ends_on_contact_before_the_pad_pushes_hard(force):
 
 
 @pytest.mark.parametrize("field, value", [("seat_rise", 0.0), ("seat_rise", float("nan")),
-                                          ("contact_force", -0.1)])
+                                          ("contact_force", -0.1), ("seat_margin", -0.001),
+                                          ("seat_margin", 0.06)])
 def test_rock_climb_settings_reject_bad_seat_and_contact_bounds(field, value):
-    """A seat bound or contact force that is not a positive number is a ConfigError."""
+    """A seat bound or contact force that is not a positive number, or a seat margin
+    outside 0-50 mm, is a ConfigError."""
     with pytest.raises(ConfigError, match=field):
         RockClimbSettings(**{field: value})
 
@@ -176,3 +224,18 @@ def test_the_seat_tolerance_option_sets_the_planners_bound_in_metres(argv, expec
         assert seat is None
     else:
         assert seat == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("argv, expected", [([], SEAT_MARGIN), (["--seat-margin", "0"], 0.0),
+                                            (["--seat-margin", "25"], 0.025)])
+def test_the_seat_margin_option_sets_the_planners_band_in_metres(argv, expected):
+    """``--seat-margin MM`` sets the band around the footpad in metres (default
+    ``SEAT_MARGIN``); outside 0-50 mm it is refused, named."""
+    from clamber.cli.main import build_parser
+    from clamber.cli.quadruped import _climb_settings
+
+    args = build_parser().parse_args(["quadruped", "climb", "--wall", "rock", *argv])
+    assert _climb_settings(args, 90.0).seat_margin == pytest.approx(expected, rel=1e-12)
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["quadruped", "climb", "--wall", "rock", "--seat-margin",
+                                   "51"])
