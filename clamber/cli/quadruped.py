@@ -499,7 +499,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     climb.add_argument("--regrasps", type=replacement_count, default=None, metavar="N",
                        help="rock wall: a grasp whose spines did not catch (the winch's "
                        "engagement timeout) opens and closes again on the same hold up to N "
-                       "times (0-5) before the swing counts as missed (default 2)")
+                       "times (0-5) before the swing counts as missed (default 1)")
     climb.add_argument("--map-frame", choices=("body", "world"), default="body",
                        help="rock wall: the depth camera on the body maps the rock relative "
                        "to the body, placed in the world where the estimate puts the body "
