@@ -415,11 +415,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "the footpad may stand above the landing sole's plane (default 10, "
                        "the planner's SEAT_RISE)")
     climb.add_argument("--seat-margin", type=quantity_type(float, "seat_margin"),
-                       default=10.0, metavar="MM",
+                       default=0.0, metavar="MM",
                        help="rock wall: with --seat-check on, also read the mapped rock this "
                        "far [mm] around the footpad's 70 mm square, where the gripper's "
                        "corners land when the sole lands a little off the hold or turned "
-                       "(default 10, the planner's SEAT_MARGIN; 0: under the pad only)")
+                       "(default 0: under the pad only, the planner's SEAT_MARGIN)")
     climb.add_argument("--contact", choices=("force", "torque"), default=None,
                        help="a descent (a swing's, or a re-seat's) ends when the force "
                        "estimated from the leg's servo torques presses the foot 1.5 N more "

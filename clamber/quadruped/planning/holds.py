@@ -84,11 +84,11 @@ def build_hold_map(wall: RockWall, z: np.ndarray, model: GripperSurfaceModel,
 
 #: Half-width [m] of the gripper's square footpad (the sole of its 7 cm box).
 PAD_HALF_WIDTH = 0.035
-#: Band [m] around the footpad whose mapped rock the seat check also reads: the box's
-#: corners land within it when the sole lands a little off the hold or turned about its
-#: normal, and rock there stops a descent above the hold (tuning walls, 110 deg; chosen
-#: against 0, docs/results/rock_climbing.md).
-SEAT_MARGIN = 0.01
+#: Band [m] around the footpad whose mapped rock the seat check also reads (0: under the
+#: pad only). The box's corners land in such a band when the sole lands a little off the
+#: hold or turned about its normal, and rock there can stop a descent above the hold; a
+#: 10 mm band plans further but did not climb further (docs/results/rock_climbing.md).
+SEAT_MARGIN = 0.0
 
 
 def seat_rise(hold_map: HoldMap, cell: tuple[int, int], top: np.ndarray,

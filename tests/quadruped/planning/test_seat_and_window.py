@@ -82,6 +82,10 @@ def test_seat_rise_is_the_highest_rock_under_the_pad_above_the_sole_plane(flat_m
     assert PAD_HALF_WIDTH == pytest.approx(0.035)
 
 
+#: The band [m] around the pad the margin tests read (``--seat-margin 10``).
+BAND = 0.01
+
+
 def test_the_seat_margin_reads_the_rock_around_the_pad(flat_map):
     """A 15 mm bump 4 cm from the hold lies outside the pad's 3.5 cm half-width but inside
     the 1 cm margin around it: the pad alone does not see it, the margin does; one 6 cm away
@@ -92,11 +96,11 @@ def test_the_seat_margin_reads_the_rock_around_the_pad(flat_map):
     z[i, j + 4] = 0.015
     band = HoldMap(w, z, (), flat_map.uy)
     assert seat_rise(band, (i, j), top, w.rotation) == pytest.approx(0.0, abs=1e-12)
-    assert seat_rise(band, (i, j), top, w.rotation, PAD_HALF_WIDTH + SEAT_MARGIN) \
+    assert seat_rise(band, (i, j), top, w.rotation, PAD_HALF_WIDTH + BAND) \
         == pytest.approx(0.015, abs=1e-12)
     z[i, j + 4], z[i + 6, j] = 0.0, 0.015
     beyond = HoldMap(w, z, (), flat_map.uy)
-    assert seat_rise(beyond, (i, j), top, w.rotation, PAD_HALF_WIDTH + SEAT_MARGIN) \
+    assert seat_rise(beyond, (i, j), top, w.rotation, PAD_HALF_WIDTH + BAND) \
         == pytest.approx(0.0, abs=1e-12)
 
 
@@ -120,11 +124,11 @@ def test_with_the_margin_no_planned_sole_lands_its_corner_on_rock():
             step = planner.next()
             assert step is not None
             out.append(seat_rise(truth_map, step.hold.cell, step.hold.top, step.sole_rotation,
-                                 PAD_HALF_WIDTH + SEAT_MARGIN))
+                                 PAD_HALF_WIDTH + BAND))
         return out
 
-    assert max(rises(0.0)) > 0.02
-    assert max(rises(SEAT_MARGIN)) <= SEAT_RISE + 0.005
+    assert max(rises(SEAT_MARGIN)) > 0.02  # the default reads under the pad only
+    assert max(rises(BAND)) <= SEAT_RISE + 0.005
 
 
 def test_the_planner_chooses_only_holds_its_pad_seats_on():
@@ -226,7 +230,7 @@ def test_the_seat_tolerance_option_sets_the_planners_bound_in_metres(argv, expec
         assert seat == pytest.approx(expected, rel=1e-12)
 
 
-@pytest.mark.parametrize("argv, expected", [([], SEAT_MARGIN), (["--seat-margin", "0"], 0.0),
+@pytest.mark.parametrize("argv, expected", [([], SEAT_MARGIN), (["--seat-margin", "10"], 0.01),
                                             (["--seat-margin", "25"], 0.025)])
 def test_the_seat_margin_option_sets_the_planners_band_in_metres(argv, expected):
     """``--seat-margin MM`` sets the band around the footpad in metres (default
