@@ -336,7 +336,7 @@ def _part(frame) -> str:
         if code.co_name == "step" and code.co_filename.endswith("sim/simulator.py"):
             import linecache
 
-            line = linecache.getline(code.co_filename, f.f_lineno)
+            line = linecache.getline(code.co_filename, f.f_lineno or 0)  # None mid-call
             if "mj_step(" in line:
                 return "MuJoCo mj_step"
         for name, path, functions in _PARTS:
