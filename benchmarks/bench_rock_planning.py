@@ -6,7 +6,8 @@ default capacity weight (0.05 m) or ten times it (0.5 m), the four side by side;
 ``--ablation start``, the rock climb's defaults from the nominal start and from the first
 nearby start whose first 8 or 16 swings plan (``start_probe``); with ``--ablation seat``,
 the rock climb's defaults with the seat check reading the rock under the footpad only or
-also 10 mm around it (``seat_margin``).
+also 10 mm around it (``seat_margin``); with ``--ablation lookahead``, greedy choices
+against choices checked by planning 1 or 3 swings on (``lookahead``).
 
 A plan that stops short of the distance bounds the dynamic climb on that wall; the
 fraction of walls planned to the top is the ceiling the simulated climbs are measured
@@ -14,7 +15,8 @@ against. Prints one JSON object on its last line: per incline and setting the wa
 to the distance, the mean planned distance [m] and the median planning time per wall [s].
 
     python benchmarks/bench_rock_planning.py [--quick] [--seed 0] [--walls 40]
-        [--inclines 70 90 110] [--capacity-margin 0.8] [--ablation ranking|start|seat]
+        [--inclines 70 90 110] [--capacity-margin 0.8]
+        [--ablation ranking|start|seat|lookahead]
 """
 
 from __future__ import annotations
@@ -38,8 +40,12 @@ START = (("nominal_start", {"start_probe": 0}), ("probe_8", {"start_probe": 8}),
          ("probe_16", {"start_probe": 16}))
 #: ``--ablation seat``: name and ``seat_margin`` [m] (the band around the footpad).
 SEAT = (("pad_only", {"seat_margin": 0.0}), ("margin_10mm", {"seat_margin": 0.01}))
+#: ``--ablation lookahead``: name and ``lookahead`` (swings planned on from each choice; a
+#: hold after which that plan stops is passed over).
+LOOKAHEAD = (("greedy", {"lookahead": 0}), ("lookahead_1", {"lookahead": 1}),
+             ("lookahead_3", {"lookahead": 3}))
 #: The variants each ``--ablation`` compares.
-ABLATIONS = {"ranking": RANKING, "start": START, "seat": SEAT}
+ABLATIONS = {"ranking": RANKING, "start": START, "seat": SEAT, "lookahead": LOOKAHEAD}
 
 
 def plan_wall(settings: RockClimbSettings, seed: int, move: bool) -> tuple[float, str, int,

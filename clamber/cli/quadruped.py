@@ -187,6 +187,8 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                              reseat_centre=args.reseat_centre == "on",
                              **({} if args.start_probe is None else
                                 {"start_probe": args.start_probe}),
+                             **({} if args.lookahead is None else
+                                {"lookahead": args.lookahead}),
                              **({} if args.stall_raises is None else
                                 {"stall_raises": args.stall_raises}),
                              **({} if args.unload_slip is None else
@@ -254,7 +256,7 @@ def _climb(args: argparse.Namespace) -> dict:
                        capacity_margin=cond.capacity_margin,
                        capacity_weight=cond.capacity_weight, plan_reseats=args.plan_reseats,
                        reseat_centre="on" if cond.reseat_centre else "off",
-                       start_probe=cond.start_probe,
+                       start_probe=cond.start_probe, lookahead=cond.lookahead,
                        stall_raises=cond.stall_raises, unload_slip=cond.unload_slip,
                        estimator=args.estimator,
                        replace_missed=args.replace_missed, regrasps=cond.regrasps,
@@ -461,6 +463,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="rock wall: set the robot on the wall at the first of a few "
                        "spots within 0.1 m of the nominal start from which N swings plan "
                        "(default 16; 0: always the nominal start)")
+    climb.add_argument("--lookahead", type=number_type(int, 0, 10), default=None,
+                       metavar="N",
+                       help="rock wall: before taking a hold, plan N swings on from it and "
+                       "take another hold (up to three) where that plan stops (default 3; "
+                       "0: the best-ranked hold that passes the checks, greedily)")
     climb.add_argument("--reseat-centre", choices=("on", "off"), default="on",
                        help="rock wall: a re-seat moves its open foot back over its hold's "
                        "top, as the body camera places the hold now, before pressing it on "

@@ -196,6 +196,7 @@ def _rock_keys(trials: Sequence[StudyTrial]) -> dict[str, Any]:
         "replacements": total("replacements"),
         "reseats_skipped": total("reseats_skipped"), "reseat_retries": total("reseat_retries"),
         "moves_split": total("moves_split"), "pre_moves": total("pre_moves"),
+        "holds_passed_over": total("holds_passed_over"),
         "swings_raised": total("swings_raised"), "early_releases": total("early_releases"),
         "reseats_centred": total("reseats_centred"),
         "starts_moved": sum(any(t.metrics.get("start_shift_m") or ()) for t in trials),

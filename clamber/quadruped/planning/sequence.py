@@ -57,6 +57,9 @@ MAX_STEPS = 200
 #: when no leg finds a hold from the planned body (:meth:`SequencePlanner.next`); eight
 #: directions each.
 PRE_MOVE_RINGS = (0.02, 0.04, 0.06)
+#: Other holds the look-ahead tries for a swing whose first choice leads to a stop
+#: (:meth:`SequencePlanner._look_ahead`).
+LOOKAHEAD_HOLDS = 3
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,9 @@ class SequencePlanner:
     ``capacity_weight`` [m]: the ranking's bonus per unit of a hold's capacity factor
     (:class:`PlannerSettings`). ``reseats``: the climb re-seats, after each body move,
     every gripper the other three can carry, so such a gripper's held tilt counts from the
-    new stance (:meth:`_reseat_spared`); without it, from its landing.
+    new stance (:meth:`_reseat_spared`); without it, from its landing. ``lookahead``: plan
+    that many swings on from each choice, greedily and on maps of their own, and pass over a
+    hold after which that plan stops (:meth:`_look_ahead`; 0: greedy).
     """
 
     def __init__(self, wall: RockWall, settings: PlanClimbSettings, seed: int,
@@ -101,9 +106,15 @@ class SequencePlanner:
                  seat_margin: float = SEAT_MARGIN,
                  body_search: bool = False, held_tilt: float = LANDED_TILT_TOLERANCE,
                  capacity_margin: float = CAPACITY_MARGIN,
-                 capacity_weight: float = CAPACITY_WEIGHT, reseats: bool = False) -> None:
+                 capacity_weight: float = CAPACITY_WEIGHT, reseats: bool = False,
+                 lookahead: int = 0) -> None:
+        if lookahead < 0:
+            raise ConfigError(f"lookahead must be >= 0 (swings planned ahead of each "
+                              f"choice), got {lookahead}")
         self.wall, self.settings = wall, settings
-        self.reseats = reseats
+        self.reseats, self.lookahead = reseats, lookahead
+        #: Holds the look-ahead passed over, the plan stopping within it after them.
+        self.passed_over = 0
         self.reorder, self.landing_cone = reorder, landing_cone
         #: Position in the gait's order of the leg whose turn it is.
         self.turn = 0
@@ -111,6 +122,8 @@ class SequencePlanner:
         self.model = model or GripperSurfaceModel()
         truth = truth or _Truth(wall, self.model)
         self.rng = np.random.default_rng(seed + 7_000_003)
+        #: The look-ahead's own maps, so the climb's maps are those it has without it.
+        self.look_rng = np.random.default_rng(seed + 7_000_019)
         self.rule = RULES[settings.rule](self.rm, PlannerSettings(
             held_tilt=held_tilt, landed_normals=True, seat_rise=seat_rise,
             seat_margin=seat_margin,
@@ -200,6 +213,63 @@ class SequencePlanner:
         if pre is not None:  # the previous step's body move ends at the moved body
             self.steps[-1] = replace(self.steps[-1], body=pre.translation.copy())
             self.body, self.q = pre, moved[3]
+        step = self._commit(turn, choice, hold_map if pre is None else moved[4],
+                            pre is not None)
+        if self.lookahead and pre is None:
+            step = self._look_ahead(step, turn, choice, hold_map, exclude)
+        return step
+
+    def _look_ahead(self, step: PlannedStep, turn: int, choice: Choice, hold_map,
+                    exclude: frozenset[tuple[int, int]]) -> PlannedStep:
+        """``step`` (``choice`` for the leg at ``turn``) if the plan goes on from the stance
+        it leads to (:meth:`_continues`); else the first of up to :data:`LOOKAHEAD_HOLDS`
+        other holds for the same leg, in the rule's order, from which it does; else ``step``,
+        which a body move before the next swing may still rescue. A greedy choice can lead
+        into a stance from which, a few swings on, no leg finds a hold."""
+        if self._continues():
+            return step
+        passed = set(exclude)
+        for _ in range(LOOKAHEAD_HOLDS):
+            passed.add(step.hold.cell)
+            self.retract()
+            found, other = self._choose(hold_map, self.body, self.q, [turn], passed)
+            if found < 0:
+                return self._commit(turn, choice, hold_map, False)
+            step = self._commit(turn, other, hold_map, False)
+            if self._continues():
+                self.passed_over += 1
+                return step
+        self.retract()
+        return self._commit(turn, choice, hold_map, False)
+
+    def _continues(self) -> bool:
+        """Whether, from the stance planned last, a greedy plan of ``lookahead`` more swings
+        (legs the gait may take next, each on a fresh map drawn from the look-ahead's own
+        noise) reaches the distance or does not stop; the tentative swings are taken back."""
+        order, taken, ok = self.settings.order, 0, True
+        for _ in range(self.lookahead):
+            if self.climbed >= self.settings.distance:
+                break
+            window = search_window(self.body, self.wall, order, self.search)
+            hold_map = build_hold_map(self.wall, observe_wall(self.wall, self.settings.noise,
+                                                              self.look_rng),
+                                      self.model, window=window)
+            turns = [(self.turn + shift) % len(order)
+                     for shift in range(len(order) if self.reorder else 1)]
+            turn, choice = self._choose(hold_map, self.body, self.q, turns, frozenset())
+            if turn < 0:
+                ok = False
+                break
+            self._commit(turn, choice, hold_map, False)
+            taken += 1
+        for _ in range(taken):
+            self.retract()
+        return ok
+
+    def _commit(self, turn: int, choice: Choice, hold_map, moved: bool) -> PlannedStep:
+        """Append the swing of the leg at ``turn`` onto ``choice``'s hold and move the plan's
+        stance there; ``moved``: the body was moved on the old stance before it."""
+        s = self.settings
         leg = s.order[turn]
         before = (self.holds, self.body, self.q, self.turn)
         self.turn = (turn + 1) % len(s.order)
@@ -207,11 +277,10 @@ class SequencePlanner:
         hold = Foothold((c.i, c.j), c.top, c.normal, c.factor)
         landing = self._landing(leg, c.top, c.normal)
         sole = foot_poses(self.rm, body_configuration(landing.q))[LEG_NAMES.index(leg)]
-        rise = swing_clearance(self.wall, hold_map.z if pre is None else moved[4].z,
-                               self.holds[leg].top, c.top)
+        rise = swing_clearance(self.wall, hold_map.z, self.holds[leg].top, c.top)
         step = PlannedStep(leg, hold, choice.expected_wrench,
                            self.body.rotation @ sole.rotation, choice.body.translation.copy(),
-                           rise, None if pre is None else pre.translation.copy())
+                           rise, self.body.translation.copy() if moved else None)
         self._before.append(before)
         self.steps.append(step)
         landed = self.body.rotation @ sole.rotation[:, 2]

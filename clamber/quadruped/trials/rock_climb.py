@@ -110,6 +110,10 @@ START_SHIFTS = ((0.0, 0.0), (0.0, 0.05), (0.0, -0.05), (0.05, 0.0), (-0.05, 0.0)
 #: cycles, about 0.8 m of rock that a robot set at the foot of the wall can map. Chosen
 #: against 8 by planning alone on tuning walls 0-19 at 110 deg (docs/results/rock_climbing.md).
 START_PROBE = 16
+#: Swings the planner plans ahead of each choice to see whether it leads to a stop
+#: (``lookahead``, :meth:`~.sequence.SequencePlanner.next`). Chosen against 1 by planning
+#: alone on tuning walls 0-19 at 90 and 110 deg (docs/results/rock_climbing.md).
+LOOKAHEAD = 3
 
 
 def wall_for(distance: float) -> RockWallSpec:
@@ -141,7 +145,10 @@ class RockClimbSettings:
       back in its transfer lifts again, higher, :class:`ClimbGaitSettings`); ``map_frame``
       (map placed at the estimated body or in the true world frame); ``start_probe`` (the
       robot is set on the wall at the first of :data:`START_SHIFTS` from which that many
-      swings plan, the nominal start where none does; 0: always the nominal start).
+      swings plan, the nominal start where none does; 0: always the nominal start);
+      ``lookahead`` (swings planned ahead of each choice, on maps of their own: a hold after
+      which the plan stops within them is passed over for another, :data:`LOOKAHEAD`;
+      0: greedy).
     * Body moves: ``body_tilt`` [rad] and ``tilt_goal`` (each move may turn the body, at
       most that far in all, for the least moment the welded soles hold once it ends,
       ``"held"``, or the least the move adds, ``"move"``; :class:`ClimbGaitSettings`).
@@ -195,6 +202,7 @@ class RockClimbSettings:
     plan_reseats: bool = False
     stall_raises: int = 0
     start_probe: int = START_PROBE
+    lookahead: int = LOOKAHEAD
     unload_slip: str = "release"
     reseat_centre: bool = True
     body_tilt: float = BODY_TILT
@@ -208,6 +216,7 @@ class RockClimbSettings:
         check.integer("rock_climb", "replacements", self.replacements, low=0, high=5)
         check.integer("rock_climb", "stall_raises", self.stall_raises, low=0, high=5)
         check.integer("rock_climb", "start_probe", self.start_probe, low=0, high=40)
+        check.integer("rock_climb", "lookahead", self.lookahead, low=0, high=10)
         check.number("rock_climb", "seat_margin", self.seat_margin, low=0.0, high=0.05)
         if self.estimator == "anchor" and not self.anchor_ekf:
             raise ConfigError("estimator 'anchor' runs the anchor EKF: set anchor_ekf")
@@ -256,15 +265,15 @@ class RockClimbSettings:
 
 @dataclass(frozen=True)
 class RockTrialResult(TrialResult):
-    """A rock climb's result: the plane trial's metrics plus swings planned and made,
-    grasps attempted and engaged (welded) and their ratio, winch tries, grasp and release
-    time [s], speed [m/s] after placement, why planning stopped, planning CPU time [s], the
-    anchor EKF's final error [m] and RMS [mm] (``anchor_ekf``), the re-placed swings
-    with why each missed, the re-seats skipped (the other three holds could not carry the
-    body) and pressed again, the body moves made in parts, the body moves added before
-    a swing (``pre_move``), the transfers lifted again where rock held them, the grippers
-    that slipped off early as the gait unloaded them to let go (``unload_slip``) and the
-    re-seats that moved their foot back over its hold (``reseat_centre``) and how far [m]
+    """A rock climb's result: the plane trial's metrics plus swings planned and made, grasps
+    attempted and engaged (welded) and their ratio, winch tries, grasp and release time [s],
+    speed [m/s] after placement, why planning stopped, planning CPU time [s], the anchor EKF's
+    final error [m] and RMS [mm] (``anchor_ekf``), the re-placed swings with why each missed,
+    the re-seats skipped (the other three holds could not carry the body) and pressed again, the
+    body moves made in parts, the body moves added before a swing (``pre_move``), the holds the
+    planner passed over (``lookahead``), the transfers lifted again where rock held them, the
+    grippers that slipped off early as the gait unloaded them to let go (``unload_slip``) and
+    the re-seats that moved their foot back over its hold (``reseat_centre``) and how far [m]
     (up the slope, sideways) the start was moved (``start_probe``)."""
 
     planned_steps: int = 0
@@ -285,6 +294,7 @@ class RockTrialResult(TrialResult):
     reseats_skipped: int = 0
     moves_split: int = 0
     pre_moves: int = 0
+    holds_passed_over: int = 0
     swings_raised: int = 0
     early_releases: int = 0
     reseats_centred: int = 0
@@ -763,7 +773,8 @@ class RockClimbTrial(ClimbTrial):
             anchor_rms_mm=1000 * self.shadow.rms() if self.shadow else float("nan"),
             replacements=self.replacements, replaced="; ".join(self.replaced),
             reseats_skipped=self.gait.reseats_skipped, moves_split=self.gait.moves_split,
-            pre_moves=self.pre_moves, swings_raised=self.gait.swings_raised,
+            pre_moves=self.pre_moves, holds_passed_over=self.planner.passed_over,
+            swings_raised=self.gait.swings_raised,
             early_releases=self.early_releases, reseats_centred=self.gait.reseats_centred,
             start_shift_m=tuple(self.planner.start_shift))
 
@@ -820,7 +831,8 @@ def _planner(settings: RockClimbSettings, seed: int, wall: RockWall, truth: _Tru
                                         capacity_margin=settings.capacity_margin,
                                         capacity_weight=settings.capacity_weight,
                                         reseats=settings.plan_reseats
-                                        and settings.reseat_every > 0)
+                                        and settings.reseat_every > 0,
+                                        lookahead=settings.lookahead)
 
 
 def run_rock_climb(settings: RockClimbSettings, seed: int, log: bool = False,

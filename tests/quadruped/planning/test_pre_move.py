@@ -16,9 +16,9 @@ from clamber.quadruped.rock.holding import hold_limits
 from clamber.quadruped.trials.climb import ClimbSettings
 from clamber.quadruped.trials.rock_climb import RockClimbSettings, plan_rock_climb
 
-#: Wall 22 at 70 deg, from the nominal start: from the body planned after swing 7 no leg
-#: finds a hold.
-SETTINGS = RockClimbSettings(climb=ClimbSettings(incline_deg=70.0), start_probe=0)
+#: Wall 22 at 70 deg, from the nominal start, holds chosen greedily (the look-ahead would
+#: steer clear of the stop): from the body planned after swing 7 no leg finds a hold.
+SETTINGS = RockClimbSettings(climb=ClimbSettings(incline_deg=70.0), start_probe=0, lookahead=0)
 SEED, STUCK = 22, 8
 
 
