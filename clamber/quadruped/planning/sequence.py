@@ -141,8 +141,7 @@ class SequencePlanner:
         self._before: list[tuple] = []
         self.stop: StopReason | None = None
         self.detail = ""
-        hold_map = build_hold_map(wall, observe_wall(wall, settings.noise, self.rng),
-                                  self.model)
+        hold_map = self._map(None, self.rng)
         start = _start(self.rm, truth, hold_map, settings, seat_rise, seat_margin)
         if start is None:
             self.start: dict[str, Foothold] = {}
@@ -188,12 +187,8 @@ class SequencePlanner:
             self.stop, self.detail = StopReason.NO_HOLD, f"gave up after {MAX_STEPS} swings"
             return None
         window = search_window(self.body, self.wall, s.order, self.search)
-        hold_map = build_hold_map(self.wall, observe_wall(self.wall, s.noise, self.rng),
-                                  self.model, window=window)
-        turns = [(self.turn + shift) % len(s.order)
-                 for shift in range(len(s.order) if self.reorder else 1)]
-        if leg is not None:
-            turns = [s.order.index(leg)]
+        hold_map = self._map(window, self.rng)
+        turns = self._turns() if leg is None else [s.order.index(leg)]
         found = self._choose(hold_map, self.body, self.q, turns, exclude)
         pre = None
         if isinstance(found[1], tuple) and move and self.steps:
@@ -250,13 +245,10 @@ class SequencePlanner:
         for _ in range(self.lookahead):
             if self.climbed >= self.settings.distance:
                 break
-            window = search_window(self.body, self.wall, order, self.search)
-            hold_map = build_hold_map(self.wall, observe_wall(self.wall, self.settings.noise,
-                                                              self.look_rng),
-                                      self.model, window=window)
-            turns = [(self.turn + shift) % len(order)
-                     for shift in range(len(order) if self.reorder else 1)]
-            turn, choice = self._choose(hold_map, self.body, self.q, turns, frozenset())
+            hold_map = self._map(search_window(self.body, self.wall, order, self.search),
+                                 self.look_rng)
+            turn, choice = self._choose(hold_map, self.body, self.q, self._turns(),
+                                        frozenset())
             if turn < 0:
                 ok = False
                 break
@@ -265,6 +257,17 @@ class SequencePlanner:
         for _ in range(taken):
             self.retract()
         return ok
+
+    def _map(self, window: tuple[float, float] | None, rng: np.random.Generator):
+        """The hold map of a fresh noisy observation, drawn from ``rng``, over ``window``."""
+        return build_hold_map(self.wall, observe_wall(self.wall, self.settings.noise, rng),
+                              self.model, window=window)
+
+    def _turns(self) -> list[int]:
+        """Positions in the gait's order to ask for a hold, the leg whose turn it is first
+        (only that one without ``reorder``)."""
+        n = len(self.settings.order)
+        return [(self.turn + shift) % n for shift in range(n if self.reorder else 1)]
 
     def _commit(self, turn: int, choice: Choice, hold_map, moved: bool) -> PlannedStep:
         """Append the swing of the leg at ``turn`` onto ``choice``'s hold and move the plan's
@@ -325,9 +328,7 @@ class SequencePlanner:
         map)``, else None. The map is observed once, over the window widened by the moves."""
         rs = self.rule.settings
         margin = max(PRE_MOVE_RINGS)
-        hold_map = build_hold_map(self.wall, observe_wall(self.wall, self.settings.noise,
-                                                          self.rng),
-                                  self.model, window=(window[0] - margin, window[1] + margin))
+        hold_map = self._map((window[0] - margin, window[1] + margin), self.rng)
         tops = {g: h.top for g, h in self.holds.items()}
         normals = {g: h.normal for g, h in self.holds.items()}
         R, limits = self.body.rotation, self._limits()
