@@ -116,6 +116,9 @@ RANGES: dict[str, Range] = {
                            "hold"),
     "wound_limit": Range(0.0, 10.0, "N m", "the sensed sole-hinge moment at which a body "
                          "move pauses to re-seat that gripper (0: never)"),
+    "wound_share": Range(0.0, 2.0, "", "the share of a hold's capacity that a gripper's "
+                         "sensed sole wind-up may take before a body move pauses to re-seat "
+                         "it (0: never)"),
     "body_tilt": Range(0.0, 0.15, "rad", "how far [rad] body moves may turn the body from "
                        "the wall's attitude to wind the welded soles least (0: never)"),
     "sighting": Range(0.0, 100.0, "mm", "the body camera's position fix per axis (0: leg "

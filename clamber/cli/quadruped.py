@@ -139,7 +139,8 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                                                     contact_force=_contact_force(args),
                                                     move_moment=args.move_moment,
                                                     swing_retries=args.swing_retries,
-                                                    reseat_order=args.reseat_order,
+                                                    reseat_order=args.reseat_order
+                                                    or "wound",
                                                     wound_limit=args.wound_limit,
                                                     body_tilt=args.body_tilt or 0.0,
                                                     tilt_goal=args.tilt_goal or "move",
@@ -199,6 +200,9 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                                 {"tilt_goal": args.tilt_goal}),
                              **({} if args.regrasps is None else
                                 {"regrasps": args.regrasps}),
+                             **({} if args.reseat_order is None and not args.wound_share
+                                else {"reseat_order": args.reseat_order or "wound"}),
+                             wound_share=args.wound_share,
                              estimator=args.estimator, replacements=args.replace_missed,
                              map_frame=args.map_frame,
                              reseat_every=(1 if args.reseat_every is None
@@ -260,7 +264,8 @@ def _climb(args: argparse.Namespace) -> dict:
                        stall_raises=cond.stall_raises, unload_slip=cond.unload_slip,
                        estimator=args.estimator,
                        replace_missed=args.replace_missed, regrasps=cond.regrasps,
-                       map_frame=args.map_frame)
+                       map_frame=args.map_frame, reseat_order=cond.reseat_order,
+                       wound_share=cond.wound_share)
         else:
             row.update(swing_retry_limit=cond.gait.swing_retries,
                        reseat_order=cond.gait.reseat_order, wound_limit=cond.gait.wound_limit,
@@ -529,15 +534,21 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="plane wall: a swing whose grasp misses its hold flies again to "
                        "it (lift, transfer, descend) up to N times, 0-5 (default: 1 on climbs "
                        "that re-seat, 0 on one-cycle climbs, the paper's)")
-    climb.add_argument("--reseat-order", choices=("wound", "swing"), default="wound",
-                       help="plane wall: after a body move, re-seat the most wound sole "
-                       "first, by its hinge moment sensed from the estimate and encoders "
-                       "(wound, default), or the next swing's gripper first, then those that "
-                       "held longest (swing)")
+    climb.add_argument("--reseat-order", choices=("wound", "swing"), default=None,
+                       help="after a body move, re-seat the most wound sole first, by its "
+                       "hinge moment sensed from the estimate and encoders (wound; default on "
+                       "plane walls), or the next swing's gripper first, then those that held "
+                       "longest (swing; default on rock unless --wound-share is given); on "
+                       "rock the wind-up is read as the share of the hold's capacity it takes")
     climb.add_argument("--wound-limit", type=quantity_type(float, "wound_limit"), default=0.0,
-                       metavar="NM", help="plane wall, wound re-seat order: pause a body move "
-                       "to re-seat a gripper whose sensed sole-hinge moment passes NM [N m] "
+                       metavar="NM", help="plane wall, wound order: pause a body move to "
+                       "re-seat a gripper whose sensed sole-hinge moment passes NM [N m] "
                        "(0: never, default)")
+    climb.add_argument("--wound-share", type=quantity_type(float, "wound_share"), default=0.0,
+                       metavar="S", help="rock wall: pause a body move to re-seat a gripper "
+                       "whose sensed sole wind-up takes more than the share S of its hold's "
+                       "capacity (the gripper's wrench set scaled by the hold); sets the wound "
+                       "re-seat order (0: never, default)")
     climb.add_argument("--body-tilt", type=quantity_type(float, "body_tilt"), default=None,
                        metavar="RAD", help="each body move also turns the body, at most RAD "
                        "[rad] from the wall's attitude in all, to the attitude that the legs' "

@@ -60,6 +60,7 @@ NUMERIC = [
     (["quadruped", "climb"], "--sole-stiffness", FLOAT, 0, 1e4, False),
     (["quadruped", "climb"], "--swing-retries", INT, 0, 5, False),
     (["quadruped", "climb"], "--wound-limit", FLOAT, 0, 10, False),
+    (["quadruped", "climb"], "--wound-share", FLOAT, 0, 2, False),
     (["quadruped", "climb"], "--body-tilt", FLOAT, 0, 0.15, False),
     (["quadruped", "climb"], "--capacity-margin", FLOAT, 0, 1, True),
     (["quadruped", "climb"], "--stall-raises", INT, 0, 5, False),

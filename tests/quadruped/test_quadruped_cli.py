@@ -131,6 +131,16 @@ def test_retry_and_wind_up_options_reach_the_gait():
     assert gait("--cycles", "5").reseat_order == "wound"
     assert gait("--reseat-order", "swing").reseat_order == "swing"
     assert gait().wound_limit == 0.0 and gait("--wound-limit", "0.6").wound_limit == 0.6
+    # Rock: the next swing's gripper first unless a wound share asks for the sensed order.
+    rock = _climb_settings(build_parser().parse_args(["quadruped", "climb", "--wall", "rock"]),
+                           90.0)
+    assert (rock.reseat_order, rock.wound_share) == ("swing", 0.0)
+    rock = _climb_settings(build_parser().parse_args(
+        ["quadruped", "climb", "--wall", "rock", "--wound-share", "0.6"]), 90.0)
+    assert (rock.reseat_order, rock.wound_share) == ("wound", 0.6)
+    p = _run("quadruped", "climb", "--wall", "rock", "--reseat-order", "swing",
+             "--wound-share", "0.6", "--trials", "1")
+    assert p.returncode == 2 and "reseat_order" in p.stderr, p.stderr
     for option, bad in (("--swing-retries", "6"), ("--swing-retries", "-1"),
                         ("--reseat-order", "random"), ("--wound-limit", "-0.1"),
                         ("--body-tilt", "0.2"), ("--landing", "wall"),

@@ -29,7 +29,13 @@ from clamber.failures import FailureReason
 from clamber.quadruped.control.controllers import MotionReference
 from clamber.quadruped.control.grasping import GraspReport, GraspStatus, grasp, release
 from clamber.quadruped.gaits import ClimbEvent, ClimbGait
-from clamber.quadruped.gaits.climb import CONTACT_FORCE, MOVE_MOMENT, TILT_GOALS, ClimbPhase
+from clamber.quadruped.gaits.climb import (
+    CONTACT_FORCE,
+    MOVE_MOMENT,
+    RESEAT_ORDERS,
+    TILT_GOALS,
+    ClimbPhase,
+)
 from clamber.quadruped.model.kinematics import world_foot_poses
 from clamber.quadruped.model.robot import LEG_NAMES, Marcbot
 from clamber.quadruped.model.robot_model import RobotModel, RobotState
@@ -164,7 +170,11 @@ class RockClimbSettings:
       ``move_moment`` [N m] (split body moves that wind a gripper more, re-seating between
       the parts; None: :data:`~clamber.quadruped.gaits.climb.MOVE_MOMENT` when re-seating);
       ``carry_limits`` (the limits a re-seat's three-gripper check holds the others to,
-      :data:`CARRY_LIMITS`).
+      :data:`CARRY_LIMITS`); ``reseat_order`` (after a body move, the next swing's gripper
+      first, ``"swing"``, or first the gripper whose sensed sole wind-up takes the largest
+      share of its hold's capacity, ``"wound"``, :meth:`RockClimbTrial._wound`) and
+      ``wound_share`` (with ``"wound"``: a body move pauses to re-seat a gripper whose
+      wind-up takes more than this share; 0: never; the gait's ``wound_limit``).
     * Loads: ``capacity_limits`` (Q-WBC box scaled by the planned capacity);
       ``footpad_push`` (compression borne by the footpad).
     * Estimation: ``estimator`` (leg odometry, or the anchor EKF, which needs
@@ -207,6 +217,8 @@ class RockClimbSettings:
     reseat_centre: bool = True
     body_tilt: float = BODY_TILT
     tilt_goal: str = "held"
+    reseat_order: str = "swing"
+    wound_share: float = 0.0
 
     def __post_init__(self) -> None:
         for name, option in (("grasp", GraspModel), ("estimator", Estimator),
@@ -224,6 +236,11 @@ class RockClimbSettings:
         check.choice("rock_climb", "carry_limits", self.carry_limits, CARRY_LIMITS)
         check.choice("rock_climb", "unload_slip", self.unload_slip, UNLOAD_SLIPS)
         check.choice("rock_climb", "tilt_goal", self.tilt_goal, TILT_GOALS)
+        check.choice("rock_climb", "reseat_order", self.reseat_order, RESEAT_ORDERS)
+        check.in_range("rock_climb", "wound_share", self.wound_share, "wound_share")
+        if self.wound_share and self.reseat_order != "wound":
+            raise ConfigError("wound_share pauses body moves on the sensed wind-up, which the "
+                              "'wound' re-seat order reads: set reseat_order='wound'")
         check.number("rock_climb", "body_tilt", self.body_tilt, low=0.0,
                      high=check.RANGES["body_tilt"].high)
         check.positive("rock_climb", "distance", self.distance)
@@ -343,8 +360,9 @@ class RockClimbTrial(ClimbTrial):
         rs, layout, start = self.rock, self.layout, self.planner.start
         # A missed grasp is placed on another hold (``replacements``), not flown again.
         gp = replace(self.settings.gait, cycles=1, reseat_every=rs.reseat_every,
-                     move_moment=rs.move_moment, swing_retries=0, reseat_order="swing",
-                     wound_limit=0.0, body_tilt=rs.body_tilt, tilt_goal=rs.tilt_goal,
+                     move_moment=rs.move_moment, swing_retries=0,
+                     reseat_order=rs.reseat_order, wound_limit=rs.wound_share,
+                     body_tilt=rs.body_tilt, tilt_goal=rs.tilt_goal,
                      landing="keep", stall_raises=rs.stall_raises,
                      reseat_centre=rs.reseat_centre)
         if rs.contact_force is not None:
@@ -415,6 +433,8 @@ class RockClimbTrial(ClimbTrial):
         self.shadow = AnchorShadow(self, self.seed) if self.rock.anchor_ekf else None
         self.statics = StaticsEvaluator(self.rm)
         self.gait.may_reseat = self._three_carry
+        #: Each hold's wrench-set polytope, by (leg, hold index), for :meth:`_wound`.
+        self._capacity: dict[tuple[str, int], WrenchLimits] = {}
         for leg in LEG_NAMES:
             self._limit_to_hold(leg, 0)
 
@@ -457,6 +477,24 @@ class RockClimbTrial(ClimbTrial):
         body = pin.SE3(state.body_rotation, state.body_position)
         return support(self.rm, self.statics, body, state.joint_positions, limits,
                        swing=leg).stable
+
+    def _wound(self) -> dict[str, float]:
+        """Per holding gripper, the share of its hold's capacity that its sensed sole
+        wind-up takes alone (:meth:`wound_moments` against the gripper's wrench-set polytope
+        scaled by the hold's planned factors, :func:`.holding.hold_polytope`): on rock a
+        moment that a good hold shrugs off breaks a poor one, so the order and the pauses
+        (``wound_share``) read the share, not the moment."""
+        if self.seen is None:
+            return {}
+        out = {}
+        for g, w in self.wound_moments(self.seen).items():
+            key = (g, self.gait.index[g])
+            if key not in self._capacity:
+                f = np.asarray(self._planned(*key).factor, dtype=float)
+                self._capacity[key] = hold_polytope(np.maximum(f, MIN_FACTOR))
+            lim = self._capacity[key]
+            out[g] = float(np.max(lim.H @ w / np.maximum(lim.h, 1e-9)))
+        return out
 
     def _planned(self, leg: str, k: int) -> Foothold:
         """``leg``'s hold ``k`` as planned (0: its start hold)."""
