@@ -652,9 +652,8 @@ class ClimbGait:
         elif ph is ClimbPhase.BODY:
             duration = self._body_time()
             pos, vel, acc = self._body_ref(t, duration)
-            if elapsed < duration and self._overwound():
-                self._pause(t, pos)
-                pos, vel, acc = self.body_to, _ZERO3, _ZERO3
+            if elapsed < duration and self._overwound() and self._pause(t, pos):
+                pos, vel, acc = self.body_from, _ZERO3, _ZERO3
             elif elapsed >= duration and self._move is not None \
                     and self._move.part + 1 < self._move.parts:
                 self._next_part(t)
@@ -749,18 +748,22 @@ class ClimbGait:
         return sorted((g for g, m in wound.items() if m > share * p.wound_limit),
                       key=lambda g: -wound[g])
 
-    def _pause(self, t: float, here: np.ndarray) -> None:
+    def _pause(self, t: float, here: np.ndarray) -> bool:
         """Stop the body move where its reference is (``here`` [m, {S}]), re-seat the
         grippers wound past half ``wound_limit`` (most wound first), then make the rest of
-        the move."""
+        the move. Where :attr:`may_reseat` lets none of them go, the move goes on unpaused
+        (the try still counts towards :data:`MAX_PAUSES`); whether it paused."""
         end = self._move.end if self._move is not None else self.body_to
         legs = self._allowed(self._overwound(0.5))
         self._pauses += 1
+        if not legs:
+            return False
         self.moves_paused += 1
         self.body_from, self.body_to = here.copy(), here.copy()
         self._move = _SplitMove(here.copy(), end.copy(), 1, ())
         self.reseating = legs
         self._next(t)
+        return True
 
     def _body_time(self) -> float:
         """Duration [s] of the body move (or of one of its parts, at least half the move's)."""

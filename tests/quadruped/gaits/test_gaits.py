@@ -544,6 +544,41 @@ def test_a_body_move_pauses_to_re_seat_a_sole_wound_past_the_limit():
     assert np.allclose(at_end[0], end, atol=1e-9)
 
 
+def test_a_pause_whose_grippers_may_not_let_go_leaves_the_move_going():
+    """RR's sensed moment passes ``wound_limit`` in the first body move, but the re-seat
+    check (``may_reseat``) lets no gripper go: the body reference goes on along the move
+    without a jump, no pause is counted, and the tries stop at :data:`MAX_PAUSES`."""
+    from clamber.quadruped.gaits.climb import MAX_PAUSES
+
+    holds, normals = _three_holds()
+    p = ClimbGaitSettings(cycles=1, reseat_every=1, wound_limit=0.6)
+    gait = ClimbGait(holds, normals, np.eye(3), p)
+    asked = []
+    gait.wound = lambda: {g: 0.8 if g == "RR" else 0.1 for g in LEG_NAMES}
+
+    def may_reseat(leg):
+        asked.append((gait.phase, leg))
+        return gait.phase is not ClimbPhase.BODY
+
+    gait.may_reseat = may_reseat
+    feet = {leg: pin.SE3(np.eye(3), gait.holds[leg][0]) for leg in LEG_NAMES}
+    t, moving = 0.0, []
+    while gait.step_no == 0 and t < 400:
+        tau4 = np.zeros(4)
+        if gait.phase is ClimbPhase.DESCEND:
+            tau4[LEG_NAMES.index(gait.swing_leg)] = 1.0
+        ref, _ = gait.reference(t, lambda: feet, tau4)
+        feet.update(ref.foot_targets)
+        if gait.phase is ClimbPhase.BODY:
+            moving.append(ref.body_pose.translation.copy())
+        t += 0.02
+    assert gait.moves_paused == 0 and moving
+    steps = np.linalg.norm(np.diff(np.array(moving), axis=0), axis=1)
+    assert steps.max() < 1e-3  # 20 ms of a cubic move, no jump to its end
+    # RR asked once per try, then every gripper once for the re-seats after the move.
+    assert sum(ph is ClimbPhase.BODY for ph, _ in asked) == MAX_PAUSES + len(LEG_NAMES)
+
+
 def _turning_log(body_tilt: float, goals: list[np.ndarray]):
     """Drive a one-cycle gait whose body moves ask ``move_tilt`` for ``goals`` in turn;
     returns the gait, what it asked, and per step the time, phase and body reference."""
