@@ -35,8 +35,15 @@ def _argv(words: list[str]) -> list[str]:
 
 
 def _wait_for(path: Path, procs: list[subprocess.Popen], timeout: float = 60) -> None:
+    """Wait until the scheduler has written its whole file: it exists before its JSON is in
+    it, which a loaded machine shows."""
     deadline = time.monotonic() + timeout
-    while not path.exists():
+    while True:
+        try:
+            json.loads(path.read_text())
+            return
+        except (FileNotFoundError, json.JSONDecodeError):
+            pass
         assert all(p.poll() is None for p in procs), "a cluster process exited early"
         assert time.monotonic() < deadline, f"{path.name} was not written"
         time.sleep(0.1)

@@ -433,8 +433,8 @@ class RockClimbTrial(ClimbTrial):
         self.shadow = AnchorShadow(self, self.seed) if self.rock.anchor_ekf else None
         self.statics = StaticsEvaluator(self.rm)
         self.gait.may_reseat = self._three_carry
-        #: Each hold's wrench-set polytope, by (leg, hold index), for :meth:`_wound`.
-        self._capacity: dict[tuple[str, int], WrenchLimits] = {}
+        #: Each hold's wrench-set polytope, by leg and grid cell, for :meth:`_wound`.
+        self._capacity: dict[tuple[str, tuple[int, int]], WrenchLimits] = {}
         for leg in LEG_NAMES:
             self._limit_to_hold(leg, 0)
 
@@ -488,9 +488,10 @@ class RockClimbTrial(ClimbTrial):
             return {}
         out = {}
         for g, w in self.wound_moments(self.seen).items():
-            key = (g, self.gait.index[g])
+            hold = self._planned(g, self.gait.index[g])
+            key = (g, hold.cell)  # a re-placed swing puts another hold at the same index
             if key not in self._capacity:
-                f = np.asarray(self._planned(*key).factor, dtype=float)
+                f = np.asarray(hold.factor, dtype=float)
                 self._capacity[key] = hold_polytope(np.maximum(f, MIN_FACTOR))
             lim = self._capacity[key]
             out[g] = float(np.max(lim.H @ w / np.maximum(lim.h, 1e-9)))

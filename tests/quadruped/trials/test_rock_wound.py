@@ -38,7 +38,7 @@ def test_the_share_is_the_scale_at_which_the_wound_wrench_meets_the_hold_capacit
     wound = trial.wound_moments(trial.seen)
     assert set(shares) == set(wound) and shares
     for leg, share in shares.items():
-        limits = trial._capacity[(leg, trial.gait.index[leg])]
+        limits = trial._capacity[(leg, trial._planned(leg, trial.gait.index[leg]).cell)]
         assert share > 0.0
         # Scaled by 1/share the wound wrench lies on the boundary of the hold's polytope.
         assert limits.margins(wound[leg] / share).min() == pytest.approx(0.0, abs=1e-9)
