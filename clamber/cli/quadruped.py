@@ -186,6 +186,7 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                                 {"capacity_weight": args.capacity_weight}),
                              plan_reseats=args.plan_reseats == "on",
                              reseat_centre=args.reseat_centre == "on",
+                             reseat_landing=args.reseat_landing == "on",
                              **({} if args.start_probe is None else
                                 {"start_probe": args.start_probe}),
                              **({} if args.lookahead is None else
@@ -260,6 +261,7 @@ def _climb(args: argparse.Namespace) -> dict:
                        capacity_margin=cond.capacity_margin,
                        capacity_weight=cond.capacity_weight, plan_reseats=args.plan_reseats,
                        reseat_centre="on" if cond.reseat_centre else "off",
+                       reseat_landing="on" if cond.reseat_landing else "off",
                        start_probe=cond.start_probe, lookahead=cond.lookahead,
                        stall_raises=cond.stall_raises, unload_slip=cond.unload_slip,
                        estimator=args.estimator,
@@ -478,6 +480,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "top, as the body camera places the hold now, before pressing it on "
                        "again (on, default), or presses it on where it opened (off: soles "
                        "creep off their holds over many re-seats)")
+    climb.add_argument("--reseat-landing", choices=("on", "off"), default="off",
+                       help="rock wall: a re-seat also turns its open sole back to the "
+                       "attitude it landed on that hold with (on), or welds it again at the "
+                       "attitude the body moves left it in (off, default)")
     climb.add_argument("--stall-raises", type=number_type(int, 0, 5), default=None,
                        metavar="N",
                        help="rock wall: how often a swing whose transfer rock holds back "

@@ -143,7 +143,11 @@ class ClimbGaitSettings:
     its open foot by :data:`RESEAT_LIFT` and moves it back over its hold's top, as the robot
     sees the hold now (:attr:`ClimbGait.sight`), before pressing it on again; without it (the
     default) the foot presses on where it opened, so a sole that creeps a few millimetres
-    each re-seat walks off its hold over many of them."""
+    each re-seat walks off its hold over many of them. ``reseat_landing``: a re-seat also
+    turns its open sole back to the attitude it landed on that hold with (``landing``, or
+    the ``body`` cone's) as it presses on again; without it (the default) the sole is
+    welded again at the attitude the body moves left it in, so its tilt from the hold can
+    grow re-seat by re-seat and its footpad's edge ride up the rock."""
 
     stride: float = 0.22
     order: tuple[str, ...] = ("LR", "LF", "RR", "RF")
@@ -174,6 +178,7 @@ class ClimbGaitSettings:
     landing: str | None = None
     stall_raises: int = 0
     reseat_centre: bool = False
+    reseat_landing: bool = False
 
     @property
     def landing_cone(self) -> float | None:
@@ -272,12 +277,20 @@ class _Reseat:
     #: The move [m, {S}] that brings the open foot back over its hold's top
     #: (``reseat_centre``), made while the gripper stays open; None: none.
     shift: np.ndarray | None = None
+    #: The attitude [{S}] the open sole turns to as it moves (``reseat_landing``); None:
+    #: it keeps its own.
+    turn: np.ndarray | None = None
 
     def at(self, u: float) -> pin.SE3:
-        """The held pose, ``u`` in [0, 1] of the way along :attr:`shift`."""
-        if self.shift is None:
+        """The held pose, ``u`` in [0, 1] of the way along :attr:`shift` and :attr:`turn`."""
+        if self.shift is None and self.turn is None:
             return self.pose
-        return pin.SE3(self.pose.rotation, self.pose.translation + u * self.shift)
+        rotation, position = self.pose.rotation, self.pose.translation
+        if self.turn is not None:
+            rotation = rotation @ pin.exp3(u * pin.log3(rotation.T @ self.turn))
+        if self.shift is not None:
+            position = position + u * self.shift
+        return pin.SE3(rotation, position)
 
 
 @dataclass
@@ -514,6 +527,18 @@ class ClimbGait:
             return np.asarray(self.sight(leg, k), dtype=float)
         return np.asarray(self.holds[leg][k], dtype=float)
 
+    def _landed(self, leg: str, k: int, rotation: np.ndarray, normal: np.ndarray
+                ) -> np.ndarray | None:
+        """The attitude [{S}] ``leg``'s sole landed on its hold ``k`` with: the swing's
+        landing attitude, else the ``body`` cone's turn of ``rotation``; None where neither
+        is known (``keep`` landings without attitudes of their own)."""
+        landing = self.landing.get(leg, [])
+        if k < len(landing) and landing[k] is not None:
+            return np.asarray(landing[k], dtype=float)
+        if self.p.landing_cone is None:
+            return None
+        return _turned(rotation, landing_normal(normal, self.R[:, 2], self.p.landing_cone))
+
     def _recentre(self, leg: str, at: np.ndarray, normal: np.ndarray, lift: float
                   ) -> np.ndarray | None:
         """The move [m, {S}] from ``at`` back over ``leg``'s hold top, raised by ``lift``
@@ -557,6 +582,8 @@ class ClimbGait:
             rs = self._reseat_state = _Reseat(pose, n, bottom)
             if p.reseat_centre:
                 rs.shift = self._recentre(leg, pose.translation, n, lift=RESEAT_LIFT)
+            if p.reseat_landing:
+                rs.turn = self._landed(leg, k, pose.rotation, n)
         elapsed = t - self.t0
         if rs.grasped is None:
             if elapsed < T:
@@ -578,9 +605,10 @@ class ClimbGait:
                 self.t0 = t - 2 * T
             elif elapsed < 2 * T:
                 return 0.0, rs.at(cubic(elapsed / T - 1.0)[0])
-            if rs.shift is not None:  # over the hold's top: descend from there
-                rs.pose, rs.bottom = rs.at(1.0), rs.bottom + float(rs.shift @ rs.normal)
-                rs.shift = None
+            if rs.shift is not None or rs.turn is not None:  # descend from the moved pose
+                rise = 0.0 if rs.shift is None else float(rs.shift @ rs.normal)
+                rs.pose, rs.bottom = rs.at(1.0), rs.bottom + rise
+                rs.shift = rs.turn = None
             if rs.descent is None:
                 rs.descent, rs.free = t, self._contact_reading(leg, tau4, rs.normal)
             depth = (t - rs.descent) * p.descend_speed

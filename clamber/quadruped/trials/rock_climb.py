@@ -165,7 +165,9 @@ class RockClimbSettings:
     * Grasping: ``grasp``; ``winch``, ``plant``; ``regrasps``; ``replacements``;
       ``contact_force`` [N] (None: the joint-4 torque rule); ``reseat_centre`` (a re-seat
       moves its open foot back over its hold's top as the body camera places it now,
-      :class:`ClimbGaitSettings`); ``reseat_every`` (re-seat a
+      :class:`ClimbGaitSettings`); ``reseat_landing`` (a re-seat turns its open sole back
+      to the attitude it landed on the hold with: the planned one, or as placed at the
+      start; :class:`ClimbGaitSettings`); ``reseat_every`` (re-seat a
       gripper in place after that many body moves, :class:`ClimbGaitSettings`; 0: never);
       ``move_moment`` [N m] (split body moves that wind a gripper more, re-seating between
       the parts; None: :data:`~clamber.quadruped.gaits.climb.MOVE_MOMENT` when re-seating);
@@ -215,6 +217,7 @@ class RockClimbSettings:
     lookahead: int = LOOKAHEAD
     unload_slip: str = "release"
     reseat_centre: bool = True
+    reseat_landing: bool = False
     body_tilt: float = BODY_TILT
     tilt_goal: str = "held"
     reseat_order: str = "swing"
@@ -364,7 +367,7 @@ class RockClimbTrial(ClimbTrial):
                      reseat_order=rs.reseat_order, wound_limit=rs.wound_share,
                      body_tilt=rs.body_tilt, tilt_goal=rs.tilt_goal,
                      landing="keep", stall_raises=rs.stall_raises,
-                     reseat_centre=rs.reseat_centre)
+                     reseat_centre=rs.reseat_centre, reseat_landing=rs.reseat_landing)
         if rs.contact_force is not None:
             gp = replace(gp, contact_force=rs.contact_force)
         if rs.grasp == "winch":
@@ -430,6 +433,10 @@ class RockClimbTrial(ClimbTrial):
         """The plane trial's controller, filter and foot-force estimator, hold limits on the
         start holds and the optional anchor EKF."""
         super()._setup_control()
+        # The start holds' landing attitudes: the soles as placed (the swings' are planned).
+        placed = world_foot_poses(self.rm, self.sim.true_state())
+        for leg in LEG_NAMES:
+            self.gait.landing.setdefault(leg, [None])[0] = placed[leg].rotation.copy()
         self.shadow = AnchorShadow(self, self.seed) if self.rock.anchor_ekf else None
         self.statics = StaticsEvaluator(self.rm)
         self.gait.may_reseat = self._three_carry

@@ -806,3 +806,56 @@ def test_a_re_seat_moves_a_crept_foot_back_over_its_hold_as_seen_now():
     gait, leg, top, grasps, _ = _creeping_reseat(False, seen)
     assert gait.reseats_centred == 0
     assert np.allclose(grasps[0][1][:2], (top + [0.0, 0.02, 0.0])[:2], atol=1e-9)
+
+
+def _tilted_reseats(turn_back: bool, tilt: float = 0.3):
+    """Every sole has tilted ``tilt`` [rad] about x from the attitude it landed with (the
+    identity) before the first re-seats; returns each re-seat's grasp attitude (leg, rotation)
+    and the first re-seating foot's attitudes through its re-seat."""
+    holds, normals = _three_holds()
+    gait = ClimbGait(holds, normals, np.eye(3),
+                     ClimbGaitSettings(cycles=1, reseat_every=1, landing="keep",
+                                       reseat_landing=turn_back))
+    for leg in LEG_NAMES:
+        gait.landing[leg] = [np.eye(3)] * 2
+    tilted = pin.exp3(np.array([tilt, 0.0, 0.0]))
+    feet = {leg: pin.SE3(tilted, gait.holds[leg][0]) for leg in LEG_NAMES}
+    t, grasps, path, first = 0.0, [], [], None
+    while not gait.done and t < 400:
+        tau4 = np.zeros(4)
+        if gait.phase is ClimbPhase.DESCEND:
+            tau4[LEG_NAMES.index(gait.swing_leg)] = 1.0
+        if gait.phase is ClimbPhase.RESEAT:
+            g = gait.reseating[0]
+            first = first or g
+            k = gait.index[g]
+            tau4[LEG_NAMES.index(g)] = float(feet[g].translation[2]
+                                             <= gait.holds[g][k][2] - 0.002 + 1e-12)
+            if g == first and not grasps:
+                path.append(feet[g].rotation.copy())
+        ref, events = gait.reference(t, lambda: feet, tau4)
+        feet.update(ref.foot_targets)
+        for e in events:
+            if e.reseat and e.action == "grasp":
+                grasps.append((e.leg, feet[e.leg].rotation.copy()))
+        t += 0.02
+    return gait, grasps, path
+
+
+def test_a_re_seat_turns_its_open_sole_back_to_its_landing_attitude_when_asked():
+    """``reseat_landing``: a sole tilted 0.3 rad from the attitude it landed with is turned
+    back to it while its gripper is open, smoothly (no step larger than a stage's share),
+    and pressed on and closed there; the position still presses onto the hold. Without it
+    the re-seat welds the sole at the tilt it has."""
+    tilt = 0.3
+    gait, grasps, path = _tilted_reseats(True, tilt)
+    assert gait.done and grasps
+    for _, rotation in grasps:
+        assert np.linalg.norm(pin.log3(rotation)) < 1e-9
+    angles = [float(np.linalg.norm(pin.log3(r))) for r in path]
+    assert angles[0] == pytest.approx(tilt) and angles[-1] < 1e-9
+    assert float(np.max(np.abs(np.diff(angles)))) < 0.1 * tilt
+    gait, grasps, _ = _tilted_reseats(False, tilt)
+    assert gait.done and grasps
+    first = grasps[0][1]
+    assert float(np.linalg.norm(pin.log3(first))) == pytest.approx(tilt)
