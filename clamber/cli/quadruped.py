@@ -480,10 +480,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "top, as the body camera places the hold now, before pressing it on "
                        "again (on, default), or presses it on where it opened (off: soles "
                        "creep off their holds over many re-seats)")
-    climb.add_argument("--reseat-landing", choices=("on", "off"), default="off",
+    climb.add_argument("--reseat-landing", choices=("on", "off"), default="on",
                        help="rock wall: a re-seat also turns its open sole back to the "
-                       "attitude it landed on that hold with (on), or welds it again at the "
-                       "attitude the body moves left it in (off, default)")
+                       "attitude it landed on that hold with (on, default), or welds it "
+                       "again at the attitude the body moves left it in (off: the soles' "
+                       "tilt from their holds grows re-seat by re-seat)")
     climb.add_argument("--stall-raises", type=number_type(int, 0, 5), default=None,
                        metavar="N",
                        help="rock wall: how often a swing whose transfer rock holds back "

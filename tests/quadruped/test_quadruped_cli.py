@@ -198,7 +198,7 @@ def test_rock_planner_ranking_and_reseat_options_reach_the_planner():
 
 def test_rock_start_probe_and_reseat_centre_options_reach_the_climb():
     """`--start-probe` (left out: 16 swings), `--reseat-centre` (left out: on) and
-    `--reseat-landing` (left out: off) reach the rock climb and its gait; a probe outside
+    `--reseat-landing` (left out: on) reach the rock climb and its gait; a probe outside
     0-40 swings and a landing choice other than on/off are refused with the option named."""
     from clamber.cli.quadruped import _climb_settings
 
@@ -209,7 +209,7 @@ def test_rock_start_probe_and_reseat_centre_options_reach_the_climb():
     assert (rock().start_probe, rock().reseat_centre) == (16, True)
     assert rock("--start-probe", "0").start_probe == 0
     assert rock("--reseat-centre", "off").reseat_centre is False
-    assert rock().reseat_landing is False and rock("--reseat-landing", "on").reseat_landing
+    assert rock().reseat_landing and rock("--reseat-landing", "off").reseat_landing is False
     p = _run("quadruped", "climb", "--wall", "rock", "--reseat-landing", "yes")
     assert p.returncode == 2 and "--reseat-landing" in p.stderr, p.stderr
     for bad in ("41", "-1", "2.5"):

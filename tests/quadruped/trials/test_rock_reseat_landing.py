@@ -1,4 +1,4 @@
-"""On rock, ``reseat_landing`` gives each re-seat the attitude its sole landed on the hold
+"""On rock, ``reseat_landing`` (on by default) gives each re-seat the attitude its sole landed on the hold
 with: the planned one for a swing's hold, the sole as placed for a start hold."""
 
 import numpy as np
@@ -15,8 +15,7 @@ from clamber.quadruped.trials.rock_climb import (
 
 
 def test_the_gait_knows_every_held_sole_s_landing_attitude_and_turns_back_to_it():
-    s = RockClimbSettings(climb=ClimbSettings(incline_deg=90.0), distance=0.3,
-                          reseat_landing=True)
+    s = RockClimbSettings(climb=ClimbSettings(incline_deg=90.0), distance=0.3)
     trial = RockClimbTrial(s, 9, plan=plan_rock_climb(s, 9))
     gait = trial.gait
     assert gait.p.reseat_landing
@@ -33,4 +32,3 @@ def test_the_gait_knows_every_held_sole_s_landing_attitude_and_turns_back_to_it(
     assert step.leg == leg
     assert np.allclose(gait._landed(leg, 1, np.eye(3), gait.normals[leg][1]),
                        gait.landing[leg][1])
-    assert not RockClimbSettings().reseat_landing
