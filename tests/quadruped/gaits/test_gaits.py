@@ -747,6 +747,30 @@ def test_a_transfer_that_rock_holds_back_lifts_again_from_where_it_stalled():
         ClimbGaitSettings(stall_raises=-1)
 
 
+def _drive_reseats(gait: ClimbGait, feet: dict, watch) -> list:
+    """Run ``gait`` to its end over ideal feet that go where they are told: a swing's
+    descent touches at once, a re-seating foot 2 mm below its hold's top. ``watch(leg,
+    grasps)`` sees each re-seat step before the foot is tested. Returns the re-seats' grasps
+    as (leg, foot pose, the hold's top as known) at the grasp."""
+    t, grasps = 0.0, []
+    while not gait.done and t < 400:
+        tau4 = np.zeros(4)
+        if gait.phase is ClimbPhase.DESCEND:
+            tau4[LEG_NAMES.index(gait.swing_leg)] = 1.0
+        if gait.phase is ClimbPhase.RESEAT:
+            g = gait.reseating[0]
+            watch(g, grasps)
+            k = gait.index[g]
+            tau4[LEG_NAMES.index(g)] = float(feet[g].translation[2]
+                                             <= gait.holds[g][k][2] - 0.002 + 1e-12)
+        ref, events = gait.reference(t, lambda: feet, tau4)
+        feet.update(ref.foot_targets)
+        grasps += [(e.leg, feet[e.leg].copy(), gait.holds[e.leg][gait.index[e.leg]].copy())
+                   for e in events if e.reseat and e.action == "grasp"]
+        t += 0.02
+    return grasps
+
+
 def _creeping_reseat(centre: bool, seen: np.ndarray):
     """The first re-seating foot has crept 20 mm off its hold (the others sit on theirs);
     the robot sees each hold ``seen`` [m] from where it was mapped. Returns the gait, that
@@ -757,29 +781,19 @@ def _creeping_reseat(centre: bool, seen: np.ndarray):
                      ClimbGaitSettings(cycles=1, reseat_every=1, reseat_centre=centre))
     gait.sight = lambda leg, k: gait.holds[leg][k] + seen
     feet = {leg: pin.SE3(np.eye(3), gait.holds[leg][0]) for leg in LEG_NAMES}
-    t, grasps, path, leg, top = 0.0, [], [], None, None
-    while not gait.done and t < 400:
-        tau4 = np.zeros(4)
-        if gait.phase is ClimbPhase.DESCEND:
-            tau4[LEG_NAMES.index(gait.swing_leg)] = 1.0
-        if gait.phase is ClimbPhase.RESEAT:
-            g = gait.reseating[0]
-            if leg is None:
-                leg, top = g, gait.holds[g][gait.index[g]].copy()
-                feet[g] = pin.SE3(np.eye(3), feet[g].translation + [0.0, 0.02, 0.0])
-            k = gait.index[g]
-            tau4[LEG_NAMES.index(g)] = float(feet[g].translation[2]
-                                             <= gait.holds[g][k][2] - 0.002 + 1e-12)
-            if g == leg and not grasps:
-                path.append(feet[g].translation.copy())
-        ref, events = gait.reference(t, lambda: feet, tau4)
-        feet.update(ref.foot_targets)
-        for e in events:
-            if e.reseat and e.action == "grasp":
-                grasps.append((e.leg, feet[e.leg].translation.copy(),
-                               gait.holds[e.leg][gait.index[e.leg]].copy()))
-        t += 0.02
-    return gait, leg, top, grasps, np.array(path)
+    first: dict = {}
+    path = []
+
+    def watch(g: str, grasps: list) -> None:
+        if not first:
+            first.update(leg=g, top=gait.holds[g][gait.index[g]].copy())
+            feet[g] = pin.SE3(np.eye(3), feet[g].translation + [0.0, 0.02, 0.0])
+        if g == first["leg"] and not grasps:
+            path.append(feet[g].translation.copy())
+
+    grasps = [(leg, pose.translation, top)
+              for leg, pose, top in _drive_reseats(gait, feet, watch)]
+    return gait, first["leg"], first["top"], grasps, np.array(path)
 
 
 def test_a_re_seat_moves_a_crept_foot_back_over_its_hold_as_seen_now():
@@ -820,25 +834,16 @@ def _tilted_reseats(turn_back: bool, tilt: float = 0.3):
         gait.landing[leg] = [np.eye(3)] * 2
     tilted = pin.exp3(np.array([tilt, 0.0, 0.0]))
     feet = {leg: pin.SE3(tilted, gait.holds[leg][0]) for leg in LEG_NAMES}
-    t, grasps, path, first = 0.0, [], [], None
-    while not gait.done and t < 400:
-        tau4 = np.zeros(4)
-        if gait.phase is ClimbPhase.DESCEND:
-            tau4[LEG_NAMES.index(gait.swing_leg)] = 1.0
-        if gait.phase is ClimbPhase.RESEAT:
-            g = gait.reseating[0]
-            first = first or g
-            k = gait.index[g]
-            tau4[LEG_NAMES.index(g)] = float(feet[g].translation[2]
-                                             <= gait.holds[g][k][2] - 0.002 + 1e-12)
-            if g == first and not grasps:
-                path.append(feet[g].rotation.copy())
-        ref, events = gait.reference(t, lambda: feet, tau4)
-        feet.update(ref.foot_targets)
-        for e in events:
-            if e.reseat and e.action == "grasp":
-                grasps.append((e.leg, feet[e.leg].rotation.copy()))
-        t += 0.02
+    first: list[str] = []
+    path = []
+
+    def watch(g: str, grasps: list) -> None:
+        if not first:
+            first.append(g)
+        if g == first[0] and not grasps:
+            path.append(feet[g].rotation.copy())
+
+    grasps = [(leg, pose.rotation) for leg, pose, _ in _drive_reseats(gait, feet, watch)]
     return gait, grasps, path
 
 
