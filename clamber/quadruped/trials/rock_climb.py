@@ -168,7 +168,8 @@ class RockClimbSettings:
       :class:`ClimbGaitSettings`); ``reseat_landing`` (a re-seat turns its open sole back
       to the attitude it landed on the hold with: the planned one, or as placed at the
       start; :class:`ClimbGaitSettings`; on by default, docs/results/rock_climbing.md);
-      ``reseat_every`` (re-seat a gripper in place after that many body moves, :class:`ClimbGaitSettings`; 0: never);
+      ``reseat_every`` (re-seat a gripper in place after that many body moves,
+      :class:`ClimbGaitSettings`; 0: never);
       ``move_moment`` [N m] (split body moves that wind a gripper more, re-seating between
       the parts; None: :data:`~clamber.quadruped.gaits.climb.MOVE_MOMENT` when re-seating);
       ``carry_limits`` (the limits a re-seat's three-gripper check holds the others to,

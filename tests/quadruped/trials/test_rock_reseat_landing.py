@@ -1,5 +1,6 @@
-"""On rock, ``reseat_landing`` (on by default) gives each re-seat the attitude its sole landed on the hold
-with: the planned one for a swing's hold, the sole as placed for a start hold."""
+"""On rock, ``reseat_landing`` (on by default) gives each re-seat the attitude its sole
+landed on the hold with: the planned one for a swing's hold, the sole as placed for a start
+hold."""
 
 import numpy as np
 import pinocchio as pin
