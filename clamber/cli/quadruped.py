@@ -191,6 +191,8 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                                 {"start_probe": args.start_probe}),
                              **({} if args.lookahead is None else
                                 {"lookahead": args.lookahead}),
+                             **({} if args.foot_gap is None else
+                                {"foot_gap": args.foot_gap}),
                              **({} if args.stall_raises is None else
                                 {"stall_raises": args.stall_raises}),
                              **({} if args.unload_slip is None else
@@ -227,6 +229,9 @@ def _climb(args: argparse.Namespace) -> dict:
     if args.wall == "rock" and args.landing == "keep":
         raise ConfigError("--landing keep is for the plane wall; rock walls land each sole "
                           "by its hold: body or hold")
+    from clamber.quadruped.model.robot import Marcbot
+    from clamber.quadruped.planning.selection import default_foot_gap
+
     inclines = list(dict.fromkeys(args.incline))
     conditions = [_climb_settings(args, inc) for inc in inclines]
     t0 = time.perf_counter()
@@ -263,6 +268,9 @@ def _climb(args: argparse.Namespace) -> dict:
                        reseat_centre="on" if cond.reseat_centre else "off",
                        reseat_landing="on" if cond.reseat_landing else "off",
                        start_probe=cond.start_probe, lookahead=cond.lookahead,
+                       foot_gap_mm=round(1000.0 * (default_foot_gap(Marcbot())
+                                                   if cond.foot_gap is None
+                                                   else cond.foot_gap), 3),
                        stall_raises=cond.stall_raises, unload_slip=cond.unload_slip,
                        estimator=args.estimator,
                        replace_missed=args.replace_missed, regrasps=cond.regrasps,
@@ -475,6 +483,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="rock wall: before taking a hold, plan N swings on from it and "
                        "take another hold (up to three) where that plan stops (default 3; "
                        "0: the best-ranked hold that passes the checks, greedily)")
+    climb.add_argument("--foot-gap", type=number_type(float, 0.0, 0.3), default=None,
+                       metavar="M",
+                       help="rock wall: pass over holds closer than M [m] to another foot's "
+                       "hold, in the wall's plane (default: the gripper's 0.07 m width plus "
+                       "0.02 m; 0: feet may be planned onto each other's grippers)")
     climb.add_argument("--reseat-centre", choices=("on", "off"), default="on",
                        help="rock wall: a re-seat moves its open foot back over its hold's "
                        "top, as the body camera places the hold now, before pressing it on "

@@ -3,9 +3,11 @@
 Both aim at the leg's nominal spot plus ``lead`` [m] up the wall. :class:`NearestHoldRule`
 takes the candidate nearest to it. :class:`HoldPlanner` ranks the candidates within
 ``radius`` that advance the foot by ``min_advance`` and keeps the best of the first
-``max_checks`` that the swing leg reaches, whose footpad seats (mapped rock at most
-``seat_rise`` [m] above the sole's plane under the pad and ``seat_margin`` [m] around it),
-and over which a body at a standoff offset,
+``max_checks`` that keep the swing's gripper ``foot_gap`` [m] from every other foot (the
+gripper's width plus :data:`FOOT_MARGIN` by default: a rear sole landed beside a front
+gripper sits on that gripper, not on rock), that the swing leg reaches, whose footpad
+seats (mapped rock at most ``seat_rise`` [m] above the sole's plane under the pad and
+``seat_margin`` [m] around it), and over which a body at a standoff offset,
 shifted up to ``body_shift`` toward holds out of reach, has every leg on its hold and the
 wrench QP (limits shrunk by ``capacity_margin``) feasible on four legs and on the next
 swing's three.
@@ -14,6 +16,7 @@ swing's three.
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,7 +25,7 @@ import pinocchio as pin
 from clamber.attachment.wrench_limits import WrenchLimits
 from clamber.exceptions import ConfigError
 from clamber.quadruped.model.kinematics import body_configuration, foot_poses
-from clamber.quadruped.model.robot import LEG_NAMES
+from clamber.quadruped.model.robot import LEG_NAMES, Marcbot
 from clamber.quadruped.model.robot_model import RobotModel
 from clamber.quadruped.model.statics import StaticsEvaluator
 from clamber.quadruped.planning.holds import (
@@ -82,6 +85,9 @@ CAPACITY_MARGIN = 0.8
 #: The ranking's bonus [m] per unit of a hold's smallest force factor: a hold whose factor
 #: is larger by 0.1 ranks level with one 0.1 x this nearer the nominal foothold.
 CAPACITY_WEIGHT = 0.05
+#: Room [m] beyond the gripper's width between a planned hold and another foot's, for the
+#: feet's tracking error as the swing descends (about 10 mm on rock) and the sole's seat.
+FOOT_MARGIN = 0.02
 
 class ChoiceStatus(enum.Enum):
     CHOSEN = "chosen"
@@ -126,10 +132,20 @@ class PlannerSettings:
     body_search: bool = False
     search_step: float = 0.02
     search_reach: float = 0.06
+    foot_gap: float | None = None
 
     def __post_init__(self) -> None:
         if not (self.radius > 0 and self.max_checks >= 1 and 0 < self.capacity_margin <= 1):
             raise ConfigError("radius must be > 0, max_checks >= 1 and capacity_margin in (0, 1]")
+        if self.foot_gap is not None and not 0.0 <= self.foot_gap <= 0.3:
+            raise ConfigError(f"foot_gap must be in [0, 0.3] m (0: feet may touch; None: the "
+                              f"gripper's width plus {FOOT_MARGIN} m), got {self.foot_gap}")
+
+
+def default_foot_gap(robot: Marcbot) -> float:
+    """The least distance [m] between two feet's holds: the gripper's width plus
+    :data:`FOOT_MARGIN`."""
+    return float(robot.links()[-1].size[0]) + FOOT_MARGIN
 
 
 def nominal_foothold(body: pin.SE3, hold_map: HoldMap, leg: str, lead: float) -> np.ndarray:
@@ -168,6 +184,20 @@ class _Rule:
     def __init__(self, rm: RobotModel, settings: PlannerSettings | None = None) -> None:
         self.rm, self.settings = rm, settings or PlannerSettings()
         self.statics = StaticsEvaluator(rm)
+        gap = self.settings.foot_gap
+        #: Least distance [m] in the wall's plane from a planned hold to another foot's.
+        self.foot_gap = default_foot_gap(rm.robot) if gap is None else gap
+
+    def _crowds(self, ctx: StepContext, c: HoldCandidate) -> bool:
+        """Whether ``c`` lies within :attr:`foot_gap` of another foot's hold, in the wall's
+        plane."""
+        wall = ctx.hold_map.wall
+        for leg, held in ctx.holds.items():
+            if leg != ctx.leg:
+                u, y = wall.to_wall(held.top)[:2]
+                if math.hypot(c.u - u, c.y - y) < self.foot_gap:
+                    return True
+        return False
 
 
 class NearestHoldRule(_Rule):
@@ -256,7 +286,8 @@ class HoldPlanner(_Rule):
             return Choice(ChoiceStatus.NO_CANDIDATE)
         i = LEG_NAMES.index(leg)
         best: tuple[float, Choice] | None = None
-        rejected = dict.fromkeys(("swing reach", "seat", "stance reach", "stability"), 0)
+        rejected = dict.fromkeys(("foot gap", "swing reach", "seat", "stance reach",
+                                  "stability"), 0)
         checked = full_checks = 0
         for c in ranked:
             if full_checks == s.max_checks:
@@ -267,6 +298,9 @@ class HoldPlanner(_Rule):
             if outranked and not self.count_all:
                 break
             checked += 1
+            if self._crowds(ctx, c):
+                rejected["foot gap"] += 1
+                continue
             tops, normals, body = _stance(ctx, c)
             swing = reach(rm, ctx.body, tops, normals, ctx.q, legs=(leg,))
             if not swing.reachable:

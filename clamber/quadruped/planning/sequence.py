@@ -96,7 +96,9 @@ class SequencePlanner:
     every gripper the other three can carry, so such a gripper's held tilt counts from the
     new stance (:meth:`_reseat_spared`); without it, from its landing. ``lookahead``: plan
     that many swings on from each choice, greedily and on maps of their own, and pass over a
-    hold after which that plan stops (:meth:`_look_ahead`; 0: greedy).
+    hold after which that plan stops (:meth:`_look_ahead`; 0: greedy). ``foot_gap`` [m]:
+    the least distance from a planned hold to another foot's (:class:`PlannerSettings`;
+    None: the gripper's width plus a margin).
     """
 
     def __init__(self, wall: RockWall, settings: PlanClimbSettings, seed: int,
@@ -107,7 +109,7 @@ class SequencePlanner:
                  body_search: bool = False, held_tilt: float = LANDED_TILT_TOLERANCE,
                  capacity_margin: float = CAPACITY_MARGIN,
                  capacity_weight: float = CAPACITY_WEIGHT, reseats: bool = False,
-                 lookahead: int = 0) -> None:
+                 lookahead: int = 0, foot_gap: float | None = None) -> None:
         if lookahead < 0:
             raise ConfigError(f"lookahead must be >= 0 (swings planned ahead of each "
                               f"choice), got {lookahead}")
@@ -128,7 +130,7 @@ class SequencePlanner:
             held_tilt=held_tilt, landed_normals=True, seat_rise=seat_rise,
             seat_margin=seat_margin,
             body_search=body_search, capacity_margin=capacity_margin,
-            capacity_weight=capacity_weight))
+            capacity_weight=capacity_weight, foot_gap=foot_gap))
         #: The rule's search (radius, lead): the band of each map that is fitted.
         self.search = self.rule.settings
         if isinstance(self.rule, HoldPlanner):

@@ -154,7 +154,9 @@ class RockClimbSettings:
       swings plan, the nominal start where none does; 0: always the nominal start);
       ``lookahead`` (swings planned ahead of each choice, on maps of their own: a hold after
       which the plan stops within them is passed over for another, :data:`LOOKAHEAD`;
-      0: greedy).
+      0: greedy); ``foot_gap`` [m] (the least distance in the wall's plane from a planned
+      hold to another foot's; None: the gripper's width plus
+      :data:`~clamber.quadruped.planning.selection.FOOT_MARGIN`; 0: no such check).
     * Body moves: ``body_tilt`` [rad] and ``tilt_goal`` (each move may turn the body, at
       most that far in all, for the least moment the welded soles hold once it ends,
       ``"held"``, or the least the move adds, ``"move"``; :class:`ClimbGaitSettings`).
@@ -216,6 +218,7 @@ class RockClimbSettings:
     stall_raises: int = 0
     start_probe: int = START_PROBE
     lookahead: int = LOOKAHEAD
+    foot_gap: float | None = None
     unload_slip: str = "release"
     reseat_centre: bool = True
     reseat_landing: bool = True
@@ -234,6 +237,8 @@ class RockClimbSettings:
         check.integer("rock_climb", "start_probe", self.start_probe, low=0, high=40)
         check.integer("rock_climb", "lookahead", self.lookahead, low=0, high=10)
         check.number("rock_climb", "seat_margin", self.seat_margin, low=0.0, high=0.05)
+        if self.foot_gap is not None:
+            check.number("rock_climb", "foot_gap", self.foot_gap, low=0.0, high=0.3)
         if self.estimator == "anchor" and not self.anchor_ekf:
             raise ConfigError("estimator 'anchor' runs the anchor EKF: set anchor_ekf")
         check.choice("rock_climb", "rule", self.rule, RULES)
@@ -879,7 +884,8 @@ def _planner(settings: RockClimbSettings, seed: int, wall: RockWall, truth: _Tru
                                         capacity_weight=settings.capacity_weight,
                                         reseats=settings.plan_reseats
                                         and settings.reseat_every > 0,
-                                        lookahead=settings.lookahead)
+                                        lookahead=settings.lookahead,
+                                        foot_gap=settings.foot_gap)
 
 
 def run_rock_climb(settings: RockClimbSettings, seed: int, log: bool = False,
