@@ -7,7 +7,9 @@ default capacity weight (0.05 m) or ten times it (0.5 m), the four side by side;
 nearby start whose first 8 or 16 swings plan (``start_probe``); with ``--ablation seat``,
 the rock climb's defaults with the seat check reading the rock under the footpad only or
 also 10 mm around it (``seat_margin``); with ``--ablation lookahead``, greedy choices
-against choices checked by planning 1 or 3 swings on (``lookahead``).
+against choices checked by planning 1 or 3 swings on (``lookahead``); with ``--ablation
+gap``, holds planned anywhere beside another foot's (``foot_gap`` 0) against holds kept the
+gripper's width plus a margin from them (the default).
 
 A plan that stops short of the distance bounds the dynamic climb on that wall; the
 fraction of walls planned to the top is the ceiling the simulated climbs are measured
@@ -16,7 +18,7 @@ to the distance, the mean planned distance [m] and the median planning time per 
 
     python benchmarks/bench_rock_planning.py [--quick] [--seed 0] [--walls 40]
         [--inclines 70 90 110] [--capacity-margin 0.8]
-        [--ablation ranking|start|seat|lookahead]
+        [--ablation ranking|start|seat|lookahead|gap]
 """
 
 from __future__ import annotations
@@ -44,8 +46,11 @@ SEAT = (("pad_only", {"seat_margin": 0.0}), ("margin_10mm", {"seat_margin": 0.01
 #: hold after which that plan stops is passed over).
 LOOKAHEAD = (("greedy", {"lookahead": 0}), ("lookahead_1", {"lookahead": 1}),
              ("lookahead_3", {"lookahead": 3}))
+#: ``--ablation gap``: name and ``foot_gap`` [m] (None: the gripper's width plus a margin).
+GAP = (("no_gap", {"foot_gap": 0.0}), ("gripper_gap", {"foot_gap": None}))
 #: The variants each ``--ablation`` compares.
-ABLATIONS = {"ranking": RANKING, "start": START, "seat": SEAT, "lookahead": LOOKAHEAD}
+ABLATIONS = {"ranking": RANKING, "start": START, "seat": SEAT, "lookahead": LOOKAHEAD,
+             "gap": GAP}
 
 
 def plan_wall(settings: RockClimbSettings, seed: int, move: bool) -> tuple[float, str, int,
