@@ -7,7 +7,7 @@ default capacity weight (0.05 m) or ten times it (0.5 m), the four side by side;
 nearby start whose first 8 or 16 swings plan (``start_probe``); with ``--ablation seat``,
 the rock climb's defaults with the seat check reading the rock under the footpad only or
 also 10 mm around it (``seat_margin``); with ``--ablation lookahead``, greedy choices
-against choices checked by planning 1 or 3 swings on (``lookahead``); with ``--ablation
+against choices checked by planning 1, 3 or 6 swings on (``lookahead``); with ``--ablation
 gap``, holds planned anywhere beside another foot's (``foot_gap`` 0) against holds kept the
 gripper's width plus a margin from them (the default).
 
@@ -45,7 +45,7 @@ SEAT = (("pad_only", {"seat_margin": 0.0}), ("margin_10mm", {"seat_margin": 0.01
 #: ``--ablation lookahead``: name and ``lookahead`` (swings planned on from each choice; a
 #: hold after which that plan stops is passed over).
 LOOKAHEAD = (("greedy", {"lookahead": 0}), ("lookahead_1", {"lookahead": 1}),
-             ("lookahead_3", {"lookahead": 3}))
+             ("lookahead_3", {"lookahead": 3}), ("lookahead_6", {"lookahead": 6}))
 #: ``--ablation gap``: name and ``foot_gap`` [m] (None: the gripper's width plus a margin).
 GAP = (("no_gap", {"foot_gap": 0.0}), ("gripper_gap", {"foot_gap": None}))
 #: The variants each ``--ablation`` compares.

@@ -481,7 +481,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     climb.add_argument("--lookahead", type=number_type(int, 0, 10), default=None,
                        metavar="N",
                        help="rock wall: before taking a hold, plan N swings on from it and "
-                       "take another hold (up to three) where that plan stops (default 3; "
+                       "take another hold (up to three) where that plan stops (default 6; "
                        "0: the best-ranked hold that passes the checks, greedily)")
     climb.add_argument("--foot-gap", type=number_type(float, 0.0, 0.3), default=None,
                        metavar="M",

@@ -3,13 +3,15 @@ after which that plan stops is passed over for another. The look-ahead draws its
 so a climb's maps, and every choice up to the first hold passed over, are those of the
 greedy plan."""
 
+from dataclasses import replace
+
 import pytest
 
 from clamber.exceptions import ConfigError
 from clamber.quadruped.planning.sequence import SequencePlanner
 from clamber.quadruped.planning.stance import reach
 from clamber.quadruped.trials.climb import ClimbSettings
-from clamber.quadruped.trials.rock_climb import RockClimbSettings, plan_rock_climb
+from clamber.quadruped.trials.rock_climb import LOOKAHEAD, RockClimbSettings, plan_rock_climb
 
 #: Tuning wall 0 at 90 deg: the greedy plan stops at 1.68 m, its left front leg finding no
 #: hold at swing 32.
@@ -56,6 +58,24 @@ def test_tentative_swings_are_taken_back_and_every_planned_stance_is_reached(pla
     normals = {g: h.normal for g, h in ahead.holds.items()}
     r = reach(ahead.rm, ahead.body, tops, normals, ahead.q)
     assert r.within(ahead.rule.settings.held_tilt)
+
+
+def test_six_swings_ahead_see_a_dead_end_that_three_do_not():
+    """Tuning wall 8 at 110 deg: three swings ahead, the plan stops at 0.91 m (the left
+    front leg finds no hold at swing 27); six swings ahead, the default, it climbs past
+    that height. Planned only to 1.1 m of the 2 m, which the look-ahead does not reach."""
+    settings = RockClimbSettings(climb=ClimbSettings(incline_deg=110.0))
+    assert settings.lookahead == LOOKAHEAD == 6
+    heights = {}
+    for lookahead in (3, LOOKAHEAD):
+        planner = plan_rock_climb(replace(settings, lookahead=lookahead), 8)[2]
+        while planner.climbed < 1.1 and planner.next(move=settings.pre_move) is not None:
+            pass
+        heights[lookahead] = (planner.climbed, planner.stop)
+    climbed, stop = heights[3]
+    assert stop is not None and stop.name == "NO_HOLD" and climbed < 1.0
+    climbed, stop = heights[LOOKAHEAD]
+    assert stop is None and climbed >= 1.1
 
 
 def test_a_negative_lookahead_is_refused():
