@@ -118,8 +118,7 @@ START_SHIFTS = ((0.0, 0.0), (0.0, 0.05), (0.0, -0.05), (0.05, 0.0), (-0.05, 0.0)
 START_PROBE = 16
 #: Swings the planner plans ahead of each choice to see whether it leads to a stop
 #: (``lookahead``, :meth:`~.sequence.SequencePlanner.next`). Chosen against 0, 1 and 3 by
-#: planning alone on tuning walls 0-19 (0 and 1 at 90 and 110 deg, 3 at 110 deg;
-#: docs/results/rock_climbing.md).
+#: planning alone on tuning walls 0-19 at 90 and 110 deg (docs/results/rock_climbing.md).
 LOOKAHEAD = 6
 
 
