@@ -9,7 +9,9 @@ the rock climb's defaults with the seat check reading the rock under the footpad
 also 10 mm around it (``seat_margin``); with ``--ablation lookahead``, greedy choices
 against choices checked by planning 1, 3 or 6 swings on (``lookahead``); with ``--ablation
 gap``, holds planned anywhere beside another foot's (``foot_gap`` 0) against holds kept the
-gripper's width plus a margin from them (the default).
+gripper's width plus a margin from them (the default); with ``--ablation knee``, stances
+planned up to the knee's own limit (through the straight knee) against stances that keep
+each knee bent by at least 0.3 rad (``knee_bend``, the default).
 
 A plan that stops short of the distance bounds the dynamic climb on that wall; the
 fraction of walls planned to the top is the ceiling the simulated climbs are measured
@@ -18,7 +20,7 @@ to the distance, the mean planned distance [m] and the median planning time per 
 
     python benchmarks/bench_rock_planning.py [--quick] [--seed 0] [--walls 40]
         [--inclines 70 90 110] [--capacity-margin 0.8]
-        [--ablation ranking|start|seat|lookahead|gap]
+        [--ablation ranking|start|seat|lookahead|gap|knee]
 """
 
 from __future__ import annotations
@@ -48,9 +50,11 @@ LOOKAHEAD = (("greedy", {"lookahead": 0}), ("lookahead_1", {"lookahead": 1}),
              ("lookahead_3", {"lookahead": 3}), ("lookahead_6", {"lookahead": 6}))
 #: ``--ablation gap``: name and ``foot_gap`` [m] (None: the gripper's width plus a margin).
 GAP = (("no_gap", {"foot_gap": 0.0}), ("gripper_gap", {"foot_gap": None}))
+#: ``--ablation knee``: name and ``knee_bend`` [rad] (None: the knee's own limit).
+KNEE = (("knee_limit", {"knee_bend": None}), ("knee_bent_0.3", {"knee_bend": 0.3}))
 #: The variants each ``--ablation`` compares.
 ABLATIONS = {"ranking": RANKING, "start": START, "seat": SEAT, "lookahead": LOOKAHEAD,
-             "gap": GAP}
+             "gap": GAP, "knee": KNEE}
 
 
 def plan_wall(settings: RockClimbSettings, seed: int, move: bool) -> tuple[float, str, int,

@@ -51,6 +51,18 @@ capacity_weight = quantity_type(float, "capacity_weight")
 attitude_integral = quantity_type(float, "attitude_integral")
 replacement_count = number_type(int, 0, 5)
 level_gain = number_type(float, 0, 100, unit=" 1/s")
+#: The knee angles a plan may be held to [rad]: from the knee's limit to below its default.
+_knee_angle = number_type(float, -0.4, 0.99, unit=" rad")
+
+
+def _knee_bend(text: str) -> str | float:
+    """``--knee-bend``: 'limit' (the knee's own limit) or an angle [rad]."""
+    if text == "limit":
+        return text
+    try:
+        return _knee_angle(text)
+    except argparse.ArgumentTypeError as e:
+        raise argparse.ArgumentTypeError(f"{e}, or 'limit'") from None
 
 EXAMPLES = """examples:
   clamber quadruped climb --controller qwbc --incline 90 --trials 5 --seed 0
@@ -193,6 +205,9 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                                 {"lookahead": args.lookahead}),
                              **({} if args.foot_gap is None else
                                 {"foot_gap": args.foot_gap}),
+                             **({} if args.knee_bend is None else
+                                {"knee_bend": None if args.knee_bend == "limit"
+                                 else float(args.knee_bend)}),
                              **({} if args.stall_raises is None else
                                 {"stall_raises": args.stall_raises}),
                              **({} if args.unload_slip is None else
@@ -271,6 +286,7 @@ def _climb(args: argparse.Namespace) -> dict:
                        foot_gap_mm=round(1000.0 * (default_foot_gap(Marcbot())
                                                    if cond.foot_gap is None
                                                    else cond.foot_gap), 3),
+                       knee_bend=("limit" if cond.knee_bend is None else cond.knee_bend),
                        stall_raises=cond.stall_raises, unload_slip=cond.unload_slip,
                        estimator=args.estimator,
                        replace_missed=args.replace_missed, regrasps=cond.regrasps,
@@ -488,6 +504,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="rock wall: pass over holds closer than M [m] to another foot's "
                        "hold, in the wall's plane (default: the gripper's 0.07 m width plus "
                        "0.02 m; 0: feet may be planned onto each other's grippers)")
+    climb.add_argument("--knee-bend", type=_knee_bend, default=None, metavar="RAD",
+                       help="rock wall: plan no stance that bends a leg's knee less than RAD "
+                       "[rad] (default 0.3; 'limit': up to the knee's own -0.4 rad limit, "
+                       "through the straight knee)")
     climb.add_argument("--reseat-centre", choices=("on", "off"), default="on",
                        help="rock wall: a re-seat moves its open foot back over its hold's "
                        "top, as the body camera places the hold now, before pressing it on "

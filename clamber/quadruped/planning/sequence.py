@@ -43,6 +43,7 @@ from clamber.quadruped.planning.stance import (
     REACH_TOLERANCE,
     TILT_TOLERANCE,
     Reach,
+    planning_model,
     reach,
     sole_normal,
     support,
@@ -98,7 +99,9 @@ class SequencePlanner:
     that many swings on from each choice, greedily and on maps of their own, and pass over a
     hold after which that plan stops (:meth:`_look_ahead`; 0: greedy). ``foot_gap`` [m]:
     the least distance from a planned hold to another foot's (:class:`PlannerSettings`;
-    None: the gripper's width plus a margin).
+    None: the gripper's width plus a margin). ``knee_bend`` [rad]: the least knee angle a
+    planned stance may ask of a leg (:func:`~.stance.planning_model`; None: the robot's
+    knee limit); ignored when ``rm`` is given.
     """
 
     def __init__(self, wall: RockWall, settings: PlanClimbSettings, seed: int,
@@ -109,7 +112,8 @@ class SequencePlanner:
                  body_search: bool = False, held_tilt: float = LANDED_TILT_TOLERANCE,
                  capacity_margin: float = CAPACITY_MARGIN,
                  capacity_weight: float = CAPACITY_WEIGHT, reseats: bool = False,
-                 lookahead: int = 0, foot_gap: float | None = None) -> None:
+                 lookahead: int = 0, foot_gap: float | None = None,
+                 knee_bend: float | None = None) -> None:
         if lookahead < 0:
             raise ConfigError(f"lookahead must be >= 0 (swings planned ahead of each "
                               f"choice), got {lookahead}")
@@ -120,7 +124,7 @@ class SequencePlanner:
         self.reorder, self.landing_cone = reorder, landing_cone
         #: Position in the gait's order of the leg whose turn it is.
         self.turn = 0
-        self.rm = rm or RobotModel()
+        self.rm = rm or planning_model(knee_bend)
         self.model = model or GripperSurfaceModel()
         truth = truth or _Truth(wall, self.model)
         self.rng = np.random.default_rng(seed + 7_000_003)

@@ -5,16 +5,17 @@ normal, yaw free (:func:`sole_ik`)."""
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pinocchio as pin
 
 from clamber.attachment.wrench_limits import WrenchLimits
 from clamber.compiled import kernel
+from clamber.exceptions import ConfigError
 from clamber.quadruped.control.qwbc import WrenchQP, WrenchStatus
 from clamber.quadruped.model.kinematics import body_configuration, foot_poses
-from clamber.quadruped.model.robot import LEG_NAMES
+from clamber.quadruped.model.robot import LEG_NAMES, Marcbot
 from clamber.quadruped.model.robot_model import NQ_BASE, NV_BASE, RobotModel, RobotState, leg_slice
 from clamber.quadruped.model.statics import StaticsEvaluator
 
@@ -28,6 +29,25 @@ HELD_TILT_TOLERANCE = 0.25
 #: Largest change [rad] of an attached sole's tilt since it landed: the hinges
 #: (25 N m/rad) pass each radian of change to the weld as an x/y moment.
 LANDED_TILT_TOLERANCE = 0.08
+#: Index of the knee (joint 3) among a leg's five joints: straight at 0, bent for q > 0.
+KNEE = 2
+
+
+def planning_model(knee_bend: float | None = None, robot: Marcbot | None = None) -> RobotModel:
+    """The model stances are planned on: ``robot``'s (default :class:`Marcbot`), its knees
+    kept bent by at least ``knee_bend`` [rad] (None: the robot's own knee limit). A leg
+    planned near the straight knee sits at a singularity through which a body move's small
+    tracking error carries it onto the reversed branch; the next move then drives that knee
+    into its limit and the leg's welded gripper takes the misfit."""
+    robot = robot or Marcbot()
+    if knee_bend is None:
+        return RobotModel(robot)
+    if not robot.q_min[KNEE] <= knee_bend < robot.q_default[KNEE]:
+        raise ConfigError(f"knee_bend = {knee_bend}: must lie from the knee's limit "
+                          f"{robot.q_min[KNEE]} to below its default {robot.q_default[KNEE]} rad")
+    q_min = list(robot.q_min)
+    q_min[KNEE] = knee_bend
+    return RobotModel(replace(robot, q_min=tuple(q_min)))
 
 
 def sole_normal(rm: RobotModel, body: pin.SE3, q: np.ndarray, leg: str) -> np.ndarray:

@@ -47,7 +47,7 @@ from clamber.quadruped.planning.holds import SEAT_MARGIN
 from clamber.quadruped.planning.rollout import RULES, PlanClimbSettings, StopReason, _Truth
 from clamber.quadruped.planning.selection import CAPACITY_WEIGHT, Foothold
 from clamber.quadruped.planning.sequence import PlannedStep, SequencePlanner
-from clamber.quadruped.planning.stance import LANDED_TILT_TOLERANCE, reach, support
+from clamber.quadruped.planning.stance import KNEE, LANDED_TILT_TOLERANCE, reach, support
 from clamber.quadruped.planning.swing import swing_lift
 from clamber.quadruped.rock.holding import GripperSurfaceModel, hold_limits, hold_polytope
 from clamber.quadruped.rock.scene import rock_scene
@@ -120,6 +120,11 @@ START_PROBE = 16
 #: (``lookahead``, :meth:`~.sequence.SequencePlanner.next`). Chosen against 0, 1 and 3 by
 #: planning alone on tuning walls 0-19 at 90 and 110 deg (docs/results/rock_climbing.md).
 LOOKAHEAD = 6
+#: The least knee angle [rad] a planned stance may ask of a leg (``knee_bend``,
+#: :func:`~clamber.quadruped.planning.stance.planning_model`): rear knees planned nearly
+#: straight under the overhang passed through the straight knee in body moves and broke
+#: their grippers at the knee's limit (docs/results/rock_climbing.md).
+KNEE_BEND = 0.3
 
 
 def wall_for(distance: float) -> RockWallSpec:
@@ -156,7 +161,9 @@ class RockClimbSettings:
       which the plan stops within them is passed over for another, :data:`LOOKAHEAD`;
       0: greedy); ``foot_gap`` [m] (the least distance in the wall's plane from a planned
       hold to another foot's; None: the gripper's width plus
-      :data:`~clamber.quadruped.planning.selection.FOOT_MARGIN`; 0: no such check).
+      :data:`~clamber.quadruped.planning.selection.FOOT_MARGIN`; 0: no such check);
+      ``knee_bend`` [rad] (the least knee angle a planned stance asks of a leg,
+      :data:`KNEE_BEND`; None: the robot's own knee limit).
     * Body moves: ``body_tilt`` [rad] and ``tilt_goal`` (each move may turn the body, at
       most that far in all, for the least moment the welded soles hold once it ends,
       ``"held"``, or the least the move adds, ``"move"``; :class:`ClimbGaitSettings`).
@@ -219,6 +226,7 @@ class RockClimbSettings:
     start_probe: int = START_PROBE
     lookahead: int = LOOKAHEAD
     foot_gap: float | None = None
+    knee_bend: float | None = KNEE_BEND
     unload_slip: str = "release"
     reseat_centre: bool = True
     reseat_landing: bool = True
@@ -239,6 +247,10 @@ class RockClimbSettings:
         check.number("rock_climb", "seat_margin", self.seat_margin, low=0.0, high=0.05)
         if self.foot_gap is not None:
             check.number("rock_climb", "foot_gap", self.foot_gap, low=0.0, high=0.3)
+        if self.knee_bend is not None:
+            robot = Marcbot()
+            check.number("rock_climb", "knee_bend", self.knee_bend, low=robot.q_min[KNEE],
+                         high=robot.q_default[KNEE], high_open=True)
         if self.estimator == "anchor" and not self.anchor_ekf:
             raise ConfigError("estimator 'anchor' runs the anchor EKF: set anchor_ekf")
         check.choice("rock_climb", "rule", self.rule, RULES)
@@ -885,7 +897,8 @@ def _planner(settings: RockClimbSettings, seed: int, wall: RockWall, truth: _Tru
                                         reseats=settings.plan_reseats
                                         and settings.reseat_every > 0,
                                         lookahead=settings.lookahead,
-                                        foot_gap=settings.foot_gap)
+                                        foot_gap=settings.foot_gap,
+                                        knee_bend=settings.knee_bend)
 
 
 def run_rock_climb(settings: RockClimbSettings, seed: int, log: bool = False,

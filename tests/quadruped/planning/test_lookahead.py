@@ -13,14 +13,14 @@ from clamber.quadruped.planning.stance import reach
 from clamber.quadruped.trials.climb import ClimbSettings
 from clamber.quadruped.trials.rock_climb import LOOKAHEAD, RockClimbSettings, plan_rock_climb
 
-#: Tuning wall 0 at 90 deg: the greedy plan stops at 1.68 m, its left front leg finding no
-#: hold at swing 32.
+#: Tuning wall 0 at 90 deg: the greedy plan, its knees allowed to their limit, stops at
+#: 1.68 m, its left front leg finding no hold at swing 32.
 SEED, INCLINE = 0, 90.0
 
 
 def _plan(lookahead: int) -> SequencePlanner:
     settings = RockClimbSettings(climb=ClimbSettings(incline_deg=INCLINE),
-                                 lookahead=lookahead)
+                                 lookahead=lookahead, knee_bend=None)
     planner = plan_rock_climb(settings, SEED)[2]
     while planner.next(move=settings.pre_move) is not None:
         pass
@@ -63,8 +63,9 @@ def test_tentative_swings_are_taken_back_and_every_planned_stance_is_reached(pla
 def test_six_swings_ahead_see_a_dead_end_that_three_do_not():
     """Tuning wall 8 at 110 deg: three swings ahead, the plan stops at 0.91 m (the left
     front leg finds no hold at swing 27); six swings ahead, the default, it climbs past
-    that height. Planned only to 1.1 m of the 2 m, which the look-ahead does not reach."""
-    settings = RockClimbSettings(climb=ClimbSettings(incline_deg=110.0))
+    that height. Planned only to 1.1 m of the 2 m, which the look-ahead does not reach, with
+    the knees allowed to their limit (as when the depth was chosen)."""
+    settings = RockClimbSettings(climb=ClimbSettings(incline_deg=110.0), knee_bend=None)
     assert settings.lookahead == LOOKAHEAD == 6
     heights = {}
     for lookahead in (3, LOOKAHEAD):
