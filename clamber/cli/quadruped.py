@@ -208,6 +208,7 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                              **({} if args.knee_bend is None else
                                 {"knee_bend": None if args.knee_bend == "limit"
                                  else float(args.knee_bend)}),
+                             knee_fallback=args.knee_fallback == "on",
                              **({} if args.stall_raises is None else
                                 {"stall_raises": args.stall_raises}),
                              **({} if args.unload_slip is None else
@@ -287,6 +288,7 @@ def _climb(args: argparse.Namespace) -> dict:
                                                    if cond.foot_gap is None
                                                    else cond.foot_gap), 3),
                        knee_bend=("limit" if cond.knee_bend is None else cond.knee_bend),
+                       knee_fallback="on" if cond.knee_fallback else "off",
                        stall_raises=cond.stall_raises, unload_slip=cond.unload_slip,
                        estimator=args.estimator,
                        replace_missed=args.replace_missed, regrasps=cond.regrasps,
@@ -508,6 +510,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="rock wall: plan no stance that bends a leg's knee less than RAD "
                        "[rad] (default 0.3; 'limit': up to the knee's own -0.4 rad limit, "
                        "through the straight knee)")
+    climb.add_argument("--knee-fallback", choices=("on", "off"), default="on",
+                       help="rock wall: a swing that finds no hold with the knees bent is "
+                       "planned again up to the knee's limit before the climb stops (on, "
+                       "default), or the climb stops there (off)")
     climb.add_argument("--reseat-centre", choices=("on", "off"), default="on",
                        help="rock wall: a re-seat moves its open foot back over its hold's "
                        "top, as the body camera places the hold now, before pressing it on "

@@ -8,6 +8,8 @@ is left to the simulation. Planning stops at ``distance`` [m] or when no hold is
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -15,7 +17,7 @@ import pinocchio as pin
 
 from clamber.exceptions import ConfigError
 from clamber.quadruped.model.kinematics import body_configuration, foot_poses
-from clamber.quadruped.model.robot import LEG_NAMES
+from clamber.quadruped.model.robot import LEG_NAMES, Marcbot
 from clamber.quadruped.model.robot_model import RobotModel
 from clamber.quadruped.model.windup import landing_normal
 from clamber.quadruped.planning.depth_map import observe_wall
@@ -101,7 +103,9 @@ class SequencePlanner:
     the least distance from a planned hold to another foot's (:class:`PlannerSettings`;
     None: the gripper's width plus a margin). ``knee_bend`` [rad]: the least knee angle a
     planned stance may ask of a leg (:func:`~.stance.planning_model`; None: the robot's
-    knee limit); ignored when ``rm`` is given.
+    knee limit); ignored when ``rm`` is given. ``knee_fallback``: a swing that finds no
+    hold with the knees bent is planned again up to the robot's knee limit before planning
+    stops (counted in :attr:`straight_knees`; the look-ahead does not check it).
     """
 
     def __init__(self, wall: RockWall, settings: PlanClimbSettings, seed: int,
@@ -113,7 +117,7 @@ class SequencePlanner:
                  capacity_margin: float = CAPACITY_MARGIN,
                  capacity_weight: float = CAPACITY_WEIGHT, reseats: bool = False,
                  lookahead: int = 0, foot_gap: float | None = None,
-                 knee_bend: float | None = None) -> None:
+                 knee_bend: float | None = None, knee_fallback: bool = False) -> None:
         if lookahead < 0:
             raise ConfigError(f"lookahead must be >= 0 (swings planned ahead of each "
                               f"choice), got {lookahead}")
@@ -125,6 +129,9 @@ class SequencePlanner:
         #: Position in the gait's order of the leg whose turn it is.
         self.turn = 0
         self.rm = rm or planning_model(knee_bend)
+        #: Swings planned up to the robot's knee limit after none was found with the knees
+        #: bent (``knee_fallback``).
+        self.straight_knees = 0
         self.model = model or GripperSurfaceModel()
         truth = truth or _Truth(wall, self.model)
         self.rng = np.random.default_rng(seed + 7_000_003)
@@ -139,6 +146,14 @@ class SequencePlanner:
         self.search = self.rule.settings
         if isinstance(self.rule, HoldPlanner):
             self.rule.count_all = False  # only the choice is read, not its tally of checks
+        #: The model and rule on the robot's own knee limit (``knee_fallback``), else None.
+        self._straight: tuple | None = None
+        if knee_fallback and knee_bend is not None and rm is None:
+            straight = RobotModel(Marcbot())
+            rule = RULES[settings.rule](straight, self.rule.settings)
+            if isinstance(rule, HoldPlanner):
+                rule.count_all = False
+            self._straight = (straight, rule)
         self.steps: list[PlannedStep] = []
         #: How far [m] (up the slope, sideways) the start was moved off the nominal one
         #: (set by whoever chose it).
@@ -195,12 +210,14 @@ class SequencePlanner:
         window = search_window(self.body, self.wall, s.order, self.search)
         hold_map = self._map(window, self.rng)
         turns = self._turns() if leg is None else [s.order.index(leg)]
-        found = self._choose(hold_map, self.body, self.q, turns, exclude)
-        pre = None
-        if isinstance(found[1], tuple) and move and self.steps:
-            moved = self._pre_move(window, turns, exclude)
-            if moved is not None:
-                found, pre = moved[:2], moved[2]
+        found, pre, moved = self._find(window, hold_map, turns, exclude, move)
+        straight = False
+        if isinstance(found[1], tuple) and self._straight is not None:
+            with self._straight_knees():
+                retry = self._find(window, hold_map, turns, exclude, move)
+            if not isinstance(retry[0][1], tuple):
+                (found, pre, moved), straight = retry, True
+                self.straight_knees += 1
         turn, choice = found
         if isinstance(choice, tuple):
             leg, choice = choice
@@ -214,11 +231,38 @@ class SequencePlanner:
         if pre is not None:  # the previous step's body move ends at the moved body
             self.steps[-1] = replace(self.steps[-1], body=pre.translation.copy())
             self.body, self.q = pre, moved[3]
+        if straight:
+            with self._straight_knees():
+                return self._commit(turn, choice, hold_map if pre is None else moved[4],
+                                    pre is not None)
         step = self._commit(turn, choice, hold_map if pre is None else moved[4],
                             pre is not None)
         if self.lookahead and pre is None:
             step = self._look_ahead(step, turn, choice, hold_map, exclude)
         return step
+
+    def _find(self, window: tuple[float, float], hold_map, turns: list[int],
+              exclude: frozenset[tuple[int, int]], move: bool) -> tuple:
+        """A hold for the first leg of ``turns`` that finds one from the planned body, else
+        (``move``) from a body moved on the present stance (:meth:`_pre_move`):
+        ``((turn, choice), pre_body, moved)``; ``((-1, (leg, choice)), None, None)`` with
+        the first leg's reason when none does."""
+        found = self._choose(hold_map, self.body, self.q, turns, exclude)
+        if isinstance(found[1], tuple) and move and self.steps:
+            moved = self._pre_move(window, turns, exclude)
+            if moved is not None:
+                return moved[:2], moved[2], moved
+        return found, None, None
+
+    @contextmanager
+    def _straight_knees(self) -> Iterator[None]:
+        """Plan on the robot's own knee limit (``knee_fallback``) inside the block."""
+        bent = self.rm, self.rule
+        self.rm, self.rule = self._straight
+        try:
+            yield
+        finally:
+            self.rm, self.rule = bent
 
     def _look_ahead(self, step: PlannedStep, turn: int, choice: Choice, hold_map,
                     exclude: frozenset[tuple[int, int]]) -> PlannedStep:
