@@ -11,7 +11,8 @@ against choices checked by planning 1, 3 or 6 swings on (``lookahead``); with ``
 gap``, holds planned anywhere beside another foot's (``foot_gap`` 0) against holds kept the
 gripper's width plus a margin from them (the default); with ``--ablation knee``, stances
 planned up to the knee's own limit (through the straight knee) against stances that keep
-each knee bent by at least 0.3 rad (``knee_bend``, the default).
+each knee bent by at least 0.3 rad (``knee_bend``), without and with the fallback to the
+knee's limit for a swing that finds no hold otherwise (``knee_fallback``, the default).
 
 A plan that stops short of the distance bounds the dynamic climb on that wall; the
 fraction of walls planned to the top is the ceiling the simulated climbs are measured
@@ -50,8 +51,11 @@ LOOKAHEAD = (("greedy", {"lookahead": 0}), ("lookahead_1", {"lookahead": 1}),
              ("lookahead_3", {"lookahead": 3}), ("lookahead_6", {"lookahead": 6}))
 #: ``--ablation gap``: name and ``foot_gap`` [m] (None: the gripper's width plus a margin).
 GAP = (("no_gap", {"foot_gap": 0.0}), ("gripper_gap", {"foot_gap": None}))
-#: ``--ablation knee``: name and ``knee_bend`` [rad] (None: the knee's own limit).
-KNEE = (("knee_limit", {"knee_bend": None}), ("knee_bent_0.3", {"knee_bend": 0.3}))
+#: ``--ablation knee``: name, ``knee_bend`` [rad] (None: the knee's own limit) and
+#: ``knee_fallback``.
+KNEE = (("knee_limit", {"knee_bend": None}),
+        ("knee_bent_0.3", {"knee_bend": 0.3, "knee_fallback": False}),
+        ("knee_bent_0.3_fallback", {"knee_bend": 0.3, "knee_fallback": True}))
 #: The variants each ``--ablation`` compares.
 ABLATIONS = {"ranking": RANKING, "start": START, "seat": SEAT, "lookahead": LOOKAHEAD,
              "gap": GAP, "knee": KNEE}
