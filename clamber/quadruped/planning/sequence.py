@@ -17,7 +17,7 @@ import pinocchio as pin
 
 from clamber.exceptions import ConfigError
 from clamber.quadruped.model.kinematics import body_configuration, foot_poses
-from clamber.quadruped.model.robot import LEG_NAMES, Marcbot
+from clamber.quadruped.model.robot import LEG_NAMES
 from clamber.quadruped.model.robot_model import RobotModel
 from clamber.quadruped.model.windup import landing_normal
 from clamber.quadruped.planning.depth_map import observe_wall
@@ -149,7 +149,7 @@ class SequencePlanner:
         #: The model and rule on the robot's own knee limit (``knee_fallback``), else None.
         self._straight: tuple | None = None
         if knee_fallback and knee_bend is not None and rm is None:
-            straight = RobotModel(Marcbot())
+            straight = planning_model(None)
             rule = RULES[settings.rule](straight, self.rule.settings)
             if isinstance(rule, HoldPlanner):
                 rule.count_all = False
