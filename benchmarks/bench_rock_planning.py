@@ -12,7 +12,9 @@ gap``, holds planned anywhere beside another foot's (``foot_gap`` 0) against hol
 gripper's width plus a margin from them (the default); with ``--ablation knee``, stances
 planned up to the knee's own limit (through the straight knee) against stances that keep
 each knee bent by at least 0.3 rad (``knee_bend``), without and with the fallback to the
-knee's limit for a swing that finds no hold otherwise (``knee_fallback``, the default).
+knee's limit for a swing that finds no hold otherwise (``knee_fallback``, the default);
+with ``--ablation reposition``, plans that stop where no leg finds a hold ahead against
+plans in which a leg may then step beside or below its foot (``reposition``).
 
 A plan that stops short of the distance bounds the dynamic climb on that wall; the
 fraction of walls planned to the top is the ceiling the simulated climbs are measured
@@ -21,7 +23,7 @@ to the distance, the mean planned distance [m] and the median planning time per 
 
     python benchmarks/bench_rock_planning.py [--quick] [--seed 0] [--walls 40]
         [--inclines 70 90 110] [--capacity-margin 0.8]
-        [--ablation ranking|start|seat|lookahead|gap|knee]
+        [--ablation ranking|start|seat|lookahead|gap|knee|reposition]
 """
 
 from __future__ import annotations
@@ -56,33 +58,39 @@ GAP = (("no_gap", {"foot_gap": 0.0}), ("gripper_gap", {"foot_gap": None}))
 KNEE = (("knee_limit", {"knee_bend": None}),
         ("knee_bent_0.3", {"knee_bend": 0.3, "knee_fallback": False}),
         ("knee_bent_0.3_fallback", {"knee_bend": 0.3, "knee_fallback": True}))
+#: ``--ablation reposition``: name and ``reposition`` (a leg may step beside or below its
+#: foot when no leg finds a hold ahead).
+REPOSITION = (("stop", {"reposition": False}), ("reposition", {"reposition": True}))
 #: The variants each ``--ablation`` compares.
 ABLATIONS = {"ranking": RANKING, "start": START, "seat": SEAT, "lookahead": LOOKAHEAD,
-             "gap": GAP, "knee": KNEE}
+             "gap": GAP, "knee": KNEE, "reposition": REPOSITION}
 
 
 def plan_wall(settings: RockClimbSettings, seed: int, move: bool) -> tuple[float, str, int,
-                                                                            float]:
-    """Plan wall ``seed`` to its end: distance planned [m], why it stopped, swings, seconds."""
+                                                                            float, int]:
+    """Plan wall ``seed`` to its end: distance planned [m], why it stopped, body moves before
+    a swing, seconds, re-positioning swings."""
     t0 = time.perf_counter()
     planner = plan_rock_climb(settings, seed)[2]
     while planner.next(move=move) is not None:
         pass
     moves = sum(step.pre_body is not None for step in planner.steps)
     stop = planner.stop.name.lower() if planner.stop else ""
-    return planner.climbed, stop, moves, time.perf_counter() - t0
+    return planner.climbed, stop, moves, time.perf_counter() - t0, planner.repositions
 
 
 def tally(settings: RockClimbSettings, seeds: range, move: bool, name: str) -> dict:
     """Plan every wall of ``seeds``: walls planned to the distance, mean distance [m], body
-    moves before a swing, median seconds per wall; printed as it ends."""
+    moves before a swing, re-positioning swings, median seconds per wall; printed as it
+    ends."""
     rows = [plan_wall(settings, seed, move) for seed in seeds]
     top = sum(d >= settings.distance for d, *_ in rows)
     print(f"{name}: {top}/{len(rows)} planned to {settings.distance:g} m", flush=True)
     return {"walls": len(rows), "planned_to_distance": top,
             "mean_distance_m": round(statistics.fmean(d for d, *_ in rows), 3),
-            "pre_moves": sum(m for _, _, m, _ in rows),
-            "median_plan_s": round(statistics.median(t for *_, t in rows), 2)}
+            "pre_moves": sum(row[2] for row in rows),
+            "repositions": sum(row[4] for row in rows),
+            "median_plan_s": round(statistics.median(row[3] for row in rows), 2)}
 
 
 def main() -> None:

@@ -209,6 +209,7 @@ def _climb_settings(args: argparse.Namespace, incline: float):
                                 {"knee_bend": None if args.knee_bend == "limit"
                                  else float(args.knee_bend)}),
                              knee_fallback=args.knee_fallback == "on",
+                             reposition=args.reposition == "on",
                              **({} if args.stall_raises is None else
                                 {"stall_raises": args.stall_raises}),
                              **({} if args.unload_slip is None else
@@ -289,6 +290,7 @@ def _climb(args: argparse.Namespace) -> dict:
                                                    else cond.foot_gap), 3),
                        knee_bend=("limit" if cond.knee_bend is None else cond.knee_bend),
                        knee_fallback="on" if cond.knee_fallback else "off",
+                       reposition="on" if cond.reposition else "off",
                        stall_raises=cond.stall_raises, unload_slip=cond.unload_slip,
                        estimator=args.estimator,
                        replace_missed=args.replace_missed, regrasps=cond.regrasps,
@@ -514,6 +516,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="rock wall: a swing that finds no hold with the knees bent is "
                        "planned again up to the knee's limit before the climb stops (on, "
                        "default), or the climb stops there (off)")
+    climb.add_argument("--reposition", choices=("on", "off"), default="off",
+                       help="rock wall: when no leg finds a hold ahead, a leg may step beside "
+                       "or a little below its foot to change the stance (at most twice in a "
+                       "row) before the climb stops (on), or the climb stops there (off, "
+                       "default)")
     climb.add_argument("--reseat-centre", choices=("on", "off"), default="on",
                        help="rock wall: a re-seat moves its open foot back over its hold's "
                        "top, as the body camera places the hold now, before pressing it on "

@@ -67,7 +67,8 @@ class Foothold:
 @dataclass(frozen=True)
 class StepContext:
     """What a rule sees when ``leg`` is about to swing: the map, the current holds, the
-    body pose and joint angles, and the leg that swings next."""
+    body pose and joint angles, and the leg that swings next; with ``free_any``, the new
+    stance need only free one of those legs to swing instead of ``next_leg``."""
 
     hold_map: HoldMap
     holds: dict[str, Foothold]
@@ -76,6 +77,7 @@ class StepContext:
     leg: str
     next_leg: str
     standoff: float
+    free_any: tuple[str, ...] = ()
 
 
 #: Share of each hold's planned capacity a planned stance may load (the wrench QP's limits,
@@ -262,9 +264,10 @@ class HoldPlanner(_Rule):
             b, r = found
             full = support(rm, self.statics, b, r.q, limits)
             if full.stable:
-                three = support(rm, self.statics, b, r.q, limits, swing=ctx.next_leg)
-                if three.stable:
-                    return b, r, full, three
+                for lifted in ctx.free_any or (ctx.next_leg,):
+                    three = support(rm, self.statics, b, r.q, limits, swing=lifted)
+                    if three.stable:
+                        return b, r, full, three
             why = "stability"
         return why
 

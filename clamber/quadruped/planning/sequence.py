@@ -63,6 +63,12 @@ PRE_MOVE_RINGS = (0.02, 0.04, 0.06)
 #: Other holds the look-ahead tries for a swing whose first choice leads to a stop
 #: (:meth:`SequencePlanner._look_ahead`).
 LOOKAHEAD_HOLDS = 3
+#: A re-positioning swing (``reposition``) searches this radius [m] around the rule's target
+#: and may land this far [m] below the foot (a negative advance).
+REPOSITION_RADIUS = 0.18
+REPOSITION_ADVANCE = -0.04
+#: Re-positioning swings planned in a row at most before planning stops.
+REPOSITION_LIMIT = 2
 
 
 @dataclass(frozen=True)
@@ -72,7 +78,8 @@ class PlannedStep:
     [m, {S}] over the new stance, the mapped rock's rise [m] above the straight swing
     path (:func:`~.swing.swing_clearance`), and ``pre_body``: where the body moves on the
     old stance before the swing [m, {S}], in place of the previous step's ``body`` (None:
-    as planned)."""
+    as planned); ``reposition``: a re-positioning swing
+    (:class:`SequencePlanner`'s ``reposition``)."""
 
     leg: str
     hold: Foothold
@@ -81,6 +88,7 @@ class PlannedStep:
     body: np.ndarray | None = None
     clearance: float = 0.0
     pre_body: np.ndarray | None = None
+    reposition: bool = False
 
 
 class SequencePlanner:
@@ -106,6 +114,11 @@ class SequencePlanner:
     knee limit); ignored when ``rm`` is given. ``knee_fallback``: a swing that finds no
     hold with the knees bent is planned again up to the robot's knee limit before planning
     stops (counted in :attr:`straight_knees`; the look-ahead does not check it).
+    ``reposition``: when no leg finds a hold ahead, not even so, a leg may step to a hold
+    around its nominal spot, beside or a little below its foot (:data:`REPOSITION_LEAD`,
+    :data:`REPOSITION_ADVANCE`), at most :data:`REPOSITION_LIMIT` times in a row, before
+    planning stops (counted in :attr:`repositions`): a stance that has run out of holds
+    ahead is changed instead of given up, as a climber shuffles a foot.
     """
 
     def __init__(self, wall: RockWall, settings: PlanClimbSettings, seed: int,
@@ -117,7 +130,8 @@ class SequencePlanner:
                  capacity_margin: float = CAPACITY_MARGIN,
                  capacity_weight: float = CAPACITY_WEIGHT, reseats: bool = False,
                  lookahead: int = 0, foot_gap: float | None = None,
-                 knee_bend: float | None = None, knee_fallback: bool = False) -> None:
+                 knee_bend: float | None = None, knee_fallback: bool = False,
+                 reposition: bool = False) -> None:
         if lookahead < 0:
             raise ConfigError(f"lookahead must be >= 0 (swings planned ahead of each "
                               f"choice), got {lookahead}")
@@ -154,6 +168,15 @@ class SequencePlanner:
             if isinstance(rule, HoldPlanner):
                 rule.count_all = False
             self._straight = (straight, rule)
+        #: The model and rule of a re-positioning swing (``reposition``), else None.
+        self._shuffle: tuple | None = None
+        if reposition and isinstance(self.rule, HoldPlanner):
+            rule = HoldPlanner(self.rm, replace(self.rule.settings, radius=REPOSITION_RADIUS,
+                                                min_advance=REPOSITION_ADVANCE))
+            rule.count_all = False
+            self._shuffle = (self.rm, rule)
+        #: Legs of which a planned stance need only free one to swing (``free_any``).
+        self._free: tuple[str, ...] = ()
         self.steps: list[PlannedStep] = []
         #: How far [m] (up the slope, sideways) the start was moved off the nominal one
         #: (set by whoever chose it).
@@ -181,6 +204,20 @@ class SequencePlanner:
         if not self.start:
             return 0.0
         return float(self.wall.to_wall(self.body.translation)[0] - self.u0)
+
+    @property
+    def repositions(self) -> int:
+        """Re-positioning swings in the plan (``reposition``)."""
+        return sum(step.reposition for step in self.steps)
+
+    def _in_a_row(self) -> int:
+        """Re-positioning swings at the plan's end, in a row."""
+        n = 0
+        for step in reversed(self.steps):
+            if not step.reposition:
+                break
+            n += 1
+        return n
 
     def retract(self) -> PlannedStep:
         """Take back the last planned swing, restoring the stance and the gait's turn."""
@@ -213,11 +250,27 @@ class SequencePlanner:
         found, pre, moved = self._find(window, hold_map, turns, exclude, move)
         straight = False
         if isinstance(found[1], tuple) and self._straight is not None:
-            with self._straight_knees():
+            with self._swapped(self._straight):
                 retry = self._find(window, hold_map, turns, exclude, move)
             if not isinstance(retry[0][1], tuple):
                 (found, pre, moved), straight = retry, True
                 self.straight_knees += 1
+        shuffled = False
+        if isinstance(found[1], tuple) and self._shuffle is not None \
+                and self._in_a_row() < REPOSITION_LIMIT:
+            stuck = tuple(g for g in s.order if not self._liftable(g, self.body, self.q))
+            with self._swapped(self._shuffle):
+                wide = search_window(self.body, self.wall, s.order, self._shuffle[1].settings)
+                near = self._map(wide, self.rng)
+                for free in dict.fromkeys((stuck, tuple(s.order))):
+                    self._free = free
+                    retry = self._find(wide, near, turns, exclude, move)
+                    if not isinstance(retry[0][1], tuple):
+                        break
+                self._free = ()
+            if not isinstance(retry[0][1], tuple):
+                (found, pre, moved), shuffled = retry, True
+                hold_map = near
         turn, choice = found
         if isinstance(choice, tuple):
             leg, choice = choice
@@ -232,11 +285,14 @@ class SequencePlanner:
             self.steps[-1] = replace(self.steps[-1], body=pre.translation.copy())
             self.body, self.q = pre, moved[3]
         if straight:
-            with self._straight_knees():
+            with self._swapped(self._straight):
                 return self._commit(turn, choice, hold_map if pre is None else moved[4],
                                     pre is not None)
         step = self._commit(turn, choice, hold_map if pre is None else moved[4],
                             pre is not None)
+        if shuffled:
+            step = self.steps[-1] = replace(step, reposition=True)
+            return step
         if self.lookahead and pre is None:
             step = self._look_ahead(step, turn, choice, hold_map, exclude)
         return step
@@ -255,14 +311,14 @@ class SequencePlanner:
         return found, None, None
 
     @contextmanager
-    def _straight_knees(self) -> Iterator[None]:
-        """Plan on the robot's own knee limit (``knee_fallback``) inside the block."""
-        bent = self.rm, self.rule
-        self.rm, self.rule = self._straight
+    def _swapped(self, model_rule: tuple) -> Iterator[None]:
+        """Plan with ``model_rule`` (a model and its rule) inside the block."""
+        kept = self.rm, self.rule
+        self.rm, self.rule = model_rule
         try:
             yield
         finally:
-            self.rm, self.rule = bent
+            self.rm, self.rule = kept
 
     def _look_ahead(self, step: PlannedStep, turn: int, choice: Choice, hold_map,
                     exclude: frozenset[tuple[int, int]]) -> PlannedStep:
@@ -363,8 +419,9 @@ class SequencePlanner:
                 first = first or (leg, Choice(ChoiceStatus.NONE_FEASIBLE,
                                               rejected=(("lift off the stance", 1),)))
                 continue
-            choice = self.rule.choose(StepContext(hold_map, self.holds, body, q,
-                                                  leg, next_leg, s.standoff), set(exclude))
+            free = tuple(g for g in self._free if g != leg)
+            choice = self.rule.choose(StepContext(hold_map, self.holds, body, q, leg, next_leg,
+                                                  s.standoff, free), set(exclude))
             if choice.status is ChoiceStatus.CHOSEN:
                 return turn, choice
             first = first or (leg, choice)

@@ -165,7 +165,11 @@ class RockClimbSettings:
       ``knee_bend`` [rad] (the least knee angle a planned stance asks of a leg,
       :data:`KNEE_BEND`; None: the robot's own knee limit) and ``knee_fallback`` (a swing
       that finds no hold with the knees bent is planned again up to the knee's limit
-      before the climb stops; the start probe keeps the knees bent).
+      before the climb stops; the start probe keeps the knees bent); ``reposition`` (when
+      no leg finds a hold ahead, a leg may step beside or a little below its foot to change
+      the stance before the climb stops,
+      :class:`~clamber.quadruped.planning.sequence.SequencePlanner`; the start probe does
+      not).
     * Body moves: ``body_tilt`` [rad] and ``tilt_goal`` (each move may turn the body, at
       most that far in all, for the least moment the welded soles hold once it ends,
       ``"held"``, or the least the move adds, ``"move"``; :class:`ClimbGaitSettings`).
@@ -230,6 +234,7 @@ class RockClimbSettings:
     foot_gap: float | None = None
     knee_bend: float | None = KNEE_BEND
     knee_fallback: bool = True
+    reposition: bool = False
     unload_slip: str = "release"
     reseat_centre: bool = True
     reseat_landing: bool = True
@@ -313,10 +318,11 @@ class RockTrialResult(TrialResult):
     the re-seats skipped (the other three holds could not carry the body) and pressed again, the
     body moves made in parts, the body moves added before a swing (``pre_move``), the holds the
     planner passed over (``lookahead``), the swings planned up to the knee's limit
-    (``knee_fallback``), the transfers lifted again where rock held them, the
-    grippers that slipped off early as the gait unloaded them to let go (``unload_slip``) and
-    the re-seats that moved their foot back over its hold (``reseat_centre``) and how far [m]
-    (up the slope, sideways) the start was moved (``start_probe``)."""
+    (``knee_fallback``), the re-positioning swings (``reposition``), the transfers lifted
+    again where rock held them, the grippers that slipped off early as the gait unloaded them
+    to let go (``unload_slip``) and the re-seats that moved their foot back over its hold
+    (``reseat_centre``) and how far [m] (up the slope, sideways) the start was moved
+    (``start_probe``)."""
 
     planned_steps: int = 0
     steps_done: int = 0
@@ -338,6 +344,7 @@ class RockTrialResult(TrialResult):
     pre_moves: int = 0
     holds_passed_over: int = 0
     straight_knee_swings: int = 0
+    repositions: int = 0
     swings_raised: int = 0
     early_releases: int = 0
     reseats_centred: int = 0
@@ -844,6 +851,7 @@ class RockClimbTrial(ClimbTrial):
             reseats_skipped=self.gait.reseats_skipped, moves_split=self.gait.moves_split,
             pre_moves=self.pre_moves, holds_passed_over=self.planner.passed_over,
             straight_knee_swings=self.planner.straight_knees,
+            repositions=self.planner.repositions,
             swings_raised=self.gait.swings_raised,
             early_releases=self.early_releases, reseats_centred=self.gait.reseats_centred,
             start_shift_m=tuple(self.planner.start_shift))
@@ -859,7 +867,8 @@ def plan_rock_climb(settings: RockClimbSettings, seed: int,
     truth = _Truth(wall, model)
     if shift is None:
         shift = start_shift(settings, seed, wall, truth, model)
-    planner = _planner(settings, seed, wall, truth, model, shift, settings.knee_fallback)
+    planner = _planner(settings, seed, wall, truth, model, shift, settings.knee_fallback,
+                       settings.reposition)
     planner.start_shift = shift
     return wall, truth, planner
 
@@ -890,9 +899,9 @@ def start_shift(settings: RockClimbSettings, seed: int, wall: RockWall | None = 
 
 def _planner(settings: RockClimbSettings, seed: int, wall: RockWall, truth: _Truth,
              model: GripperSurfaceModel, shift: tuple[float, float],
-             knee_fallback: bool = False) -> SequencePlanner:
-    """The climb's hold planner with its start moved by ``shift`` [m] (``knee_fallback``:
-    :class:`~clamber.quadruped.planning.sequence.SequencePlanner`'s)."""
+             knee_fallback: bool = False, reposition: bool = False) -> SequencePlanner:
+    """The climb's hold planner with its start moved by ``shift`` [m] (``knee_fallback``
+    and ``reposition``: :class:`~clamber.quadruped.planning.sequence.SequencePlanner`'s)."""
     return SequencePlanner(wall, settings.shifted(shift), seed, model=model, truth=truth,
                                         reorder=settings.reorder,
                                         landing_cone=settings.landing_cone,
@@ -907,7 +916,8 @@ def _planner(settings: RockClimbSettings, seed: int, wall: RockWall, truth: _Tru
                                         lookahead=settings.lookahead,
                                         foot_gap=settings.foot_gap,
                                         knee_bend=settings.knee_bend,
-                                        knee_fallback=knee_fallback)
+                                        knee_fallback=knee_fallback,
+                                        reposition=reposition)
 
 
 def run_rock_climb(settings: RockClimbSettings, seed: int, log: bool = False,
