@@ -94,18 +94,13 @@ def test_the_overhang_stance_that_broke_a_rear_gripper_is_no_longer_planned():
     assert min(_knees(at, 9704, 5)) >= KNEE_BEND - 1e-9
 
 
-def test_a_swing_with_no_bent_knee_hold_is_planned_up_to_the_knee_limit():
+def test_a_swing_with_no_bent_knee_hold_is_planned_up_to_the_knee_limit(plan_up_to):
     """Tuning wall 13 at 110 deg: with the knees kept bent the plan stops below 1 m (no leg
     finds a hold at swing 17); falling back to the knee's own limit for that swing alone, it
     goes on from the same stance, every earlier swing the same (planned for 2 m, to 1 m)."""
     at = RockClimbSettings(climb=ClimbSettings(incline_deg=110.0))
-    plans = {}
-    for fallback in (False, True):
-        planner = plan_rock_climb(replace(at, knee_fallback=fallback), 13)[2]
-        while planner.climbed < 1.0 and planner.next(move=at.pre_move) is not None:
-            pass
-        plans[fallback] = planner
-    bent, fallback = plans[False], plans[True]
+    bent, fallback = (plan_up_to(replace(at, knee_fallback=on), 13, 1.0)
+                      for on in (False, True))
     assert bent.stop is not None and bent.stop.name == "NO_HOLD" and bent.climbed < 1.0
     assert bent.straight_knees == 0 and fallback.straight_knees >= 1
     assert fallback.climbed >= 1.0

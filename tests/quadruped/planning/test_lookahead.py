@@ -60,7 +60,7 @@ def test_tentative_swings_are_taken_back_and_every_planned_stance_is_reached(pla
     assert r.within(ahead.rule.settings.held_tilt)
 
 
-def test_six_swings_ahead_see_a_dead_end_that_three_do_not():
+def test_six_swings_ahead_see_a_dead_end_that_three_do_not(plan_up_to):
     """Tuning wall 8 at 110 deg: three swings ahead, the plan stops at 0.91 m (the left
     front leg finds no hold at swing 27); six swings ahead, the default, it climbs past
     that height. Planned only to 1.1 m of the 2 m, which the look-ahead does not reach, with
@@ -69,9 +69,7 @@ def test_six_swings_ahead_see_a_dead_end_that_three_do_not():
     assert settings.lookahead == LOOKAHEAD == 6
     heights = {}
     for lookahead in (3, LOOKAHEAD):
-        planner = plan_rock_climb(replace(settings, lookahead=lookahead), 8)[2]
-        while planner.climbed < 1.1 and planner.next(move=settings.pre_move) is not None:
-            pass
+        planner = plan_up_to(replace(settings, lookahead=lookahead), 8, 1.1)
         heights[lookahead] = (planner.climbed, planner.stop)
     climbed, stop = heights[3]
     assert stop is not None and stop.name == "NO_HOLD" and climbed < 1.0

@@ -67,18 +67,12 @@ def test_repositions_are_off_by_default_and_counted_in_the_climb_record():
     assert planner.repositions == 0
 
 
-def test_a_plan_that_stops_goes_on_with_repositions_and_stops_after_the_limit():
+def test_a_plan_that_stops_goes_on_with_repositions_and_stops_after_the_limit(plan_up_to):
     """Tuning wall 13 at 110 deg with the knees kept bent and no fallback: the plan stops at
     swing 17 (below 1 m). With re-positioning the same sixteen swings are planned, then
     re-positioning swings, at most :data:`REPOSITION_LIMIT` in a row."""
     at = replace(OVERHANG, knee_fallback=False)
-    plans = {}
-    for reposition in (False, True):
-        planner = plan_rock_climb(replace(at, reposition=reposition), 13)[2]
-        while planner.climbed < 1.0 and planner.next(move=at.pre_move) is not None:
-            pass
-        plans[reposition] = planner
-    plain, shuffled = plans[False], plans[True]
+    plain, shuffled = (plan_up_to(replace(at, reposition=on), 13, 1.0) for on in (False, True))
     assert plain.stop is not None and plain.stop.name == "NO_HOLD" and plain.climbed < 1.0
     n = len(plain.steps)
     assert plain.repositions == 0 and shuffled.steps[n].reposition
