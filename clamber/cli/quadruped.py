@@ -516,11 +516,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="rock wall: a swing that finds no hold with the knees bent is "
                        "planned again up to the knee's limit before the climb stops (on, "
                        "default), or the climb stops there (off)")
-    climb.add_argument("--reposition", choices=("on", "off"), default="off",
+    climb.add_argument("--reposition", choices=("on", "off"), default="on",
                        help="rock wall: when no leg finds a hold ahead, a leg may step beside "
-                       "or a little below its foot to change the stance (at most twice in a "
-                       "row) before the climb stops (on), or the climb stops there (off, "
-                       "default)")
+                       "or a little below its foot to free a stuck leg (at most twice in a "
+                       "row) before the climb stops (on, default), or the climb stops there "
+                       "(off)")
     climb.add_argument("--reseat-centre", choices=("on", "off"), default="on",
                        help="rock wall: a re-seat moves its open foot back over its hold's "
                        "top, as the body camera places the hold now, before pressing it on "

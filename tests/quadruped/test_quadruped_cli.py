@@ -217,6 +217,21 @@ def test_rock_start_probe_and_reseat_centre_options_reach_the_climb():
         assert p.returncode == 2 and "--start-probe" in p.stderr, p.stderr
 
 
+def test_rock_reposition_option_reaches_the_climb():
+    """`--reposition` (left out: on) reaches the rock climb; a value other than on/off is
+    refused with the option named."""
+    from clamber.cli.quadruped import _climb_settings
+
+    def rock(*extra: str):
+        return _climb_settings(build_parser().parse_args(
+            ["quadruped", "climb", "--wall", "rock", *extra]), 90.0)
+
+    assert rock().reposition is True
+    assert rock("--reposition", "off").reposition is False
+    p = _run("quadruped", "climb", "--wall", "rock", "--reposition", "maybe")
+    assert p.returncode == 2 and "--reposition" in p.stderr, p.stderr
+
+
 def test_rock_regrasps_option_reaches_the_climb():
     """`--regrasps N` sets how often a grasp whose spines did not catch closes again on the
     same hold (left out: the rock climb's default); outside 0-5 it is refused, named."""

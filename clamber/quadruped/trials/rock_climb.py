@@ -234,7 +234,7 @@ class RockClimbSettings:
     foot_gap: float | None = None
     knee_bend: float | None = KNEE_BEND
     knee_fallback: bool = True
-    reposition: bool = False
+    reposition: bool = True
     unload_slip: str = "release"
     reseat_centre: bool = True
     reseat_landing: bool = True

@@ -98,7 +98,7 @@ def test_a_swing_with_no_bent_knee_hold_is_planned_up_to_the_knee_limit(plan_up_
     """Tuning wall 13 at 110 deg: with the knees kept bent the plan stops below 1 m (no leg
     finds a hold at swing 17); falling back to the knee's own limit for that swing alone, it
     goes on from the same stance, every earlier swing the same (planned for 2 m, to 1 m)."""
-    at = RockClimbSettings(climb=ClimbSettings(incline_deg=110.0))
+    at = RockClimbSettings(climb=ClimbSettings(incline_deg=110.0), reposition=False)
     bent, fallback = (plan_up_to(replace(at, knee_fallback=on), 13, 1.0)
                       for on in (False, True))
     assert bent.stop is not None and bent.stop.name == "NO_HOLD" and bent.climbed < 1.0

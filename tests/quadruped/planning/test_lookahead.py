@@ -64,8 +64,9 @@ def test_six_swings_ahead_see_a_dead_end_that_three_do_not(plan_up_to):
     """Tuning wall 8 at 110 deg: three swings ahead, the plan stops at 0.91 m (the left
     front leg finds no hold at swing 27); six swings ahead, the default, it climbs past
     that height. Planned only to 1.1 m of the 2 m, which the look-ahead does not reach, with
-    the knees allowed to their limit (as when the depth was chosen)."""
-    settings = RockClimbSettings(climb=ClimbSettings(incline_deg=110.0), knee_bend=None)
+    the knees allowed to their limit and no re-positioning (as when the depth was chosen)."""
+    settings = RockClimbSettings(climb=ClimbSettings(incline_deg=110.0), knee_bend=None,
+                                 reposition=False)
     assert settings.lookahead == LOOKAHEAD == 6
     heights = {}
     for lookahead in (3, LOOKAHEAD):

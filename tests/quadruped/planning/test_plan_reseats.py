@@ -62,12 +62,12 @@ def test_counting_from_the_reseat_lets_the_plan_go_on_where_it_stopped():
     """Wall 4 at 110 deg: counted from each landing, the held tilts leave no stance after
     the fourth swing (planning stops 0.14 m up); counted from each re-seat, the same
     planner (the same maps and ranking) plans the 0.5 m."""
-    old = _planner(110.0, 4, plan_reseats=False, capacity_weight=0.05)
+    old = _planner(110.0, 4, plan_reseats=False, capacity_weight=0.05, reposition=False)
     while old.next(move=True) is not None:
         pass
     assert old.stop.name == "NO_HOLD" and old.climbed < 0.2
     assert "no candidate passed" in old.detail
-    new = _planner(110.0, 4, plan_reseats=True, capacity_weight=0.05)
+    new = _planner(110.0, 4, plan_reseats=True, capacity_weight=0.05, reposition=False)
     while new.next(move=True) is not None:
         pass
     assert new.stop.name == "DISTANCE" and new.climbed >= 0.5

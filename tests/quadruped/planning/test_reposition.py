@@ -59,8 +59,8 @@ def test_with_free_any_one_freed_leg_is_enough_and_the_next_stays_held(weak_fron
     assert any(freed(leg) for leg in free)
 
 
-def test_repositions_are_off_by_default_and_counted_in_the_climb_record():
-    assert RockClimbSettings().reposition is False
+def test_repositions_are_on_by_default_and_only_where_no_hold_is_found_ahead():
+    assert RockClimbSettings().reposition is True
     planner = plan_rock_climb(replace(OVERHANG, start_probe=0, lookahead=0), 0)[2]
     for _ in range(3):
         assert not planner.next(move=True).reposition
