@@ -114,10 +114,12 @@ class SequencePlanner:
     knee limit); ignored when ``rm`` is given. ``knee_fallback``: a swing that finds no
     hold with the knees bent is planned again up to the robot's knee limit before planning
     stops (counted in :attr:`straight_knees`; the look-ahead does not check it).
-    ``reposition``: when no leg finds a hold ahead, not even so, a leg may step to a hold
-    around its nominal spot, beside or a little below its foot (:data:`REPOSITION_LEAD`,
-    :data:`REPOSITION_ADVANCE`), at most :data:`REPOSITION_LIMIT` times in a row, before
-    planning stops (counted in :attr:`repositions`): a stance that has run out of holds
+    ``reposition``: when no leg finds a hold ahead, not even so, each leg is asked again
+    for a hold within :data:`REPOSITION_RADIUS` of its target, beside or as far as
+    :data:`REPOSITION_ADVANCE` below its foot, whose stance frees one of the legs that
+    cannot be lifted now (else any leg; :attr:`StepContext.free_any`) rather than the next
+    in the gait's order; at most :data:`REPOSITION_LIMIT` such swings in a row, then
+    planning stops (counted in :attr:`repositions`). A stance that has run out of holds
     ahead is changed instead of given up, as a climber shuffles a foot.
     """
 
