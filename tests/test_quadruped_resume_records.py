@@ -33,6 +33,22 @@ def test_a_sound_record_passes(tmp_path):
     check_stored_trials(run, KIND, 1, [0, 1])
 
 
+def test_a_rock_climb_record_passes(tmp_path):
+    """A rock climb's metrics (the start's shift is a pair, stored as a JSON list) pass the
+    check, so an interrupted rock climb can be resumed."""
+    rock = {"planned_steps": 40, "plan_stop": "", "start_shift_m": [0.02, -0.01]}
+    run = _run(tmp_path / "run", [_trial(0, 0, 0, **rock), _trial(0, 1, 1, **rock)])
+    check_stored_trials(run, KIND, 1, [0, 1])
+
+
+@pytest.mark.parametrize("shift", [[0.1], [0.1, "up"], 0.1, [[0.1, 0.2], 0.0]])
+def test_a_damaged_start_shift_is_named(tmp_path, shift):
+    """The start's shift must be two numbers; anything else is named on resume."""
+    run = _run(tmp_path / "run", [_trial(0, 0, 0), _trial(0, 1, 1, start_shift_m=shift)])
+    with pytest.raises(FileFormatError, match="metric 'start_shift_m'.*tuple"):
+        check_stored_trials(run, KIND, 1, [0, 1])
+
+
 @pytest.mark.parametrize("trial, match", [
     (_trial(1, 0, 0), "not a trial of this study"),          # an extra group
     (_trial(0, 2, 2), "not a trial of this study"),          # beyond --trials

@@ -151,21 +151,24 @@ def _compare(args: argparse.Namespace) -> dict:
 def check_stored_trials(run_dir: Path, kind: str | None, conditions: int | None = None,
                         seeds: list[int] | None = None) -> None:
     """Before a resume: every recorded trial of the study in ``run_dir`` is one of its
-    ``conditions`` x ``seeds`` (when given) and its metrics have the types of
-    :class:`~clamber.quadruped.trials.result.TrialResult`'s fields (other metrics plain
+    ``conditions`` x ``seeds`` (when given) and its metrics have the types of the fields of
+    :class:`~clamber.quadruped.trials.result.TrialResult` and of the rock climb's
+    :class:`~clamber.quadruped.trials.rock_climb.RockTrialResult` (other metrics plain
     values); a FileFormatError names the table, row and field otherwise."""
     from dataclasses import fields
 
     from clamber import _validate as check
     from clamber.exceptions import FileFormatError
     from clamber.experiments.record import StudyTrial
-    from clamber.quadruped.trials.result import TrialResult
+    from clamber.quadruped.trials.rock_climb import RockTrialResult
     from clamber.storage.runs import STORE_NAME, RunStore
 
-    types = {f.name: str(f.type) for f in fields(TrialResult)}
+    types = {f.name: str(f.type) for f in fields(RockTrialResult)}
     plain = {"float": check.is_real, "int": lambda v: isinstance(v, int)
              and not isinstance(v, bool), "bool": lambda v: isinstance(v, bool),
-             "str": lambda v: isinstance(v, str)}
+             "str": lambda v: isinstance(v, str),
+             "tuple[float, float]": lambda v: isinstance(v, list | tuple) and len(v) == 2
+             and all(check.is_real(x) for x in v)}
     for t in RunStore.read_trials(run_dir, kind, StudyTrial):
         row = f"{Path(run_dir) / STORE_NAME}: table trials, row {t.slot}"
         if conditions is not None and seeds is not None and not (
