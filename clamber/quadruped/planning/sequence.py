@@ -177,8 +177,6 @@ class SequencePlanner:
                                                 min_advance=REPOSITION_ADVANCE))
             rule.count_all = False
             self._shuffle = (self.rm, rule)
-        #: Legs of which a planned stance need only free one to swing (``free_any``).
-        self._free: tuple[str, ...] = ()
         self.steps: list[PlannedStep] = []
         #: How far [m] (up the slope, sideways) the start was moved off the nominal one
         #: (set by whoever chose it).
@@ -265,11 +263,9 @@ class SequencePlanner:
                 wide = search_window(self.body, self.wall, s.order, self._shuffle[1].settings)
                 near = self._map(wide, self.rng)
                 for free in dict.fromkeys((stuck, tuple(s.order))):
-                    self._free = free
-                    retry = self._find(wide, near, turns, exclude, move)
+                    retry = self._find(wide, near, turns, exclude, move, free)
                     if not isinstance(retry[0][1], tuple):
                         break
-                self._free = ()
             if not isinstance(retry[0][1], tuple):
                 (found, pre, moved), shuffled = retry, True
                 hold_map = near
@@ -300,14 +296,15 @@ class SequencePlanner:
         return step
 
     def _find(self, window: tuple[float, float], hold_map, turns: list[int],
-              exclude: frozenset[tuple[int, int]], move: bool) -> tuple:
+              exclude: frozenset[tuple[int, int]], move: bool,
+              free: tuple[str, ...] = ()) -> tuple:
         """A hold for the first leg of ``turns`` that finds one from the planned body, else
         (``move``) from a body moved on the present stance (:meth:`_pre_move`):
         ``((turn, choice), pre_body, moved)``; ``((-1, (leg, choice)), None, None)`` with
-        the first leg's reason when none does."""
-        found = self._choose(hold_map, self.body, self.q, turns, exclude)
+        the first leg's reason when none does. ``free``: see :meth:`_choose`."""
+        found = self._choose(hold_map, self.body, self.q, turns, exclude, free)
         if isinstance(found[1], tuple) and move and self.steps:
-            moved = self._pre_move(window, turns, exclude)
+            moved = self._pre_move(window, turns, exclude, free)
             if moved is not None:
                 return moved[:2], moved[2], moved
         return found, None, None
@@ -410,10 +407,13 @@ class SequencePlanner:
                       for g, h in self.holds.items()}
 
     def _choose(self, hold_map, body: pin.SE3, q: np.ndarray, turns: list[int],
-                exclude: frozenset[tuple[int, int]]) -> tuple[int, Choice | tuple]:
+                exclude: frozenset[tuple[int, int]],
+                free: tuple[str, ...] = ()) -> tuple[int, Choice | tuple]:
         """The first leg of ``turns`` (positions in the gait's order) that the stance can
         spare and the rule finds a hold for from ``body``: ``(turn, choice)``; else
-        ``(-1, (leg, choice))`` with the first leg's reason."""
+        ``(-1, (leg, choice))`` with the first leg's reason. With ``free``, the new stance
+        need only free one of those legs (but the swinging one) to swing, not the next in
+        the gait's order (:attr:`StepContext.free_any`)."""
         s, first = self.settings, None
         for turn in turns:
             leg, next_leg = s.order[turn], s.order[(turn + 1) % len(s.order)]
@@ -421,16 +421,17 @@ class SequencePlanner:
                 first = first or (leg, Choice(ChoiceStatus.NONE_FEASIBLE,
                                               rejected=(("lift off the stance", 1),)))
                 continue
-            free = tuple(g for g in self._free if g != leg)
             choice = self.rule.choose(StepContext(hold_map, self.holds, body, q, leg, next_leg,
-                                                  s.standoff, free), set(exclude))
+                                                  s.standoff, tuple(g for g in free if g != leg)),
+                                      set(exclude))
             if choice.status is ChoiceStatus.CHOSEN:
                 return turn, choice
             first = first or (leg, choice)
         return -1, first
 
     def _pre_move(self, window: tuple[float, float], turns: list[int],
-                  exclude: frozenset[tuple[int, int]]) -> tuple | None:
+                  exclude: frozenset[tuple[int, int]],
+                  free: tuple[str, ...] = ()) -> tuple | None:
         """The nearest body pose on the present stance, :data:`PRE_MOVE_RINGS` away in the
         body's plane, from which every leg keeps its hold (within the rule's held tilt), the
         wrench QP balances the four legs and a leg finds a hold: ``(turn, choice, body, q,
@@ -449,7 +450,7 @@ class SequencePlanner:
                 if not r.within(rs.held_tilt) or not support(
                         self.rm, self.rule.statics, b, r.q, limits).stable:
                     continue
-                turn, choice = self._choose(hold_map, b, r.q, turns, exclude)
+                turn, choice = self._choose(hold_map, b, r.q, turns, exclude, free)
                 if turn >= 0:
                     return turn, choice, b, r.q, hold_map
         return None
