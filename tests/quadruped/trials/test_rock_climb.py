@@ -168,6 +168,13 @@ def test_rock_climb_command_reports_distance_and_grasps(tmp_path, capsys):
     assert out["distance_m"] > 0.0
     if not out["successes"]:
         assert out["failure_details"][0]["detail"]
+    # The finished run resumes from its record (the start's shift, a pair, included) and
+    # climbs nothing again.
+    rc = main(["quadruped", "climb", "--resume", str(tmp_path / "c"), "--workers", "0",
+               "--no-figures", "--no-progress", "--json"])
+    assert rc == 0
+    again = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert again["distance_m"] == out["distance_m"] and again["grasps"] == out["grasps"]
 
 
 def test_rock_settings_reject_bad_input():
